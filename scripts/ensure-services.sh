@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Brings up what the test suite talks to, on a fresh Debian machine or on one that has it:
+# RabbitMQ on 127.0.0.1:5672 (guest/guest). Installs from Debian's packages when missing.
+# Idempotent and quiet when everything is already there.
+set -euo pipefail
+
+log() { printf 'ensure-services: %s\n' "$*" >&2; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo -n "$@"; fi; }
+
+apt_updated=""
+apt_install() {
+  if [ -z "$apt_updated" ]; then as_root apt-get update -qq >&2; apt_updated=1; fi
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "$@" >&2
+}
+
+ensure_rabbitmq() {
+  if port_open 5672; then return 0; fi
+  if ! command -v rabbitmq-server >/dev/null 2>&1 && [ ! -x /usr/sbin/rabbitmq-server ]; then
+    log "installing rabbitmq-server from Debian's packages"
+    apt_install rabbitmq-server
+  fi
+  log "starting RabbitMQ"
+  (cd / && as_root rabbitmq-server -detached) >&2
+  as_root rabbitmqctl wait --timeout 90 "/var/lib/rabbitmq/mnesia/rabbit@$(hostname -s).pid" >/dev/null 2>&1 || true
+  for _ in $(seq 1 90); do port_open 5672 && { log "RabbitMQ is up"; return 0; }; sleep 1; done
+  log "RabbitMQ did not open 127.0.0.1:5672 within 90 s"; exit 1
+}
+
+ensure_rabbitmq

@@ -1,0 +1,59 @@
+import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+
+/**
+ * API keys are stored only as scrypt hashes in PHC string form:
+ *   $scrypt$ln=15,r=8,p=1$<salt, base64>$<hash, base64>
+ * scrypt is memory-hard, so a stolen config file does not give the keys away cheaply.
+ */
+export const API_KEY_HASH_PATTERN = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
+
+const DEFAULT_COST = { ln: 15, r: 8, p: 1 };
+const KEY_LENGTH = 32;
+
+function scryptAsync(secret: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    scrypt(secret, salt, keyLength, options, (error, derived) => (error ? reject(error) : resolve(derived)));
+  });
+}
+
+function scryptOptions(ln: number, r: number, p: number): ScryptOptions {
+  // Node's default maxmem (32 MiB) is exactly what ln=15,r=8 needs, which it refuses; give headroom.
+  return { N: 2 ** ln, r, p, maxmem: 256 * 2 ** ln * r };
+}
+
+export async function hashApiKey(apiKey: string, cost = DEFAULT_COST): Promise<string> {
+  const salt = randomBytes(16);
+  const derived = await scryptAsync(apiKey, salt, KEY_LENGTH, scryptOptions(cost.ln, cost.r, cost.p));
+  return `$scrypt$ln=${cost.ln},r=${cost.r},p=${cost.p}$${salt.toString('base64')}$${derived.toString('base64')}`;
+}
+
+export interface ParsedHash {
+  ln: number;
+  r: number;
+  p: number;
+  salt: Buffer;
+  hash: Buffer;
+}
+
+export function parseApiKeyHash(stored: string): ParsedHash | undefined {
+  const match = API_KEY_HASH_PATTERN.exec(stored);
+  if (!match) return undefined;
+  const [, ln, r, p, salt, hash] = match;
+  const parsed = {
+    ln: Number(ln),
+    r: Number(r),
+    p: Number(p),
+    salt: Buffer.from(salt!, 'base64'),
+    hash: Buffer.from(hash!, 'base64'),
+  };
+  // Bounds keep a hostile or mistyped config from asking for gigabytes per login.
+  if (parsed.ln < 10 || parsed.ln > 20 || parsed.r < 1 || parsed.r > 16 || parsed.p < 1 || parsed.p > 4) return undefined;
+  if (parsed.salt.length < 8 || parsed.hash.length < 16) return undefined;
+  return parsed;
+}
+
+/** Constant-time check of a presented key against a stored hash. */
+export async function verifyApiKey(apiKey: string, stored: ParsedHash): Promise<boolean> {
+  const derived = await scryptAsync(apiKey, stored.salt, stored.hash.length, scryptOptions(stored.ln, stored.r, stored.p));
+  return timingSafeEqual(derived, stored.hash);
+}

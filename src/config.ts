@@ -1,0 +1,213 @@
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { API_KEY_HASH_PATTERN } from './api-keys.js';
+import { ConfigError, type ConfigProblem } from './errors.js';
+
+/**
+ * Configuration, loaded once at start-up and frozen. Layers, later wins:
+ *   config/default.yaml → config/<environment>.yaml → $INGEST_CONFIG → environment variables.
+ * Objects merge key by key; arrays and scalars replace. Every value remembers which layer set
+ * it, so an error names the file (or variable) and the field to fix.
+ */
+
+export const ENVIRONMENTS = ['production', 'development', 'sandbox'] as const;
+export type Environment = (typeof ENVIRONMENTS)[number];
+
+const tenantSchema = z.strictObject({
+  // A colon would make the Basic-auth user-id ambiguous (RFC 7617).
+  businessId: z.string().regex(/^[^:\p{Cc}]{1,128}$/u, 'Expected 1-128 characters, no colon or control characters'),
+  apiKeyHash: z.string().regex(API_KEY_HASH_PATTERN, "Expected a scrypt hash printed by 'warehouse-ingest hash-key'"),
+  name: z.string().optional(),
+});
+
+const queueSchema = z.strictObject({
+  name: z.string().min(1),
+  bindingKeys: z.array(z.string().min(1)).min(1),
+});
+
+export const configSchema = z.strictObject({
+  environment: z.enum(ENVIRONMENTS),
+  dataDirectory: z.string().min(1),
+  http: z.strictObject({
+    host: z.string().min(1),
+    port: z.int().min(0).max(65535),
+    bodyLimitBytes: z.int().positive(),
+    maxRecordsPerBatch: z.int().positive(),
+    requestTimeoutMs: z.int().positive(),
+  }),
+  log: z.strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  }),
+  broker: z.strictObject({
+    url: z.string().regex(/^amqps?:\/\//, 'Expected an amqp:// or amqps:// URL').optional(),
+    exchange: z.string().min(1),
+    routingKey: z.string().min(1),
+    queues: z.array(queueSchema),
+    publishTimeoutMs: z.int().positive(),
+    reconnect: z.strictObject({ initialDelayMs: z.int().positive(), maxDelayMs: z.int().positive() }),
+  }),
+  tenants: z.array(tenantSchema),
+});
+
+export type Config = z.infer<typeof configSchema>;
+export type Tenant = Config['tenants'][number];
+
+/** Where a setting came from: a file path or `environment variable NAME`. */
+type Origins = Map<string, string>;
+
+type Plain = Record<string, unknown>;
+
+function isPlainObject(value: unknown): value is Plain {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function mergeInto(target: Plain, layer: Plain, origin: string, origins: Origins, prefix: string): void {
+  for (const [key, value] of Object.entries(layer)) {
+    const at = prefix ? `${prefix}.${key}` : key;
+    const current = target[key];
+    if (isPlainObject(value) && isPlainObject(current)) {
+      mergeInto(current, value, origin, origins, at);
+    } else {
+      target[key] = isPlainObject(value) ? structuredClone(value) : value;
+      origins.set(at, origin);
+      if (isPlainObject(value)) recordOrigins(value, origin, origins, at);
+    }
+  }
+}
+
+function recordOrigins(value: Plain, origin: string, origins: Origins, prefix: string): void {
+  for (const [key, child] of Object.entries(value)) {
+    const at = `${prefix}.${key}`;
+    origins.set(at, origin);
+    if (isPlainObject(child)) recordOrigins(child, origin, origins, at);
+  }
+}
+
+function readYaml(file: string): Plain {
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message;
+    throw new ConfigError([{ file, field: '(file)', message: reason.split('\n')[0] ?? reason }]);
+  }
+  if (parsed === null || parsed === undefined) return {};
+  if (!isPlainObject(parsed)) throw new ConfigError([{ file, field: '(file)', message: 'Expected a YAML mapping at the top level' }]);
+  return parsed;
+}
+
+function fieldName(issuePath: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const key of issuePath) out += typeof key === 'number' ? `[${key}]` : out ? `.${String(key)}` : String(key);
+  return out || '(root)';
+}
+
+/** The layer that set the field, or the nearest enclosing object that some layer set. */
+function originOf(issuePath: ReadonlyArray<PropertyKey>, origins: Origins, fallback: string): string {
+  for (let length = issuePath.length; length > 0; length--) {
+    const key = issuePath.slice(0, length).filter((k) => typeof k !== 'number').join('.');
+    const origin = origins.get(key);
+    if (origin) return origin;
+  }
+  return fallback;
+}
+
+export interface LoadConfigOptions {
+  /** Folder holding default.yaml and the per-environment files. @default the package's config/ */
+  configDirectory?: string;
+  /** @default process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+export const PACKAGE_CONFIG_DIRECTORY = fileURLToPath(new URL('../config/', import.meta.url));
+
+export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
+  const env = options.env ?? process.env;
+  const directory = options.configDirectory ?? PACKAGE_CONFIG_DIRECTORY;
+  const origins: Origins = new Map();
+  const merged: Plain = {};
+
+  const defaultsFile = path.join(directory, 'default.yaml');
+  const userFile = env.INGEST_CONFIG ? path.resolve(env.INGEST_CONFIG) : undefined;
+  const user = userFile ? readYaml(userFile) : {};
+  mergeInto(merged, readYaml(defaultsFile), defaultsFile, origins, '');
+
+  const envName = env.INGEST_ENV ?? (typeof user.environment === 'string' ? user.environment : undefined) ?? merged.environment;
+  if (typeof envName === 'string' && (ENVIRONMENTS as readonly string[]).includes(envName)) {
+    const envFile = path.join(directory, `${envName}.yaml`);
+    if (existsSync(envFile)) mergeInto(merged, readYaml(envFile), envFile, origins, '');
+  }
+  if (userFile) mergeInto(merged, user, userFile, origins, '');
+  mergeInto(merged, fromEnvironment(env), 'environment', origins, '');
+
+  const result = configSchema.safeParse(merged);
+  const problems: ConfigProblem[] = [];
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      // An unknown key is reported on its parent object; blame the key itself, and its file.
+      const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [issue.path];
+      for (const at of paths) {
+        const message = issue.code === 'unrecognized_keys' ? 'Unknown setting (misspelt?)' : issue.message;
+        problems.push({ file: originOf(at, origins, defaultsFile), field: fieldName(at), message });
+      }
+    }
+  } else {
+    problems.push(...crossFieldProblems(result.data, origins, defaultsFile));
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return deepFreeze(result.data!);
+}
+
+/** Environment variables of the operator contract, each named as its own origin. */
+function fromEnvironment(env: NodeJS.ProcessEnv): Plain {
+  const layer: Plain = {};
+  const http: Plain = {};
+  if (env.INGEST_ENV !== undefined) layer.environment = env.INGEST_ENV;
+  if (env.HOST !== undefined) http.host = env.HOST;
+  if (env.PORT !== undefined) http.port = /^\d+$/.test(env.PORT) ? Number(env.PORT) : env.PORT;
+  if (Object.keys(http).length > 0) layer.http = http;
+  if (env.AMQP_URL !== undefined && env.AMQP_URL !== '') layer.broker = { url: env.AMQP_URL };
+  if (env.LOG_LEVEL !== undefined) layer.log = { level: env.LOG_LEVEL };
+  return layer;
+}
+
+function crossFieldProblems(config: Config, origins: Origins, fallback: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const seen = new Set<string>();
+  config.tenants.forEach((tenant, index) => {
+    if (seen.has(tenant.businessId)) {
+      problems.push({
+        file: originOf(['tenants'], origins, fallback),
+        field: `tenants[${index}].businessId`,
+        message: `Duplicate business id "${tenant.businessId}"`,
+      });
+    }
+    seen.add(tenant.businessId);
+  });
+  if (config.environment === 'production' && !config.broker.url) {
+    problems.push({
+      file: 'environment',
+      field: 'broker.url',
+      message: 'Required in production: set AMQP_URL (the embedded publisher is for development only)',
+    });
+  }
+  if (config.broker.reconnect.maxDelayMs < config.broker.reconnect.initialDelayMs) {
+    problems.push({
+      file: originOf(['broker', 'reconnect', 'maxDelayMs'], origins, fallback),
+      field: 'broker.reconnect.maxDelayMs',
+      message: 'Must be at least broker.reconnect.initialDelayMs',
+    });
+  }
+  return problems;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}

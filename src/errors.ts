@@ -1,0 +1,198 @@
+/**
+ * Typed errors and the one mapping to problem details (RFC 9457, spec §2.2).
+ *
+ * Every failure the service reports — over HTTP or in a receipt — is an `IngestError`
+ * with a stable `code`. Anything else that escapes is a bug: it becomes a generic 500
+ * whose body never carries the original message (it may hold a secret or a stack).
+ */
+
+/** One entry of `errors` on a batch 400: a failing record by its position in the batch. */
+export interface RecordErrors {
+  index: number;
+  errors: string[];
+}
+
+/** A field-level entry (spec §2.2 "may also report entries with path and message"). */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+export interface ProblemDetails {
+  type: string;
+  title: string;
+  status: number;
+  detail?: string;
+  instance?: string;
+  errors?: Array<RecordErrors | FieldError>;
+  [extension: string]: unknown;
+}
+
+export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
+
+const REASON: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
+  500: 'Internal Server Error',
+  501: 'Not Implemented',
+  503: 'Service Unavailable',
+};
+
+export function reasonPhrase(status: number): string {
+  return REASON[status] ?? 'Error';
+}
+
+interface IngestErrorInit {
+  detail: string;
+  cause?: unknown;
+  errors?: Array<RecordErrors | FieldError>;
+  /** Response headers that belong to this problem, e.g. `Retry-After`, `WWW-Authenticate`. */
+  headers?: Record<string, string>;
+}
+
+export abstract class IngestError extends Error {
+  /** Stable, machine-readable; also the last segment of the problem `type`. */
+  abstract readonly code: string;
+  abstract readonly status: number;
+  readonly errors?: Array<RecordErrors | FieldError>;
+  readonly headers: Record<string, string>;
+
+  constructor(init: IngestErrorInit) {
+    super(init.detail, init.cause === undefined ? undefined : { cause: init.cause });
+    this.errors = init.errors;
+    this.headers = init.headers ?? {};
+  }
+
+  override get name(): string {
+    return this.constructor.name;
+  }
+}
+
+export class ValidationFailed extends IngestError {
+  readonly code = 'validation-failed';
+  readonly status = 400;
+}
+
+/** The body could not be read as a batch at all (not JSON, not an array, broken CSV). */
+export class MalformedBody extends IngestError {
+  readonly code = 'malformed-body';
+  readonly status = 400;
+}
+
+export class Unauthorized extends IngestError {
+  readonly code = 'unauthorized';
+  readonly status = 401;
+  constructor(detail: string) {
+    super({ detail, headers: { 'www-authenticate': 'Basic realm="warehouse-ingest", charset="UTF-8"' } });
+  }
+}
+
+export class NotFound extends IngestError {
+  readonly code = 'not-found';
+  readonly status = 404;
+}
+
+export class MethodNotAllowed extends IngestError {
+  readonly code = 'method-not-allowed';
+  readonly status = 405;
+}
+
+export class PayloadTooLarge extends IngestError {
+  readonly code = 'payload-too-large';
+  readonly status = 413;
+}
+
+export class UnsupportedMediaType extends IngestError {
+  readonly code = 'unsupported-media-type';
+  readonly status = 415;
+}
+
+export class TooManyRequests extends IngestError {
+  readonly code = 'too-many-requests';
+  readonly status = 429;
+}
+
+export class NotImplemented extends IngestError {
+  readonly code = 'not-implemented';
+  readonly status = 501;
+}
+
+/**
+ * The broker did not confirm every message of a batch (nack, return, channel or
+ * connection loss, timeout). Nothing of the batch may be reported accepted; the caller
+ * retries, and stable message ids let consumers drop the copies of a partial attempt.
+ */
+export class PublishFailed extends IngestError {
+  readonly code = 'publish-failed';
+  readonly status = 503;
+  constructor(detail: string, cause?: unknown, retryAfterSeconds = 5) {
+    super({ detail, cause, headers: { 'retry-after': String(retryAfterSeconds) } });
+  }
+}
+
+/** /readyz: the broker, a route or a source is not usable yet. */
+export class NotReady extends IngestError {
+  readonly code = 'not-ready';
+  readonly status = 503;
+  constructor(problems: readonly string[]) {
+    super({ detail: `Not ready: ${problems.join('; ')}`, headers: { 'retry-after': '5' } });
+  }
+}
+
+export class InternalError extends IngestError {
+  readonly code = 'internal-error';
+  readonly status = 500;
+}
+
+/** One problem in a configuration or pipeline file: which file, which field, what is wrong. */
+export interface ConfigProblem {
+  file: string;
+  field: string;
+  message: string;
+}
+
+/** Configuration is invalid; thrown at start-up (or by `lint`), never over HTTP. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly ConfigProblem[]) {
+    super(problems.map((p) => `${p.file}: ${p.field}: ${p.message}`).join('\n'));
+  }
+}
+
+export function isIngestError(error: unknown): error is IngestError {
+  return error instanceof IngestError;
+}
+
+/** Problem `type` URI references; documented in the README under "Problem types". */
+export function problemType(code: string): string {
+  return `/problems/${code}`;
+}
+
+/** The one mapping from any thrown value to a problem-details body and its headers. */
+export function toProblem(
+  error: unknown,
+  instance?: string,
+): { problem: ProblemDetails; headers: Record<string, string> } {
+  const known = isIngestError(error)
+    ? error
+    : new InternalError({ detail: 'The request could not be processed. It has been logged.', cause: error });
+  const problem: ProblemDetails = {
+    type: problemType(known.code),
+    title: reasonPhrase(known.status),
+    status: known.status,
+    detail: known.message,
+  };
+  if (instance !== undefined) problem.instance = instance;
+  if (known.errors !== undefined) problem.errors = known.errors;
+  return { problem, headers: known.headers };
+}

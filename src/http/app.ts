@@ -1,0 +1,62 @@
+import { H3, HTTPError, type H3Event } from 'h3';
+import { isIngestError, MalformedBody, MethodNotAllowed, NotFound, NotReady, type IngestError } from '../errors.js';
+import type { ReadinessCheck } from '../publish/publisher.js';
+import { KINDS } from '../records/index.js';
+import { v2BatchHandler, type HandlerDependencies } from './handlers.js';
+import { jsonResponse, problemResponse, requestContext } from './respond.js';
+
+export interface HttpAppDependencies extends HandlerDependencies {
+  /** Everything /readyz checks: broker, routes, sources. */
+  readonly readiness: () => Promise<ReadinessCheck>;
+}
+
+/**
+ * The route table. Handlers stay thin; every failure, thrown anywhere, becomes problem
+ * details in `problemResponse` — h3's own errors (no route, malformed URL) included.
+ */
+export function createHttpApp(deps: HttpAppDependencies): H3 {
+  const extra = deps.responseHeaders;
+  const app = new H3({
+    silent: true,
+    onError: (error, event) => problemResponse(fromH3Error(error), event, requestContext(event, deps.log), extra),
+  });
+
+  const guard =
+    (handler: (event: H3Event) => Promise<Response>) =>
+    async (event: H3Event): Promise<Response> => {
+      try {
+        return await handler(event);
+      } catch (error) {
+        return problemResponse(error, event, requestContext(event, deps.log), extra);
+      }
+    };
+  const onlyMethods = (allow: string) =>
+    guard(async () => {
+      throw new MethodNotAllowed({ detail: `This resource accepts ${allow} only.`, headers: { allow } });
+    });
+
+  for (const kind of Object.values(KINDS)) {
+    const path = `/api/v2/${kind.name}`;
+    app.post(path, guard(v2BatchHandler(kind, deps)));
+    app.all(path, onlyMethods('POST'));
+  }
+
+  app.get('/healthz', (event) => jsonResponse(200, { status: 'ok' }, requestContext(event, deps.log), extra));
+  app.get(
+    '/readyz',
+    guard(async (event) => {
+      const check = await deps.readiness();
+      if (check.ready) return jsonResponse(200, { status: 'ready' }, requestContext(event, deps.log), extra);
+      throw new NotReady(check.problems);
+    }),
+  );
+  return app;
+}
+
+function fromH3Error(error: HTTPError): IngestError | unknown {
+  if (isIngestError(error.cause)) return error.cause;
+  if (error.status === 404) return new NotFound({ detail: 'No resource at this path. The API lives under /api/v2/.' });
+  if (error.status === 400) return new MalformedBody({ detail: 'The request URL is malformed.' });
+  if (error.status === 405) return new MethodNotAllowed({ detail: 'Method not allowed.' });
+  return error.cause ?? error;
+}

@@ -1,0 +1,45 @@
+import type { H3Event } from 'h3';
+import { PayloadTooLarge } from '../errors.js';
+import type { Ingest } from '../pipeline/ingest.js';
+import type { RecordKind } from '../records/kind.js';
+import type { Authenticator } from './auth.js';
+import { assertJsonMediaType, parseJsonArray, readBodyBytes } from './body.js';
+import { jsonResponse, requestContext } from './respond.js';
+import type { Logger } from '../log.js';
+
+export interface HandlerDependencies {
+  readonly ingest: Ingest;
+  readonly authenticator: Authenticator;
+  readonly log: Logger;
+  readonly bodyLimitBytes: number;
+  readonly maxRecordsPerBatch: number;
+  /** Headers on every response, e.g. the sandbox marker. */
+  readonly responseHeaders: Record<string, string>;
+}
+
+/** POST /api/v2/<kind>: authenticate, read, hand the batch to the pipeline, answer. */
+export function v2BatchHandler(kind: RecordKind, deps: HandlerDependencies) {
+  const path = `/api/v2/${kind.name}`;
+  return async (event: H3Event): Promise<Response> => {
+    const context = requestContext(event, deps.log);
+    const businessId = await deps.authenticator.authenticate(event.req.headers.get('authorization'));
+    context.businessId = businessId;
+    context.log = context.log.child({ businessId, kind: kind.name });
+    assertJsonMediaType(event);
+    const records = parseJsonArray(await readBodyBytes(event, deps.bodyLimitBytes));
+    if (records.length > deps.maxRecordsPerBatch) {
+      throw new PayloadTooLarge({
+        detail: `The batch holds ${records.length} records; the limit is ${deps.maxRecordsPerBatch} records per batch. Split it into smaller batches.`,
+      });
+    }
+    const accepted = await deps.ingest({
+      kind,
+      businessId,
+      records,
+      correlationId: context.correlationId,
+      source: { type: 'http', name: path },
+      log: context.log,
+    });
+    return jsonResponse(202, accepted, context, deps.responseHeaders);
+  };
+}

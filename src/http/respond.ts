@@ -1,0 +1,56 @@
+import { randomUUID } from 'node:crypto';
+import type { H3Event } from 'h3';
+import { PROBLEM_MEDIA_TYPE, toProblem } from '../errors.js';
+import type { Logger } from '../log.js';
+
+/** Per-request facts kept on the event, so error responses and logs can use them too. */
+export interface RequestContext {
+  correlationId: string;
+  log: Logger;
+  started: number;
+  businessId?: string;
+}
+
+// Printable ASCII, no spaces: safe to echo in a header and a log line.
+const CORRELATION_ID = /^[\x21-\x7e]{1,128}$/;
+
+export function requestContext(event: H3Event, log: Logger): RequestContext {
+  const existing = event.context.request as RequestContext | undefined;
+  if (existing) return existing;
+  const sent = event.req.headers.get('x-correlation-id');
+  const correlationId = sent !== null && CORRELATION_ID.test(sent) ? sent : randomUUID();
+  const context: RequestContext = {
+    correlationId,
+    log: log.child({ correlationId }),
+    started: performance.now(),
+  };
+  if (sent !== null && sent !== correlationId) context.log.debug('x-correlation-id was not printable ASCII of 1-128 characters; replaced');
+  event.context.request = context;
+  return context;
+}
+
+export function jsonResponse(status: number, body: unknown, context: RequestContext, extraHeaders: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { 'content-type': 'application/json', 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...extraHeaders },
+  });
+}
+
+/** The one place an error becomes an HTTP answer (and a log line). */
+export function problemResponse(error: unknown, event: H3Event, context: RequestContext, extraHeaders: Record<string, string>): Response {
+  const { problem, headers } = toProblem(error, event.url.pathname);
+  const fields = { status: problem.status, code: problem.type, method: event.req.method, path: event.url.pathname, businessId: context.businessId };
+  if (problem.status >= 500 && problem.status !== 503) context.log.error({ ...fields, err: error }, 'request failed');
+  else if (problem.status === 503) context.log.warn({ ...fields, err: error }, 'request not accepted: publisher unavailable');
+  else context.log.info({ ...fields, detail: problem.detail }, 'request refused');
+  return new Response(JSON.stringify(problem), {
+    status: problem.status,
+    headers: {
+      'content-type': PROBLEM_MEDIA_TYPE,
+      'x-correlation-id': context.correlationId,
+      'cache-control': 'no-store',
+      ...headers,
+      ...extraHeaders,
+    },
+  });
+}

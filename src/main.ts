@@ -1,0 +1,115 @@
+import http from 'node:http';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { toNodeHandler, type H3 } from 'h3';
+import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
+import { createLogger, safeUrl, type Logger } from './log.js';
+import { createAuthenticator } from './http/auth.js';
+import { createHttpApp } from './http/app.js';
+import { createIngest } from './pipeline/ingest.js';
+import { compileRoutingKey, templateFields, topicMatches } from './pipeline/route.js';
+import { createEmbeddedPublisher, createNonePublisher, createRabbitMqPublisher } from './publish/index.js';
+import type { Publisher, ReadinessCheck } from './publish/publisher.js';
+import { KIND_NAMES } from './records/kind.js';
+
+export interface RunningService {
+  readonly config: Readonly<Config>;
+  readonly url: string;
+  readonly publisher: Publisher;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions extends LoadConfigOptions {
+  /** Tests pass their own logger; otherwise one is made from config. */
+  log?: Logger;
+}
+
+/** Composition root: config → publisher → pipeline → HTTP. */
+export async function startService(options: StartOptions = {}): Promise<RunningService> {
+  const config = loadConfig(options);
+  const log = options.log ?? createLogger({ level: config.log.level });
+  const publisher = choosePublisher(config, log);
+  await publisher.start();
+  log.info({ environment: config.environment, publisher: publisher.name, target: publisher.target }, `publisher: ${publisher.name} (${publisher.target})`);
+
+  const app = buildHttpApp(config, publisher, log);
+
+  const server = http.createServer({ requestTimeout: config.http.requestTimeoutMs }, toNodeHandler(app));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.http.port, config.http.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  log.info({ url, environment: config.environment }, `listening on ${url}`);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    config,
+    url,
+    publisher,
+    stop: () =>
+      (stopping ??= (async () => {
+        log.info('stopping: no new requests; finishing those in flight');
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await publisher.close();
+        log.info('stopped');
+      })()),
+  };
+}
+
+/** The HTTP facade over the shared pipeline; tests build it the same way, without a socket. */
+export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log: Logger): H3 {
+  const sandbox = config.environment === 'sandbox';
+  return createHttpApp({
+    ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) }),
+    authenticator: createAuthenticator({ tenants: config.tenants, acceptAnyCredentials: sandbox }),
+    log,
+    bodyLimitBytes: config.http.bodyLimitBytes,
+    maxRecordsPerBatch: config.http.maxRecordsPerBatch,
+    responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
+    readiness: () => readiness(config, publisher),
+  });
+}
+
+export function choosePublisher(config: Readonly<Config>, log: Logger): Publisher {
+  if (config.environment === 'sandbox') return createNonePublisher();
+  if (config.broker.url) {
+    return createRabbitMqPublisher(
+      {
+        url: config.broker.url,
+        exchange: config.broker.exchange,
+        queues: config.broker.queues.map((q) => ({ name: q.name, bindingKeys: [...q.bindingKeys] })),
+        publishTimeoutMs: config.broker.publishTimeoutMs,
+        reconnect: { ...config.broker.reconnect },
+        clientName: 'warehouse-ingest',
+      },
+      log.child({ component: 'rabbitmq', broker: safeUrl(config.broker.url) }),
+    );
+  }
+  return createEmbeddedPublisher({ directory: path.resolve(config.dataDirectory, 'outbox') }, log.child({ component: 'embedded-publisher' }));
+}
+
+/**
+ * Ready when the publisher is, and — for RabbitMQ — when every kind of every tenant has a
+ * routing key that some declared binding matches. Templates that use record fields are
+ * checked per record at publish time instead (an unroutable record fails its batch with 503).
+ */
+async function readiness(config: Readonly<Config>, publisher: Publisher): Promise<ReadinessCheck> {
+  const check = await publisher.readiness();
+  if (publisher.name !== 'rabbitmq' || templateFields(config.broker.routingKey).length > 0) return check;
+  const routingKeyFor = compileRoutingKey(config.broker.routingKey);
+  const bindings = config.broker.queues.flatMap((q) => q.bindingKeys);
+  const problems = [...check.problems];
+  for (const tenant of config.tenants) {
+    for (const kind of KIND_NAMES) {
+      const key = routingKeyFor(kind, tenant.businessId, {});
+      if (!bindings.some((binding) => topicMatches(binding, key))) problems.push(`routing key "${key}" reaches no declared queue`);
+    }
+  }
+  return { ready: problems.length === 0, problems };
+}

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig, PACKAGE_CONFIG_DIRECTORY } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { tempFolder } from '../support/temp.js';
+
+const temp = tempFolder();
+const HASH = '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
+
+function problemsOf(run: () => unknown) {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('runs on the embedded defaults alone: development, demo tenant, no broker', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.environment).toBe('development');
+    expect(config.broker.url).toBeUndefined();
+    expect(config.tenants.map((t) => t.businessId)).toEqual(['DEMO']);
+    expect(config.http.port).toBe(3000);
+    expect(Object.isFrozen(config.http)).toBe(true);
+  });
+
+  it('applies the operator environment variables over the files', () => {
+    const config = loadConfig({ env: { PORT: '8081', HOST: '127.0.0.1', AMQP_URL: 'amqp://u:p@mq:5672', INGEST_ENV: 'sandbox' } });
+    expect(config.http).toMatchObject({ port: 8081, host: '127.0.0.1' });
+    expect(config.broker.url).toBe('amqp://u:p@mq:5672');
+    expect(config.environment).toBe('sandbox');
+    expect(config.tenants).toEqual([]);
+  });
+
+  it('merges $INGEST_CONFIG over the defaults, objects key by key and arrays whole', () => {
+    const file = temp.write(
+      'merge.yaml',
+      `http:\n  bodyLimitBytes: 2048\ntenants:\n  - businessId: ACME\n    apiKeyHash: "${HASH}"\n`,
+    );
+    const config = loadConfig({ env: { INGEST_CONFIG: file } });
+    expect(config.http.bodyLimitBytes).toBe(2048);
+    expect(config.http.port).toBe(3000);
+    expect(config.tenants.map((t) => t.businessId)).toEqual(['ACME']);
+  });
+
+  it('names the file and the field of every problem', () => {
+    const file = temp.write('bad.yaml', `http:\n  port: "eighty"\ntenants:\n  - businessId: ACME\n    apiKeyHash: plain-text-key\n  - {}\n`);
+    const problems = problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } }));
+    expect(problems).toEqual([
+      { file, field: 'http.port', message: expect.stringMatching(/expected number/i) },
+      { file, field: 'tenants[0].apiKeyHash', message: "Expected a scrypt hash printed by 'warehouse-ingest hash-key'" },
+      { file, field: 'tenants[1].businessId', message: expect.any(String) },
+      { file, field: 'tenants[1].apiKeyHash', message: expect.any(String) },
+    ]);
+  });
+
+  it('rejects unknown keys, so a typo does not silently fall back to a default', () => {
+    const file = temp.write('typo.yaml', `http:\n  bodyLimit: 5\n`);
+    const problems = problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } }));
+    expect(problems).toEqual([{ file, field: 'http.bodyLimit', message: 'Unknown setting (misspelt?)' }]);
+  });
+
+  it('names the environment variable when one is wrong', () => {
+    const problems = problemsOf(() => loadConfig({ env: { PORT: 'abc' } }));
+    expect(problems).toEqual([{ file: 'environment', field: 'http.port', message: expect.any(String) }]);
+  });
+
+  it('requires a broker in production and refuses duplicate tenants', () => {
+    const file = temp.write(
+      'prod.yaml',
+      `tenants:\n  - { businessId: ACME, apiKeyHash: "${HASH}" }\n  - { businessId: ACME, apiKeyHash: "${HASH}" }\n`,
+    );
+    const problems = problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file, INGEST_ENV: 'production' } }));
+    expect(problems).toEqual([
+      { file, field: 'tenants[1].businessId', message: 'Duplicate business id "ACME"' },
+      { file: 'environment', field: 'broker.url', message: expect.stringContaining('AMQP_URL') },
+    ]);
+  });
+
+  it('does not carry the development demo tenant into production', () => {
+    const config = loadConfig({ env: { INGEST_ENV: 'production', AMQP_URL: 'amqp://127.0.0.1' } });
+    expect(config.tenants).toEqual([]);
+  });
+
+  it('reports an unreadable or non-mapping file by name', () => {
+    const missing = `${temp.dir}/nope.yaml`;
+    expect(problemsOf(() => loadConfig({ env: { INGEST_CONFIG: missing } }))).toEqual([
+      { file: missing, field: '(file)', message: 'file not found' },
+    ]);
+    const list = temp.write('list.yaml', '- a\n- b\n');
+    expect(problemsOf(() => loadConfig({ env: { INGEST_CONFIG: list } }))[0]).toMatchObject({ file: list, field: '(file)' });
+  });
+
+  it('finds the packaged defaults folder', () => {
+    expect(PACKAGE_CONFIG_DIRECTORY).toMatch(/config\/$/);
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../src/api-keys.js';
+import { Unauthorized } from '../../src/errors.js';
+import { createAuthenticator, parseBasic } from '../../src/http/auth.js';
+
+const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+describe('HTTP Basic credentials', () => {
+  it('parses businessId and key, the key may hold colons', () => {
+    expect(parseBasic(basic('ACME', 'k:e:y'))).toEqual({ businessId: 'ACME', apiKey: 'k:e:y' });
+    expect(parseBasic(`basic   ${Buffer.from('A:b').toString('base64')}`)).toEqual({ businessId: 'A', apiKey: 'b' });
+  });
+
+  it.each([
+    ['missing', undefined],
+    ['empty', ''],
+    ['other scheme', 'Bearer abc'],
+    ['not base64', 'Basic !!!'],
+    ['no colon', `Basic ${Buffer.from('ACME').toString('base64')}`],
+    ['empty user', basic('', 'key')],
+    ['empty key', basic('ACME', '')],
+    ['control character', basic('AC\u0001ME', 'key')],
+    ['oversized', `Basic ${'A'.repeat(5000)}`],
+  ])('refuses %s credentials with 401', (_name, header) => {
+    expect(() => parseBasic(header)).toThrow(Unauthorized);
+  });
+});
+
+describe('authenticator', async () => {
+  const tenants = [{ businessId: 'ACME', apiKeyHash: await hashApiKey('acme-secret-key-123456') }];
+  const auth = createAuthenticator({ tenants, acceptAnyCredentials: false });
+
+  it('accepts the right key and answers again from its cache', async () => {
+    await expect(auth.authenticate(basic('ACME', 'acme-secret-key-123456'))).resolves.toBe('ACME');
+    const started = performance.now();
+    await expect(auth.authenticate(basic('ACME', 'acme-secret-key-123456'))).resolves.toBe('ACME');
+    // scrypt costs tens of ms; a cache hit costs microseconds. Generous bound: this checks the cache exists.
+    expect(performance.now() - started).toBeLessThan(10);
+  });
+
+  it('refuses a wrong key, an unknown business and a key of another business', async () => {
+    await expect(auth.authenticate(basic('ACME', 'acme-secret-key-12345X'))).rejects.toThrow(Unauthorized);
+    await expect(auth.authenticate(basic('NOBODY', 'acme-secret-key-123456'))).rejects.toThrow(Unauthorized);
+  });
+
+  it('never puts the key into the error', async () => {
+    const error = await auth.authenticate(basic('ACME', 'wrong-key-visible')).catch((e: unknown) => e);
+    expect(JSON.stringify({ message: (error as Error).message, headers: (error as Unauthorized).headers })).not.toContain('wrong-key-visible');
+    expect((error as Unauthorized).headers['www-authenticate']).toMatch(/^Basic realm=/);
+  });
+
+  it('in sandbox accepts any well-formed credentials, the user-id acting as business id', async () => {
+    const sandbox = createAuthenticator({ tenants: [], acceptAnyCredentials: true });
+    await expect(sandbox.authenticate(basic('ANY-BUSINESS', 'whatever'))).resolves.toBe('ANY-BUSINESS');
+    await expect(sandbox.authenticate('Basic garbage!')).rejects.toThrow(Unauthorized);
+  });
+});
