@@ -1,7 +1,4 @@
 #!/usr/bin/env node
-// zod's opt-in JIT compiles every schema built after this import (~3x faster validation);
-// it sets zod's global config, so it belongs here in the entry point and nowhere else.
-import 'zod/compile';
 import { parseArgs } from 'node:util';
 import { hashApiKey } from './api-keys.js';
 import { ConfigError } from './errors.js';

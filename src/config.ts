@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { API_KEY_HASH_PATTERN } from './api-keys.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
+import { formatPath } from './records/issues.js';
 
 /**
  * Configuration, loaded once at start-up and frozen. Layers, later wins:
@@ -100,9 +101,7 @@ function readYaml(file: string): Plain {
 }
 
 function fieldName(issuePath: ReadonlyArray<PropertyKey>): string {
-  let out = '';
-  for (const key of issuePath) out += typeof key === 'number' ? `[${key}]` : out ? `.${String(key)}` : String(key);
-  return out || '(root)';
+  return issuePath.length === 0 ? '(root)' : formatPath(issuePath);
 }
 
 /** The layer that set the field, or the nearest enclosing object that some layer set. */

@@ -76,7 +76,8 @@ export function issueMessage(iss: RawIssue): string {
       }
       return `Expected ${iss.format} format`;
     case 'invalid_value':
-      return oneOf(iss.values);
+      // An enum reports an absent key as invalid_value; absence still reads `Required`.
+      return iss.input === undefined ? 'Required' : oneOf(iss.values);
     case 'invalid_union':
       // A discriminated union reports at the discriminator's path but with the whole object as input.
       if (iss.discriminator !== undefined && 'options' in iss && Array.isArray(iss.options)) {

@@ -55,7 +55,9 @@ export type MasterData = z.infer<typeof masterDataSchema>;
 export const masterData: RecordKind<typeof masterDataSchema> = {
   name: 'master-data',
   label: 'master data record',
-  schema: masterDataSchema,
+  // zod's JIT for this schema only: ~2x faster on valid records, and unlike a global
+  // `import 'zod/compile'` it changes nothing for other zod users in the process.
+  schema: z.compile(masterDataSchema),
   businessIdPath: ['product', 'identifiers', 'businessId'],
   referencePath: ['product', 'identifiers', 'skuId'],
   platformFields: [],

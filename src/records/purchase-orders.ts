@@ -38,7 +38,9 @@ export type PurchaseOrder = z.infer<typeof purchaseOrderSchema>;
 export const purchaseOrders: RecordKind<typeof purchaseOrderSchema> = {
   name: 'purchase-orders',
   label: 'purchase order',
-  schema: purchaseOrderSchema,
+  // zod's JIT for this schema only: ~2x faster on valid records, and unlike a global
+  // `import 'zod/compile'` it changes nothing for other zod users in the process.
+  schema: z.compile(purchaseOrderSchema),
   businessIdPath: ['identifiers', 'businessId'],
   referencePath: ['identifiers', 'id'],
   platformFields: [['order', 'type']],

@@ -38,7 +38,9 @@ export type ReturnGoods = z.infer<typeof returnGoodsSchema>;
 export const returnGoods: RecordKind<typeof returnGoodsSchema> = {
   name: 'return-goods',
   label: 'return goods authorisation',
-  schema: returnGoodsSchema,
+  // zod's JIT for this schema only: ~2x faster on valid records, and unlike a global
+  // `import 'zod/compile'` it changes nothing for other zod users in the process.
+  schema: z.compile(returnGoodsSchema),
   businessIdPath: ['identifiers', 'businessId'],
   referencePath: ['identifiers', 'id'],
   platformFields: [['order', 'type']],

@@ -55,7 +55,9 @@ export type SalesOrder = z.infer<typeof salesOrderSchema>;
 export const salesOrders: RecordKind<typeof salesOrderSchema> = {
   name: 'sales-orders',
   label: 'sales order',
-  schema: salesOrderSchema,
+  // zod's JIT for this schema only: ~2x faster on valid records, and unlike a global
+  // `import 'zod/compile'` it changes nothing for other zod users in the process.
+  schema: z.compile(salesOrderSchema),
   businessIdPath: ['identifiers', 'businessId'],
   referencePath: ['identifiers', 'shipmentId'],
   platformFields: [],
