@@ -5,7 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { API_KEY_HASH_PATTERN } from './api-keys.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
-import { formatPath } from './records/issues.js';
+import { formatPath, PARSE_OPTIONS } from './records/issues.js';
 
 /**
  * Configuration, loaded once at start-up and frozen. Layers, later wins:
@@ -142,7 +142,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   if (userFile) mergeInto(merged, user, userFile, origins, '');
   mergeInto(merged, fromEnvironment(env), 'environment', origins, '');
 
-  const result = configSchema.safeParse(merged);
+  const result = configSchema.safeParse(merged, PARSE_OPTIONS);
   const problems: ConfigProblem[] = [];
   if (!result.success) {
     for (const issue of result.error.issues) {
