@@ -36,9 +36,13 @@ export async function openScratchChannel(connection: ChannelModel): Promise<Chan
   return channel;
 }
 
-async function closeQuietly(channel: Channel | undefined): Promise<void> {
-  // Already closed by the broker after a refusal, or with its connection: nothing to do.
-  await channel?.close().catch(() => {});
+/**
+ * Not awaited: a close waits for the broker's CloseOk, which never comes if the connection
+ * dies meanwhile, and a readiness probe must not hang on that. A channel the broker already
+ * closed rejects at once, which is fine.
+ */
+function closeQuietly(channel: Channel | undefined): void {
+  channel?.close().catch(() => {});
 }
 
 /** Declares the durable topic exchange, the durable queues and their bindings. Idempotent. */
@@ -59,7 +63,7 @@ export async function assertTopology(connection: ChannelModel, topology: Topolog
     if (replyCode(error) === undefined) throw error; // connection trouble: the caller reconnects
     throw new TopologyError(`The broker refused the ${step}: ${messageOf(error)}`, { cause: error });
   } finally {
-    await closeQuietly(channel);
+    closeQuietly(channel);
   }
 }
 
@@ -91,7 +95,7 @@ export async function checkTopology(connection: ChannelModel, topology: Topology
   } catch (error) {
     problems.push(`could not check the broker topology: ${messageOf(error)}`);
   } finally {
-    await closeQuietly(channel);
+    closeQuietly(channel);
   }
   return problems;
 }

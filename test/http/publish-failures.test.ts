@@ -1,7 +1,7 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { validRecords } from '../records/fixtures.js';
 import { AMQP_URL } from '../support/broker.js';
-import { createTestApp, type TestApp } from '../support/http-app.js';
+import { createTestApp, type TestApp, answer } from '../support/http-app.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
 const orders = validRecords('sales-orders');
@@ -33,7 +33,7 @@ describe('"accepted" means the broker confirmed every message', () => {
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
     expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
-    const body = await response.json();
+    const body = await answer(response);
     expect(body).toMatchObject({ type: '/problems/publish-failed', status: 503, instance: '/api/v2/master-data' });
     expect(body.detail).toContain('master-data.ACME');
     expect(body).not.toHaveProperty('messageIds');
@@ -42,7 +42,7 @@ describe('"accepted" means the broker confirmed every message', () => {
     // The unroutable kind also makes the service not ready.
     const ready = await t.app.request('/readyz');
     expect(ready.status).toBe(503);
-    expect((await ready.json()).detail).toContain('"master-data.ACME" reaches no declared queue');
+    expect((await answer(ready)).detail).toContain('"master-data.ACME" reaches no declared queue');
   });
 
   it('answers 503 when the connection is cut in the middle of a large batch; the retry delivers every record with the same ids', async () => {
@@ -55,13 +55,13 @@ describe('"accepted" means the broker confirmed every message', () => {
     proxy.cutAfter(2_000_000); // well inside the ~5 MB of frames this batch needs
     const failed = await t.post('sales-orders', batch);
     expect(failed.status).toBe(503);
-    expect((await failed.json()).type).toBe('/problems/publish-failed');
+    expect((await answer(failed)).type).toBe('/problems/publish-failed');
     expect(failed.headers.get('retry-after')).toMatch(/^\d+$/);
 
     await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), { timeout: 15_000, interval: 100 });
     const retried = await t.post('sales-orders', batch);
     expect(retried.status).toBe(202);
-    const { messageIds } = await retried.json();
+    const { messageIds } = await answer(retried);
     expect(new Set(messageIds).size).toBe(5000);
 
     const delivered = await t.topology.messages();
@@ -104,7 +104,7 @@ describe('sandbox', () => {
     const accepted = await t.post('sales-orders', own, { auth });
     expect(accepted.status).toBe(202);
     expect(accepted.headers.get('ingest-environment')).toBe('sandbox');
-    expect((await accepted.json()).messageIds).toHaveLength(3);
+    expect((await answer(accepted)).messageIds).toHaveLength(3);
 
     const rejected = await t.post('sales-orders', orders, { auth }); // businessId ACME ≠ SANDBOXCO
     expect(rejected.status).toBe(400);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validRecords } from '../records/fixtures.js';
-import { ACME, OTHER, basicAuth, createTestApp, type TestApp } from '../support/http-app.js';
+import { ACME, OTHER, basicAuth, createTestApp, type TestApp, answer } from '../support/http-app.js';
 
 const orders = validRecords('sales-orders');
 let t: TestApp;
@@ -12,7 +12,7 @@ afterAll(() => t.close());
 async function problem(response: Response, status: number) {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toBe('application/problem+json');
-  const body = await response.json();
+  const body = await answer(response);
   expect(body).toMatchObject({ type: expect.stringMatching(/^\/problems\//), title: expect.any(String), status });
   expect(JSON.stringify(body)).not.toMatch(/at .*\.(ts|js):\d+/); // no stack trace
   return body;
@@ -55,7 +55,7 @@ describe('correlation ids', () => {
     const response = await t.post('sales-orders', orders, { headers: { 'x-correlation-id': 'trace-abc-123' } });
     expect(response.status).toBe(202);
     expect(response.headers.get('x-correlation-id')).toBe('trace-abc-123');
-    expect((await response.json()).correlationId).toBe('trace-abc-123');
+    expect((await answer(response)).correlationId).toBe('trace-abc-123');
     const lines = t.logs.lines.filter((line) => line.correlationId === 'trace-abc-123');
     expect(lines.map((line) => line.msg)).toContain('batch accepted');
     await t.topology.messages();
@@ -162,7 +162,7 @@ describe('routes', () => {
     expect((await t.app.request('/healthz')).status).toBe(200);
     const ready = await t.app.request('/readyz');
     expect(ready.status).toBe(200);
-    expect(await ready.json()).toEqual({ status: 'ready' });
+    expect(await answer(ready)).toEqual({ status: 'ready' });
   });
 });
 

@@ -3,9 +3,8 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
-import { validRecords } from '../records/fixtures.js';
 import { AMQP_URL, declareTestTopology } from '../support/broker.js';
-import { ACME, LogCapture, basicAuth } from '../support/http-app.js';
+import { ACME, LogCapture, basicAuth, answer } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 
 const temp = tempFolder();
@@ -14,12 +13,9 @@ afterEach(async () => {
   for (const service of running.splice(0)) await service.stop();
 });
 
+/** The README's curl example posts this file as DEMO. */
 function demoOrders(): unknown[] {
-  return validRecords('sales-orders').map((o) => {
-    const copy = structuredClone(o) as { identifiers: { businessId: string } };
-    copy.identifiers.businessId = 'DEMO';
-    return copy;
-  });
+  return JSON.parse(readFileSync(new URL('../../fixtures/demo/sales-orders.json', import.meta.url), 'utf8')) as unknown[];
 }
 
 describe('the service over a real socket', () => {
@@ -40,7 +36,7 @@ describe('the service over a real socket', () => {
       body: JSON.stringify(demoOrders()),
     });
     expect(response.status).toBe(202);
-    const { messageIds } = await response.json();
+    const { messageIds } = await answer(response);
 
     const outbox = path.join(data, 'outbox');
     const files = readdirSync(outbox).filter((f) => f.endsWith('.ndjson'));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIND_NAMES, KINDS } from '../../src/records/index.js';
 import { invalidFixtures, validRecords } from '../records/fixtures.js';
-import { createTestApp, type TestApp } from '../support/http-app.js';
+import { createTestApp, type TestApp, answer } from '../support/http-app.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -35,7 +35,7 @@ describe.each(KIND_NAMES)('POST /api/v2/%s', (kind) => {
     const response = await t.post(kind, records.slice(0, 1), { headers: { 'x-correlation-id': `corr-${kind}-1` } });
     expect(response.status).toBe(202);
     expect(response.headers.get('content-type')).toBe('application/json');
-    const body = await response.json();
+    const body = await answer(response);
     expect(body).toEqual({ success: true, recordCount: 1, messageIds: [expect.stringMatching(UUID)], correlationId: `corr-${kind}-1` });
 
     const [message, ...rest] = await t.topology.messages();
@@ -56,7 +56,7 @@ describe.each(KIND_NAMES)('POST /api/v2/%s', (kind) => {
   it('accepts a batch of 3: one distinct message id per record, in order', async () => {
     const response = await t.post(kind, records);
     expect(response.status).toBe(202);
-    const body = await response.json();
+    const body = await answer(response);
     expect(body.recordCount).toBe(3);
     expect(new Set(body.messageIds).size).toBe(3);
     const messages = await t.topology.messages();
@@ -65,8 +65,8 @@ describe.each(KIND_NAMES)('POST /api/v2/%s', (kind) => {
   });
 
   it('gives the same record the same message id when the batch is retried', async () => {
-    const first = await (await t.post(kind, records)).json();
-    const again = await (await t.post(kind, records)).json();
+    const first = await answer(await t.post(kind, records));
+    const again = await answer(await t.post(kind, records));
     expect(again.messageIds).toEqual(first.messageIds);
     await t.topology.messages();
   });
@@ -76,7 +76,7 @@ describe.each(KIND_NAMES)('POST /api/v2/%s', (kind) => {
       const response = await t.post(kind, undefined, { raw: wireJson(fixture.batch) });
       expect(response.status).toBe(400);
       expect(response.headers.get('content-type')).toBe('application/problem+json');
-      expect(await response.json()).toEqual({
+      expect(await answer(response)).toEqual({
         type: '/problems/validation-failed',
         title: 'Bad Request',
         status: 400,
@@ -96,7 +96,7 @@ describe('tenancy', () => {
     foreign.identifiers.businessId = 'OTHER';
     const response = await t.post('sales-orders', [records[0], foreign, records[1], foreign]);
     expect(response.status).toBe(400);
-    const body = await response.json();
+    const body = await answer(response);
     expect(body.errors).toEqual([
       { index: 1, errors: ['identifiers.businessId: Must equal the authenticated business id'] },
       { index: 3, errors: ['identifiers.businessId: Must equal the authenticated business id'] },
@@ -109,7 +109,7 @@ describe('tenancy', () => {
     const product = structuredClone(validRecords('master-data')[0]!) as { product: { identifiers: { businessId: string } } };
     product.product.identifiers.businessId = 'OTHER';
     const response = await t.post('master-data', [product]);
-    expect((await response.json()).errors).toEqual([
+    expect((await answer(response)).errors).toEqual([
       { index: 0, errors: ['product.identifiers.businessId: Must equal the authenticated business id'] },
     ]);
   });

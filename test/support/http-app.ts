@@ -113,3 +113,21 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     },
   };
 }
+
+/** A response body as the tests read it: the bulk response or problem details. */
+export interface Answer {
+  success?: boolean;
+  recordCount?: number;
+  messageIds: string[];
+  correlationId?: string;
+  type?: string;
+  title?: string;
+  status?: number;
+  detail?: string;
+  instance?: string;
+  errors?: unknown[];
+}
+
+export async function answer(response: Response): Promise<Answer> {
+  return (await response.json()) as Answer;
+}

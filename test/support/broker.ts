@@ -1,0 +1,91 @@
+import { randomBytes } from 'node:crypto';
+import { connect, type Channel, type ChannelModel, type MessageProperties } from 'amqplib';
+
+/** The broker the suite talks to; `test/setup/services.ts` fails the run when it is down. */
+export const AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/** A name no other test (or earlier run) uses, so tests never see each other's messages. */
+export function uniqueName(prefix: string): string {
+  return `${prefix}.${process.pid}.${Date.now().toString(36)}.${randomBytes(3).toString('hex')}`;
+}
+
+export interface ConsumedMessage {
+  /** The body parsed as JSON. */
+  content: unknown;
+  routingKey: string;
+  properties: MessageProperties;
+}
+
+export interface TestTopology {
+  readonly exchange: string;
+  readonly queue: string;
+  /** Drains the queue (basic.get, auto-ack) and returns what was in it, in order. */
+  messages(): Promise<ConsumedMessage[]>;
+  /** Exact number of ready messages (`checkQueue`), unlike the management API, which lags. */
+  count(): Promise<number>;
+  /** (Re-)declares the exchange, the queue and its bindings; idempotent. */
+  declare(): Promise<void>;
+  /** Runs `fn` on a channel of the helper's own connection (e.g. to delete the exchange). */
+  withChannel<T>(fn: (channel: Channel) => Promise<T>): Promise<T>;
+  /** Deletes the queue and the exchange and closes the helper's connection. */
+  cleanup(): Promise<void>;
+}
+
+/** A fresh durable topic exchange with one durable queue bound to `bindingKeys`. */
+export async function declareTestTopology(options: { bindingKeys: readonly string[]; prefix?: string }): Promise<TestTopology> {
+  const prefix = options.prefix ?? 'test';
+  const exchange = uniqueName(`${prefix}.x`);
+  const queue = uniqueName(`${prefix}.q`);
+  const connection: ChannelModel = await connect(AMQP_URL);
+  connection.on('error', () => {});
+  let open: Channel | undefined;
+
+  // A failed operation closes a channel; open a new one next time instead of failing every later call.
+  async function channel(): Promise<Channel> {
+    if (open) return open;
+    const fresh = await connection.createChannel();
+    fresh.on('error', () => {});
+    fresh.on('close', () => {
+      if (open === fresh) open = undefined;
+    });
+    open = fresh;
+    return fresh;
+  }
+
+  const topology: TestTopology = {
+    exchange,
+    queue,
+    async messages() {
+      const ch = await channel();
+      const out: ConsumedMessage[] = [];
+      for (;;) {
+        const message = await ch.get(queue, { noAck: true });
+        if (message === false) return out;
+        out.push({ content: JSON.parse(message.content.toString('utf8')), routingKey: message.fields.routingKey, properties: message.properties });
+      }
+    },
+    async count() {
+      return (await (await channel()).checkQueue(queue)).messageCount;
+    },
+    async declare() {
+      const ch = await channel();
+      await ch.assertExchange(exchange, 'topic', { durable: true });
+      await ch.assertQueue(queue, { durable: true });
+      for (const key of options.bindingKeys) await ch.bindQueue(queue, exchange, key);
+    },
+    async withChannel(fn) {
+      return fn(await channel());
+    },
+    async cleanup() {
+      try {
+        const ch = await channel();
+        await ch.deleteQueue(queue);
+        await ch.deleteExchange(exchange);
+      } finally {
+        await connection.close().catch(() => {});
+      }
+    },
+  };
+  await topology.declare();
+  return topology;
+}
