@@ -31,6 +31,8 @@ export interface ProblemDetails {
 export const PROBLEM_MEDIA_TYPE = 'application/problem+json';
 
 const REASON: Record<number, string> = {
+  200: 'OK',
+  202: 'Accepted',
   400: 'Bad Request',
   401: 'Unauthorized',
   403: 'Forbidden',

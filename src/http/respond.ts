@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
-import { PROBLEM_MEDIA_TYPE, toProblem } from '../errors.js';
+import { PROBLEM_MEDIA_TYPE, reasonPhrase, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
 
 /** Per-request facts kept on the event, so error responses and logs can use them too. */
@@ -32,6 +32,7 @@ export function requestContext(event: H3Event, log: Logger): RequestContext {
 export function jsonResponse(status: number, body: unknown, context: RequestContext, extraHeaders: Record<string, string>): Response {
   return new Response(JSON.stringify(body), {
     status,
+    statusText: reasonPhrase(status),
     headers: { 'content-type': 'application/json', 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...extraHeaders },
   });
 }
@@ -45,6 +46,7 @@ export function problemResponse(error: unknown, event: H3Event, context: Request
   else context.log.info({ ...fields, detail: problem.detail }, 'request refused');
   return new Response(JSON.stringify(problem), {
     status: problem.status,
+    statusText: problem.title,
     headers: {
       'content-type': PROBLEM_MEDIA_TYPE,
       'x-correlation-id': context.correlationId,

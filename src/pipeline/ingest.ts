@@ -23,7 +23,7 @@ export interface Batch {
   readonly records: readonly unknown[];
   readonly correlationId: string;
   readonly source: BatchSource;
-  /** Logger already carrying the request's or file's context (correlation id, file name…). */
+  /** Logger already carrying the batch's context: correlation id, business, kind, and the file for a drop. */
   readonly log: Logger;
 }
 
@@ -64,7 +64,7 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
       else failures.push({ index, errors: result.errors });
     }
     if (failures.length > 0) {
-      log.info({ kind: kind.name, businessId, records: records.length, failing: failures.length }, 'batch rejected');
+      log.info({ records: records.length, failing: failures.length }, 'batch rejected');
       throw new ValidationFailed({
         detail: `${failures.length} of ${records.length} record(s) failed validation; no record was accepted.`,
         errors: failures,
@@ -94,7 +94,7 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
 
     await publisher.publish(messages);
     log.info(
-      { kind: kind.name, businessId, records: messages.length, publisher: publisher.name, ms: Math.round(performance.now() - started) },
+      { records: messages.length, publisher: publisher.name, ms: Math.round(performance.now() - started) },
       'batch accepted',
     );
     return { success: true, recordCount: messages.length, messageIds, correlationId };

@@ -50,3 +50,34 @@ describe('warehouse-ingest CLI', () => {
     expect(stderr).toBe('warehouse-ingest: invalid configuration:\nenvironment: http.port: Expected number, received string\n');
   });
 });
+
+describe('warehouse-ingest serve', () => {
+  it('starts on the embedded defaults, serves, and exits 0 on SIGTERM', async () => {
+    const { spawn } = await import('node:child_process');
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const data = mkdtempSync(`${tmpdir()}/serve-`);
+    writeFileSync(`${data}/config.yaml`, `dataDirectory: ${data}\n`);
+    const child = spawn(process.execPath, [...CLI, 'serve'], {
+      cwd: new URL('../..', import.meta.url).pathname,
+      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', INGEST_ENV: 'development', INGEST_CONFIG: `${data}/config.yaml` },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    let output = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk.toString();
+        const match = /listening on (http:\/\/[^"\s]+)/.exec(output);
+        if (match) resolve(match[1]!);
+      });
+      void exited.then(() => reject(new Error(`serve exited early:\n${output}`)));
+    });
+    expect(output).toContain('publisher: embedded');
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(output).toContain('"msg":"stopped"');
+  });
+});

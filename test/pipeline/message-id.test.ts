@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { MessageIds } from '../../src/pipeline/message-id.js';
+
+const body = (value: unknown) => Buffer.from(JSON.stringify(value));
+
+describe('stable message ids', () => {
+  it('are UUIDs of version 8 and the same for the same business, kind and record', () => {
+    const first = new MessageIds('ACME', 'sales-orders').next(body({ a: 1 }));
+    const again = new MessageIds('ACME', 'sales-orders').next(body({ a: 1 }));
+    expect(first).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(again).toBe(first);
+  });
+
+  it('differ by business, by kind and by content', () => {
+    const id = new MessageIds('ACME', 'sales-orders').next(body({ a: 1 }));
+    expect(new MessageIds('OTHER', 'sales-orders').next(body({ a: 1 }))).not.toBe(id);
+    expect(new MessageIds('ACME', 'purchase-orders').next(body({ a: 1 }))).not.toBe(id);
+    expect(new MessageIds('ACME', 'sales-orders').next(body({ a: 2 }))).not.toBe(id);
+  });
+
+  it('tell identical records of one batch apart, stably across retries', () => {
+    const ids = new MessageIds('ACME', 'sales-orders');
+    const batch = [ids.next(body({ a: 1 })), ids.next(body({ a: 1 })), ids.next(body({ a: 1 }))];
+    expect(new Set(batch).size).toBe(3);
+    const retry = new MessageIds('ACME', 'sales-orders');
+    expect([retry.next(body({ a: 1 })), retry.next(body({ a: 1 })), retry.next(body({ a: 1 }))]).toEqual(batch);
+  });
+});

@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { compileRoutingKey, templateFields, topicMatches } from '../../src/pipeline/route.js';
+
+describe('routing-key templates', () => {
+  it('fills kind and business id', () => {
+    expect(compileRoutingKey('{kind}.{businessId}')('sales-orders', 'ACME', {})).toBe('sales-orders.ACME');
+  });
+
+  it('fills record fields, one topic word each, never adding words or wildcards', () => {
+    const key = compileRoutingKey('{kind}.{businessId}.{identifiers.site}.{identifiers.warehouse}');
+    expect(key('sales-orders', 'AC.ME', { identifiers: { site: 'UK 01', warehouse: 'W#*' } })).toBe('sales-orders.AC_ME.UK_01.W__');
+    expect(key('master-data', 'ACME', { product: {} })).toBe('master-data.ACME._._');
+    expect(key('sales-orders', 'ACME', { identifiers: { site: '' } })).toBe('sales-orders.ACME._._');
+  });
+
+  it('keeps literal text and lists the record fields a template uses', () => {
+    expect(compileRoutingKey('ingest.{kind}.v2')('work-orders', 'X', {})).toBe('ingest.work-orders.v2');
+    expect(templateFields('{kind}.{businessId}.{identifiers.site}')).toEqual(['identifiers.site']);
+  });
+});
+
+describe('topic matching (as RabbitMQ does it)', () => {
+  it.each([
+    ['#', 'a.b.c', true],
+    ['a.#', 'a', true],
+    ['a.#', 'a.b.c', true],
+    ['a.*', 'a.b', true],
+    ['a.*', 'a.b.c', false],
+    ['*.b', 'a.b', true],
+    ['a.#.c', 'a.c', true],
+    ['a.#.c', 'a.x.y.c', true],
+    ['sales-orders.#', 'master-data.ACME', false],
+    ['sales-orders.ACME', 'sales-orders.ACME', true],
+  ])('%s matches %s: %s', (binding, key, expected) => {
+    expect(topicMatches(binding, key)).toBe(expected);
+  });
+});
