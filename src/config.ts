@@ -5,7 +5,10 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { API_KEY_HASH_PATTERN } from './api-keys.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
+import { KINDS } from './records/index.js';
 import { formatPath, PARSE_OPTIONS } from './records/issues.js';
+import { KIND_NAMES } from './records/kind.js';
+import { FALLBACK_PROFILE, profileEntryProblems } from './records/legacy/onboarding.js';
 
 /**
  * Configuration, loaded once at start-up and frozen. Layers, later wins:
@@ -51,6 +54,8 @@ export const configSchema = z.strictObject({
     reconnect: z.strictObject({ initialDelayMs: z.int().positive(), maxDelayMs: z.int().positive() }),
   }),
   tenants: z.array(tenantSchema),
+  /** Per business id (or `*`), per kind: v2 path → value, filling what v1 records cannot carry. */
+  onboarding: z.record(z.string(), z.partialRecord(z.enum(KIND_NAMES), z.record(z.string(), z.unknown()))),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -186,6 +191,20 @@ function crossFieldProblems(config: Config, origins: Origins, fallback: string):
     }
     seen.add(tenant.businessId);
   });
+  const businesses = new Set(config.tenants.map((tenant) => tenant.businessId));
+  for (const [businessId, profile] of Object.entries(config.onboarding)) {
+    const file = originOf(['onboarding', businessId], origins, fallback);
+    if (businessId !== FALLBACK_PROFILE && !businesses.has(businessId) && config.environment !== 'sandbox') {
+      problems.push({ file, field: `onboarding.${businessId}`, message: `No tenant has business id "${businessId}"` });
+    }
+    for (const [kind, entries] of Object.entries(profile)) {
+      for (const [path, value] of Object.entries(entries ?? {})) {
+        for (const message of profileEntryProblems(KINDS[kind as keyof typeof KINDS], path, value)) {
+          problems.push({ file, field: `onboarding.${businessId}.${kind}["${path}"]`, message });
+        }
+      }
+    }
+  }
   if (config.environment === 'production' && !config.broker.url) {
     problems.push({
       file: 'environment',

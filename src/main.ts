@@ -71,6 +71,7 @@ export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log
     log,
     bodyLimitBytes: config.http.bodyLimitBytes,
     maxRecordsPerBatch: config.http.maxRecordsPerBatch,
+    onboarding: config.onboarding,
     responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
     readiness: () => readiness(config, publisher),
   });

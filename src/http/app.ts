@@ -2,10 +2,12 @@ import { H3, HTTPError, type H3Event } from 'h3';
 import { isIngestError, MalformedBody, MethodNotAllowed, NotFound, NotReady, type IngestError } from '../errors.js';
 import type { ReadinessCheck } from '../publish/publisher.js';
 import { KINDS } from '../records/index.js';
-import { v2BatchHandler, type HandlerDependencies } from './handlers.js';
+import { LEGACY } from '../records/legacy/index.js';
+import { v2BatchHandler } from './handlers.js';
+import { deprecationHeaders, stockHandler, V1_DEPRECATED_SINCE, v1BatchHandler, type V1Dependencies } from './v1.js';
 import { jsonResponse, problemResponse, requestContext } from './respond.js';
 
-export interface HttpAppDependencies extends HandlerDependencies {
+export interface HttpAppDependencies extends V1Dependencies {
   /** Everything /readyz checks: broker, routes, sources. */
   readonly readiness: () => Promise<ReadinessCheck>;
 }
@@ -22,24 +24,36 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
   });
 
   const guard =
-    (handler: (event: H3Event) => Promise<Response>) =>
+    (handler: (event: H3Event) => Promise<Response>, headers = extra) =>
     async (event: H3Event): Promise<Response> => {
       try {
         return await handler(event);
       } catch (error) {
-        return problemResponse(error, event, requestContext(event, deps.log), extra);
+        return problemResponse(error, event, requestContext(event, deps.log), headers);
       }
     };
-  const onlyMethods = (allow: string) =>
+  const onlyMethods = (allow: string, headers = extra) =>
     guard(async () => {
       throw new MethodNotAllowed({ detail: `This resource accepts ${allow} only.`, headers: { allow } });
-    });
+    }, headers);
 
   for (const kind of Object.values(KINDS)) {
     const path = `/api/v2/${kind.name}`;
     app.post(path, guard(v2BatchHandler(kind, deps)));
     app.all(path, onlyMethods('POST'));
   }
+
+  for (const kind of Object.values(KINDS)) {
+    const converter = LEGACY[kind.name];
+    if (!converter) continue;
+    const path = `/api/v1/${kind.name}`;
+    const headers = { ...extra, ...deprecationHeaders(`/api/v2/${kind.name}`) };
+    app.post(path, guard(v1BatchHandler(kind, converter, deps), headers));
+    app.all(path, onlyMethods('POST', headers));
+  }
+  const stock = '/api/v1/customer/:accountId/stock';
+  app.get(stock, guard(stockHandler(deps), { ...extra, deprecation: `@${V1_DEPRECATED_SINCE}` }));
+  app.all(stock, onlyMethods('GET'));
 
   app.get('/healthz', (event) => jsonResponse(200, { status: 'ok' }, requestContext(event, deps.log), extra));
   app.get(

@@ -3,47 +3,61 @@ import { MalformedBody, PayloadTooLarge, UnsupportedMediaType } from '../errors.
 
 /** `application/json` or any `+json` media type, optionally with `charset=utf-8`. */
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
+const CSV_MEDIA_TYPE = /^text\/csv\s*(?:;\s*(?:charset\s*=\s*"?utf-8"?|header\s*=\s*present)\s*)*$/i;
 
-export function assertJsonMediaType(event: H3Event): void {
-  const type = event.req.headers.get('content-type');
-  if (!type || !JSON_MEDIA_TYPE.test(type.trim())) {
-    throw new UnsupportedMediaType({
-      detail: `Send the batch as Content-Type: application/json (UTF-8); received ${type ? `"${type.slice(0, 100)}"` : 'no Content-Type'}.`,
-    });
-  }
+export type BodyFormat = 'json' | 'csv';
+
+/** The body's format from its Content-Type, among those the endpoint takes; 415 otherwise. */
+export function bodyFormat(event: H3Event, accepted: readonly BodyFormat[]): BodyFormat {
+  const type = event.req.headers.get('content-type')?.trim();
+  if (type && accepted.includes('json') && JSON_MEDIA_TYPE.test(type)) return 'json';
+  if (type && accepted.includes('csv') && CSV_MEDIA_TYPE.test(type)) return 'csv';
+  const expected = accepted.map((f) => (f === 'json' ? 'application/json' : 'text/csv')).join(' or ');
+  throw new UnsupportedMediaType({
+    detail: `Send the batch as Content-Type: ${expected} (UTF-8); received ${type ? `"${type.slice(0, 100)}"` : 'no Content-Type'}.`,
+  });
 }
 
 /**
- * Reads the body up to `limit` bytes. An honest Content-Length over the limit is refused
- * before a byte is read; a chunked body is cut off as soon as it passes the limit.
+ * The body as a stream of chunks, cut off with 413 as soon as it passes `limit`. An honest
+ * Content-Length over the limit is refused before a byte is read.
  */
-export async function readBodyBytes(event: H3Event, limit: number): Promise<Buffer> {
+export async function* limitedBody(event: H3Event, limit: number): AsyncGenerator<Uint8Array> {
   const tooLarge = () => new PayloadTooLarge({ detail: `The body exceeds the limit of ${limit} bytes.` });
   const declared = event.req.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) throw tooLarge();
   const stream = event.req.body;
-  if (!stream) return Buffer.alloc(0);
-  const chunks: Uint8Array[] = [];
+  if (!stream) return;
   let size = 0;
   const reader = stream.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      size += value.byteLength;
+      if (size > limit) throw tooLarge();
+      yield value;
     }
-    chunks.push(value);
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+export async function readBodyBytes(event: H3Event, limit: number): Promise<Buffer> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of limitedBody(event, limit)) {
+    chunks.push(chunk);
+    size += chunk.byteLength;
   }
   return chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength) : Buffer.concat(chunks, size);
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** A JSON array of records; anything else is a 400 that says what was received. */
-export function parseJsonArray(bytes: Buffer): unknown[] {
-  if (bytes.length === 0) throw new MalformedBody({ detail: 'The body is empty: send a JSON array of records.' });
+/** Any JSON value; an empty, non-UTF-8 or unparseable body is a 400 that says which. */
+export function parseJson(bytes: Buffer): unknown {
+  if (bytes.length === 0) throw new MalformedBody({ detail: 'The body is empty.' });
   let text: string;
   try {
     text = UTF8.decode(bytes);
@@ -56,6 +70,12 @@ export function parseJsonArray(bytes: Buffer): unknown[] {
   } catch (error) {
     throw new MalformedBody({ detail: `The body is not valid JSON: ${(error as Error).message.slice(0, 200)}` });
   }
+  return value;
+}
+
+/** A JSON array of records; anything else is a 400 that says what was received. */
+export function parseJsonArray(bytes: Buffer): unknown[] {
+  const value = parseJson(bytes);
   if (!Array.isArray(value)) {
     const received = value === null ? 'null' : typeof value;
     throw new MalformedBody({ detail: `Expected a JSON array of records, received ${received}.` });

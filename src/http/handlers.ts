@@ -3,7 +3,7 @@ import { PayloadTooLarge } from '../errors.js';
 import type { Ingest } from '../pipeline/ingest.js';
 import type { RecordKind } from '../records/kind.js';
 import type { Authenticator } from './auth.js';
-import { assertJsonMediaType, parseJsonArray, readBodyBytes } from './body.js';
+import { bodyFormat, parseJsonArray, readBodyBytes } from './body.js';
 import { jsonResponse, requestContext } from './respond.js';
 import type { Logger } from '../log.js';
 
@@ -25,7 +25,7 @@ export function v2BatchHandler(kind: RecordKind, deps: HandlerDependencies) {
     const businessId = await deps.authenticator.authenticate(event.req.headers.get('authorization'));
     context.businessId = businessId;
     context.log = context.log.child({ businessId, kind: kind.name });
-    assertJsonMediaType(event);
+    bodyFormat(event, ['json']);
     const records = parseJsonArray(await readBodyBytes(event, deps.bodyLimitBytes));
     if (records.length > deps.maxRecordsPerBatch) {
       throw new PayloadTooLarge({

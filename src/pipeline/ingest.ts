@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { MalformedBody, ValidationFailed, type RecordErrors } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RecordKind } from '../records/kind.js';
+import type { SenderTerms } from '../records/legacy/sender-terms.js';
 import { validateRecord } from '../records/validate.js';
 import type { OutboundMessage, Publisher } from '../publish/publisher.js';
 import { MessageIds } from './message-id.js';
@@ -23,6 +24,8 @@ export interface Batch {
   readonly records: readonly unknown[];
   readonly correlationId: string;
   readonly source: BatchSource;
+  /** For converted (legacy) batches: puts errors in the sender's terms (legacy path, CSV line and column). */
+  readonly senderTerms?: SenderTerms;
   /** Logger already carrying the batch's context: correlation id, business, kind, and the file for a drop. */
   readonly log: Logger;
 }
@@ -51,7 +54,7 @@ export type Ingest = (batch: Batch) => Promise<BulkResponse>;
 export function createIngest({ publisher, routingKeyFor }: IngestDependencies): Ingest {
   return async function ingest(batch) {
     const started = performance.now();
-    const { kind, businessId, records, correlationId, source, log } = batch;
+    const { kind, businessId, records, correlationId, source, log, senderTerms } = batch;
     if (records.length === 0) {
       throw new MalformedBody({ detail: 'The batch holds no records: send a JSON array with at least one record.' });
     }
@@ -60,7 +63,9 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
     const failures: RecordErrors[] = [];
     for (let index = 0; index < records.length; index++) {
       const result = validateRecord(kind, records[index], businessId);
-      if (result.ok) accepted[index] = result.record;
+      if (senderTerms && (!result.ok || senderTerms.earlyErrors(index))) {
+        failures.push({ index, errors: senderTerms.explain(index, result.ok ? [] : result.errors) });
+      } else if (result.ok) accepted[index] = result.record;
       else failures.push({ index, errors: result.errors });
     }
     if (failures.length > 0) {

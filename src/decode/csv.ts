@@ -1,0 +1,164 @@
+/**
+ * CSV versions of the legacy (v1) shapes, spec §4.3: a header row, then one row per order line
+ * (per product for master data, per part for work orders). Array fields are flattened to
+ * `<array>_<field>` columns and order-level values repeat on every row of the order; this module
+ * folds the rows back into legacy JSON records, streamed, one record in memory at a time.
+ *
+ * Cell problems (a bad number, rows of one order that disagree) are record errors with a legacy
+ * path, so the batch reports them next to the record's validation errors. Problems with the file
+ * itself (columns, ragged rows, quoting, encoding) throw `MalformedBody`.
+ */
+import { MalformedBody } from '../errors.js';
+import { lineRange, RecordBuilder } from './csv-records.js';
+import { readCsvRows } from './csv-rows.js';
+
+export type CsvFieldType = 'string' | 'number' | 'date';
+export interface CsvField {
+  readonly name: string;
+  readonly type: CsvFieldType;
+}
+
+/** How one legacy kind is laid out in CSV. Built by the record kinds; consumed here. */
+export interface CsvLayout {
+  /** Order-level (or product-level) fields; their columns are the plain names. */
+  readonly header: readonly CsvField[];
+  /** The line array, e.g. `{ name: 'oOrderLines', fields: [...] }` → columns `oOrderLines_<field>`. */
+  readonly lines?: {
+    readonly name: string;
+    readonly fields: readonly CsvField[];
+    /**
+     * Second level (work orders): `FGParts` inside each line, columns `FGParts_<field>`, one row
+     * per part; consecutive rows of an order with the same value in the `lines.groupBy` column form one line.
+     */
+    readonly parts?: { readonly name: string; readonly fields: readonly CsvField[]; readonly groupBy: string };
+  };
+  /** Header field whose value identifies an order; consecutive rows with the same value form one record. Absent: every row is its own record. */
+  readonly groupBy?: string;
+}
+
+export interface CsvRecord {
+  /** The record in the legacy JSON shape: numbers parsed, dates as given, empty string/date cells absent. */
+  readonly value: Record<string, unknown>;
+  /** Problems found while decoding this record; paths are legacy JSON paths relative to the record, e.g. `oOrderLines[1].Qty`. */
+  readonly errors: ReadonlyArray<{ readonly path: string; readonly message: string }>;
+  /**
+   * The file line (1-based; the header is usually line 1) on which each of the record's rows
+   * starts, in file order. One row per line item, so `rows[i]` is the row of `<lines>[i]`; for
+   * work orders one row per part, so the rows of `FinishedGoods[i]` begin at `rows[lineStarts[i]]`.
+   */
+  readonly rows: readonly number[];
+  /** Two-level layouts only: index in `rows` of the first row of each line (finished good). */
+  readonly lineStarts?: readonly number[];
+}
+
+export interface DecodeCsvOptions {
+  /**
+   * How many distinct order keys are remembered to detect an order whose rows are not
+   * contiguous. Beyond that, later orders are grouped as usual but a reappearance of one of
+   * them goes unnoticed; this keeps memory bounded (~50 bytes a key) on very large files.
+   * @default 1_000_000
+   */
+  readonly maxTrackedOrders?: number;
+}
+
+/** Streams records out of CSV bytes, in file order; holds one record at a time. Throws `MalformedBody` for file-level problems. */
+export async function* decodeCsv(
+  input: AsyncIterable<Uint8Array | string>,
+  layout: CsvLayout,
+  options: DecodeCsvOptions = {},
+): AsyncGenerator<CsvRecord> {
+  const columns = expectedColumns(layout);
+  let builder: RecordBuilder | undefined;
+  let sawData = false;
+  const held: CsvRecord[] = [];
+  for await (const batch of readCsvRows(input)) {
+    yield* held.splice(0);
+    const { cells, lines } = batch;
+    let i = 0;
+    if (builder === undefined) {
+      builder = new RecordBuilder(layout, headerIndexes(cells[0]!, columns), options.maxTrackedOrders ?? 1_000_000);
+      i = 1;
+    }
+    for (; i < cells.length; i++) {
+      sawData = true;
+      const done = builder.add(cells[i]!, lines[i]!);
+      if (done !== undefined) held.push(done);
+    }
+  }
+  if (builder === undefined) throw new MalformedBody({ detail: 'The file is empty' });
+  if (!sawData) throw new MalformedBody({ detail: 'The file has no data rows' });
+  yield* held;
+  const last = builder.finish();
+  if (last !== undefined) yield last;
+}
+
+/** Column names of a layout, in its order: header fields, `<lines>_<field>`, `<parts>_<field>`. */
+function expectedColumns(layout: CsvLayout): string[] {
+  const { lines } = layout;
+  const names = layout.header.map((f) => f.name);
+  if (lines) {
+    names.push(...lines.fields.map((f) => `${lines.name}_${f.name}`));
+    if (lines.parts) names.push(...lines.parts.fields.map((f) => `${lines.parts!.name}_${f.name}`));
+  }
+  return names;
+}
+
+/** Where each expected column sits in the file's header row; every column required, nothing else allowed. */
+function headerIndexes(row: readonly string[], expected: readonly string[]): Map<string, number> {
+  const found = new Map<string, number>();
+  const duplicate = new Set<string>();
+  const unknown: string[] = [];
+  const wanted = new Set(expected);
+  row.forEach((raw, index) => {
+    const name = raw.trim();
+    if (!wanted.has(name)) unknown.push(name === '' ? `(unnamed column ${index + 1})` : name);
+    else if (found.has(name)) duplicate.add(name);
+    else found.set(name, index);
+  });
+  const missing = expected.filter((name) => !found.has(name));
+  if (missing.length + unknown.length + duplicate.size === 0) return found;
+  const parts: string[] = [];
+  if (missing.length > 0) parts.push(`Missing column(s): ${missing.join(', ')}.`);
+  if (unknown.length > 0) parts.push(`Unknown column(s): ${unknown.join(', ')}.`);
+  if (duplicate.size > 0) parts.push(`Duplicate column(s): ${[...duplicate].join(', ')}.`);
+  const caseOnly = unknown.filter((u) => missing.some((m) => m.toLowerCase() === u.toLowerCase()));
+  if (caseOnly.length > 0) parts.push(`Column names are case-sensitive (${caseOnly.join(', ')}).`);
+  parts.push(`Expected columns: ${expected.join(', ')}`);
+  throw new MalformedBody({ detail: parts.join(' ') });
+}
+
+/**
+ * Where a legacy path of a decoded record sits in the file, for error messages:
+ * `line 7, column oOrderLines_Qty`. A header field points at the record's first row; a path that
+ * names no single row (the record, the line array, an unknown index) gives the record's lines.
+ */
+export function csvLocation(record: CsvRecord, path: string, layout: CsvLayout): string {
+  const { rows, lineStarts } = record;
+  const all = lineRange(rows[0]!, rows[rows.length - 1]!);
+  const steps = path.replace(/\[(\d+)\]/g, '.$1').split('.').filter((s) => s !== '');
+  const [top, index, field, partIndex, partField] = steps;
+  const { lines } = layout;
+  const at = (line: number | undefined, column?: string): string =>
+    `${line === undefined ? all : `line ${line}`}${column === undefined ? '' : `, column ${column}`}`;
+
+  if (steps.length === 1 && layout.header.some((f) => f.name === top)) return at(rows[0], top);
+  if (lines === undefined || top !== lines.name || index === undefined || !/^\d+$/.test(index)) return all;
+  const i = Number(index);
+  const parts = lines.parts;
+  // The rows of line i: one row per line, or (work orders) the run of part rows starting at lineStarts[i].
+  let lineRows: readonly number[] | undefined;
+  if (parts === undefined) lineRows = i < rows.length ? [rows[i]!] : undefined;
+  else if (lineStarts !== undefined && i < lineStarts.length) lineRows = rows.slice(lineStarts[i], lineStarts[i + 1] ?? rows.length);
+  const span = lineRows === undefined ? all : lineRange(lineRows[0]!, lineRows[lineRows.length - 1]!);
+
+  if (field === undefined) return span;
+  if (lines.fields.some((f) => f.name === field) && steps.length === 3) return at(lineRows?.[0], `${lines.name}_${field}`);
+  if (parts === undefined || field !== parts.name) return span;
+  if (partIndex === undefined || !/^\d+$/.test(partIndex)) return span;
+  const partRow = lineRows?.[Number(partIndex)];
+  if (partField === undefined) return partRow === undefined ? span : `line ${partRow}`;
+  if (steps.length === 5 && parts.fields.some((f) => f.name === partField)) {
+    return partRow === undefined ? `${span}, column ${parts.name}_${partField}` : at(partRow, `${parts.name}_${partField}`);
+  }
+  return partRow === undefined ? span : `line ${partRow}`;
+}

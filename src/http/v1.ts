@@ -1,0 +1,72 @@
+import type { H3Event } from 'h3';
+import { NotImplemented, PayloadTooLarge } from '../errors.js';
+import { convertLegacyCsv, convertLegacyJson } from '../decode/legacy.js';
+import type { RecordKind } from '../records/kind.js';
+import { profileFor, type LegacyConverter, type OnboardingProfiles } from '../records/legacy/index.js';
+import { bodyFormat, limitedBody, parseJson, readBodyBytes } from './body.js';
+import type { HandlerDependencies } from './handlers.js';
+import { jsonResponse, requestContext } from './respond.js';
+
+/**
+ * The deprecated v1 endpoints (spec §4.3): older JSON shapes and CSV, converted to v2 and
+ * handed to the same pipeline. Every v1 answer says it is deprecated (RFC 9745) and links
+ * its v2 successor (RFC 8288), so a client can act on it.
+ */
+export const V1_DEPRECATED_SINCE = Date.UTC(2026, 0, 1) / 1000;
+
+export function deprecationHeaders(successor: string): Record<string, string> {
+  return { deprecation: `@${V1_DEPRECATED_SINCE}`, link: `<${successor}>; rel="successor-version"` };
+}
+
+export interface V1Dependencies extends HandlerDependencies {
+  readonly onboarding: OnboardingProfiles;
+}
+
+/** POST /api/v1/<kind>: authenticate, decode JSON or CSV, convert, hand to the pipeline, answer. */
+export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, deps: V1Dependencies) {
+  const path = `/api/v1/${kind.name}`;
+  const headers = { ...deps.responseHeaders, ...deprecationHeaders(`/api/v2/${kind.name}`) };
+  return async (event: H3Event): Promise<Response> => {
+    const context = requestContext(event, deps.log);
+    const businessId = await deps.authenticator.authenticate(event.req.headers.get('authorization'));
+    context.businessId = businessId;
+    context.log = context.log.child({ businessId, kind: kind.name, api: 'v1' });
+    const format = bodyFormat(event, ['json', 'csv']);
+    const conversion = {
+      converter,
+      businessId,
+      context: { defaults: profileFor(deps.onboarding, businessId, kind.name), receivedAt: new Date().toISOString() },
+    };
+    const converted =
+      format === 'json'
+        ? convertLegacyJson(parseJson(await readBodyBytes(event, deps.bodyLimitBytes)), conversion)
+        : await convertLegacyCsv(limitedBody(event, deps.bodyLimitBytes), conversion);
+    if (converted.records.length > deps.maxRecordsPerBatch) {
+      throw new PayloadTooLarge({
+        detail: `The batch holds ${converted.records.length} records; the limit is ${deps.maxRecordsPerBatch} records per batch. Split it into smaller batches.`,
+      });
+    }
+    const accepted = await deps.ingest({
+      kind,
+      businessId,
+      records: converted.records,
+      senderTerms: converted.senderTerms,
+      correlationId: context.correlationId,
+      source: { type: 'http', name: path },
+      log: context.log,
+    });
+    return jsonResponse(202, accepted, context, headers);
+  };
+}
+
+/**
+ * GET /api/v1/customer/{accountId}/stock: 501 until a stock source exists. The answer is the
+ * same for every account id, so it reveals nothing about accounts of other businesses.
+ */
+export function stockHandler(deps: V1Dependencies) {
+  return async (event: H3Event): Promise<Response> => {
+    const context = requestContext(event, deps.log);
+    context.businessId = await deps.authenticator.authenticate(event.req.headers.get('authorization'));
+    throw new NotImplemented({ detail: 'The stock snapshot is not available: no stock source is connected to this service yet.' });
+  };
+}
