@@ -124,7 +124,7 @@ function isBlank(cell: string): boolean {
 }
 
 /** csv-parse's error codes in a sentence a partner can act on; never its stack or internals. */
-export function describeCsvError(error: CsvError, line: number, header: readonly string[] | undefined): string {
+function describeCsvError(error: CsvError, line: number, header: readonly string[] | undefined): string {
   const index = typeof error['column'] === 'number' ? error['column'] : undefined;
   const name = index === undefined ? undefined : header?.[index]?.trim();
   const where = `line ${line}${name ? `, column ${name}` : index === undefined ? '' : `, cell ${index + 1}`}`;
@@ -138,7 +138,7 @@ export function describeCsvError(error: CsvError, line: number, header: readonly
     case 'CSV_MAX_RECORD_SIZE':
       return `The row starting on line ${line} is longer than ${MAX_ROW_CHARS} characters; is a quote left open?`;
     default:
-      return `The file could not be read as CSV at line ${line} (${error.code})`;
+      return `The file could not be read as CSV at ${where}`;
   }
 }
 

@@ -70,9 +70,7 @@ export async function* decodeCsv(
   const columns = expectedColumns(layout);
   let builder: RecordBuilder | undefined;
   let sawData = false;
-  const held: CsvRecord[] = [];
   for await (const batch of readCsvRows(input)) {
-    yield* held.splice(0);
     const { cells, lines } = batch;
     let i = 0;
     if (builder === undefined) {
@@ -82,12 +80,11 @@ export async function* decodeCsv(
     for (; i < cells.length; i++) {
       sawData = true;
       const done = builder.add(cells[i]!, lines[i]!);
-      if (done !== undefined) held.push(done);
+      if (done !== undefined) yield done;
     }
   }
   if (builder === undefined) throw new MalformedBody({ detail: 'The file is empty' });
   if (!sawData) throw new MalformedBody({ detail: 'The file has no data rows' });
-  yield* held;
   const last = builder.finish();
   if (last !== undefined) yield last;
 }
