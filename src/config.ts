@@ -109,6 +109,19 @@ function fieldName(issuePath: ReadonlyArray<PropertyKey>): string {
   return issuePath.length === 0 ? '(root)' : formatPath(issuePath);
 }
 
+/** zod issues of a config or pipeline file as problems naming file and field; an unknown key is blamed on itself. */
+export function issueProblems(issues: readonly z.core.$ZodIssue[], fileOf: (path: readonly PropertyKey[]) => string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  for (const issue of issues) {
+    const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [issue.path];
+    for (const at of paths) {
+      const message = issue.code === 'unrecognized_keys' ? 'Unknown setting (misspelt?)' : issue.message;
+      problems.push({ file: fileOf(at), field: fieldName(at), message });
+    }
+  }
+  return problems;
+}
+
 /** The layer that set the field, or the nearest enclosing object that some layer set. */
 function originOf(issuePath: ReadonlyArray<PropertyKey>, origins: Origins, fallback: string): string {
   for (let length = issuePath.length; length > 0; length--) {
@@ -150,14 +163,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const result = configSchema.safeParse(merged, PARSE_OPTIONS);
   const problems: ConfigProblem[] = [];
   if (!result.success) {
-    for (const issue of result.error.issues) {
-      // An unknown key is reported on its parent object; blame the key itself, and its file.
-      const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [issue.path];
-      for (const at of paths) {
-        const message = issue.code === 'unrecognized_keys' ? 'Unknown setting (misspelt?)' : issue.message;
-        problems.push({ file: originOf(at, origins, defaultsFile), field: fieldName(at), message });
-      }
-    }
+    problems.push(...issueProblems(result.error.issues, (at) => originOf(at, origins, defaultsFile)));
   } else {
     problems.push(...crossFieldProblems(result.data, origins, defaultsFile));
   }

@@ -1,0 +1,105 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { link, mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { assertSafeName, type DropEntry, type DropStore } from './store.js';
+
+export const NAME = 'local';
+
+export interface LocalDropOptions {
+  /** The drop folder. Relative paths are taken from the working directory. */
+  path: string;
+}
+
+const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
+
+/** A drop in a local (or mounted) folder. Renames are atomic on one filesystem. */
+export function createLocalDrop(options: LocalDropOptions): DropStore {
+  const root = path.resolve(options.path);
+  const full = (name: string) => {
+    assertSafeName(name);
+    return path.join(root, name);
+  };
+
+  async function entry(name: string): Promise<DropEntry | undefined> {
+    try {
+      const facts = await stat(full(name));
+      return facts.isFile() ? { name, size: facts.size, modifiedMs: facts.mtimeMs } : undefined;
+    } catch (error) {
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+  }
+
+  return {
+    type: NAME,
+    where: root,
+    atomicRename: true,
+
+    async list(folder = '') {
+      let names: string[];
+      try {
+        names = (await readdir(folder ? full(folder) : root, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name);
+      } catch (error) {
+        if (isMissing(error)) return [];
+        throw error;
+      }
+      const entries = await Promise.all(names.sort().map((name) => entry(folder ? `${folder}/${name}` : name)));
+      return entries.filter((e): e is DropEntry => e !== undefined);
+    },
+
+    stat: entry,
+
+    async read(name): Promise<Readable> {
+      const file = full(name);
+      const stream = createReadStream(file);
+      await new Promise<void>((resolve, reject) => {
+        stream.once('open', () => resolve());
+        stream.once('error', reject);
+      });
+      return stream;
+    },
+
+    async rename(from, to) {
+      const source = full(from);
+      const target = full(to);
+      await mkdir(path.dirname(target), { recursive: true });
+      // link + unlink instead of rename: link refuses an existing target, so nothing is ever
+      // overwritten, and of two workers racing for one file exactly one unlinks the source.
+      try {
+        await link(source, target);
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT' || code === 'EEXIST') return false;
+        throw error;
+      }
+      try {
+        await unlink(source);
+        return true;
+      } catch (error) {
+        await unlink(target).catch(() => undefined);
+        if (isMissing(error)) return false;
+        throw error;
+      }
+    },
+
+    async write(name, content) {
+      const target = full(name);
+      await mkdir(path.dirname(target), { recursive: true });
+      const temporary = `${target}.${randomBytes(4).toString('hex')}.tmp`;
+      await writeFile(temporary, content, { flush: true });
+      await rename(temporary, target);
+    },
+
+    async remove(name) {
+      try {
+        await unlink(full(name));
+      } catch (error) {
+        if (!isMissing(error)) throw error;
+      }
+    },
+
+    async close() {},
+  };
+}

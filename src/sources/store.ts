@@ -1,0 +1,65 @@
+import type { Readable } from 'node:stream';
+
+/**
+ * A drop: the folder (local directory, SFTP directory, S3 bucket + prefix) where a partner
+ * leaves files. Every source is one implementation of this small interface; everything else
+ * — readiness, claims, spooling, receipts, settling — is written once on top of it
+ * (src/sources/drop-runner.ts) and tested once against all of them (the contract suite).
+ *
+ * Names are relative to the drop, `/`-separated, e.g. `orders-1.csv` or `processed/orders-1.csv`.
+ * An implementation never resolves a name outside the drop (no `..`, no absolute paths).
+ */
+export interface DropEntry {
+  /** Name relative to the drop; top-level entries have no `/`. */
+  readonly name: string;
+  readonly size: number;
+  /** Last modification, ms since the epoch. */
+  readonly modifiedMs: number;
+}
+
+export interface DropStore {
+  /** `local`, `sftp` or `s3`. */
+  readonly type: string;
+  /** Where the drop is, for logs and receipts; never a secret. */
+  readonly where: string;
+  /**
+   * Whether `rename` is atomic and fails when the target exists. True for local folders and
+   * SFTP (posix-rename / link semantics); false for S3, where claims need a lease instead.
+   */
+  readonly atomicRename: boolean;
+  /** Files directly in the drop (or in `folder`), not in subfolders. */
+  list(folder?: string): Promise<DropEntry[]>;
+  /** Facts of one file, or undefined when it is not there. */
+  stat(name: string): Promise<DropEntry | undefined>;
+  /** Streams a file's bytes. */
+  read(name: string): Promise<Readable>;
+  /**
+   * Moves `from` to `to` (creating `to`'s folder). Resolves false when `from` is gone or `to`
+   * already exists — another worker won the race — and never overwrites.
+   */
+  rename(from: string, to: string): Promise<boolean>;
+  /** Writes a whole file so that no reader ever sees it half-written (temporary name, then rename). */
+  write(name: string, content: string | Buffer): Promise<void>;
+  /** Removes a file; resolves when it is gone (also when it was already gone). */
+  remove(name: string): Promise<void>;
+  /** Releases connections. */
+  close(): Promise<void>;
+}
+
+/** Folder names the worker keeps inside a drop (never listed as input). */
+export const WORK_FOLDER = '.warehouse-ingest';
+
+/** Refuses names that could leave the drop: absolute, `..`, backslashes, control characters. */
+export function assertSafeName(name: string): void {
+  // eslint-disable-next-line no-control-regex
+  if (name === '' || name.startsWith('/') || /(^|\/)\.\.(\/|$)|\\|[\u0000-\u001f\u007f]/.test(name) || name.length > 1024) {
+    throw new UnsafeName(name);
+  }
+}
+
+export class UnsafeName extends Error {
+  override readonly name = 'UnsafeName';
+  constructor(file: string) {
+    super(`Refused file name ${JSON.stringify(file.slice(0, 200))}: it could leave the drop folder`);
+  }
+}
