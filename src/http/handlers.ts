@@ -1,5 +1,4 @@
 import type { H3Event } from 'h3';
-import { PayloadTooLarge } from '../errors.js';
 import type { Ingest } from '../pipeline/ingest.js';
 import type { RecordKind } from '../records/kind.js';
 import type { Authenticator } from './auth.js';
@@ -27,16 +26,12 @@ export function v2BatchHandler(kind: RecordKind, deps: HandlerDependencies) {
     context.log = context.log.child({ businessId, kind: kind.name });
     bodyFormat(event, ['json']);
     const records = parseJsonArray(await readBodyBytes(event, deps.bodyLimitBytes));
-    if (records.length > deps.maxRecordsPerBatch) {
-      throw new PayloadTooLarge({
-        detail: `The batch holds ${records.length} records; the limit is ${deps.maxRecordsPerBatch} records per batch. Split it into smaller batches.`,
-      });
-    }
     const accepted = await deps.ingest({
       kind,
       businessId,
       records,
       correlationId: context.correlationId,
+      maxRecords: deps.maxRecordsPerBatch,
       source: { type: 'http', name: path },
       log: context.log,
     });

@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3';
-import { NotImplemented, PayloadTooLarge } from '../errors.js';
+import { NotImplemented } from '../errors.js';
 import { convertLegacyCsv, convertLegacyJson } from '../decode/legacy.js';
 import type { RecordKind } from '../records/kind.js';
 import { profileFor, type LegacyConverter, type OnboardingProfiles } from '../records/legacy/index.js';
@@ -41,17 +41,13 @@ export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, dep
       format === 'json'
         ? convertLegacyJson(parseJson(await readBodyBytes(event, deps.bodyLimitBytes)), conversion)
         : await convertLegacyCsv(limitedBody(event, deps.bodyLimitBytes), conversion);
-    if (converted.records.length > deps.maxRecordsPerBatch) {
-      throw new PayloadTooLarge({
-        detail: `The batch holds ${converted.records.length} records; the limit is ${deps.maxRecordsPerBatch} records per batch. Split it into smaller batches.`,
-      });
-    }
     const accepted = await deps.ingest({
       kind,
       businessId,
       records: converted.records,
       senderTerms: converted.senderTerms,
       correlationId: context.correlationId,
+      maxRecords: deps.maxRecordsPerBatch,
       source: { type: 'http', name: path },
       log: context.log,
     });

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { MalformedBody, ValidationFailed, type RecordErrors } from '../errors.js';
+import { InternalError, MalformedBody, PayloadTooLarge, ValidationFailed, type RecordErrors } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RecordKind } from '../records/kind.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
@@ -16,19 +16,44 @@ export interface BatchSource {
   readonly name: string;
 }
 
-export interface Batch {
+interface BatchBase {
   readonly kind: RecordKind;
   /** The authenticated business (HTTP) or the business a pipeline acts for (file drop). */
   readonly businessId: string;
-  /** Candidate v2 records, as decoded (or converted from a legacy shape). */
-  readonly records: readonly unknown[];
   readonly correlationId: string;
   readonly source: BatchSource;
-  /** For converted (legacy) batches: puts errors in the sender's terms (legacy path, CSV line and column). */
-  readonly senderTerms?: SenderTerms;
   /** Logger already carrying the batch's context: correlation id, business, kind, and the file for a drop. */
   readonly log: Logger;
+  /** More records than this: 413, before anything is published. */
+  readonly maxRecords?: number;
 }
+
+/** A batch held in memory (a JSON body): validated once, published at once. */
+export interface ArrayBatch extends BatchBase {
+  /** Candidate v2 records, as decoded (or converted from a legacy shape). */
+  readonly records: readonly unknown[];
+  /** For converted (legacy) batches: puts errors in the sender's terms (legacy path, CSV line and column). */
+  readonly senderTerms?: SenderTerms;
+}
+
+/** One decoded record of a streamed batch, with its errors' way back to the sender's input. */
+export interface Candidate {
+  readonly record: unknown;
+  /** Problems found before validation (decoding, conversion), already in the sender's terms. */
+  readonly early?: readonly string[];
+  /** The record's final error list in the sender's terms, given its v2 errors. */
+  readonly explain?: (v2Errors: readonly string[]) => string[];
+}
+
+/**
+ * A batch too large to hold as objects (a big CSV file): `open()` is called twice and must
+ * yield the same candidates in the same order — once to validate every record, once to publish.
+ */
+export interface StreamBatch extends BatchBase {
+  open(): AsyncIterable<Candidate>;
+}
+
+export type Batch = ArrayBatch | StreamBatch;
 
 /** The `202` body (spec §2.1). */
 export interface BulkResponse {
@@ -45,20 +70,52 @@ export interface IngestDependencies {
 
 export type Ingest = (batch: Batch) => Promise<BulkResponse>;
 
+/** A streamed batch lists at most this many failing records (and says how many failed). */
+export const MAX_LISTED_FAILURES = 1000;
+/** A streamed batch is published in chunks of this many messages, each confirmed before the next. */
+export const PUBLISH_CHUNK = 1000;
+
 /**
  * The one flow every source goes through: validate every record (all-or-nothing), route,
  * give each record its stable id, publish, and report accepted only after the publisher
  * confirmed every message. Throws `ValidationFailed` (nothing published) or
- * `PublishFailed` (nothing reported accepted; a retry is safe).
+ * `PublishFailed` (nothing reported accepted; a retry is safe: same records, same ids).
  */
 export function createIngest({ publisher, routingKeyFor }: IngestDependencies): Ingest {
-  return async function ingest(batch) {
-    const started = performance.now();
-    const { kind, businessId, records, correlationId, source, log, senderTerms } = batch;
-    if (records.length === 0) {
-      throw new MalformedBody({ detail: 'The batch holds no records: send a JSON array with at least one record.' });
-    }
+  function toMessage(batch: Batch, ids: MessageIds, record: Record<string, unknown>, timestamp: number, headers: Record<string, string>): OutboundMessage {
+    const body = Buffer.from(JSON.stringify(record));
+    return {
+      messageId: ids.next(body),
+      routingKey: routingKeyFor(batch.kind.name, batch.businessId, record),
+      body,
+      type: batch.kind.name,
+      correlationId: batch.correlationId,
+      timestamp,
+      headers,
+    };
+  }
 
+  function reject(batch: Batch, failures: RecordErrors[], failing: number, total: number): never {
+    batch.log.info({ records: total, failing }, 'batch rejected');
+    const listed = failing > failures.length ? `; the first ${failures.length} are listed` : '';
+    throw new ValidationFailed({
+      detail: `${failing} of ${total} record(s) failed validation${listed}; no record was accepted.`,
+      errors: failures,
+    });
+  }
+
+  function checkCount(batch: Batch, count: number): void {
+    if (count === 0) throw new MalformedBody({ detail: 'The batch holds no records.' });
+    if (batch.maxRecords !== undefined && count > batch.maxRecords) {
+      throw new PayloadTooLarge({
+        detail: `The batch holds ${count}${'records' in batch ? '' : ' or more'} records; the limit is ${batch.maxRecords} records per batch. Split it into smaller batches.`,
+      });
+    }
+  }
+
+  async function ingestArray(batch: ArrayBatch): Promise<string[]> {
+    const { kind, businessId, records, senderTerms } = batch;
+    checkCount(batch, records.length);
     const accepted: Record<string, unknown>[] = new Array(records.length);
     const failures: RecordErrors[] = [];
     for (let index = 0; index < records.length; index++) {
@@ -68,40 +125,67 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
       } else if (result.ok) accepted[index] = result.record;
       else failures.push({ index, errors: result.errors });
     }
-    if (failures.length > 0) {
-      log.info({ records: records.length, failing: failures.length }, 'batch rejected');
-      throw new ValidationFailed({
-        detail: `${failures.length} of ${records.length} record(s) failed validation; no record was accepted.`,
-        errors: failures,
-      });
-    }
+    if (failures.length > 0) reject(batch, failures, failures.length, records.length);
 
     const ids = new MessageIds(businessId, kind.name);
     const timestamp = Date.now();
-    const headers = { 'business-id': businessId, source: source.type, 'source-name': source.name };
-    const messages: OutboundMessage[] = new Array(accepted.length);
-    const messageIds: string[] = new Array(accepted.length);
-    for (let index = 0; index < accepted.length; index++) {
-      const record = accepted[index]!;
-      const body = Buffer.from(JSON.stringify(record));
-      const messageId = ids.next(body);
-      messageIds[index] = messageId;
-      messages[index] = {
-        messageId,
-        routingKey: routingKeyFor(kind.name, businessId, record),
-        body,
-        type: kind.name,
-        correlationId,
-        timestamp,
-        headers,
-      };
-    }
-
+    const headers = messageHeaders(batch);
+    const messages = accepted.map((record) => toMessage(batch, ids, record, timestamp, headers));
     await publisher.publish(messages);
-    log.info(
-      { records: messages.length, publisher: publisher.name, ms: Math.round(performance.now() - started) },
-      'batch accepted',
-    );
-    return { success: true, recordCount: messages.length, messageIds, correlationId };
+    return messages.map((message) => message.messageId);
+  }
+
+  async function ingestStream(batch: StreamBatch): Promise<string[]> {
+    const { kind, businessId } = batch;
+    // Pass 1: validate everything; nothing is kept but the errors.
+    const failures: RecordErrors[] = [];
+    let failing = 0;
+    let total = 0;
+    for await (const candidate of batch.open()) {
+      const result = validateRecord(kind, candidate.record, businessId);
+      if (!result.ok || candidate.early) {
+        failing += 1;
+        if (failures.length < MAX_LISTED_FAILURES) {
+          const v2Errors = result.ok ? [] : result.errors;
+          failures.push({ index: total, errors: candidate.explain ? candidate.explain(v2Errors) : v2Errors });
+        }
+      }
+      total += 1;
+      if (batch.maxRecords !== undefined && total > batch.maxRecords) checkCount(batch, total);
+    }
+    checkCount(batch, total);
+    if (failing > 0) reject(batch, failures, failing, total);
+
+    // Pass 2: publish in confirmed chunks; a failure part-way leaves only stable-id copies behind.
+    const ids = new MessageIds(businessId, kind.name);
+    const timestamp = Date.now();
+    const headers = messageHeaders(batch);
+    const messageIds: string[] = [];
+    let chunk: OutboundMessage[] = [];
+    for await (const candidate of batch.open()) {
+      const result = validateRecord(kind, candidate.record, businessId);
+      if (!result.ok) throw new InternalError({ detail: 'The input changed between validation and publishing; nothing more was published.' });
+      const message = toMessage(batch, ids, result.record, timestamp, headers);
+      messageIds.push(message.messageId);
+      chunk.push(message);
+      if (chunk.length === PUBLISH_CHUNK) {
+        await publisher.publish(chunk);
+        chunk = [];
+      }
+    }
+    if (chunk.length > 0) await publisher.publish(chunk);
+    if (messageIds.length !== total) throw new InternalError({ detail: 'The input changed between validation and publishing.' });
+    return messageIds;
+  }
+
+  return async function ingest(batch) {
+    const started = performance.now();
+    const messageIds = 'records' in batch ? await ingestArray(batch) : await ingestStream(batch);
+    batch.log.info({ records: messageIds.length, publisher: publisher.name, ms: Math.round(performance.now() - started) }, 'batch accepted');
+    return { success: true, recordCount: messageIds.length, messageIds, correlationId: batch.correlationId };
   };
+}
+
+function messageHeaders(batch: Batch): Record<string, string> {
+  return { 'business-id': batch.businessId, source: batch.source.type, 'source-name': batch.source.name };
 }

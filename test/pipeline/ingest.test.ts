@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MalformedBody, PayloadTooLarge, ValidationFailed } from '../../src/errors.js';
+import { createLogger } from '../../src/log.js';
+import { createIngest, MAX_LISTED_FAILURES, type Candidate, type Ingest } from '../../src/pipeline/ingest.js';
+import { compileRoutingKey } from '../../src/pipeline/route.js';
+import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
+import { KINDS } from '../../src/records/index.js';
+import { validRecords } from '../records/fixtures.js';
+import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+
+const log = createLogger({ level: 'silent' });
+const order = validRecords('sales-orders')[0]! as { identifiers: { shipmentId: string } };
+
+function orders(n: number, broken: (i: number) => boolean = () => false): unknown[] {
+  return Array.from({ length: n }, (_, i) => {
+    const copy = structuredClone(order);
+    copy.identifiers.shipmentId = broken(i) ? '' : `SO-STREAM-${i}`;
+    return copy;
+  });
+}
+
+/** A streamed batch over an array, counting how often it is opened. */
+function streamOf(records: unknown[], explain = false) {
+  const opened = { count: 0 };
+  const batch = {
+    kind: KINDS['sales-orders'],
+    businessId: 'ACME',
+    correlationId: 'stream-test',
+    source: { type: 'local', name: 'test-pipeline' },
+    log,
+    async *open(): AsyncIterable<Candidate> {
+      opened.count += 1;
+      for (const record of records) yield explain ? { record, explain: (errors) => errors.map((e) => `line ?: ${e}`) } : { record };
+    },
+  };
+  return { batch, opened };
+}
+
+let topology: TestTopology;
+let publisher: RabbitMqPublisher;
+let ingest: Ingest;
+beforeAll(async () => {
+  topology = await declareTestTopology({ bindingKeys: ['#'] });
+  publisher = createRabbitMqPublisher({ url: AMQP_URL, exchange: topology.exchange, queues: [] }, log);
+  await publisher.start();
+  ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
+});
+afterAll(async () => {
+  await publisher.close();
+  await topology.cleanup();
+});
+
+describe('a streamed batch', () => {
+  it('is opened twice (validate, publish) and published whole, in confirmed chunks', async () => {
+    const { batch, opened } = streamOf(orders(2500));
+    const response = await ingest(batch);
+    expect(opened.count).toBe(2);
+    expect(response.recordCount).toBe(2500);
+    expect(new Set(response.messageIds).size).toBe(2500);
+    const messages = await topology.messages();
+    expect(messages.map((m) => m.properties.messageId)).toEqual(response.messageIds);
+    expect(messages[0]!.properties.headers).toMatchObject({ source: 'local', 'source-name': 'test-pipeline' });
+  });
+
+  it('gives the same message ids as the same records ingested as an array', async () => {
+    const records = orders(5);
+    const streamed = await ingest(streamOf(records).batch);
+    const inMemory = await ingest({ ...streamOf(records).batch, records });
+    expect(inMemory.messageIds).toEqual(streamed.messageIds);
+    await topology.messages();
+  });
+
+  it('is opened once and publishes nothing when any record fails; errors are worded by the candidate', async () => {
+    const { batch, opened } = streamOf(orders(50, (i) => i === 7 || i === 41), true);
+    const error = await ingest(batch).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationFailed);
+    expect((error as ValidationFailed).errors).toEqual([
+      { index: 7, errors: ['line ?: identifiers.shipmentId: Expected at least 1 character'] },
+      { index: 41, errors: ['line ?: identifiers.shipmentId: Expected at least 1 character'] },
+    ]);
+    expect(opened.count).toBe(1);
+    expect(await topology.count()).toBe(0);
+  });
+
+  it(`lists at most ${MAX_LISTED_FAILURES} failing records and says how many failed`, async () => {
+    const error = (await ingest(streamOf(orders(1500, () => true)).batch).catch((e: unknown) => e)) as ValidationFailed;
+    expect(error.errors).toHaveLength(MAX_LISTED_FAILURES);
+    expect(error.message).toBe(`1500 of 1500 record(s) failed validation; the first ${MAX_LISTED_FAILURES} are listed; no record was accepted.`);
+  });
+
+  it('refuses more records than allowed, and an empty stream, before publishing', async () => {
+    await expect(ingest({ ...streamOf(orders(20)).batch, maxRecords: 10 })).rejects.toThrow(PayloadTooLarge);
+    await expect(ingest(streamOf([]).batch)).rejects.toThrow(MalformedBody);
+    expect(await topology.count()).toBe(0);
+  });
+});
