@@ -200,7 +200,9 @@ function crossFieldProblems(config: Config, origins: Origins, fallback: string):
   const businesses = new Set(config.tenants.map((tenant) => tenant.businessId));
   for (const [businessId, profile] of Object.entries(config.onboarding)) {
     const file = originOf(['onboarding', businessId], origins, fallback);
-    if (businessId !== FALLBACK_PROFILE && !businesses.has(businessId) && config.environment !== 'sandbox') {
+    // The packaged files carry the demo profile, which need not match the operator's tenants.
+    const packaged = file.startsWith(path.resolve(PACKAGE_CONFIG_DIRECTORY));
+    if (businessId !== FALLBACK_PROFILE && !businesses.has(businessId) && config.environment !== 'sandbox' && !packaged) {
       problems.push({ file, field: `onboarding.${businessId}`, message: `No tenant has business id "${businessId}"` });
     }
     for (const [kind, entries] of Object.entries(profile)) {

@@ -48,6 +48,7 @@ export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, dep
       senderTerms: converted.senderTerms,
       correlationId: context.correlationId,
       maxRecords: deps.maxRecordsPerBatch,
+      volatilePaths: converter.receiptTimePaths,
       source: { type: 'http', name: path },
       log: context.log,
     });

@@ -26,6 +26,8 @@ interface BatchBase {
   readonly log: Logger;
   /** More records than this: 413, before anything is published. */
   readonly maxRecords?: number;
+  /** Fields that differ between tries of the same input (receipt time): left out of message ids. */
+  readonly volatilePaths?: readonly string[];
 }
 
 /** A batch held in memory (a JSON body): validated once, published at once. */
@@ -85,7 +87,7 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
   function toMessage(batch: Batch, ids: MessageIds, record: Record<string, unknown>, timestamp: number, headers: Record<string, string>): OutboundMessage {
     const body = Buffer.from(JSON.stringify(record));
     return {
-      messageId: ids.next(body),
+      messageId: ids.forRecord(record, body),
       routingKey: routingKeyFor(batch.kind.name, batch.businessId, record),
       body,
       type: batch.kind.name,
@@ -127,7 +129,7 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
     }
     if (failures.length > 0) reject(batch, failures, failures.length, records.length);
 
-    const ids = new MessageIds(businessId, kind.name);
+    const ids = new MessageIds(businessId, kind.name, batch.volatilePaths);
     const timestamp = Date.now();
     const headers = messageHeaders(batch);
     const messages = accepted.map((record) => toMessage(batch, ids, record, timestamp, headers));
@@ -157,7 +159,7 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
     if (failing > 0) reject(batch, failures, failing, total);
 
     // Pass 2: publish in confirmed chunks; a failure part-way leaves only stable-id copies behind.
-    const ids = new MessageIds(businessId, kind.name);
+    const ids = new MessageIds(businessId, kind.name, batch.volatilePaths);
     const timestamp = Date.now();
     const headers = messageHeaders(batch);
     const messageIds: string[] = [];

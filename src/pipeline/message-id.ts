@@ -11,10 +11,21 @@ import { createHash } from 'node:crypto';
 export class MessageIds {
   private readonly seen = new Map<string, number>();
 
+  /**
+   * @param volatilePaths fields that differ between two tries of the same input (a converted
+   * record's time of receipt): left out of the hash so the id stays the same. `[]` = every item.
+   */
   constructor(
     private readonly businessId: string,
     private readonly kind: string,
+    private readonly volatilePaths: readonly string[] = [],
   ) {}
+
+  /** The id for a record whose published bytes are `body`. */
+  forRecord(record: Record<string, unknown>, body: Buffer): string {
+    if (this.volatilePaths.length === 0) return this.next(body);
+    return this.next(Buffer.from(JSON.stringify(withoutPaths(record, this.volatilePaths))));
+  }
 
   next(body: Buffer): string {
     const hash = createHash('sha256').update(this.businessId).update('\0').update(this.kind).update('\0').update(body);
@@ -33,4 +44,32 @@ function uuidV8(hex: string): string {
   // Version nibble 8, variant bits 10xx (RFC 9562).
   const variant = ((parseInt(hex[16]!, 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-${variant}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
+
+/**
+ * A copy of `record` without the given paths, sharing everything off those paths (only the
+ * objects along each path are copied), so the record itself is not changed.
+ */
+export function withoutPaths(record: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  let out = record;
+  for (const path of paths) out = drop(out, path.split('.')) as Record<string, unknown>;
+  return out;
+}
+
+function drop(node: unknown, keys: readonly string[]): unknown {
+  if (keys.length === 0) return node;
+  const [first, ...rest] = keys as [string, ...string[]];
+  const each = first.endsWith('[]');
+  const key = each ? first.slice(0, -2) : first;
+  if (typeof node !== 'object' || node === null || Array.isArray(node) || !Object.hasOwn(node, key)) return node;
+  const copy = { ...(node as Record<string, unknown>) };
+  if (rest.length === 0 && !each) {
+    delete copy[key];
+  } else if (each) {
+    const items = copy[key];
+    if (Array.isArray(items)) copy[key] = items.map((item) => drop(item, rest));
+  } else {
+    copy[key] = drop(copy[key], rest);
+  }
+  return copy;
 }

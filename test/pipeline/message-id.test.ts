@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MessageIds } from '../../src/pipeline/message-id.js';
+import { MessageIds, withoutPaths } from '../../src/pipeline/message-id.js';
 
 const body = (value: unknown) => Buffer.from(JSON.stringify(value));
 
@@ -24,5 +24,28 @@ describe('stable message ids', () => {
     expect(new Set(batch).size).toBe(3);
     const retry = new MessageIds('ACME', 'sales-orders');
     expect([retry.next(body({ a: 1 })), retry.next(body({ a: 1 })), retry.next(body({ a: 1 }))]).toEqual(batch);
+  });
+});
+
+describe('ids of records with receipt-time fields', () => {
+  const record = (at: string) => ({ identifiers: { id: 'RGA-1' }, dates: { dueIn: at, receipt: at }, lines: [{ dates: { receipt: at } }, { dates: { receipt: at } }] });
+  const volatile = ['dates.dueIn', 'dates.receipt', 'lines[].dates.receipt'];
+  const idOf = (r: Record<string, unknown>) => new MessageIds('ACME', 'return-goods', volatile).forRecord(r, body(r));
+
+  it('stay the same when only the receipt time differs', () => {
+    expect(idOf(record('2026-03-01T12:00:00Z'))).toBe(idOf(record('2026-03-02T08:00:00Z')));
+  });
+
+  it('still differ when anything else differs', () => {
+    const other = record('2026-03-01T12:00:00Z');
+    other.identifiers.id = 'RGA-2';
+    expect(idOf(other)).not.toBe(idOf(record('2026-03-01T12:00:00Z')));
+  });
+
+  it('leave the record itself unchanged', () => {
+    const r = record('2026-03-01T12:00:00Z');
+    const before = JSON.stringify(r);
+    expect(withoutPaths(r, volatile)).toEqual({ identifiers: { id: 'RGA-1' }, dates: {}, lines: [{ dates: {} }, { dates: {} }] });
+    expect(JSON.stringify(r)).toBe(before);
   });
 });

@@ -31,7 +31,7 @@ export function legacyDateToUtc(text: string): string | undefined {
     const sign = zone[0] === '-' ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');
     const offsetMinutes = Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2));
-    if (offsetMinutes > 14 * 60) return undefined;
+    if (Number(digits.slice(2)) > 59 || offsetMinutes > 14 * 60) return undefined;
     ms -= sign * offsetMinutes * 60_000;
   }
   const iso = new Date(ms).toISOString();

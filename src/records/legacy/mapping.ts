@@ -66,14 +66,19 @@ export interface LegacyConverter {
   readonly root: string;
   readonly csv: CsvLayout;
   readonly derived: ReadonlySet<string>;
+  /**
+   * v2 paths set to the time of receipt (`[]` = every item). They differ between two tries of
+   * the same input, so message ids are computed without them (ids must be stable).
+   */
+  readonly receiptTimePaths: readonly string[];
   /** The v2 candidate record; conversion problems are pushed to `problems`. */
   toV2(legacy: unknown, context: ConversionContext, problems: LegacyProblem[]): unknown;
   /**
    * The legacy path (relative to the record) that fed `v2Path`; `''` for the record itself;
-   * undefined when none did. `legacy` is the record as the partner sent it: a v2 line index
-   * does not always tell which legacy item it came from (work orders: one v2 line per
-   * finished good and per part), and a v2 object that is missing altogether is best blamed
-   * on the legacy field that is actually absent.
+   * undefined when none did. `legacy` is the record as the partner sent it (from CSV, only its
+   * shape: its lines and parts, no values): a v2 line index does not always tell which legacy
+   * item it came from (work orders: one v2 line per finished good and per part), and a v2
+   * object that is missing altogether is best blamed on the legacy field that is absent.
    */
   sourceOf(v2Path: string, legacy: unknown): string | undefined;
 }
@@ -180,6 +185,7 @@ export function defineLegacyMapping(mapping: LegacyMapping): LegacyConverter {
     kind: mapping.kind,
     root: mapping.root,
     derived: new Set(mapping.derived),
+    receiptTimePaths: mapping.receivedAt ?? [],
     csv: {
       header: mapping.header.map(csvField),
       ...(lines ? { lines: { name: lines.legacy, fields: lines.fields.map(csvField) } } : {}),
