@@ -1,6 +1,7 @@
 import { MalformedBody } from '../errors.js';
 import type { ConversionContext, LegacyConverter, LegacyProblem } from '../records/legacy/mapping.js';
-import { jsonLocator, senderTerms, type SenderTerms } from '../records/legacy/sender-terms.js';
+import type { Candidate } from '../pipeline/ingest.js';
+import { explainRecord, jsonLocator, locatedProblems, senderTerms, type RecordTerms, type SenderTerms } from '../records/legacy/sender-terms.js';
 import { csvLocation, decodeCsv, type CsvLayout, type CsvRecord } from './csv.js';
 
 /** A legacy (v1) batch turned into v2 candidates, with its errors' way back to the sender's input. */
@@ -33,31 +34,42 @@ export function convertLegacyJson(body: unknown, { converter, businessId, contex
   return { records, senderTerms: senderTerms({ converter, businessId, locate: jsonLocator(root), problems, legacyRecord }) };
 }
 
-/** A CSV body, streamed: one record per order (or product), located by line and column. */
-export async function convertLegacyCsv(body: AsyncIterable<Uint8Array | string>, { converter, businessId, context }: Options): Promise<ConvertedBatch> {
-  const problems = new Map<number, LegacyProblem[]>();
-  const records: unknown[] = [];
-  // Only the line numbers of each record are kept for error messages, not the rows (nor the values).
-  const located: CsvRecord[] = [];
-  for await (const decoded of decodeCsv(body, converter.csv)) {
-    const index = records.length;
-    if (decoded.errors.length > 0) problems.set(index, [...decoded.errors]);
-    records.push(convertOne(converter, decoded.value, context, problems, index));
-    located.push({ value: EMPTY, errors: [], rows: decoded.rows, lineStarts: decoded.lineStarts });
-  }
-  const locate = (index: number, path: string) => {
-    const record = located[index]!;
-    if (path === '') {
-      const first = record.rows[0];
-      const last = record.rows.at(-1);
-      return first === last ? `line ${first}` : `lines ${first}-${last}`;
+/**
+ * The candidates of a CSV input, one per order (or product), each able to word its errors by
+ * line and column. Returns a function that re-reads the input from the start each time it is
+ * called (the pipeline validates in one pass and publishes in a second), holding one record at
+ * a time.
+ */
+export function legacyCsvCandidates(
+  read: () => AsyncIterable<Uint8Array | string>,
+  { converter, businessId, context }: Options,
+): () => AsyncIterable<Candidate> {
+  const layout = converter.csv;
+  return async function* candidates() {
+    for await (const decoded of decodeCsv(read(), layout)) {
+      const problems: LegacyProblem[] = [...decoded.errors];
+      const record = converter.toV2(decoded.value, context, problems);
+      const terms: RecordTerms = {
+        converter,
+        businessId,
+        problems: problems.length > 0 ? problems : undefined,
+        locate: (path) => locateCsv(decoded, path, layout),
+        // `sourceOf` needs the record's shape (which v2 line is which legacy item), rebuilt from
+        // the line numbers, and only for a record whose errors are being explained.
+        legacy: () => shapeOf(decoded, layout),
+      };
+      yield { record, early: locatedProblems(terms), explain: (v2Errors) => explainRecord(terms, v2Errors) };
     }
-    return csvLocation(record, path, converter.csv);
   };
-  // `sourceOf` needs the record's shape (which v2 line is which legacy item): rebuilt from the
-  // line numbers, and only for a record whose errors are being explained.
-  const legacyRecord = (index: number) => shapeOf(located[index]!, converter.csv);
-  return { records, senderTerms: senderTerms({ converter, businessId, locate, problems, legacyRecord }) };
+}
+
+function locateCsv(record: CsvRecord, path: string, layout: CsvLayout): string {
+  if (path === '') {
+    const first = record.rows[0];
+    const last = record.rows.at(-1);
+    return first === last ? `line ${first}` : `lines ${first}-${last}`;
+  }
+  return csvLocation(record, path, layout);
 }
 
 /**
@@ -74,8 +86,6 @@ function shapeOf(record: CsvRecord, layout: CsvLayout): Record<string, unknown> 
   const parts = lines.parts.name;
   return { [lines.name]: lineStarts.map((start, i) => ({ [parts]: empty((lineStarts[i + 1] ?? rows.length) - start) })) };
 }
-
-const EMPTY: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 function convertOne(
   converter: LegacyConverter,

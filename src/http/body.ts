@@ -43,14 +43,23 @@ export async function* limitedBody(event: H3Event, limit: number): AsyncGenerato
   }
 }
 
-export async function readBodyBytes(event: H3Event, limit: number): Promise<Buffer> {
+/** The body's chunks as received (no copy into one buffer). */
+export async function bodyChunks(event: H3Event, limit: number): Promise<Uint8Array[]> {
   const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of limitedBody(event, limit)) {
-    chunks.push(chunk);
-    size += chunk.byteLength;
-  }
-  return chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength) : Buffer.concat(chunks, size);
+  for await (const chunk of limitedBody(event, limit)) chunks.push(chunk);
+  return chunks;
+}
+
+export async function readBodyBytes(event: H3Event, limit: number): Promise<Buffer> {
+  const chunks = await bodyChunks(event, limit);
+  return chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength) : Buffer.concat(chunks);
+}
+
+/** Reads the same chunks again on every call. */
+export function replay(chunks: readonly Uint8Array[]): () => AsyncIterable<Uint8Array> {
+  return async function* again() {
+    yield* chunks;
+  };
 }
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });

@@ -1,9 +1,9 @@
 import type { H3Event } from 'h3';
 import { NotImplemented } from '../errors.js';
-import { convertLegacyCsv, convertLegacyJson } from '../decode/legacy.js';
+import { convertLegacyJson, legacyCsvCandidates } from '../decode/legacy.js';
 import type { RecordKind } from '../records/kind.js';
 import { profileFor, type LegacyConverter, type OnboardingProfiles } from '../records/legacy/index.js';
-import { bodyFormat, limitedBody, parseJson, readBodyBytes } from './body.js';
+import { bodyChunks, bodyFormat, parseJson, readBodyBytes, replay } from './body.js';
 import type { HandlerDependencies } from './handlers.js';
 import { jsonResponse, requestContext } from './respond.js';
 
@@ -37,15 +37,16 @@ export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, dep
       businessId,
       context: { defaults: profileFor(deps.onboarding, businessId, kind.name), receivedAt: new Date().toISOString() },
     };
+    // CSV is kept as raw bytes (bounded by the body limit, far smaller than the records they
+    // become) and decoded twice by the pipeline: once to validate, once to publish.
     const converted =
       format === 'json'
         ? convertLegacyJson(parseJson(await readBodyBytes(event, deps.bodyLimitBytes)), conversion)
-        : await convertLegacyCsv(limitedBody(event, deps.bodyLimitBytes), conversion);
+        : { open: legacyCsvCandidates(replay(await bodyChunks(event, deps.bodyLimitBytes)), conversion) };
     const accepted = await deps.ingest({
       kind,
       businessId,
-      records: converted.records,
-      senderTerms: converted.senderTerms,
+      ...converted,
       correlationId: context.correlationId,
       maxRecords: deps.maxRecordsPerBatch,
       volatilePaths: converter.receiptTimePaths,

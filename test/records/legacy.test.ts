@@ -10,15 +10,15 @@
 import { createReadStream, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { convertLegacyCsv, convertLegacyJson, type ConvertedBatch } from '../../src/decode/legacy.js';
+import { convertLegacyJson, legacyCsvCandidates } from '../../src/decode/legacy.js';
 import { ValidationFailed } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { createIngest } from '../../src/pipeline/ingest.js';
+import { createIngest, type Candidate } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
 import type { OutboundMessage, Publisher } from '../../src/publish/publisher.js';
 import { KIND_NAMES, KINDS, type KindName } from '../../src/records/index.js';
 import { loadConfig } from '../../src/config.js';
-import { LEGACY, profileFor } from '../../src/records/legacy/index.js';
+import { LEGACY, profileFor, type SenderTerms } from '../../src/records/legacy/index.js';
 import { BUSINESS_ID, FIXTURES } from './fixtures.js';
 
 /** Every fixture is converted as if received at this instant (return goods use it for their dates). */
@@ -45,25 +45,25 @@ function capturingPublisher(): Publisher & { readonly bodies: unknown[] } {
   };
 }
 
-async function convert(kind: KindName, file: URL, profile: Profile): Promise<ConvertedBatch> {
+/** The records part of a batch: in memory for JSON; streamed (opened twice) for CSV, as HTTP and file drops do. */
+function convert(kind: KindName, file: URL, profile: Profile): { records: unknown[]; senderTerms: SenderTerms } | { open: () => AsyncIterable<Candidate> } {
   const converter = LEGACY[kind]!;
   const options = { converter, businessId: BUSINESS_ID, context: { defaults: profile, receivedAt: RECEIVED_AT } };
   // CSV is streamed from the file in small chunks, as an HTTP body or a file drop would be.
-  if (file.pathname.endsWith('.csv')) return convertLegacyCsv(createReadStream(file, { highWaterMark: 64 }), options);
+  if (file.pathname.endsWith('.csv')) return { open: legacyCsvCandidates(() => createReadStream(file, { highWaterMark: 64 }), options) };
   return convertLegacyJson(readJson(file), options);
 }
 
 /** Runs one v1 input through conversion and the pipeline: the forwarded records, or the 400's errors. */
 async function ingestV1(kind: KindName, file: URL, profile: Profile): Promise<{ forwarded: unknown[] } | { errors: unknown }> {
-  const converted = await convert(kind, file, profile);
+  const converted = convert(kind, file, profile);
   const publisher = capturingPublisher();
   const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
   try {
     await ingest({
       kind: KINDS[kind],
       businessId: BUSINESS_ID,
-      records: converted.records,
-      senderTerms: converted.senderTerms,
+      ...converted,
       correlationId: 'legacy-fixtures',
       source: { type: 'test', name: file.pathname },
       log: createLogger({ level: 'silent' }),
