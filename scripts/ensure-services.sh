@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Brings up what the test suite talks to, on a fresh Debian machine or on one that has it:
-# RabbitMQ on 127.0.0.1:5672 (guest/guest). Installs from Debian's packages when missing.
+# RabbitMQ on 127.0.0.1:5672 (guest/guest), and OpenSSH's sshd for the SFTP tests (installed only:
+# each SFTP test file starts its own private server, test/support/sshd.ts). Installs from Debian's
+# packages when missing.
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 
@@ -27,4 +29,14 @@ ensure_rabbitmq() {
   log "RabbitMQ did not open 127.0.0.1:5672 within 90 s"; exit 1
 }
 
+ensure_sshd() {
+  if [ ! -x /usr/sbin/sshd ]; then
+    log "installing openssh-server from Debian's packages"
+    apt_install openssh-server
+  fi
+  # sshd refuses to start without its privilege-separation directory (not kept across reboots).
+  as_root mkdir -p /run/sshd
+}
+
 ensure_rabbitmq
+ensure_sshd

@@ -1,0 +1,301 @@
+import { createHash, createHmac } from 'node:crypto';
+import net from 'node:net';
+import { Readable } from 'node:stream';
+import SftpClient from 'ssh2-sftp-client';
+
+/**
+ * The SFTP connection under `createSftpDrop`: opened lazily, verified against pinned host keys,
+ * re-opened after it drops, and every call bounded by a timeout. ssh2-sftp-client 12 has no
+ * retries of its own, and some server failures leave its promises pending for good (a close
+ * seen by one call is swallowed for the others; `end()` after a reset), so this module never
+ * waits on the library alone: it races each call against a timer and the connection's end, and
+ * tears the socket down itself (it owns the socket).
+ */
+
+export type Sftp = Awaited<ReturnType<SftpClient['connect']>>;
+
+export interface Session {
+  readonly client: SftpClient;
+  /** The raw ssh2 SFTP channel, for what the client does not wrap (hard links, plain mkdir). */
+  readonly sftp: Sftp;
+  /** Aborted, with an `SftpError` as reason, when the connection is gone. */
+  readonly signal: AbortSignal;
+  /** Drops the connection at once (no goodbye: the server may not answer). */
+  destroy(reason: SftpError): void;
+}
+
+export interface SessionOptions {
+  host: string;
+  port: number;
+  username: string;
+  password?: string;
+  privateKey?: string | Buffer;
+  passphrase?: string;
+  hostKeyFingerprints?: string[];
+  knownHosts?: string;
+  timeoutMs: number;
+  readyTimeoutMs: number;
+}
+
+export type SftpErrorCode = 'sftp-host-key-rejected' | 'sftp-unreachable' | 'sftp-timeout' | 'sftp-connection-lost' | 'sftp-failed';
+
+/** Every failure of the SFTP drop. Messages name the server and the remote path, never a secret. */
+export class SftpError extends Error {
+  override readonly name = 'SftpError';
+  constructor(
+    readonly code: SftpErrorCode,
+    message: string,
+    cause?: unknown,
+  ) {
+    super(message, cause === undefined ? undefined : { cause });
+  }
+}
+
+export interface Connection {
+  /** Runs `fn` on the open connection (opening it first), bounded by `timeoutMs`. */
+  use<T>(what: string, remotePath: string, fn: (session: Session) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export function createConnection(options: SessionOptions, where: string): Connection {
+  const server = `${options.username}@${options.host}:${options.port}`;
+  const hostKeys = hostKeyPolicy(options);
+  let current: Promise<Session> | undefined;
+
+  function session(): Promise<Session> {
+    if (!current) {
+      const attempt = connect(options, server, hostKeys);
+      current = attempt;
+      const forget = () => {
+        if (current === attempt) current = undefined;
+      };
+      attempt.then((s) => s.signal.addEventListener('abort', forget, { once: true }), forget);
+    }
+    return current;
+  }
+
+  return {
+    async use(what, remotePath, fn) {
+      const s = await session();
+      const detail = `${what} ${remotePath} on ${where}`;
+      let timer: NodeJS.Timeout | undefined;
+      let onAbort: (() => void) | undefined;
+      const bounds = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const error = new SftpError('sftp-timeout', `SFTP ${detail} timed out after ${options.timeoutMs} ms; the connection is dropped and re-opened on the next call`);
+          reject(error);
+          s.destroy(error); // fails the other calls on this connection too, through onAbort
+        }, options.timeoutMs);
+        onAbort = () => {
+          const reason = s.signal.reason as SftpError;
+          reject(new SftpError(reason.code === 'sftp-timeout' ? 'sftp-timeout' : 'sftp-connection-lost', `SFTP ${detail} failed: ${reason.message}`, reason));
+        };
+        if (s.signal.aborted) onAbort();
+        else s.signal.addEventListener('abort', onAbort, { once: true });
+      });
+      try {
+        return await Promise.race([fn(s), bounds]);
+      } catch (error) {
+        if (error instanceof SftpError) throw error;
+        throw new SftpError('sftp-failed', `SFTP ${detail} failed: ${messageOf(error)}`, error);
+      } finally {
+        clearTimeout(timer);
+        s.signal.removeEventListener('abort', onAbort!);
+      }
+    },
+
+    async close() {
+      const attempt = current;
+      current = undefined;
+      const s = await attempt?.catch(() => undefined);
+      if (!s || s.signal.aborted) return;
+      // A polite end first; the library's end() can hang after a reset, so it gets a short bound.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([s.client.end().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, Math.min(options.timeoutMs, 2_000))))]);
+      clearTimeout(timer);
+      s.destroy(new SftpError('sftp-connection-lost', `SFTP connection to ${where} was closed`));
+    },
+  };
+}
+
+async function connect(options: SessionOptions, server: string, hostKeys: HostKeyPolicy): Promise<Session> {
+  // Callbacks given, all empty: the library's defaults print every error/end/close to the console.
+  const client = new SftpClient(`warehouse-ingest ${server}`, {});
+  // Our own socket, so that a timeout can always drop the connection, whatever the library waits on.
+  const socket = net.connect({ host: options.host, port: options.port });
+  const lost = new AbortController();
+  const destroy = (reason: SftpError) => {
+    if (!lost.signal.aborted) lost.abort(reason);
+    socket.destroy();
+  };
+  let firstError: unknown;
+  const gone = () => {
+    const why = firstError === undefined ? '' : `: ${messageOf(firstError)}`;
+    destroy(new SftpError('sftp-connection-lost', `SFTP connection to ${server} was lost${why}`, firstError));
+  };
+  client.on('close', gone);
+  client.on('end', gone);
+  client.on('error', (error: unknown) => {
+    firstError ??= error; // the cause worth reporting (refused, reset, auth failed), not the close after it
+    gone();
+  });
+  let seen: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    const sftp = await Promise.race([
+      client.connect({
+        sock: socket,
+        host: options.host,
+        port: options.port,
+        username: options.username,
+        password: options.password,
+        privateKey: options.privateKey,
+        passphrase: options.passphrase,
+        readyTimeout: 0, // bounded below, together with opening the SFTP channel (one timer, one error)
+        hostVerifier: (key: Buffer) => {
+          seen = fingerprintOf(key);
+          return hostKeys.accepts(key);
+        },
+      }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new SftpError('sftp-timeout', `SFTP connection to ${server} was not ready within ${options.readyTimeoutMs} ms`)), options.readyTimeoutMs);
+      }),
+      new Promise<never>((_, reject) => lost.signal.addEventListener('abort', () => reject(lost.signal.reason), { once: true })),
+    ]);
+    sftp.on('error', () => gone());
+    sftp.on('close', gone);
+    return { client, sftp, signal: lost.signal, destroy };
+  } catch (error) {
+    destroy(new SftpError('sftp-connection-lost', `SFTP connection to ${server} failed`));
+    if (seen !== undefined && !hostKeys.accepted(seen)) {
+      throw new SftpError('sftp-host-key-rejected', `Refused SFTP server ${server}: its host key ${seen} ${hostKeys.describe()}; not connecting`);
+    }
+    if (error instanceof SftpError && error.code === 'sftp-timeout') throw error;
+    throw new SftpError('sftp-unreachable', `Could not connect to SFTP server ${server}: ${messageOf(firstError ?? error)}`, firstError ?? error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Wraps a read stream so that a consumer waiting for bytes waits at most `timeoutMs` per chunk
+ * (not for the whole file: a slow consumer is not a slow server), and so that a lost
+ * connection ends it with an error instead of leaving it pending.
+ */
+export function guardedStream(source: Readable, session: Session, timeoutMs: number, describe: string): Readable {
+  let timer: NodeJS.Timeout | undefined;
+  const disarm = () => {
+    clearTimeout(timer);
+    timer = undefined;
+  };
+  const onLost = () => out.destroy(session.signal.reason as Error);
+  const out = new Readable({
+    read() {
+      timer ??= setTimeout(() => {
+        const error = new SftpError('sftp-timeout', `SFTP read ${describe}: no data for ${timeoutMs} ms; the connection is dropped and re-opened on the next call`);
+        session.destroy(error);
+        out.destroy(error);
+      }, timeoutMs);
+      source.resume();
+    },
+    destroy(error, callback) {
+      disarm();
+      session.signal.removeEventListener('abort', onLost);
+      source.destroy();
+      callback(error);
+    },
+  });
+  session.signal.addEventListener('abort', onLost, { once: true });
+  source.on('data', (chunk: Buffer) => {
+    disarm();
+    if (!out.push(chunk)) source.pause();
+  });
+  source.once('end', () => {
+    disarm();
+    out.push(null);
+  });
+  // `on`, not `once`: ssh2's stream emits errors directly, also after a first one or after destroy().
+  source.on('error', (error) => out.destroy(new SftpError('sftp-failed', `SFTP read ${describe} failed: ${error.message}`, error)));
+  return out;
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// ---- host keys ---------------------------------------------------------------------------
+
+/** OpenSSH's fingerprint of a public key blob: `SHA256:` + unpadded base64, as `ssh-keygen -l` prints. */
+export function fingerprintOf(key: Buffer): string {
+  return `SHA256:${createHash('sha256').update(key).digest('base64').replace(/=+$/, '')}`;
+}
+
+const FINGERPRINT = /^SHA256:[A-Za-z0-9+/]{43}=?$/;
+
+interface HostKeyPolicy {
+  accepts(key: Buffer): boolean;
+  accepted(fingerprint: string): boolean;
+  describe(): string;
+}
+
+/**
+ * Pinned fingerprints and/or known_hosts contents; a key is accepted when either vouches for it
+ * and no `@revoked` line names it. Never blind trust: with neither given this throws.
+ */
+function hostKeyPolicy(options: SessionOptions): HostKeyPolicy {
+  const pinned = (options.hostKeyFingerprints ?? []).map((f) => {
+    if (!FINGERPRINT.test(f)) throw new TypeError(`hostKeyFingerprints: expected SHA256:<base64> as ssh-keygen -l prints it, got ${JSON.stringify(f.slice(0, 80))}`);
+    return f.replace(/=+$/, '');
+  });
+  const known = options.knownHosts === undefined ? undefined : knownHostKeys(options.knownHosts, options.host, options.port);
+  if (pinned.length === 0 && known === undefined) {
+    throw new TypeError(`SFTP ${options.host}:${options.port}: give hostKeyFingerprints or knownHosts — a server's host key is never trusted blindly`);
+  }
+  const revoked = new Set(known?.revoked.map(fingerprintOf));
+  const trusted = new Set([...pinned, ...(known?.trusted.map(fingerprintOf) ?? [])]);
+  const accepted = (fingerprint: string) => trusted.has(fingerprint) && !revoked.has(fingerprint);
+  return {
+    accepted,
+    accepts: (key) => accepted(fingerprintOf(key)),
+    describe() {
+      const sources = [pinned.length > 0 && `the ${pinned.length} pinned hostKeyFingerprints`, known && `the ${known.trusted.length} known_hosts key(s) for this host`].filter(Boolean);
+      return `matches none of ${sources.join(' or ')}${revoked.size > 0 ? ' (or is @revoked)' : ''}`;
+    },
+  };
+}
+
+/** The keys known_hosts lists for `host:port`: plain, `[host]:port`, wildcard and hashed (`|1|`) names. */
+export function knownHostKeys(contents: string, host: string, port: number): { trusted: Buffer[]; revoked: Buffer[] } {
+  const name = port === 22 ? host : `[${host}]:${port}`;
+  const trusted: Buffer[] = [];
+  const revoked: Buffer[] = [];
+  for (const raw of contents.split(/\r?\n/)) {
+    const fields = raw.trim().split(/\s+/);
+    if (fields[0] === undefined || fields[0] === '' || fields[0].startsWith('#')) continue;
+    const marker = fields[0].startsWith('@') ? fields.shift() : undefined;
+    const [patterns, , keyBase64] = fields;
+    if (patterns === undefined || keyBase64 === undefined || marker === '@cert-authority') continue; // CAs: not supported
+    if (!hostMatches(patterns, name)) continue;
+    (marker === '@revoked' ? revoked : trusted).push(Buffer.from(keyBase64, 'base64'));
+  }
+  return { trusted, revoked };
+}
+
+function hostMatches(patterns: string, name: string): boolean {
+  let matched = false;
+  for (const pattern of patterns.split(',')) {
+    const negated = pattern.startsWith('!');
+    const body = negated ? pattern.slice(1) : pattern;
+    let hit: boolean;
+    if (body.startsWith('|1|')) {
+      const [, , salt = '', hash = ''] = body.split('|');
+      hit = createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64') === hash;
+    } else {
+      const glob = body.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+      hit = new RegExp(`^${glob}$`, 'i').test(name);
+    }
+    if (hit && negated) return false;
+    matched ||= hit;
+  }
+  return matched;
+}

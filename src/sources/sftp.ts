@@ -1,0 +1,230 @@
+import { randomBytes } from 'node:crypto';
+import path from 'node:path/posix';
+import type { Readable } from 'node:stream';
+import { createConnection, guardedStream, messageOf, type Session, type Sftp } from './sftp-session.js';
+import { assertSafeName, type DropEntry, type DropStore } from './store.js';
+
+export { SftpError } from './sftp-session.js';
+
+export const NAME = 'sftp';
+
+export interface SftpDropOptions {
+  host: string;
+  /** @default 22 */
+  port?: number;
+  username: string;
+  /** Password authentication, for partners who offer nothing else. Prefer `privateKey`. */
+  password?: string;
+  /** A private key's contents (OpenSSH or PEM), not a path: secrets come from env or mounted files. */
+  privateKey?: string | Buffer;
+  /** Unlocks an encrypted `privateKey`. */
+  passphrase?: string;
+  /**
+   * The server's host key(s) as `ssh-keygen -l` prints them (`SHA256:…`). Pin these and/or give
+   * `knownHosts`: a server whose key matches neither is refused, and with neither given the
+   * store refuses to start — trusting whatever key a server shows lets anyone in the middle
+   * read partner files.
+   */
+  hostKeyFingerprints?: string[];
+  /** Contents of a known_hosts file (plain, `[host]:port`, wildcard and hashed names; `@revoked`). */
+  knownHosts?: string;
+  /** The drop folder on the server; relative paths start at the login directory. */
+  path: string;
+  /**
+   * Bounds every call (connect excluded), and each wait for the next chunk of a read stream. On a
+   * timeout the connection is dropped and the next call opens a new one: some server failures
+   * leave the library waiting forever.
+   * @default 30000
+   */
+  timeoutMs?: number;
+  /** Bounds opening the connection (TCP, handshake, auth, SFTP channel). @default 10000 */
+  readyTimeoutMs?: number;
+}
+
+/** SFTP status codes (draft-ietf-secsh-filexfer-02, the version OpenSSH speaks). */
+const NO_SUCH_FILE = 2;
+const FAILURE = 4; // also what OpenSSH answers for EEXIST: v3 has no "file exists" code
+
+const statusOf = (error: unknown) => (error as { code?: unknown }).code;
+
+/**
+ * A drop in a folder on an SFTP server: one connection, opened on first use, re-opened after it
+ * drops. Renames never overwrite (hard link + unlink, see `rename`), writes are atomic
+ * (temporary name + posix-rename).
+ */
+export function createSftpDrop(options: SftpDropOptions): DropStore {
+  const port = options.port ?? 22;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const root = options.path === '/' ? '/' : options.path.replace(/\/+$/, '') || '.';
+  const where = `sftp://${options.username}@${options.host}:${port}${root.startsWith('/') ? '' : '/~/'}${root}`;
+  const connection = createConnection({ ...options, port, timeoutMs, readyTimeoutMs: options.readyTimeoutMs ?? 10_000 }, where);
+  const remote = (name: string) => {
+    assertSafeName(name);
+    return path.join(root, name);
+  };
+
+  async function entry(client: Session['client'], name: string, file: string): Promise<DropEntry | undefined> {
+    try {
+      const facts = await client.stat(file);
+      return facts.isFile ? { name, size: facts.size, modifiedMs: facts.modifyTime } : undefined;
+    } catch (error) {
+      if (statusOf(error) === 'ENOENT') return undefined; // the client maps "no such file" to ENOENT here
+      throw error;
+    }
+  }
+
+  return {
+    type: NAME,
+    where,
+    atomicRename: true,
+
+    async list(folder = '') {
+      const dir = folder ? remote(folder) : root;
+      return connection.use('list', dir, async ({ client }) => {
+        try {
+          const files = await client.list(dir, (item) => item.type === '-');
+          return files
+            .map((f) => ({ name: folder ? `${folder}/${f.name}` : f.name, size: f.size, modifiedMs: f.modifyTime }))
+            .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+        } catch (error) {
+          if (statusOf(error) === NO_SUCH_FILE) return [];
+          throw error;
+        }
+      });
+    },
+
+    async stat(name) {
+      const file = remote(name);
+      return connection.use('stat', file, ({ client }) => entry(client, name, file));
+    },
+
+    async read(name): Promise<Readable> {
+      const file = remote(name);
+      return connection.use('read', file, async (session) => {
+        const source = session.client.createReadStream(file);
+        // Opened (or refused) before the stream is handed out, like a local read.
+        await new Promise<void>((resolve, reject) => {
+          source.once('open', () => resolve());
+          source.on('error', reject); // stays: later errors of a refused stream are no one's to handle
+        }).catch((error: unknown) => {
+          source.destroy();
+          throw error;
+        });
+        return guardedStream(source, session, timeoutMs, `${file} on ${where}`);
+      });
+    },
+
+    /**
+     * A hard link (`hardlink@openssh.com`) then unlink of the source, like the local drop: link(2)
+     * never replaces an existing target, and of two workers racing for one file exactly one
+     * unlinks the source. Plain SFTP rename is the fallback for servers without the extension:
+     * OpenSSH implements it the same way, but the protocol lets other servers overwrite.
+     */
+    async rename(from, to) {
+      const source = remote(from);
+      const target = remote(to);
+      return connection.use('rename', `${source} -> ${target}`, async ({ client, sftp }) => {
+        await mkdirs(sftp, path.dirname(target));
+        try {
+          await call<void>((cb) => sftp.ext_openssh_hardlink(source, target, cb));
+        } catch (error) {
+          if (!(error instanceof Unsupported)) return lostRace(error, client, target);
+          try {
+            await call<void>((cb) => sftp.rename(source, target, cb));
+            return true;
+          } catch (renameError) {
+            return lostRace(renameError, client, target);
+          }
+        }
+        try {
+          await call<void>((cb) => sftp.unlink(source, cb));
+          return true;
+        } catch (error) {
+          await call<void>((cb) => sftp.unlink(target, cb)).catch(() => undefined);
+          if (statusOf(error) === NO_SUCH_FILE) return false; // another worker took it meanwhile
+          throw error;
+        }
+      });
+    },
+
+    async write(name, content) {
+      const target = remote(name);
+      const temporary = `${target}.${randomBytes(4).toString('hex')}.tmp`;
+      const data = Buffer.isBuffer(content) ? content : Buffer.from(content);
+      await connection.use('write', target, async ({ client, sftp }) => {
+        await mkdirs(sftp, path.dirname(target));
+        try {
+          await writeDurably(sftp, temporary, data);
+          await client.posixRename(temporary, target); // atomic, replaces an earlier version
+        } catch (error) {
+          await client.delete(temporary, true).catch(() => undefined);
+          throw error;
+        }
+      });
+    },
+
+    async remove(name) {
+      const file = remote(name);
+      await connection.use('remove', file, ({ client }) => client.delete(file, true));
+    },
+
+    close: () => connection.close(),
+  };
+}
+
+/**
+ * Whether a refused link/rename lost a race — the source is gone or the target exists — rather
+ * than failed. SFTP v3 has no "already exists" status: OpenSSH answers FAILURE, so look.
+ */
+async function lostRace(error: unknown, client: Session['client'], target: string): Promise<boolean> {
+  if (statusOf(error) === NO_SUCH_FILE) return false;
+  if (statusOf(error) === FAILURE && (await client.exists(target)) !== false) return false;
+  throw error;
+}
+
+/**
+ * mkdir -p, from the deepest folder up only as far as needed. Not the client's recursive mkdir:
+ * it checks then creates, so two concurrent calls for one folder make one of them fail.
+ */
+async function mkdirs(sftp: Sftp, dir: string, parentsMade = false): Promise<void> {
+  if (dir === '.' || dir === '/') return;
+  try {
+    await call<void>((cb) => sftp.mkdir(dir, cb));
+  } catch (error) {
+    if (statusOf(error) === NO_SUCH_FILE && !parentsMade) {
+      await mkdirs(sftp, path.dirname(dir));
+      return mkdirs(sftp, dir, true);
+    }
+    const facts = await call<{ isDirectory(): boolean }>((cb) => sftp.stat(dir, cb)).catch(() => undefined);
+    if (!facts?.isDirectory()) throw new Error(`Could not create folder ${dir}: ${messageOf(error)}`, { cause: error });
+  }
+}
+
+/** Writes a whole file and, where the server offers `fsync@openssh.com`, flushes it to disk (as the local drop does). */
+async function writeDurably(sftp: Sftp, file: string, data: Buffer): Promise<void> {
+  const handle = await call<Buffer>((cb) => sftp.open(file, 'w', cb));
+  let written = false;
+  try {
+    if (data.length > 0) await call<void>((cb) => sftp.write(handle, data, 0, data.length, 0, cb)); // ssh2 splits large writes
+    await call<void>((cb) => sftp.ext_openssh_fsync(handle, cb)).catch((error: unknown) => {
+      if (!(error instanceof Unsupported)) throw error;
+    });
+    written = true;
+  } finally {
+    const closing = call<void>((cb) => sftp.close(handle, cb));
+    await (written ? closing : closing.catch(() => undefined)); // a failed close must not hide why the write failed
+  }
+}
+
+class Unsupported extends Error {}
+
+/** Promisifies one raw ssh2 SFTP call; a request the server lacks (ssh2 throws) becomes `Unsupported`. */
+function call<T>(start: (cb: (error: Error | null | undefined, value?: T) => void) => void): Promise<T> {
+  return new Promise((resolve, reject) => {
+    try {
+      start((error, value) => (error ? reject(error) : resolve(value as T)));
+    } catch (error) {
+      reject(/does not support/.test(messageOf(error)) ? new Unsupported(messageOf(error)) : error);
+    }
+  });
+}
