@@ -7,6 +7,9 @@ const HELP = `warehouse-ingest — takes in business record batches and publishe
 
 Usage:
   warehouse-ingest serve              Run the HTTP service (config: INGEST_ENV, INGEST_CONFIG, PORT, HOST, AMQP_URL)
+  warehouse-ingest run <pipeline.yaml> [--once]
+                                      Run one partner drop. --once: process every ready file, print a
+                                      summary line and exit (1 only when the drop cannot be read).
   warehouse-ingest hash-key <key|->   Print the scrypt hash of an API key for tenants[].apiKeyHash.
                                       Use "-" to read the key from standard input (keeps it out of shell history).
   warehouse-ingest help               This text.
@@ -35,6 +38,20 @@ async function serve(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
+async function run(args: string[], once: boolean): Promise<void> {
+  const file = args[0];
+  if (!file) throw new UsageError('run needs a pipeline file');
+  const { runPipelineFile } = await import('./main.js');
+  const running = await runPipelineFile(file, { once });
+  if (once) {
+    process.stdout.write(`${JSON.stringify({ pipeline: file, ...running.summary })}\n`);
+    return;
+  }
+  const stop = () => void running.stop().then(() => process.exit(0), () => process.exit(1));
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}
+
 async function hashKey(args: string[]): Promise<void> {
   const key = args[0] === '-' ? await readStdin() : args[0];
   if (!key) throw new UsageError('hash-key needs the key, or "-" to read it from standard input');
@@ -45,11 +62,13 @@ async function hashKey(args: string[]): Promise<void> {
 class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<void> {
-  const { positionals } = parseArgs({ args: argv, allowPositionals: true, strict: false });
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, strict: false, options: { once: { type: 'boolean' } } });
   const [command, ...rest] = positionals;
   switch (command) {
     case 'serve':
       return serve();
+    case 'run':
+      return run(rest, values.once === true);
     case 'hash-key':
       return hashKey(rest);
     case undefined:

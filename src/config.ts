@@ -35,6 +35,8 @@ const queueSchema = z.strictObject({
 export const configSchema = z.strictObject({
   environment: z.enum(ENVIRONMENTS),
   dataDirectory: z.string().min(1),
+  /** Pipeline definitions (`*.yaml` directly in it) run by `serve`. */
+  pipelinesDirectory: z.string().min(1),
   http: z.strictObject({
     host: z.string().min(1),
     port: z.int().min(0).max(65535),

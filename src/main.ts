@@ -11,6 +11,9 @@ import { compileRoutingKey, templateFields, topicMatches } from './pipeline/rout
 import { createEmbeddedPublisher, createNonePublisher, createRabbitMqPublisher } from './publish/index.js';
 import type { Publisher, ReadinessCheck } from './publish/publisher.js';
 import { KIND_NAMES } from './records/kind.js';
+import { loadPipelineFiles, loadPipelines } from './pipelines.js';
+import { createDropRunner, type RunSummary } from './sources/drop-runner.js';
+import { createDropStore } from './sources/index.js';
 
 export interface RunningService {
   readonly config: Readonly<Config>;
@@ -33,6 +36,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   log.info({ environment: config.environment, publisher: publisher.name, target: publisher.target }, `publisher: ${publisher.name} (${publisher.target})`);
 
   const app = buildHttpApp(config, publisher, log);
+  const drops = startDropRunners(config, publisher, log);
 
   const server = http.createServer({ requestTimeout: config.http.requestTimeoutMs }, toNodeHandler(app));
   await new Promise<void>((resolve, reject) => {
@@ -51,11 +55,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     publisher,
     stop: () =>
       (stopping ??= (async () => {
-        log.info('stopping: no new requests; finishing those in flight');
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        log.info('stopping: no new requests or files; finishing those in flight');
+        await Promise.all([
+          new Promise<void>((resolve) => {
+            server.close(() => resolve());
+            server.closeIdleConnections();
+          }),
+          drops.stop(),
+        ]);
         await publisher.close();
         log.info('stopped');
       })()),
@@ -75,6 +82,67 @@ export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log
     responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
     readiness: () => readiness(config, publisher),
   });
+}
+
+/**
+ * `warehouse-ingest run <pipeline file>`: one drop, without the HTTP facade. With `once`, looks
+ * until nothing is settling, processes every ready file and resolves with what it did; it
+ * rejects only when the drop itself cannot be read (an invalid file is a failure receipt).
+ */
+export async function runPipelineFile(file: string, options: StartOptions & { once: boolean }): Promise<{ summary?: RunSummary; stop(): Promise<void> }> {
+  const config = loadConfig(options);
+  const log = options.log ?? createLogger({ level: config.log.level });
+  const [pipeline] = loadPipelineFiles([path.resolve(file)], { tenants: config.tenants.map((t) => t.businessId) });
+  const store = createDropStore(pipeline!, pipeline!.file);
+  const publisher = choosePublisher(config, log);
+  await publisher.start();
+  const runner = createDropRunner({
+    pipeline: pipeline!,
+    store,
+    ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) }),
+    onboarding: config.onboarding,
+    log,
+    spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
+  });
+  const stop = async () => {
+    await runner.stop();
+    await store.close();
+    await publisher.close();
+  };
+  if (!options.once) {
+    runner.start();
+    return { stop };
+  }
+  try {
+    return { summary: await runner.runOnce({ waitForSettling: true }), stop: async () => {} };
+  } finally {
+    await stop();
+  }
+}
+
+/** One runner per pipeline definition in `pipelinesDirectory`, polling on its schedule. */
+function startDropRunners(config: Readonly<Config>, publisher: Publisher, log: Logger): { stop(): Promise<void> } {
+  const pipelines = loadPipelines(path.resolve(config.pipelinesDirectory), { tenants: config.tenants.map((t) => t.businessId) });
+  const running = pipelines.map((pipeline) => {
+    const store = createDropStore(pipeline, pipeline.file);
+    const runner = createDropRunner({
+      pipeline,
+      store,
+      ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) }),
+      onboarding: config.onboarding,
+      log,
+      spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
+    });
+    runner.start();
+    log.info({ pipeline: pipeline.name, source: `${store.type}:${store.where}` }, `watching drop ${pipeline.name}`);
+    return { runner, store };
+  });
+  return {
+    async stop() {
+      await Promise.all(running.map(({ runner }) => runner.stop()));
+      await Promise.all(running.map(({ store }) => store.close()));
+    },
+  };
 }
 
 export function choosePublisher(config: Readonly<Config>, log: Logger): Publisher {

@@ -70,6 +70,8 @@ export const pipelineSchema = z.strictObject({
        */
       strategy: z.enum(['stable', 'marker', 'rename']).default('stable'),
       checks: z.int().min(1).max(100).default(2),
+      /** Time between two looks when `run --once` waits for files to settle (serve looks once per poll). */
+      intervalMs: z.int().min(10).max(60_000).default(1_000),
       minAgeMs: z.int().min(0).default(0),
       markerSuffix: z.string().min(1).default('.done'),
       temporarySuffixes: z.array(z.string().min(1)).default(['.part', '.tmp', '.filepart', '.partial']),
@@ -94,9 +96,11 @@ export const pipelineSchema = z.strictObject({
 });
 
 export type PipelineDefinition = Readonly<z.infer<typeof pipelineSchema>>;
+/** A definition and the file it came from (for errors that name it). */
+export type LoadedPipeline = PipelineDefinition & { readonly file: string };
 
 /** Reads every `*.yaml` / `*.yml` directly in `directory`; all problems of all files at once. */
-export function loadPipelines(directory: string, options: { tenants?: readonly string[] } = {}): PipelineDefinition[] {
+export function loadPipelines(directory: string, options: { tenants?: readonly string[] } = {}): LoadedPipeline[] {
   let files: string[];
   try {
     files = readdirSync(directory).filter((f) => /\.ya?ml$/.test(f)).sort();
@@ -104,11 +108,15 @@ export function loadPipelines(directory: string, options: { tenants?: readonly s
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
+  return loadPipelineFiles(files.map((name) => path.join(directory, name)), options);
+}
+
+/** Reads the given pipeline files; all problems of all files at once. */
+export function loadPipelineFiles(files: readonly string[], options: { tenants?: readonly string[] } = {}): LoadedPipeline[] {
   const problems: ConfigProblem[] = [];
-  const pipelines: PipelineDefinition[] = [];
+  const pipelines: LoadedPipeline[] = [];
   const names = new Map<string, string>();
-  for (const name of files) {
-    const file = path.join(directory, name);
+  for (const file of files) {
     const parsed = parsePipeline(file, problems);
     if (!parsed) continue;
     const earlier = names.get(parsed.name);
@@ -123,7 +131,7 @@ export function loadPipelines(directory: string, options: { tenants?: readonly s
     if (parsed.source.type === 'sftp' && !parsed.source.password && !parsed.source.privateKey) {
       problems.push({ file, field: 'source.privateKey', message: 'Give privateKey or password (by env or file)' });
     }
-    pipelines.push(Object.freeze(parsed));
+    pipelines.push(Object.freeze({ ...parsed, file }));
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return pipelines;

@@ -2,7 +2,8 @@ import type { H3Event } from 'h3';
 import type { Ingest } from '../pipeline/ingest.js';
 import type { RecordKind } from '../records/kind.js';
 import type { Authenticator } from './auth.js';
-import { bodyFormat, parseJsonArray, readBodyBytes } from './body.js';
+import { parseJsonArray } from '../decode/json.js';
+import { bodyFormat, readBodyBytes } from './body.js';
 import { jsonResponse, requestContext } from './respond.js';
 import type { Logger } from '../log.js';
 

@@ -3,7 +3,8 @@ import { NotImplemented } from '../errors.js';
 import { convertLegacyJson, legacyCsvCandidates } from '../decode/legacy.js';
 import type { RecordKind } from '../records/kind.js';
 import { profileFor, type LegacyConverter, type OnboardingProfiles } from '../records/legacy/index.js';
-import { bodyChunks, bodyFormat, parseJson, readBodyBytes, replay } from './body.js';
+import { parseJson } from '../decode/json.js';
+import { bodyChunks, bodyFormat, readBodyBytes, replay } from './body.js';
 import type { HandlerDependencies } from './handlers.js';
 import { jsonResponse, requestContext } from './respond.js';
 

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createS3Drop, S3DropError, type S3DropOptions } from '../../src/sources/s3.js';
 import { startS3rver, type S3rver } from '../support/s3rver.js';
 import { describeDropStore, readAll } from './store-contract.js';
+import { s3Fixture } from '../support/s3-fixture.js';
 
 const put = (s3: S3rver, key: string, content: string | Buffer) =>
   s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: content, ContentLength: Buffer.byteLength(content) }));
@@ -27,17 +28,7 @@ const dropFor = (s3: S3rver, extra: Partial<S3DropOptions> = {}) =>
     ...extra,
   });
 
-describeDropStore('s3 (s3rver)', async () => {
-  const s3 = await startS3rver();
-  return {
-    store: dropFor(s3),
-    async put(name, content) {
-      await put(s3, name, content);
-    },
-    has: (name) => exists(s3.client, s3.bucket, name),
-    cleanup: () => s3.stop(),
-  };
-});
+describeDropStore('s3 (s3rver)', s3Fixture);
 
 describe('s3 drop', () => {
   let s3: S3rver;

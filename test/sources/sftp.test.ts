@@ -9,6 +9,7 @@ import type { DropStore } from '../../src/sources/store.js';
 import { startSshd, type TestSshd } from '../support/sshd.js';
 import { tempFolder } from '../support/temp.js';
 import { describeDropStore, readAll } from './store-contract.js';
+import { sftpFixture } from '../support/sftp-fixture.js';
 
 const temp = tempFolder('sftp-test-');
 
@@ -46,21 +47,7 @@ async function sftpFailure(promise: Promise<unknown>, code: SftpError['code']): 
   return error as SftpError;
 }
 
-describeDropStore('sftp (OpenSSH)', async () => {
-  const sshd = await startSshd();
-  const drop = path.join(sshd.dataDir, 'drop');
-  return {
-    store: createSftpDrop(optionsFor(sshd)),
-    async put(name, content) {
-      mkdirSync(path.dirname(path.join(drop, name)), { recursive: true });
-      writeFileSync(path.join(drop, name), content);
-    },
-    async has(name) {
-      return existsSync(path.join(drop, name));
-    },
-    cleanup: () => sshd.stop(),
-  };
-});
+describeDropStore('sftp (OpenSSH)', sftpFixture);
 
 describe('sftp drop: host keys and secrets', () => {
   let sshd: TestSshd;

@@ -1,0 +1,61 @@
+import { readFileSync } from 'node:fs';
+import { ConfigError } from '../errors.js';
+import type { PipelineDefinition, SecretRef } from '../pipelines.js';
+import { createLocalDrop } from './local.js';
+import { createS3Drop } from './s3.js';
+import { createSftpDrop } from './sftp.js';
+import type { DropStore } from './store.js';
+
+/**
+ * The source table: one entry per kind of drop. Adding a source is one module (implementing
+ * `DropStore`), one line here, and one fixture for the contract suites.
+ */
+type Source = PipelineDefinition['source'];
+type Factory<T extends Source['type']> = (source: Extract<Source, { type: T }>, secret: (ref: SecretRef, field: string) => string) => DropStore;
+
+const SOURCES: { [T in Source['type']]: Factory<T> } = {
+  local: (source) => createLocalDrop({ path: source.path }),
+  sftp: (source, secret) =>
+    createSftpDrop({
+      host: source.host,
+      port: source.port,
+      username: source.username,
+      path: source.path,
+      timeoutMs: source.timeoutMs,
+      ...(source.password ? { password: secret(source.password, 'source.password') } : {}),
+      ...(source.privateKey ? { privateKey: secret(source.privateKey, 'source.privateKey') } : {}),
+      ...(source.passphrase ? { passphrase: secret(source.passphrase, 'source.passphrase') } : {}),
+      ...(source.hostKeyFingerprints ? { hostKeyFingerprints: [...source.hostKeyFingerprints] } : {}),
+      ...(source.knownHosts ? { knownHosts: secret({ file: source.knownHosts }, 'source.knownHosts') } : {}),
+    }),
+  s3: (source, secret) =>
+    createS3Drop({
+      bucket: source.bucket,
+      prefix: source.prefix,
+      region: source.region,
+      forcePathStyle: source.forcePathStyle,
+      timeoutMs: source.timeoutMs,
+      ...(source.endpoint ? { endpoint: source.endpoint } : {}),
+      ...(source.accessKeyId && source.secretAccessKey
+        ? { credentials: { accessKeyId: secret(source.accessKeyId, 'source.accessKeyId'), secretAccessKey: secret(source.secretAccessKey, 'source.secretAccessKey') } }
+        : {}),
+    }),
+};
+
+/** The store for a pipeline's source; a secret that cannot be read is a start-up error naming the file and field. */
+export function createDropStore(pipeline: PipelineDefinition, file: string, env: NodeJS.ProcessEnv = process.env): DropStore {
+  const secret = (ref: SecretRef, field: string): string => {
+    if ('env' in ref) {
+      const value = env[ref.env];
+      if (value === undefined || value === '') throw new ConfigError([{ file, field, message: `Environment variable ${ref.env} is not set` }]);
+      return value;
+    }
+    try {
+      return readFileSync(ref.file, 'utf8');
+    } catch (error) {
+      throw new ConfigError([{ file, field, message: `Cannot read ${ref.file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }]);
+    }
+  };
+  const factory = SOURCES[pipeline.source.type] as Factory<Source['type']>;
+  return factory(pipeline.source, secret);
+}

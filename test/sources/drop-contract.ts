@@ -1,0 +1,238 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../src/log.js';
+import { createIngest } from '../../src/pipeline/ingest.js';
+import type { Receipt } from '../../src/pipeline/receipt.js';
+import { compileRoutingKey } from '../../src/pipeline/route.js';
+import { pipelineSchema, type PipelineDefinition } from '../../src/pipelines.js';
+import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
+import { createDropRunner, type DropRunner } from '../../src/sources/drop-runner.js';
+import type { DropStore } from '../../src/sources/store.js';
+import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { tempFolder } from '../support/temp.js';
+import { readAll, type StoreFixture } from './store-contract.js';
+
+const PROFILE = {
+  'identifiers.customerId': 'CUST-ACME',
+  'identifiers.site': 'UK01',
+  'identifiers.warehouse': 'WH-MAN',
+  'identifiers.ownerId': 'ACME',
+  'order.class': 'B2C',
+  'customer.name': 'Acme Stores',
+  'shipping.method': 'STANDARD',
+  'shipping.route': 'NW-03',
+  'shipping.carrier': 'DPD',
+  'shipping.shippingLane': 'LANE-2',
+  'financial.currency': 'GBP',
+  shipAddresses: [{ table: 'SHIPTO', addressId: 'A1', address: { name: 'Store', line1: '1 High St', city: 'Leeds', postcode: 'LS1', country: 'GB' } }],
+  shipContacts: [{ table: 'CONTACT', lineId: 'C1', personal: { firstName: 'Ann', lastName: 'Lee' }, contact: { email: 'a@example.com', phone: '1' } }],
+};
+
+const HEADER = 'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice';
+/** A valid v1 CSV of `orders` orders with two lines each; `tag` makes its bytes unique. */
+export function ordersCsv(tag: string, orders = 2): string {
+  const rows = [HEADER];
+  for (let i = 0; i < orders; i++) {
+    rows.push(`ACME,${tag}-${i},2026-02-03,1,SKU-1,2,EA,9.99`, `ACME,${tag}-${i},2026-02-03,2,SKU-2,1,EA,4.50`);
+  }
+  return `${rows.join('\n')}\n`;
+}
+
+/**
+ * What every file source promises, run against each store (local folder, real OpenSSH SFTP,
+ * real S3-protocol server) with a real RabbitMQ behind the pipeline.
+ */
+export function describeDropPipeline(name: string, makeFixture: () => Promise<StoreFixture>, traits: { atomicRename: boolean }): void {
+  describe(`file drop contract: ${name}`, () => {
+    let f: StoreFixture;
+    let topology: TestTopology;
+    let proxy: TcpProxy;
+    let publisher: RabbitMqPublisher;
+    const spool = tempFolder('spool-');
+    // Warnings are kept so a failing test can say why a file was retried.
+    const warnings: string[] = [];
+    const log = createLogger({ level: 'warn', destination: { write: (line: string) => void warnings.push(line) } });
+    let folder = 0;
+
+    beforeAll(async () => {
+      f = await makeFixture();
+      topology = await declareTestTopology({ bindingKeys: ['#'] });
+      proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(AMQP_URL).port || 5672) });
+      publisher = createRabbitMqPublisher(
+        { url: proxy.urlFor(AMQP_URL), exchange: topology.exchange, queues: [], publishTimeoutMs: 3000, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } },
+        log,
+      );
+      await publisher.start();
+    });
+    afterAll(async () => {
+      await publisher.close();
+      await proxy.close();
+      await topology.cleanup();
+      await f.store.close();
+      await f.cleanup();
+    });
+
+    /** A pipeline over a fresh sub-folder of the drop, so tests never see each other's files. */
+    function pipelineIn(overrides: Record<string, unknown> = {}): { runner: (workerId?: string, store?: DropStore) => DropRunner; dir: string; pipeline: PipelineDefinition } {
+      const dir = `t${++folder}`;
+      const pipeline = pipelineSchema.parse({
+        name: `contract-${folder}`,
+        businessId: 'ACME',
+        kind: 'sales-orders',
+        format: 'v1-csv',
+        source: { type: 'local', path: '/unused' },
+        readiness: { strategy: 'rename' },
+        ...overrides,
+      });
+      const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
+      const runner = (workerId = 'w1', store = f.store) =>
+        createDropRunner({ pipeline, store: scoped(store, dir), ingest, onboarding: { ACME: { 'sales-orders': PROFILE } }, log, spoolDirectory: spool.dir, workerId });
+      return { runner, dir, pipeline };
+    }
+
+    async function receiptAt(name: string): Promise<Receipt> {
+      return JSON.parse((await readAll(await f.store.read(name))).toString('utf8')) as Receipt;
+    }
+
+    it('publishes a ready file, writes its receipt next to it in processed/, and moves it there', async () => {
+      const { runner, dir } = pipelineIn();
+      const csv = ordersCsv('A');
+      await f.put(`${dir}/orders A.csv`, csv);
+      const summary = await runner().runOnce();
+      expect(summary).toMatchObject({ accepted: 1, rejected: 0, retried: 0 });
+      expect(await f.has(`${dir}/orders A.csv`)).toBe(false);
+      expect(await f.has(`${dir}/processed/orders A.csv`)).toBe(true);
+      const receipt = await receiptAt(`${dir}/processed/orders A.csv.receipt.json`);
+      const messages = await topology.messages();
+      expect(receipt).toMatchObject({
+        outcome: 'accepted',
+        pipeline: expect.stringMatching(/^contract-/),
+        businessId: 'ACME',
+        kind: 'sales-orders',
+        format: 'v1-csv',
+        attempt: 1,
+        file: { name: 'orders A.csv', size: Buffer.byteLength(csv), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+        response: { success: true, recordCount: 2, messageIds: messages.map((m) => m.properties.messageId) },
+      });
+      expect(messages[0]!.properties.headers).toMatchObject({ 'business-id': 'ACME', 'source-name': expect.stringMatching(/^contract-/) });
+    });
+
+    it('never takes a file still being written: temporary names, no marker yet, or still changing', async () => {
+      const marker = pipelineIn({ readiness: { strategy: 'marker' } });
+      await f.put(`${marker.dir}/m.csv`, ordersCsv('M'));
+      await f.put(`${marker.dir}/upload.csv.part`, 'AccountID,Ord');
+      const first = marker.runner();
+      expect(await first.runOnce(), 'before the marker').toMatchObject({ accepted: 0 });
+      await f.put(`${marker.dir}/m.csv.done`, '');
+      expect(await first.runOnce(), 'after the marker').toMatchObject({ accepted: 1 });
+      expect(await f.has(`${marker.dir}/m.csv.done`)).toBe(false);
+      expect(await f.has(`${marker.dir}/upload.csv.part`)).toBe(true);
+
+      const stable = pipelineIn({ readiness: { strategy: 'stable', checks: 2 } });
+      const runner = stable.runner();
+      await f.put(`${stable.dir}/s.csv`, 'AccountID,OrdNumber');
+      expect(await runner.runOnce(), 'first look').toMatchObject({ accepted: 0, settling: 1 });
+      await f.put(`${stable.dir}/s.csv`, ordersCsv('S')); // still growing
+      expect(await runner.runOnce(), 'after it grew').toMatchObject({ accepted: 0, settling: 1 });
+      const third = await runner.runOnce();
+      expect(third, `unchanged since the last look: ${JSON.stringify(third)} ${warnings.join('')}`).toMatchObject({ accepted: 1 });
+      await topology.messages();
+    });
+
+    it('moves an invalid file to failed/ with a receipt listing every error by line and column; publishes nothing', async () => {
+      const { runner, dir } = pipelineIn();
+      await f.put(`${dir}/bad.csv`, `${HEADER}\nACME,SO-1,2026-02-03,1,SKU-1,12abc,EA,9.99\nOTHER,SO-2,03/02/2026,1,SKU-1,1,EA,1\n`);
+      expect(await runner().runOnce()).toMatchObject({ rejected: 1 });
+      expect(await f.has(`${dir}/failed/bad.csv`)).toBe(true);
+      const receipt = await receiptAt(`${dir}/failed/bad.csv.receipt.json`);
+      expect(receipt.outcome).toBe('rejected');
+      expect(receipt.response).toMatchObject({
+        type: '/problems/validation-failed',
+        status: 400,
+        errors: [
+          { index: 0, errors: ['line 2, column oOrderLines_Qty: Expected a number, received "12abc"'] },
+          { index: 1, errors: [expect.stringMatching(/^line 3, column DueOutDate: /), 'line 3, column AccountID: Must equal the authenticated business id'] },
+        ],
+      });
+      expect(await topology.count()).toBe(0);
+    });
+
+    it('leaves the file in the drop while the broker is down, and processes it once the broker is back', async () => {
+      const { runner, dir } = pipelineIn();
+      await f.put(`${dir}/later.csv`, ordersCsv('L'));
+      proxy.cut({ refuse: true });
+      try {
+        const worker = runner();
+        expect(await worker.runOnce()).toMatchObject({ retried: 1, accepted: 0 });
+        expect(await f.has(`${dir}/later.csv`)).toBe(true);
+      } finally {
+        proxy.restore();
+      }
+      await vi.waitFor(async () => expect((await publisher.readiness()).ready).toBe(true), { timeout: 10_000, interval: 50 });
+      expect(await runner().runOnce()).toMatchObject({ accepted: 1 });
+      const receipt = await receiptAt(`${dir}/processed/later.csv.receipt.json`);
+      expect(receipt.attempt).toBe(1);
+      expect(await topology.count()).toBe(2);
+      await topology.messages();
+    });
+
+    it('publishes the same bytes once: a second drop gets a duplicate receipt pointing at the first', async () => {
+      const { runner, dir } = pipelineIn();
+      const csv = ordersCsv('D');
+      await f.put(`${dir}/d1.csv`, csv);
+      expect(await runner().runOnce()).toMatchObject({ accepted: 1 });
+      await f.put(`${dir}/d2.csv`, csv);
+      expect(await runner().runOnce()).toMatchObject({ duplicates: 1, accepted: 0 });
+      expect(await topology.count()).toBe(2);
+      const receipt = await receiptAt(`${dir}/processed/d2.csv.receipt.json`);
+      expect(receipt).toMatchObject({ outcome: 'duplicate', duplicateOf: { file: 'd1.csv', receipt: 'processed/d1.csv.receipt.json' } });
+      await topology.messages();
+    });
+
+    // Claims by rename exist where renames are atomic (local, SFTP); S3 needs a lease instead.
+    const withClaims = traits.atomicRename ? it : it.skip;
+
+    withClaims('recovers a crashed worker\'s claim after the lease, and processes the file once', async () => {
+      const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
+      await f.put(`${dir}/.warehouse-ingest/claims/${Date.now() - 5000}~crashed~c.csv`, ordersCsv('C'));
+      await f.put(`${dir}/.warehouse-ingest/claims/${Date.now()}~alive~fresh.csv`, ordersCsv('F'));
+      expect(await runner().runOnce()).toMatchObject({ accepted: 1 });
+      expect(await f.has(`${dir}/processed/c.csv`)).toBe(true);
+      const claims = (await f.store.list(`${dir}/.warehouse-ingest/claims`)).map((e) => e.name.split('~').slice(1).join('~'));
+      expect(claims).toEqual(['alive~fresh.csv']); // a live worker's claim is left alone
+      expect(await topology.count()).toBe(2);
+      await topology.messages();
+    });
+
+    withClaims('lets two workers share a drop: every file is processed exactly once', async () => {
+      const { runner, dir } = pipelineIn();
+      for (let i = 0; i < 6; i++) await f.put(`${dir}/w${i}.csv`, ordersCsv(`W${i}`));
+      const [a, b] = await Promise.all([runner('worker-a').runOnce(), runner('worker-b').runOnce()]);
+      expect(a.accepted + b.accepted).toBe(6);
+      expect(a.accepted + a.skipped).toBe(6);
+      expect(await topology.count()).toBe(12);
+      await topology.messages();
+    });
+  });
+}
+
+/** A view of a store limited to one sub-folder, so each test has its own drop. */
+function scoped(store: DropStore, dir: string): DropStore {
+  const at = (name: string) => `${dir}/${name}`;
+  const strip = <T extends { name: string }>(entry: T): T => ({ ...entry, name: entry.name.slice(dir.length + 1) });
+  return {
+    type: store.type,
+    where: `${store.where}/${dir}`,
+    atomicRename: store.atomicRename,
+    list: async (folder) => (await store.list(folder ? at(folder) : dir)).map(strip),
+    stat: async (name) => {
+      const entry = await store.stat(at(name));
+      return entry && strip(entry);
+    },
+    read: (name) => store.read(at(name)),
+    rename: (from, to) => store.rename(at(from), at(to)),
+    write: (name, content) => store.write(at(name), content),
+    remove: (name) => store.remove(at(name)),
+    close: async () => {},
+  };
+}
