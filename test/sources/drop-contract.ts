@@ -59,7 +59,7 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       topology = await declareTestTopology({ bindingKeys: ['#'] });
       proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(AMQP_URL).port || 5672) });
       publisher = createRabbitMqPublisher(
-        { url: proxy.urlFor(AMQP_URL), exchange: topology.exchange, queues: [], publishTimeoutMs: 3000, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } },
+        { url: proxy.urlFor(AMQP_URL), exchange: topology.exchange, queues: [], publishTimeoutMs: 15_000, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } },
         log,
       );
       await publisher.start();

@@ -78,7 +78,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     'broker:',
     `  exchange: ${topology.exchange}`,
     `  routingKey: "${options.routingKey ?? '{kind}.{businessId}'}"`,
-    '  publishTimeoutMs: 5000',
+    '  publishTimeoutMs: 15000',
     '  reconnect: { initialDelayMs: 50, maxDelayMs: 500 }',
     '  queues:',
     `    - name: ${topology.queue}`,

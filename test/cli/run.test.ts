@@ -1,0 +1,83 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { tempFolder } from '../support/temp.js';
+import { ordersCsv } from '../sources/drop-contract.js';
+
+const exec = promisify(execFile);
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+/** `warehouse-ingest run <file> --once` as a separate process, as an operator or cron would run it. */
+async function runOnce(pipelineFile: string, env: NodeJS.ProcessEnv) {
+  return exec(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', pipelineFile, '--once'], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    timeout: 60_000,
+  }).then(
+    (r) => ({ code: 0, ...r }),
+    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+  );
+}
+
+/** DEMO's orders: the development profile completes them. */
+const demoCsv = (tag: string) => ordersCsv(tag).replaceAll('ACME,', 'DEMO,');
+
+let topology: TestTopology;
+beforeAll(async () => {
+  topology = await declareTestTopology({ bindingKeys: ['#'] });
+});
+afterAll(() => topology.cleanup());
+
+function setUp(files: number) {
+  const temp = tempFolder('run-cli-');
+  const drop = path.join(temp.dir, 'drop');
+  mkdirSync(drop);
+  for (let i = 0; i < files; i++) writeFileSync(path.join(drop, `orders-${i}.csv`), demoCsv(`RUN${i}-${Date.now()}`));
+  const pipeline = temp.write(
+    'demo.yaml',
+    `name: demo-drop\nbusinessId: DEMO\nkind: sales-orders\nformat: v1-csv\nsource: { type: local, path: ${drop} }\nreadiness: { strategy: rename }\n`,
+  );
+  const config = temp.write('config.yaml', `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\n`);
+  return { drop, pipeline, env: { INGEST_CONFIG: config, AMQP_URL } };
+}
+
+describe('warehouse-ingest run --once', () => {
+  it('processes every ready file, prints a summary line, exits 0', async () => {
+    const { drop, pipeline, env } = setUp(2);
+    writeFileSync(path.join(drop, 'broken.csv'), 'not,a,legacy,file\n1,2,3,4\n');
+    const { code, stdout } = await runOnce(pipeline, env);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout.trim())).toMatchObject({ accepted: 2, rejected: 1, retried: 0 });
+    expect(readdirSync(path.join(drop, 'processed')).sort()).toEqual(['orders-0.csv', 'orders-0.csv.receipt.json', 'orders-1.csv', 'orders-1.csv.receipt.json']);
+    expect(existsSync(path.join(drop, 'failed', 'broken.csv.receipt.json'))).toBe(true);
+    expect(await topology.count()).toBe(4);
+    await topology.messages();
+  });
+
+  it('exits 1 with one clear line when the drop cannot be read', async () => {
+    const { pipeline, env } = setUp(0);
+    const bad = pipeline.replace('demo.yaml', 'bad.yaml');
+    writeFileSync(bad, readFileSync(pipeline, 'utf8').replace(/path: [^ }]+/, `path: ${pipeline}`)); // a file, not a folder
+    const { code, stderr } = await runOnce(bad, env);
+    expect(code).toBe(1);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/^warehouse-ingest: /);
+  });
+
+  it('lets two worker processes share one drop: every file once, one receipt each, no doubled message', async () => {
+    const files = 12;
+    const { drop, pipeline, env } = setUp(files);
+    const [a, b] = await Promise.all([runOnce(pipeline, env), runOnce(pipeline, env)]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    const [sa, sb] = [JSON.parse(a.stdout.trim()), JSON.parse(b.stdout.trim())];
+    expect(sa.accepted + sb.accepted).toBe(files);
+    const processed = readdirSync(path.join(drop, 'processed'));
+    expect(processed.filter((f) => f.endsWith('.receipt.json'))).toHaveLength(files);
+    const messages = await topology.messages();
+    expect(messages).toHaveLength(files * 2);
+    expect(new Set(messages.map((m) => m.properties.messageId)).size).toBe(files * 2);
+  });
+});
