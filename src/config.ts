@@ -30,6 +30,8 @@ const tenantSchema = z.strictObject({
 const queueSchema = z.strictObject({
   name: z.string().min(1),
   bindingKeys: z.array(z.string().min(1)).min(1),
+  /** Queue arguments, e.g. `x-queue-type: quorum`; must match an existing queue's exactly. */
+  arguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });
 
 export const configSchema = z.strictObject({

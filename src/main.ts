@@ -152,7 +152,7 @@ export function choosePublisher(config: Readonly<Config>, log: Logger): Publishe
       {
         url: config.broker.url,
         exchange: config.broker.exchange,
-        queues: config.broker.queues.map((q) => ({ name: q.name, bindingKeys: [...q.bindingKeys] })),
+        queues: config.broker.queues.map((q) => ({ name: q.name, bindingKeys: [...q.bindingKeys], ...(q.arguments ? { arguments: q.arguments } : {}) })),
         publishTimeoutMs: config.broker.publishTimeoutMs,
         reconnect: { ...config.broker.reconnect },
         clientName: 'warehouse-ingest',

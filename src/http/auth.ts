@@ -16,6 +16,8 @@ export interface AuthenticatorOptions {
   cacheTtlMs?: number;
   /** @default 10000 */
   cacheSize?: number;
+  /** The key check; tests count calls through it. @default verifyApiKey (scrypt) */
+  verify?: typeof verifyApiKey;
 }
 
 const BASIC = /^basic +([A-Za-z0-9+/]+={0,2}) *$/i;
@@ -35,7 +37,7 @@ export function parseBasic(authorization: string | null | undefined): { business
 }
 
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
-  const { acceptAnyCredentials, cacheTtlMs = 300_000, cacheSize = 10_000 } = options;
+  const { acceptAnyCredentials, cacheTtlMs = 300_000, cacheSize = 10_000, verify = verifyApiKey } = options;
   const hashes = new Map<string, ParsedHash>();
   for (const tenant of options.tenants) hashes.set(tenant.businessId, parseApiKeyHash(tenant.apiKeyHash)!);
 
@@ -43,6 +45,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   // a key, and a lookup's timing says nothing useful about one.
   const pepper = randomBytes(32);
   const verified = new Map<string, { businessId: string; expires: number }>();
+  const checking = new Map<string, Promise<boolean>>();
   // An unknown business id still costs one scrypt, so timing does not reveal which ids exist.
   let decoy: Promise<ParsedHash> | undefined;
   const decoyHash = () => (decoy ??= hashApiKey(randomBytes(16).toString('hex')).then((h) => parseApiKeyHash(h)!));
@@ -56,10 +59,18 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       const hit = verified.get(cacheKey);
       if (hit && hit.expires > Date.now()) return hit.businessId;
 
-      const stored = hashes.get(businessId);
-      const ok = await verifyApiKey(apiKey, stored ?? (await decoyHash()));
-      if (!ok || !stored) throw new Unauthorized('The credentials are not recognised for this business.');
+      // Concurrent first requests with one credential share one scrypt run: each run takes
+      // 32 MiB and a thread-pool slot, so a burst must not start one per request.
+      let check = checking.get(cacheKey);
+      if (!check) {
+        const stored = hashes.get(businessId);
+        check = (async () => (await verify(apiKey, stored ?? (await decoyHash()))) && stored !== undefined)();
+        checking.set(cacheKey, check);
+        void check.finally(() => checking.delete(cacheKey)).catch(() => undefined);
+      }
+      if (!(await check)) throw new Unauthorized('The credentials are not recognised for this business.');
 
+      verified.delete(cacheKey);
       if (verified.size >= cacheSize) verified.delete(verified.keys().next().value!);
       verified.set(cacheKey, { businessId, expires: Date.now() + cacheTtlMs });
       return businessId;

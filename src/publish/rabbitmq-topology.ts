@@ -3,7 +3,7 @@ import type { Channel, ChannelModel } from 'amqplib';
 /** What the publisher declares on every (re)connect, and what readiness checks still exists. */
 export interface Topology {
   readonly exchange: string;
-  readonly queues: ReadonlyArray<{ readonly name: string; readonly bindingKeys: readonly string[] }>;
+  readonly queues: ReadonlyArray<{ readonly name: string; readonly bindingKeys: readonly string[]; readonly arguments?: Readonly<Record<string, unknown>> }>;
 }
 
 /**
@@ -53,7 +53,8 @@ export async function assertTopology(connection: ChannelModel, topology: Topolog
     await channel.assertExchange(topology.exchange, 'topic', { durable: true });
     for (const queue of topology.queues) {
       step = `declaration of queue '${queue.name}' (durable)`;
-      await channel.assertQueue(queue.name, { durable: true });
+      // Arguments must match an existing queue's exactly (x-queue-type, x-max-length, dead-lettering…).
+      await channel.assertQueue(queue.name, { durable: true, ...(queue.arguments ? { arguments: { ...queue.arguments } } : {}) });
       for (const key of queue.bindingKeys) {
         step = `binding of queue '${queue.name}' to exchange '${topology.exchange}' with key '${key}'`;
         await channel.bindQueue(queue.name, topology.exchange, key);

@@ -22,7 +22,7 @@ export interface RabbitMqOptions {
    * owns the queues (readiness then checks only the exchange).
    * @default []
    */
-  queues?: ReadonlyArray<{ name: string; bindingKeys: readonly string[] }>;
+  queues?: ReadonlyArray<{ name: string; bindingKeys: readonly string[]; arguments?: Readonly<Record<string, unknown>> }>;
   /**
    * How long a `publish` call may wait for every confirm. A blocked or silent broker would
    * otherwise hold HTTP requests forever; past this the batch fails with 503 and is retried.

@@ -12,7 +12,7 @@ import { claim, release, renew, takeOverStale, type Claim } from './claims.js';
 import { readState, writeState } from './drop-state.js';
 import { createReadiness } from './readiness.js';
 import { spool, type Spooled } from './spool.js';
-import type { DropEntry, DropStore } from './store.js';
+import { assertSafeName, type DropEntry, type DropStore } from './store.js';
 
 export interface DropRunnerOptions {
   readonly pipeline: PipelineDefinition;
@@ -200,12 +200,19 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     summary.settling = settling;
     for (const entry of ready) {
       if (stopping) break;
-      const held = store.atomicRename ? await claim(store, entry.name, workerId, Date.now()) : { name: entry.name, current: entry.name, lost: false };
-      if (!held) {
-        count('skipped');
-        continue;
+      try {
+        assertSafeName(entry.name);
+        const held = store.atomicRename ? await claim(store, entry.name, workerId, Date.now()) : { name: entry.name, current: entry.name, lost: false };
+        if (!held) {
+          count('skipped');
+          continue;
+        }
+        count(await processFile(held));
+      } catch (error) {
+        // One bad name (control characters, `..`) or one failed claim must not stop the drop.
+        pipelineLog.error({ file: JSON.stringify(entry.name.slice(0, 200)), reason: (error as Error).message }, 'file skipped');
+        count('retried');
       }
-      count(await processFile(held));
     }
     return summary;
   }

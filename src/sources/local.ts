@@ -22,9 +22,10 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
     return path.join(root, name);
   };
 
-  async function entry(name: string): Promise<DropEntry | undefined> {
+  /** `file` is the path on disk; listing passes names straight from readdir (reported as they are, refused per file later). */
+  async function entry(name: string, file = full(name)): Promise<DropEntry | undefined> {
     try {
-      const facts = await stat(full(name));
+      const facts = await stat(file);
       return facts.isFile() ? { name, size: facts.size, modifiedMs: facts.mtimeMs } : undefined;
     } catch (error) {
       if (isMissing(error)) return undefined;
@@ -45,11 +46,12 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
         if (isMissing(error)) return [];
         throw error;
       }
-      const entries = await Promise.all(names.sort().map((name) => entry(folder ? `${folder}/${name}` : name)));
+      const base = folder ? full(folder) : root;
+      const entries = await Promise.all(names.sort().map((name) => entry(folder ? `${folder}/${name}` : name, path.join(base, name))));
       return entries.filter((e): e is DropEntry => e !== undefined);
     },
 
-    stat: entry,
+    stat: (name) => entry(name),
 
     async read(name): Promise<Readable> {
       const file = full(name);

@@ -15,7 +15,7 @@ export interface Readiness {
 
 export function globToRegExp(glob: string): RegExp {
   const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${body}$`);
+  return new RegExp(`^${body}$`, "s");
 }
 
 export function createReadiness(pipeline: PipelineDefinition): Readiness {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashApiKey } from '../../src/api-keys.js';
+import { hashApiKey, verifyApiKey } from '../../src/api-keys.js';
 import { Unauthorized } from '../../src/errors.js';
 import { createAuthenticator, parseBasic } from '../../src/http/auth.js';
 
@@ -53,5 +53,22 @@ describe('authenticator', async () => {
     const sandbox = createAuthenticator({ tenants: [], acceptAnyCredentials: true });
     await expect(sandbox.authenticate(basic('ANY-BUSINESS', 'whatever'))).resolves.toBe('ANY-BUSINESS');
     await expect(sandbox.authenticate('Basic garbage!')).rejects.toThrow(Unauthorized);
+  });
+});
+
+describe('authenticator under a burst of first requests', () => {
+  it('runs one key check for concurrent first requests with one credential, and still refuses a wrong key', async () => {
+    const tenants = [{ businessId: 'ACME', apiKeyHash: await hashApiKey('burst-key-0123456789') }];
+    let checks = 0;
+    const verify: typeof verifyApiKey = (key, stored) => {
+      checks += 1;
+      return verifyApiKey(key, stored);
+    };
+    const auth = createAuthenticator({ tenants, acceptAnyCredentials: false, verify });
+    const results = await Promise.all(Array.from({ length: 12 }, () => auth.authenticate(basic('ACME', 'burst-key-0123456789'))));
+    expect(results).toEqual(Array(12).fill('ACME'));
+    expect(checks).toBe(1);
+    await expect(Promise.all([1, 2].map(() => auth.authenticate(basic('ACME', 'burst-key-012345678X'))))).rejects.toThrow(Unauthorized);
+    expect(checks).toBe(2);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createIngest } from '../../src/pipeline/ingest.js';
@@ -202,6 +203,19 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       expect(claims).toEqual(['alive~fresh.csv']); // a live worker's claim is left alone
       expect(await topology.count()).toBe(2);
       await topology.messages();
+    });
+
+    withClaims('finishes a file whose worker crashed after the broker confirmed it, without publishing it again', async () => {
+      const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
+      const csv = ordersCsv('P');
+      const sha256 = createHash('sha256').update(csv).digest('hex');
+      const response = { success: true, recordCount: 2, messageIds: ['id-1', 'id-2'], correlationId: 'before-the-crash' };
+      await f.put(`${dir}/.warehouse-ingest/state/${sha256}.json`, JSON.stringify({ sha256, status: 'published', file: 'p.csv', attempts: 1, response, processedAt: '2026-01-01T00:00:00.000Z' }));
+      await f.put(`${dir}/.warehouse-ingest/claims/${Date.now() - 5000}~crashed~p.csv`, csv);
+      expect(await runner().runOnce()).toMatchObject({ accepted: 1, duplicates: 0 });
+      const receipt = await receiptAt(`${dir}/processed/p.csv.receipt.json`);
+      expect(receipt).toMatchObject({ outcome: 'accepted', response, attempt: 2 });
+      expect(await topology.count()).toBe(0);
     });
 
     withClaims('lets two workers share a drop: every file is processed exactly once', async () => {

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createLocalDrop } from '../../src/sources/local.js';
 import { tempFolder } from '../support/temp.js';
+import { describe, expect, it } from 'vitest';
 import { describeDropPipeline } from './drop-contract.js';
 
 const temp = tempFolder('local-pipeline-');
@@ -17,3 +18,23 @@ describeDropPipeline('local folder', async () => ({
   },
   async cleanup() {},
 }), { atomicRename: true });
+
+describe('local drop: hostile names', () => {
+  it('refuses and logs a file whose name has control characters instead of failing the whole drop', async () => {
+    const dir = tempFolder('hostile-');
+    writeFileSync(path.join(dir.dir, 'bad\nname.csv'), 'x');
+    const store = createLocalDrop({ path: dir.dir });
+    const names = (await store.list()).map((e) => e.name);
+    expect(names).toContain('bad\nname.csv');
+    const { createDropRunner } = await import('../../src/sources/drop-runner.js');
+    const { pipelineSchema } = await import('../../src/pipelines.js');
+    const { createLogger } = await import('../../src/log.js');
+    const pipeline = pipelineSchema.parse({ name: 'hostile', businessId: 'ACME', kind: 'sales-orders', format: 'v1-csv', source: { type: 'local', path: dir.dir }, readiness: { strategy: 'rename' } });
+    const ingest = async () => {
+      throw new Error('must not be reached');
+    };
+    const runner = createDropRunner({ pipeline, store, ingest, onboarding: {}, log: createLogger({ level: 'silent' }), spoolDirectory: path.join(dir.dir, '.spool') });
+    await expect(runner.runOnce()).resolves.toMatchObject({ accepted: 0, retried: 1 });
+    expect(existsSync(path.join(dir.dir, 'bad\nname.csv'))).toBe(true);
+  });
+});

@@ -1,0 +1,74 @@
+// The bare baseline: the same endpoint with nothing but the essentials — node:http, JSON.parse,
+// the same compiled zod schema, a string compare for Basic auth, one confirm channel, 202 after
+// every confirm. No logging. Started by run.mjs with fork(): reports its port over IPC and exits
+// when the parent goes away. Deliberately left out, unlike the service: returned (unroutable)
+// messages are not detected, publish back-pressure ('drain') is ignored, and messages carry only
+// messageId (no correlationId/type/timestamp/headers), with a random id instead of a content hash.
+import http from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { connect } from 'amqplib';
+import { KINDS } from '../dist/records/index.js';
+
+const { AMQP_URL, HOST = '127.0.0.1', PORT = '0', BENCH_EXCHANGE, BENCH_ROUTING_KEY, BENCH_AUTHORIZATION, BENCH_PATH } = process.env;
+const schema = KINDS['sales-orders'].schema;
+
+const connection = await connect(AMQP_URL);
+const channel = await connection.createConfirmChannel();
+channel.on('close', () => process.exit(3)); // a lost broker shows up as a dead child in run.mjs
+
+/** Publishes every record; resolves with their ids once the broker confirmed all of them. */
+function publishAll(records) {
+  return new Promise((resolve, reject) => {
+    let pending = records.length;
+    let failed;
+    const confirmed = (error) => {
+      if (error) failed ??= error;
+      if (--pending === 0) (failed ? reject(failed) : resolve(ids));
+    };
+    const ids = records.map((record) => {
+      const messageId = randomUUID();
+      const body = Buffer.from(JSON.stringify(record));
+      channel.publish(BENCH_EXCHANGE, BENCH_ROUTING_KEY, body, { persistent: true, mandatory: true, messageId }, confirmed);
+      return messageId;
+    });
+  });
+}
+
+function send(res, status, body) {
+  const json = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+  res.end(json);
+}
+
+async function handle(req, res) {
+  if (req.method !== 'POST' || req.url !== BENCH_PATH) return send(res, 404, { error: 'not found' });
+  if (req.headers.authorization !== BENCH_AUTHORIZATION) return send(res, 401, { error: 'unauthorized' });
+  const chunks = [];
+  for await (const chunk of req) chunks.push(chunk);
+  let records;
+  try {
+    records = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return send(res, 400, { error: 'malformed JSON' });
+  }
+  if (!Array.isArray(records) || records.length === 0) return send(res, 400, { error: 'expected a non-empty array' });
+  const valid = new Array(records.length);
+  for (let i = 0; i < records.length; i++) {
+    const result = schema.safeParse(records[i]);
+    if (!result.success) return send(res, 400, { error: `record ${i} failed validation`, issues: result.error.issues });
+    valid[i] = result.data;
+  }
+  try {
+    const messageIds = await publishAll(valid);
+    send(res, 202, { success: true, recordCount: valid.length, messageIds, correlationId: randomUUID() });
+  } catch (error) {
+    send(res, 503, { error: String(error?.message ?? error) });
+  }
+}
+
+const server = http.createServer((req, res) => {
+  handle(req, res).catch((error) => send(res, 500, { error: String(error) }));
+});
+server.listen(Number(PORT), HOST, () => process.send?.({ port: server.address().port }));
+process.on('disconnect', () => process.exit(0));
+process.on('SIGTERM', () => process.exit(0)); // a clean exit, so --cpu-prof writes its profile

@@ -1,0 +1,156 @@
+// Starting, probing and stopping the two servers. Every child is tracked so run.mjs can kill
+// them on any exit path (normal end, error, Ctrl-C).
+import { execFile, fork, spawn } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CLI = path.join(ROOT, 'dist/cli.js');
+const children = new Set();
+const temporary = [];
+
+/** Sends SIGTERM to every live child, SIGKILL to those still up after `graceMs`. */
+export async function stopAll(graceMs = 3000) {
+  await Promise.all([...children].map((child) => stop(child, graceMs)));
+  for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Last resort on process exit: synchronous, no waiting. */
+export function killAllNow() {
+  for (const child of children) child.kill('SIGKILL');
+  for (const dir of temporary.splice(0)) rmSync(dir, { recursive: true, force: true });
+}
+
+function stop(child, graceMs) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    child.once('exit', () => (clearTimeout(timer), resolve()));
+    child.kill('SIGTERM');
+  });
+}
+
+function track(child, name) {
+  children.add(child);
+  let tail = '';
+  const keep = (chunk) => (tail = (tail + chunk).slice(-2000));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  child.once('exit', () => children.delete(child));
+  child.died = new Promise((resolve) => child.once('exit', (code, signal) => resolve(`${name} exited (${signal ?? `code ${code}`}): ${tail.trim().split('\n').slice(-3).join(' | ')}`)));
+  return child;
+}
+
+/** Peak resident set (VmHWM) in MiB, Linux only. */
+export function peakRssMiB(pid) {
+  try {
+    const kb = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Math.round(Number(kb) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** CPU time (user + system) of a process in ms, from /proc/<pid>/stat; null if unreadable. */
+export function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in 100 Hz ticks
+  } catch {
+    return null;
+  }
+}
+
+/** Busy CPU time of the whole machine in ms (all cores), from /proc/stat; null if unreadable. */
+export function machineBusyMs() {
+  try {
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    return (user + nice + system + irq + softirq + steal) * 10;
+  } catch {
+    return null;
+  }
+}
+
+/** The local RabbitMQ (beam.smp) process, to account its CPU too; undefined if not on this machine. */
+export function brokerPid() {
+  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'beam.smp') return Number(entry);
+    } catch {}
+  }
+  return undefined;
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer().once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function hashKey(key) {
+  return new Promise((resolve, reject) => {
+    const child = execFile(process.execPath, [CLI, 'hash-key', '-'], (error, stdout) => (error ? reject(error) : resolve(stdout.trim())));
+    child.stdin.end(key);
+  });
+}
+
+/** Resolves when `probe()` is true; rejects if the child dies or `timeoutMs` passes first. */
+async function waitFor(child, probe, timeoutMs, what) {
+  const deadline = Date.now() + timeoutMs;
+  const died = child.died.then((why) => Promise.reject(new Error(why)));
+  died.catch(() => {});
+  while (Date.now() < deadline) {
+    if (await Promise.race([probe(), died])) return;
+    await Promise.race([new Promise((r) => setTimeout(r, 100)), died]);
+  }
+  throw new Error(`${what} not ready within ${timeoutMs} ms`);
+}
+
+/** `node dist/cli.js serve` in production mode with a one-tenant bench config. */
+export async function startService({ amqpUrl, exchange, queue, businessId, apiKey, nodeArgs = [] }) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ingest-bench-'));
+  temporary.push(dir);
+  const config = path.join(dir, 'bench.yaml');
+  writeFileSync(
+    config,
+    [
+      'broker:',
+      `  exchange: ${JSON.stringify(exchange)}`,
+      '  queues:',
+      `    - name: ${JSON.stringify(queue)}`,
+      '      bindingKeys: ["#"]',
+      'tenants:',
+      `  - businessId: ${JSON.stringify(businessId)}`,
+      `    apiKeyHash: ${JSON.stringify(await hashKey(apiKey))}`,
+      '    name: bench',
+      '',
+    ].join('\n'),
+  );
+  const port = await freePort();
+  const env = { ...process.env, INGEST_ENV: 'production', AMQP_URL: amqpUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', INGEST_CONFIG: config };
+  const child = track(spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }), 'service');
+  const url = `http://127.0.0.1:${port}`;
+  const ready = () => fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+  await waitFor(child, ready, 20_000, 'service /readyz');
+  return { name: 'service', url, child };
+}
+
+/** bench/baseline-server.mjs, forked; it reports its port over IPC once listening. */
+export async function startBaseline({ amqpUrl, exchange, routingKey, authorization, path: endpoint, nodeArgs = [] }) {
+  const env = { ...process.env, AMQP_URL: amqpUrl, HOST: '127.0.0.1', PORT: '0', BENCH_EXCHANGE: exchange, BENCH_ROUTING_KEY: routingKey, BENCH_AUTHORIZATION: authorization, BENCH_PATH: endpoint };
+  const child = track(fork(path.join(ROOT, 'bench/baseline-server.mjs'), { cwd: ROOT, env, execArgv: nodeArgs, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }), 'baseline');
+  let port;
+  child.once('message', (message) => (port = message.port));
+  await waitFor(child, async () => port !== undefined, 10_000, 'baseline server');
+  return { name: 'baseline', url: `http://127.0.0.1:${port}`, child };
+}
+
+export { stop as stopServer };
