@@ -26,6 +26,18 @@ export async function* limitedBody(event: H3Event, limit: number): AsyncGenerato
   const tooLarge = () => new PayloadTooLarge({ detail: `The body exceeds the limit of ${limit} bytes.` });
   const declared = event.req.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) throw tooLarge();
+  // Over a real socket, read Node's request stream directly: the web-stream wrapper srvx puts
+  // around it costs ~5% of a small batch's CPU.
+  const nodeRequest = (event.req as { runtime?: { node?: { req?: AsyncIterable<Buffer> } } }).runtime?.node?.req;
+  if (nodeRequest) {
+    let received = 0;
+    for await (const chunk of nodeRequest) {
+      received += chunk.byteLength;
+      if (received > limit) throw tooLarge(); // node discards the rest once the 413 is sent
+      yield chunk;
+    }
+    return;
+  }
   const stream = event.req.body;
   if (!stream) return;
   let size = 0;

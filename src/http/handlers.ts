@@ -24,7 +24,7 @@ export function v2BatchHandler(kind: RecordKind, deps: HandlerDependencies) {
     const context = requestContext(event, deps.log);
     const businessId = await deps.authenticator.authenticate(event.req.headers.get('authorization'));
     context.businessId = businessId;
-    context.log = context.log.child({ businessId, kind: kind.name });
+    context.kind = kind.name;
     bodyFormat(event, ['json']);
     const records = parseJsonArray(await readBodyBytes(event, deps.bodyLimitBytes));
     const accepted = await deps.ingest({

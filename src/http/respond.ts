@@ -3,12 +3,31 @@ import type { H3Event } from 'h3';
 import { PROBLEM_MEDIA_TYPE, reasonPhrase, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
 
-/** Per-request facts kept on the event, so error responses and logs can use them too. */
-export interface RequestContext {
-  correlationId: string;
-  log: Logger;
-  started: number;
+/**
+ * Per-request facts kept on the event, so error responses and logs can use them too. The
+ * request's logger is made on first use, once the handler knows the business and the kind:
+ * one child logger per request, every line carrying all of them.
+ */
+export class RequestContext {
   businessId?: string;
+  kind?: string;
+  api?: string;
+  readonly started = performance.now();
+  private logger?: Logger;
+
+  constructor(
+    readonly correlationId: string,
+    private readonly base: Logger,
+  ) {}
+
+  get log(): Logger {
+    return (this.logger ??= this.base.child({
+      correlationId: this.correlationId,
+      ...(this.businessId !== undefined ? { businessId: this.businessId } : {}),
+      ...(this.kind !== undefined ? { kind: this.kind } : {}),
+      ...(this.api !== undefined ? { api: this.api } : {}),
+    }));
+  }
 }
 
 // Printable ASCII, no spaces: safe to echo in a header and a log line.
@@ -18,13 +37,8 @@ export function requestContext(event: H3Event, log: Logger): RequestContext {
   const existing = event.context.request as RequestContext | undefined;
   if (existing) return existing;
   const sent = event.req.headers.get('x-correlation-id');
-  const correlationId = sent !== null && CORRELATION_ID.test(sent) ? sent : randomUUID();
-  const context: RequestContext = {
-    correlationId,
-    log: log.child({ correlationId }),
-    started: performance.now(),
-  };
-  if (sent !== null && sent !== correlationId) context.log.debug('x-correlation-id was not printable ASCII of 1-128 characters; replaced');
+  const context = new RequestContext(sent !== null && CORRELATION_ID.test(sent) ? sent : randomUUID(), log);
+  if (sent !== null && sent !== context.correlationId) log.debug({ correlationId: context.correlationId }, 'x-correlation-id was not printable ASCII of 1-128 characters; replaced');
   event.context.request = context;
   return context;
 }

@@ -31,7 +31,8 @@ export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, dep
     const context = requestContext(event, deps.log);
     const businessId = await deps.authenticator.authenticate(event.req.headers.get('authorization'));
     context.businessId = businessId;
-    context.log = context.log.child({ businessId, kind: kind.name, api: 'v1' });
+    context.kind = kind.name;
+    context.api = 'v1';
     const format = bodyFormat(event, ['json', 'csv']);
     const conversion = {
       converter,

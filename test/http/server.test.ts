@@ -94,3 +94,39 @@ describe('the service over a real socket', () => {
     expect(response.status).toBe(401);
   });
 });
+
+describe('bodies over a real socket', () => {
+  it('answers 413 for a chunked body past the limit, and keeps serving', async () => {
+    const service = await startService({
+      env: { PORT: '0', HOST: '127.0.0.1', INGEST_CONFIG: temp.write('small.yaml', `dataDirectory: ${temp.dir}/d3\nhttp:\n  bodyLimitBytes: 65536\n`) },
+      log: createLogger({ level: 'silent' }),
+    });
+    running.push(service);
+    const chunk = new TextEncoder().encode(`${JSON.stringify(demoOrders()[0])},`);
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode('['));
+        controller.enqueue(chunk);
+        sent += chunk.byteLength;
+        if (sent > 5_000_000) controller.close();
+      },
+    });
+    const auth = basicAuth({ businessId: 'DEMO', apiKey: 'demo-api-key' });
+    const response = await fetch(`${service.url}/api/v2/sales-orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: auth },
+      body,
+      duplex: 'half',
+    } as RequestInit).catch((error: unknown) => error);
+    expect(response).toBeInstanceOf(Response);
+    expect((response as Response).status).toBe(413);
+    expect((await answer(response as Response)).type).toBe('/problems/payload-too-large');
+    const after = await fetch(`${service.url}/api/v2/sales-orders`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: auth },
+      body: JSON.stringify(demoOrders()),
+    });
+    expect(after.status).toBe(202);
+  });
+});
