@@ -42,7 +42,9 @@ export function createReadiness(pipeline: PipelineDefinition): Readiness {
         const unchanged = previous !== undefined && previous.size === entry.size && previous.modifiedMs === entry.modifiedMs;
         const looks = unchanged ? previous.looks + 1 : 1;
         seen.set(entry.name, { size: entry.size, modifiedMs: entry.modifiedMs, looks });
-        const oldEnough = now - entry.modifiedMs >= minAgeMs;
+        // Only with a minimum age: mtimes have sub-millisecond precision and Date.now() does not,
+        // so a file written this millisecond would otherwise look younger than zero.
+        const oldEnough = minAgeMs === 0 || now - entry.modifiedMs >= minAgeMs;
         const isReady =
           strategy === 'marker' ? names.has(`${entry.name}${markerSuffix}`) : strategy === 'rename' ? true : looks >= checks;
         if (isReady && oldEnough) ready.push(entry);
