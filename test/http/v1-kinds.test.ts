@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { withoutPaths } from '../../src/pipeline/message-id.js';
@@ -43,5 +43,31 @@ describe.each(KIND_NAMES)('POST /api/v1/%s', (kind) => {
     expect((await answer(csv)).messageIds).toEqual(fromJson.messageIds);
     expect(await t.topology.count()).toBe(expected.length);
     await t.topology.messages();
+  });
+});
+
+describe.each(KIND_NAMES)('POST /api/v1/%s refusals', (kind) => {
+  const folder = new URL(`${kind}/v1/invalid/`, FIXTURES);
+  // Cases that need another profile than the kind's own are covered by the golden conversion tests.
+  const inputs = readdirSync(folder).filter((f) => /\.(json|csv)$/.test(f) && !/\.(expected|profile)\.json$/.test(f) && !existsSync(new URL(f.replace(/\.(json|csv)$/, '.profile.json'), folder)));
+
+  it.each(inputs)('answers %s with the golden 400 errors and publishes nothing', async (input) => {
+    const csv = input.endsWith('.csv');
+    const response = await t.post(`/api/v1/${kind}`, undefined, {
+      raw: readFileSync(new URL(input, folder), 'utf8'),
+      headers: { 'content-type': csv ? 'text/csv' : 'application/json' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.headers.get('deprecation')).toMatch(/^@\d+$/);
+    const expected = JSON.parse(readFileSync(new URL(input.replace(/\.(json|csv)$/, '.expected.json'), folder), 'utf8'));
+    expect((await answer(response)).errors).toEqual(expected);
+    expect(await t.topology.count()).toBe(0);
+  });
+
+  it('answers 401 without credentials and 400 for a CSV that is not its shape', async () => {
+    expect((await t.post(`/api/v1/${kind}`, undefined, { raw: read(kind, 'valid.json'), auth: null })).status).toBe(401);
+    const wrong = await t.post(`/api/v1/${kind}`, undefined, { raw: 'a,b\n1,2\n', headers: { 'content-type': 'text/csv' } });
+    expect(wrong.status).toBe(400);
+    expect((await answer(wrong)).detail).toMatch(/Missing column/);
   });
 });
