@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validRecords } from '../records/fixtures.js';
-import { ACME, OTHER, basicAuth, createTestApp, type TestApp, answer } from '../support/http-app.js';
+import { ACME, OTHER, basicAuth, createTestApp, type TestApp, answer, growingBody } from '../support/http-app.js';
 
 const orders = validRecords('sales-orders');
 let t: TestApp;
@@ -121,16 +121,7 @@ describe('bodies that are not a batch', () => {
   });
 
   it('answers 413 for a chunked body that grows past the limit', async () => {
-    const chunk = new TextEncoder().encode(`${JSON.stringify(orders[0])},`);
-    let sent = 0;
-    const stream = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent === 0) controller.enqueue(new TextEncoder().encode('['));
-        controller.enqueue(chunk);
-        sent += chunk.byteLength;
-        if (sent > 200_000) controller.close();
-      },
-    });
+    const stream = growingBody(orders[0], 200_000);
     const response = await t.app.request('/api/v2/sales-orders', {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: basicAuth(ACME) },

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { AMQP_URL, declareTestTopology } from '../support/broker.js';
-import { ACME, LogCapture, basicAuth, answer } from '../support/http-app.js';
+import { ACME, LogCapture, basicAuth, answer, growingBody } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 
 const temp = tempFolder();
@@ -102,16 +102,7 @@ describe('bodies over a real socket', () => {
       log: createLogger({ level: 'silent' }),
     });
     running.push(service);
-    const chunk = new TextEncoder().encode(`${JSON.stringify(demoOrders()[0])},`);
-    let sent = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (sent === 0) controller.enqueue(new TextEncoder().encode('['));
-        controller.enqueue(chunk);
-        sent += chunk.byteLength;
-        if (sent > 5_000_000) controller.close();
-      },
-    });
+    const body = growingBody(demoOrders()[0], 5_000_000);
     const auth = basicAuth({ businessId: 'DEMO', apiKey: 'demo-api-key' });
     const response = await fetch(`${service.url}/api/v2/sales-orders`, {
       method: 'POST',

@@ -1,23 +1,12 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createLocalDrop } from '../../src/sources/local.js';
 import { tempFolder } from '../support/temp.js';
 import { describe, expect, it } from 'vitest';
 import { describeDropPipeline } from './drop-contract.js';
+import { localFixture } from '../support/local-fixture.js';
 
-const temp = tempFolder('local-pipeline-');
-
-describeDropPipeline('local folder', async () => ({
-  store: createLocalDrop({ path: temp.dir }),
-  async put(name, content) {
-    mkdirSync(path.dirname(path.join(temp.dir, name)), { recursive: true });
-    writeFileSync(path.join(temp.dir, name), content);
-  },
-  async has(name) {
-    return existsSync(path.join(temp.dir, name));
-  },
-  async cleanup() {},
-}), { atomicRename: true });
+describeDropPipeline('local folder', localFixture('local-pipeline-'), { atomicRename: true });
 
 describe('local drop: hostile names', () => {
   it('refuses and logs a file whose name has control characters instead of failing the whole drop', async () => {

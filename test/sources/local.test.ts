@@ -1,19 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
-import { createLocalDrop } from '../../src/sources/local.js';
-import { tempFolder } from '../support/temp.js';
+import { localFixture } from '../support/local-fixture.js';
 import { describeDropStore } from './store-contract.js';
 
-const temp = tempFolder('local-drop-');
-
-describeDropStore('local folder', async () => ({
-  store: createLocalDrop({ path: temp.dir }),
-  async put(name, content) {
-    mkdirSync(path.dirname(path.join(temp.dir, name)), { recursive: true });
-    writeFileSync(path.join(temp.dir, name), content);
-  },
-  async has(name) {
-    return existsSync(path.join(temp.dir, name));
-  },
-  async cleanup() {},
-}));
+describeDropStore('local folder', localFixture('local-drop-'));

@@ -131,3 +131,17 @@ export interface Answer {
 export async function answer(response: Response): Promise<Answer> {
   return (await response.json()) as Answer;
 }
+
+/** A chunked JSON-array body (no Content-Length) that repeats `record` until it has sent about `bytes`. */
+export function growingBody(record: unknown, bytes: number): ReadableStream<Uint8Array> {
+  const chunk = new TextEncoder().encode(`${JSON.stringify(record)},`);
+  let sent = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (sent === 0) controller.enqueue(new TextEncoder().encode('['));
+      controller.enqueue(chunk);
+      sent += chunk.byteLength;
+      if (sent > bytes) controller.close();
+    },
+  });
+}
