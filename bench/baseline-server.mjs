@@ -2,14 +2,16 @@
 // the same compiled zod schema, a string compare for Basic auth, one confirm channel, 202 after
 // every confirm. No logging. Started by run.mjs with fork(): reports its port over IPC and exits
 // when the parent goes away. Deliberately left out, unlike the service: returned (unroutable)
-// messages are not detected, publish back-pressure ('drain') is ignored, and messages carry only
-// messageId (no correlationId/type/timestamp/headers), with a random id instead of a content hash.
+// messages are not detected, publish back-pressure ('drain') is ignored, and ids are random
+// instead of a content hash. Messages carry the same properties and headers as the service's
+// (the issue requires them, and they cost the broker ~13% per message: leaving them out would
+// compare two different message formats, not two implementations of one endpoint).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'amqplib';
 import { KINDS } from '../dist/records/index.js';
 
-const { AMQP_URL, HOST = '127.0.0.1', PORT = '0', BENCH_EXCHANGE, BENCH_ROUTING_KEY, BENCH_AUTHORIZATION, BENCH_PATH } = process.env;
+const { AMQP_URL, HOST = '127.0.0.1', PORT = '0', BENCH_BUSINESS_ID, BENCH_EXCHANGE, BENCH_ROUTING_KEY, BENCH_AUTHORIZATION, BENCH_PATH } = process.env;
 const schema = KINDS['sales-orders'].schema;
 
 const connection = await connect(AMQP_URL);
@@ -17,7 +19,9 @@ const channel = await connection.createConfirmChannel();
 channel.on('close', () => process.exit(3)); // a lost broker shows up as a dead child in run.mjs
 
 /** Publishes every record; resolves with their ids once the broker confirmed all of them. */
-function publishAll(records) {
+function publishAll(records, correlationId) {
+  const timestamp = Math.floor(Date.now() / 1000);
+  const headers = { 'business-id': BENCH_BUSINESS_ID, source: 'http', 'source-name': BENCH_PATH };
   return new Promise((resolve, reject) => {
     let pending = records.length;
     let failed;
@@ -28,7 +32,13 @@ function publishAll(records) {
     const ids = records.map((record) => {
       const messageId = randomUUID();
       const body = Buffer.from(JSON.stringify(record));
-      channel.publish(BENCH_EXCHANGE, BENCH_ROUTING_KEY, body, { persistent: true, mandatory: true, messageId }, confirmed);
+      channel.publish(
+        BENCH_EXCHANGE,
+        BENCH_ROUTING_KEY,
+        body,
+        { persistent: true, mandatory: true, messageId, correlationId, type: 'sales-orders', contentType: 'application/json', timestamp, headers },
+        confirmed,
+      );
       return messageId;
     });
   });
@@ -59,8 +69,9 @@ async function handle(req, res) {
     valid[i] = result.data;
   }
   try {
-    const messageIds = await publishAll(valid);
-    send(res, 202, { success: true, recordCount: valid.length, messageIds, correlationId: randomUUID() });
+    const correlationId = randomUUID();
+    const messageIds = await publishAll(valid, correlationId);
+    send(res, 202, { success: true, recordCount: valid.length, messageIds, correlationId });
   } catch (error) {
     send(res, 503, { error: String(error?.message ?? error) });
   }

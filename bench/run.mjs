@@ -1,4 +1,6 @@
-// npm run bench [-- --profile[=latency]]
+// npm run bench [-- --only=json|csv] [--profile[=latency]]
+// --only=json: only this file's part (service vs baseline, v2 JSON batches); --only=csv: only the v1 CSV
+// part (bench/csv.mjs: HTTP CSV and file drops at volume); no flag: both, JSON first.
 // The service (dist/cli.js serve) and a bare baseline (bench/baseline-server.mjs), measured in turn
 // on the same broker with the same payloads. Prints figures, no thresholds; writes
 // bench/results/latest.json. --profile instead runs one load (throughput by default) per server
@@ -12,6 +14,7 @@ import { EXCHANGE, QUEUE, openBroker, safeUrl } from './broker.mjs';
 import { summarise } from './cpuprofile.mjs';
 import { load, round } from './load.mjs';
 import { BUSINESS_ID, PATH, basicAuth, batches } from './payloads.mjs';
+import { cleanupCsv, runCsvBench } from './csv.mjs';
 import { ROOT, brokerPid, cpuMs, killAllNow, machineBusyMs, peakRssMiB, startBaseline, startService, stopAll, stopServer } from './servers.mjs';
 
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
@@ -29,6 +32,11 @@ const RESULTS = path.join(ROOT, 'bench/results');
 // --profile: CPU profile under the throughput load; --profile=latency: under the 1-record sequential load.
 const profileArg = process.argv.find((a) => a === '--profile' || a.startsWith('--profile='));
 const PROFILE = profileArg && (profileArg.split('=')[1] || 'throughput');
+const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+if (ONLY !== undefined && ONLY !== 'json' && ONLY !== 'csv') {
+  console.error(`bench: --only=${ONLY}: expected --only=json or --only=csv`);
+  process.exit(2);
+}
 
 let broker;
 let cleaning;
@@ -42,7 +50,7 @@ function cleanup() {
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.on(signal, () => {
     console.error(`\nbench: ${signal}, stopping the servers`);
-    cleanup().finally(() => process.exit(130));
+    Promise.all([cleanup(), cleanupCsv()]).finally(() => process.exit(130));
   });
 }
 process.on('exit', killAllNow);
@@ -64,7 +72,7 @@ async function main() {
   const profileDir = path.join(RESULTS, 'profiles');
   const nodeArgs = (name) => (PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
   const service = await startService({ amqpUrl: AMQP_URL, exchange: EXCHANGE, queue: QUEUE, businessId: BUSINESS_ID, apiKey, nodeArgs: nodeArgs('service') });
-  const baseline = await startBaseline({ amqpUrl: AMQP_URL, exchange: EXCHANGE, routingKey: `sales-orders.${BUSINESS_ID}`, authorization, path: PATH, nodeArgs: nodeArgs('baseline') });
+  const baseline = await startBaseline({ amqpUrl: AMQP_URL, exchange: EXCHANGE, routingKey: `sales-orders.${BUSINESS_ID}`, businessId: BUSINESS_ID, authorization, path: PATH, nodeArgs: nodeArgs('baseline') });
   const servers = [service, baseline];
 
   const bodyKiB = Math.round(big[0].length / 1024);
@@ -219,10 +227,16 @@ async function profile(servers, measure, workload, dir) {
   console.log(`\nprofiles in ${path.relative(process.cwd(), dir)} (open in Chrome DevTools → Performance)`);
 }
 
-main()
+async function selected() {
+  if (ONLY !== 'csv') await main();
+  if (ONLY !== 'json') await runCsvBench({ amqpUrl: AMQP_URL, profile: Boolean(PROFILE), resultsDir: RESULTS });
+}
+
+selected()
   .catch(async (error) => {
     console.error(`bench: ${error?.message ?? error}`);
     await cleanup().catch(() => {});
+    await cleanupCsv().catch(() => {});
     process.exitCode = 1;
   })
   .finally(() => process.exit());

@@ -144,8 +144,8 @@ export async function startService({ amqpUrl, exchange, queue, businessId, apiKe
 }
 
 /** bench/baseline-server.mjs, forked; it reports its port over IPC once listening. */
-export async function startBaseline({ amqpUrl, exchange, routingKey, authorization, path: endpoint, nodeArgs = [] }) {
-  const env = { ...process.env, AMQP_URL: amqpUrl, HOST: '127.0.0.1', PORT: '0', BENCH_EXCHANGE: exchange, BENCH_ROUTING_KEY: routingKey, BENCH_AUTHORIZATION: authorization, BENCH_PATH: endpoint };
+export async function startBaseline({ amqpUrl, exchange, routingKey, businessId, authorization, path: endpoint, nodeArgs = [] }) {
+  const env = { ...process.env, AMQP_URL: amqpUrl, HOST: '127.0.0.1', PORT: '0', BENCH_EXCHANGE: exchange, BENCH_ROUTING_KEY: routingKey, BENCH_BUSINESS_ID: businessId, BENCH_AUTHORIZATION: authorization, BENCH_PATH: endpoint };
   const child = track(fork(path.join(ROOT, 'bench/baseline-server.mjs'), { cwd: ROOT, env, execArgv: nodeArgs, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }), 'baseline');
   let port;
   child.once('message', (message) => (port = message.port));

@@ -115,7 +115,7 @@ export function applyDefaults(record: Plain, values: Readonly<Record<string, unk
   for (const [path, value] of Object.entries(values)) {
     const each = path.indexOf('[].');
     if (each === -1) {
-      if (overwrite || getPath(record, path) === undefined) setPath(record, path, structuredClone(value));
+      if (overwrite || getPath(record, path) === undefined) setPath(record, path, typeof value === 'object' && value !== null ? structuredClone(value) : value);
       continue;
     }
     const items = getPath(record, path.slice(0, each));
