@@ -2,6 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 import net from 'node:net';
 import { Readable } from 'node:stream';
 import SftpClient from 'ssh2-sftp-client';
+import type { SftpDropOptions } from './sftp.js';
 
 /**
  * The SFTP connection under `createSftpDrop`: opened lazily, verified against pinned host keys,
@@ -24,18 +25,9 @@ export interface Session {
   destroy(reason: SftpError): void;
 }
 
-export interface SessionOptions {
-  host: string;
-  port: number;
-  username: string;
-  password?: string;
-  privateKey?: string | Buffer;
-  passphrase?: string;
-  hostKeyFingerprints?: string[];
-  knownHosts?: string;
-  timeoutMs: number;
-  readyTimeoutMs: number;
-}
+/** The store's options with every default filled in; the drop folder is the store's business. */
+export type SessionOptions = Required<Pick<SftpDropOptions, 'host' | 'port' | 'username' | 'timeoutMs' | 'readyTimeoutMs'>> &
+  Pick<SftpDropOptions, 'password' | 'privateKey' | 'passphrase' | 'hostKeyFingerprints' | 'knownHosts'>;
 
 export type SftpErrorCode = 'sftp-host-key-rejected' | 'sftp-unreachable' | 'sftp-timeout' | 'sftp-connection-lost' | 'sftp-failed';
 
