@@ -10,7 +10,7 @@ export interface Authenticator {
 
 export interface AuthenticatorOptions {
   tenants: readonly Tenant[];
-  /** Sandbox (spec §1): any well-formed credentials; the user-id acts as the business id. */
+  /** Sandbox (spec §1) accepts every well-formed credential; the user-id acts as the business id. */
   acceptAnyCredentials: boolean;
   /** How long a verified credential is remembered, so scrypt runs once per key, not per request. @default 300000 */
   cacheTtlMs?: number;

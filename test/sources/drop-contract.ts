@@ -190,8 +190,11 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       await topology.messages();
     });
 
-    // Claims by rename exist where renames are atomic (local, SFTP); S3 needs a lease instead.
-    const withClaims = traits.atomicRename ? it : it.skip;
+    // Claims by rename exist where renames are atomic (local, SFTP). S3 has no rename: its claims
+    // need a lease (issue 4, not built yet), so these cases are not registered for it at all.
+    const withClaims = (title: string, test: () => Promise<void>) => {
+      if (traits.atomicRename) it(title, test);
+    };
 
     withClaims('recovers a crashed worker\'s claim after the lease, and processes the file once', async () => {
       const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });

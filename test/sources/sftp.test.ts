@@ -9,22 +9,11 @@ import type { DropStore } from '../../src/sources/store.js';
 import { startSshd, type TestSshd } from '../support/sshd.js';
 import { tempFolder } from '../support/temp.js';
 import { describeDropStore, readAll } from './store-contract.js';
-import { sftpFixture } from '../support/sftp-fixture.js';
+import { sftpFixture, sftpOptionsFor } from '../support/sftp-fixture.js';
 
 const temp = tempFolder('sftp-test-');
 
-/** Store options for a test server: key auth and its pinned fingerprint unless `extra` says otherwise. */
-function optionsFor(sshd: TestSshd, extra: Partial<SftpDropOptions> = {}): SftpDropOptions {
-  return {
-    host: sshd.host,
-    port: sshd.port,
-    username: sshd.username,
-    privateKey: readFileSync(sshd.privateKeyPath),
-    hostKeyFingerprints: [sshd.hostKeyFingerprint],
-    path: 'drop',
-    ...extra,
-  };
-}
+const optionsFor = sftpOptionsFor;
 
 const stores: DropStore[] = [];
 function storeFor(sshd: TestSshd, extra: Partial<SftpDropOptions> = {}): DropStore {

@@ -1,22 +1,28 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createSftpDrop } from '../../src/sources/sftp.js';
+import { createSftpDrop, type SftpDropOptions } from '../../src/sources/sftp.js';
 import type { StoreFixture } from '../sources/store-contract.js';
-import { startSshd } from './sshd.js';
+import { startSshd, type TestSshd } from './sshd.js';
+
+/** Store options for a test server: key auth and its pinned fingerprint unless `extra` says otherwise. */
+export function sftpOptionsFor(sshd: TestSshd, extra: Partial<SftpDropOptions> = {}): SftpDropOptions {
+  return {
+    host: sshd.host,
+    port: sshd.port,
+    username: sshd.username,
+    privateKey: readFileSync(sshd.privateKeyPath),
+    hostKeyFingerprints: [sshd.hostKeyFingerprint],
+    path: 'drop',
+    ...extra,
+  };
+}
 
 /** A drop on a fresh OpenSSH server: the store under test, and the server's folder to put files in behind its back. */
 export async function sftpFixture(): Promise<StoreFixture> {
   const sshd = await startSshd();
   const drop = path.join(sshd.dataDir, 'drop');
   return {
-    store: createSftpDrop({
-      host: sshd.host,
-      port: sshd.port,
-      username: sshd.username,
-      privateKey: readFileSync(sshd.privateKeyPath),
-      hostKeyFingerprints: [sshd.hostKeyFingerprint],
-      path: 'drop',
-    }),
+    store: createSftpDrop(sftpOptionsFor(sshd)),
     async put(name, content) {
       mkdirSync(path.dirname(path.join(drop, name)), { recursive: true });
       writeFileSync(path.join(drop, name), content);

@@ -52,7 +52,7 @@ function unwrap(schema: z.ZodType | undefined): z.ZodType | undefined {
 
 /**
  * Problems with one profile entry: an unknown path, or a value of the wrong type. The value is
- * checked by validating a probe record that holds only it: any error at that path is its own.
+ * checked by validating a probe record that holds only it; an error at that path is its own.
  */
 export function profileEntryProblems(kind: RecordKind, path: string, value: unknown): string[] {
   if (!/^[A-Za-z0-9_]+(\[\])?(\.[A-Za-z0-9_]+(\[\])?)*$/.test(path) || !schemaAt(kind.schema, path)) {
