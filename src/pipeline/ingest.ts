@@ -48,12 +48,17 @@ export interface Candidate {
   readonly explain?: (v2Errors: readonly string[]) => string[];
 }
 
+/** Which of a streamed batch's two passes an `open()` serves. */
+export type StreamPass = 'validate' | 'publish';
+
 /**
  * A batch too large to hold as objects (a big CSV file): `open()` is called twice and must
  * yield the same candidates in the same order — once to validate every record, once to publish.
+ * The publish pass may skip checks that need memory and can find nothing new (e.g. CSV order
+ * contiguity), since it runs only after the validation pass found no problem at all.
  */
 export interface StreamBatch extends BatchBase {
-  open(): AsyncIterable<Candidate>;
+  open(pass: StreamPass): AsyncIterable<Candidate>;
   /**
    * Takes the message ids of each confirmed chunk, in order. With it the ids of a large file are
    * not collected in memory, and the returned `messageIds` is empty: the sink has them all.
@@ -151,7 +156,7 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
     const digests = new MessageIds(businessId, kind.name, batch.volatilePaths);
     let failing = 0;
     let total = 0;
-    for await (const candidate of batch.open()) {
+    for await (const candidate of batch.open('validate')) {
       const result = validateRecord(kind, candidate.record, businessId);
       if (result.ok && !candidate.early && failing === 0) {
         const digest = digests.digest(result.record, Buffer.from(JSON.stringify(result.record)));
@@ -183,7 +188,7 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
       else for (const message of chunk) messageIds.push(message.messageId);
       chunk = [];
     };
-    for await (const candidate of batch.open()) {
+    for await (const candidate of batch.open('publish')) {
       const result = validateRecord(kind, candidate.record, businessId);
       if (!result.ok) throw new InternalError({ detail: 'The input changed between validation and publishing; nothing more was published.' });
       chunk.push(toMessage(batch, ids, result.record, timestamp, headers));
