@@ -178,6 +178,19 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       await topology.messages();
     });
 
+    it('rejects a zero-byte file with a receipt saying why, and takes a name with spaces and unicode end to end', async () => {
+      const { runner, dir } = pipelineIn();
+      await f.put(`${dir}/empty.csv`, '');
+      await f.put(`${dir}/Bestellung März 注文.csv`, ordersCsv('U'));
+      expect(await runner().runOnce()).toMatchObject({ accepted: 1, rejected: 1, retried: 0 });
+      const rejected = await receiptAt(`${dir}/failed/empty.csv.receipt.json`);
+      expect(rejected).toMatchObject({ outcome: 'rejected', file: { name: 'empty.csv', size: 0 }, response: { status: 400, detail: expect.stringMatching(/\w/) } });
+      const accepted = await receiptAt(`${dir}/processed/Bestellung März 注文.csv.receipt.json`);
+      expect(accepted).toMatchObject({ outcome: 'accepted', file: { name: 'Bestellung März 注文.csv' }, response: { recordCount: 2 } });
+      expect(await topology.count()).toBe(2);
+      await topology.messages();
+    });
+
     it('backs off a file that failed for a transient reason, instead of trying it on every look', async () => {
       const { runner, dir } = pipelineIn({ retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 } });
       await f.put(`${dir}/backoff.csv`, ordersCsv('B'));
