@@ -39,11 +39,15 @@ export async function settle(
   return written;
 }
 
-/** Where a settled file goes; a name already taken there gets a time prefix (never overwritten). */
+/**
+ * Where a settled file goes. A name already taken there — by a file or by the receipt of an
+ * earlier try of the same name — gets a time prefix: neither a file nor a receipt is ever overwritten.
+ */
 async function finalPlace(pipeline: PipelineDefinition, store: DropStore, name: string, success: boolean): Promise<string | undefined> {
   const action = success ? pipeline.after.success : pipeline.after.failure;
   if (action !== 'move') return undefined;
   const folder = success ? pipeline.after.processedFolder : pipeline.after.failedFolder;
   const target = `${folder}/${name}`;
-  return (await store.stat(target)) ? `${folder}/${new Date().toISOString().replace(/[:.]/g, '-')}-${name}` : target;
+  const taken = (await store.stat(target)) || (await store.stat(receiptName(target)));
+  return taken ? `${folder}/${new Date().toISOString().replace(/[:.]/g, '-')}-${name}` : target;
 }

@@ -191,6 +191,23 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       await topology.messages();
     });
 
+    it('never overwrites an earlier receipt: a second try under the same name settles beside it', async () => {
+      const { runner, dir } = pipelineIn();
+      await f.put(`${dir}/same.csv`, 'not,a,legacy,file\n1,2,3,4\n');
+      expect(await runner().runOnce()).toMatchObject({ rejected: 1 });
+      const first = await receiptAt(`${dir}/failed/same.csv.receipt.json`);
+      // The operator takes the failed input away (to fix it); its receipt stays. The fixed file fails again.
+      await f.store.remove(`${dir}/failed/same.csv`);
+      await f.put(`${dir}/same.csv`, 'still,not,a,legacy,file\n1,2,3,4,5\n');
+      expect(await runner().runOnce()).toMatchObject({ rejected: 1 });
+      expect(await receiptAt(`${dir}/failed/same.csv.receipt.json`)).toEqual(first);
+      const names = (await f.store.list(`${dir}/failed`)).map((e) => e.name.slice(`${dir}/failed/`.length));
+      const second = names.find((n) => /^\d{4}-.*-same\.csv\.receipt\.json$/.test(n));
+      expect(second, names.join(', ')).toBeDefined();
+      expect(names).toContain(second!.replace(/\.receipt\.json$/, ''));
+      expect(await topology.count()).toBe(0);
+    });
+
     it('backs off a file that failed for a transient reason, instead of trying it on every look', async () => {
       const { runner, dir } = pipelineIn({ retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 } });
       await f.put(`${dir}/backoff.csv`, ordersCsv('B'));
