@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { InternalError, MalformedBody, PayloadTooLarge, ValidationFailed, type RecordErrors } from '../errors.js';
+import { InternalError, isIngestError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RecordKind } from '../records/kind.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
@@ -7,6 +7,7 @@ import { validateRecord } from '../records/validate.js';
 import type { OutboundMessage, Publisher } from '../publish/publisher.js';
 import { MessageIds } from './message-id.js';
 import type { RoutingKeyFor } from './route.js';
+import { validateBatch, type Verdict } from './validate-batch.js';
 
 /** Where a batch came from: written on every message and every log line of the batch. */
 export interface BatchSource {
@@ -68,12 +69,23 @@ export interface BulkResponse {
 export interface IngestDependencies {
   readonly publisher: Publisher;
   readonly routingKeyFor: RoutingKeyFor;
+  /** Told how every batch ended (metrics); must not throw. */
+  readonly observer?: (outcome: BatchOutcome) => void;
+}
+
+/** How one batch ended: `rejected` is the input's fault (4xx), `failed` is ours or the broker's. */
+export interface BatchOutcome {
+  readonly batch: Batch;
+  readonly outcome: 'accepted' | 'rejected' | 'failed';
+  /** Records in the batch (0 when a stream was refused before it was counted). */
+  readonly records: number;
+  readonly ms: number;
+  readonly error?: unknown;
 }
 
 export type Ingest = (batch: Batch) => Promise<BulkResponse>;
 
-/** A streamed batch lists at most this many failing records (and says how many failed). */
-export const MAX_LISTED_FAILURES = 1000;
+export { MAX_LISTED_FAILURES } from './validate-batch.js';
 /** A streamed batch is published in chunks of this many messages, each confirmed before the next. */
 export const PUBLISH_CHUNK = 1000;
 
@@ -83,7 +95,7 @@ export const PUBLISH_CHUNK = 1000;
  * confirmed every message. Throws `ValidationFailed` (nothing published) or
  * `PublishFailed` (nothing reported accepted; a retry is safe: same records, same ids).
  */
-export function createIngest({ publisher, routingKeyFor }: IngestDependencies): Ingest {
+export function createIngest({ publisher, routingKeyFor, observer }: IngestDependencies): Ingest {
   function toMessage(batch: Batch, ids: MessageIds, record: Record<string, unknown>, timestamp: number, headers: Record<string, string>): OutboundMessage {
     const body = Buffer.from(JSON.stringify(record));
     return {
@@ -97,39 +109,8 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
     };
   }
 
-  function reject(batch: Batch, failures: RecordErrors[], failing: number, total: number): never {
-    batch.log.info({ records: total, failing }, 'batch rejected');
-    const listed = failing > failures.length ? `; the first ${failures.length} are listed` : '';
-    throw new ValidationFailed({
-      detail: `${failing} of ${total} record(s) failed validation${listed}; no record was accepted.`,
-      errors: failures,
-    });
-  }
-
-  function checkCount(batch: Batch, count: number): void {
-    if (count === 0) throw new MalformedBody({ detail: 'The batch holds no records.' });
-    if (batch.maxRecords !== undefined && count > batch.maxRecords) {
-      throw new PayloadTooLarge({
-        detail: `The batch holds ${count}${'records' in batch ? '' : ' or more'} records; the limit is ${batch.maxRecords} records per batch. Split it into smaller batches.`,
-      });
-    }
-  }
-
-  async function ingestArray(batch: ArrayBatch): Promise<string[]> {
-    const { kind, businessId, records, senderTerms } = batch;
-    checkCount(batch, records.length);
-    const accepted: Record<string, unknown>[] = new Array(records.length);
-    const failures: RecordErrors[] = [];
-    for (let index = 0; index < records.length; index++) {
-      const result = validateRecord(kind, records[index], businessId);
-      if (senderTerms && (!result.ok || senderTerms.earlyErrors(index))) {
-        failures.push({ index, errors: senderTerms.explain(index, result.ok ? [] : result.errors) });
-      } else if (result.ok) accepted[index] = result.record;
-      else failures.push({ index, errors: result.errors });
-    }
-    if (failures.length > 0) reject(batch, failures, failures.length, records.length);
-
-    const ids = new MessageIds(businessId, kind.name, batch.volatilePaths);
+  async function ingestArray(batch: ArrayBatch, accepted: Record<string, unknown>[]): Promise<string[]> {
+    const ids = new MessageIds(batch.businessId, batch.kind.name, batch.volatilePaths);
     const timestamp = Date.now();
     const headers = messageHeaders(batch);
     const messages = accepted.map((record) => toMessage(batch, ids, record, timestamp, headers));
@@ -137,27 +118,8 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
     return messages.map((message) => message.messageId);
   }
 
-  async function ingestStream(batch: StreamBatch): Promise<string[]> {
+  async function ingestStream(batch: StreamBatch, total: number): Promise<string[]> {
     const { kind, businessId } = batch;
-    // Pass 1: validate everything; nothing is kept but the errors.
-    const failures: RecordErrors[] = [];
-    let failing = 0;
-    let total = 0;
-    for await (const candidate of batch.open()) {
-      const result = validateRecord(kind, candidate.record, businessId);
-      if (!result.ok || candidate.early) {
-        failing += 1;
-        if (failures.length < MAX_LISTED_FAILURES) {
-          const v2Errors = result.ok ? [] : result.errors;
-          failures.push({ index: total, errors: candidate.explain ? candidate.explain(v2Errors) : v2Errors });
-        }
-      }
-      total += 1;
-      if (batch.maxRecords !== undefined && total > batch.maxRecords) checkCount(batch, total);
-    }
-    checkCount(batch, total);
-    if (failing > 0) reject(batch, failures, failing, total);
-
     // Pass 2: publish in confirmed chunks; a failure part-way leaves only stable-id copies behind.
     const ids = new MessageIds(businessId, kind.name, batch.volatilePaths);
     const timestamp = Date.now();
@@ -182,8 +144,29 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
 
   return async function ingest(batch) {
     const started = performance.now();
-    const messageIds = 'records' in batch ? await ingestArray(batch) : await ingestStream(batch);
+    const observe = (outcome: BatchOutcome['outcome'], records: number, error?: unknown) => observer?.({ batch, outcome, records, ms: performance.now() - started, error });
+    let verdict: Verdict;
+    try {
+      verdict = await validateBatch(batch);
+    } catch (error) {
+      // A stream that cannot be read (broken CSV is a 4xx; a disk error is not) fails here too.
+      observe(isIngestError(error) && error.status < 500 ? 'rejected' : 'failed', 'records' in batch ? batch.records.length : 0, error);
+      throw error;
+    }
+    if (!verdict.ok) {
+      batch.log.info({ records: verdict.total, failing: verdict.failing }, 'batch rejected');
+      observe('rejected', verdict.total, verdict.error);
+      throw verdict.error;
+    }
+    let messageIds: string[];
+    try {
+      messageIds = 'records' in batch ? await ingestArray(batch, verdict.accepted ?? []) : await ingestStream(batch, verdict.total);
+    } catch (error) {
+      observe('failed', verdict.total, error);
+      throw error;
+    }
     batch.log.info({ records: messageIds.length, publisher: publisher.name, ms: Math.round(performance.now() - started) }, 'batch accepted');
+    observe('accepted', messageIds.length);
     return { success: true, recordCount: messageIds.length, messageIds, correlationId: batch.correlationId };
   };
 }
