@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
+import type { Registry } from 'prom-client';
 import { PROBLEM_MEDIA_TYPE, reasonPhrase, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
 
@@ -48,6 +49,14 @@ export function jsonResponse(status: number, body: unknown, context: RequestCont
     status,
     statusText: reasonPhrase(status),
     headers: { 'content-type': 'application/json', 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...extraHeaders },
+  });
+}
+
+/** Prometheus text exposition of one registry (the app's own, never the process-global one). */
+export async function metricsResponse(registry: Registry, context: RequestContext, extraHeaders: Record<string, string>): Promise<Response> {
+  return new Response(await registry.metrics(), {
+    status: 200,
+    headers: { 'content-type': registry.contentType, 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...extraHeaders },
   });
 }
 
