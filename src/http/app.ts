@@ -5,7 +5,9 @@ import type { DropCheck } from '../health.js';
 import type { ReadinessCheck } from '../publish/publisher.js';
 import { KINDS } from '../records/index.js';
 import { LEGACY } from '../records/legacy/index.js';
+import { docsAsset, docsPage } from './docs.js';
 import { v2BatchHandler } from './handlers.js';
+import { openApiDocument } from './openapi.js';
 import { deprecationHeaders, stockHandler, V1_DEPRECATED_SINCE, v1BatchHandler, type V1Dependencies } from './v1.js';
 import { jsonResponse, metricsResponse, problemResponse, requestContext } from './respond.js';
 
@@ -69,6 +71,9 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
     }),
   );
   app.get('/metrics', (event) => metricsResponse(deps.metrics, requestContext(event, deps.log), extra));
+  app.get('/openapi.json', (event) => jsonResponse(200, openApiDocument(), requestContext(event, deps.log), { ...extra, 'cache-control': 'no-cache' }));
+  app.get('/docs', () => docsPage(extra));
+  app.get('/docs/:asset', guard(async (event) => docsAsset(event.context.params?.asset, extra)));
   return app;
 }
 
