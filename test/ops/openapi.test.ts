@@ -11,19 +11,21 @@ interface Doc {
 
 let t: TestApp;
 let doc: Doc;
+let text: string;
 beforeAll(async () => {
   t = await createTestApp();
   const response = await t.app.request('/openapi.json');
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('application/json');
-  doc = (await response.json()) as Doc;
+  text = await response.text();
+  doc = JSON.parse(text) as Doc;
 });
 afterAll(() => t.close());
 
 describe('GET /openapi.json', () => {
   it('is a valid OpenAPI 3.1 document', async () => {
     expect(doc.openapi).toMatch(/^3\.1\./);
-    const result = await validate(structuredClone(doc) as Parameters<typeof validate>[0]);
+    const result = await validate(JSON.parse(text) as Parameters<typeof validate>[0]);
     expect(result.valid, result.valid ? '' : compileErrors(result)).toBe(true);
   });
 
