@@ -66,7 +66,8 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
     '/readyz',
     guard(async (event) => {
       const check = await deps.readiness();
-      if (check.ready) return jsonResponse(200, { status: 'ready', drops: check.drops ?? [] }, requestContext(event, deps.log), extra);
+      // `drops` only when there are some: the body stays `{"status":"ready"}` for an HTTP-only service.
+      if (check.ready) return jsonResponse(200, { status: 'ready', ...(check.drops?.length ? { drops: check.drops } : {}) }, requestContext(event, deps.log), extra);
       throw new NotReady(check.problems);
     }),
   );

@@ -38,9 +38,9 @@ export const problemSchema = z.looseObject({
 
 export const readyBodySchema = z.strictObject({
   status: z.literal('ready'),
-  drops: z.array(
+  drops: z.optional(z.array(
     z.strictObject({ pipeline: z.string(), source: z.string(), reachable: z.boolean(), ms: z.number(), problem: z.string().optional() }),
-  ),
+  )).meta({ description: 'One entry per configured drop; absent when there are none.' }),
 });
 
 /** zod → JSON Schema 2020-12, the dialect of OpenAPI 3.1 (so the `$schema` line is dropped). */

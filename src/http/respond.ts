@@ -63,7 +63,8 @@ export async function metricsResponse(registry: Registry, context: RequestContex
 /** The one place an error becomes an HTTP answer (and a log line). */
 export function problemResponse(error: unknown, event: H3Event, context: RequestContext, extraHeaders: Record<string, string>): Response {
   const { problem, headers } = toProblem(error, event.url.pathname);
-  const fields = { status: problem.status, code: problem.type, method: event.req.method, path: event.url.pathname, businessId: context.businessId };
+  // The business id is a binding of the request's logger already; a field too would print it twice.
+  const fields = { status: problem.status, code: problem.type, method: event.req.method, path: event.url.pathname };
   if (problem.status >= 500 && problem.status !== 503) context.log.error({ ...fields, err: error }, 'request failed');
   else if (problem.status === 503) context.log.warn({ ...fields, err: error }, 'request not accepted: publisher unavailable');
   else context.log.info({ ...fields, detail: problem.detail }, 'request refused');
