@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
+import type { Registry } from 'prom-client';
 import { PROBLEM_MEDIA_TYPE, reasonPhrase, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
 
@@ -51,10 +52,19 @@ export function jsonResponse(status: number, body: unknown, context: RequestCont
   });
 }
 
+/** Prometheus text exposition of one registry (the app's own, never the process-global one). */
+export async function metricsResponse(registry: Registry, context: RequestContext, extraHeaders: Record<string, string>): Promise<Response> {
+  return new Response(await registry.metrics(), {
+    status: 200,
+    headers: { 'content-type': registry.contentType, 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...extraHeaders },
+  });
+}
+
 /** The one place an error becomes an HTTP answer (and a log line). */
 export function problemResponse(error: unknown, event: H3Event, context: RequestContext, extraHeaders: Record<string, string>): Response {
   const { problem, headers } = toProblem(error, event.url.pathname);
-  const fields = { status: problem.status, code: problem.type, method: event.req.method, path: event.url.pathname, businessId: context.businessId };
+  // The business id is a binding of the request's logger already; a field too would print it twice.
+  const fields = { status: problem.status, code: problem.type, method: event.req.method, path: event.url.pathname };
   if (problem.status >= 500 && problem.status !== 503) context.log.error({ ...fields, err: error }, 'request failed');
   else if (problem.status === 503) context.log.warn({ ...fields, err: error }, 'request not accepted: publisher unavailable');
   else context.log.info({ ...fields, detail: problem.detail }, 'request refused');
