@@ -34,6 +34,24 @@ const queueSchema = z.strictObject({
   arguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });
 
+/** Per-business rate limit, bulkhead, failed-login throttle and idempotency store (README "Limits and abuse protection"). */
+const abuseSchema = z.strictObject({
+  rateLimit: z.strictObject({ requests: z.int().positive(), windowSeconds: z.int().positive() }),
+  maxInFlightBatches: z.int().positive(),
+  authThrottle: z.strictObject({
+    windowSeconds: z.int().positive(),
+    maxFailuresPerAddress: z.int().positive(),
+    failuresBeforeSlowdown: z.int().min(0),
+    slowdownStepMs: z.int().min(0),
+    maxSlowdownMs: z.int().min(0).max(60_000),
+  }),
+  idempotency: z.strictObject({
+    ttlSeconds: z.int().positive(),
+    maxEntries: z.int().positive(),
+    maxBytes: z.int().positive(),
+  }),
+});
+
 export const configSchema = z.strictObject({
   environment: z.enum(ENVIRONMENTS),
   dataDirectory: z.string().min(1),
@@ -45,6 +63,11 @@ export const configSchema = z.strictObject({
     bodyLimitBytes: z.int().positive(),
     maxRecordsPerBatch: z.int().positive(),
     requestTimeoutMs: z.int().positive(),
+    /** Node's `maxHeaderSize`: a larger header section is answered 431. */
+    maxHeaderBytes: z.int().min(1024).max(1_048_576),
+    /** 0: the client address is the socket's; n: the n-th address from the right of X-Forwarded-For (n proxies in front). */
+    trustProxyHops: z.int().min(0).max(10),
+    abuse: abuseSchema,
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),

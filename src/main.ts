@@ -1,11 +1,16 @@
-import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler, type H3 } from 'h3';
+import type { H3 } from 'h3';
 import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
 import { createLogger, safeUrl, type Logger } from './log.js';
 import { createAuthenticator } from './http/auth.js';
 import { createHttpApp } from './http/app.js';
+import { createAdmission } from './http/admission.js';
+import { createAuthThrottle } from './http/auth-throttle.js';
+import { createIdempotencyStore } from './http/idempotency.js';
+import { createRateLimiter } from './http/rate-limit.js';
+import { createHttpServer } from './http/server.js';
+import { withBulkhead } from './pipeline/bulkhead.js';
 import { createIngest } from './pipeline/ingest.js';
 import { compileRoutingKey, templateFields, topicMatches } from './pipeline/route.js';
 import { createEmbeddedPublisher, createNonePublisher, createRabbitMqPublisher } from './publish/index.js';
@@ -38,7 +43,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const app = buildHttpApp(config, publisher, log);
   const drops = startDropRunners(config, publisher, log);
 
-  const server = http.createServer({ requestTimeout: config.http.requestTimeoutMs }, toNodeHandler(app));
+  const server = createHttpServer(app, config.http, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.http.port, config.http.host, () => resolve());
@@ -72,9 +77,17 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
 /** The HTTP facade over the shared pipeline; tests build it the same way, without a socket. */
 export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log: Logger): H3 {
   const sandbox = config.environment === 'sandbox';
+  const { abuse } = config.http;
+  const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) });
   return createHttpApp({
-    ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) }),
-    authenticator: createAuthenticator({ tenants: config.tenants, acceptAnyCredentials: sandbox }),
+    ingest: withBulkhead(ingest, { maxInFlight: abuse.maxInFlightBatches }),
+    admission: createAdmission({
+      authenticator: createAuthenticator({ tenants: config.tenants, acceptAnyCredentials: sandbox }),
+      throttle: createAuthThrottle(abuse.authThrottle),
+      rateLimiter: createRateLimiter(abuse.rateLimit),
+      trustProxyHops: config.http.trustProxyHops,
+    }),
+    idempotency: createIdempotencyStore(abuse.idempotency),
     log,
     bodyLimitBytes: config.http.bodyLimitBytes,
     maxRecordsPerBatch: config.http.maxRecordsPerBatch,

@@ -62,9 +62,13 @@ export async function bodyChunks(event: H3Event, limit: number): Promise<Uint8Ar
   return chunks;
 }
 
-export async function readBodyBytes(event: H3Event, limit: number): Promise<Buffer> {
-  const chunks = await bodyChunks(event, limit);
+/** The chunks as one buffer; no copy when there is one chunk. */
+export function joinChunks(chunks: readonly Uint8Array[]): Buffer {
   return chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength) : Buffer.concat(chunks);
+}
+
+export async function readBodyBytes(event: H3Event, limit: number): Promise<Buffer> {
+  return joinChunks(await bodyChunks(event, limit));
 }
 
 /** Reads the same chunks again on every call. */
