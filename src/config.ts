@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { API_KEY_HASH_PATTERN } from './api-keys.js';
+import { exposedSecretFile } from './secret-files.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { KINDS } from './records/index.js';
 import { formatPath, PARSE_OPTIONS } from './records/issues.js';
@@ -184,7 +185,11 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     const envFile = path.join(directory, `${envName}.yaml`);
     if (existsSync(envFile)) mergeInto(merged, readYaml(envFile), envFile, origins, '');
   }
-  if (userFile) mergeInto(merged, user, userFile, origins, '');
+  if (userFile) {
+    const exposed = holdsSecrets(user) ? exposedSecretFile(userFile) : undefined;
+    if (exposed) throw new ConfigError([{ file: userFile, field: '(file)', message: exposed }]);
+    mergeInto(merged, user, userFile, origins, '');
+  }
   mergeInto(merged, fromEnvironment(env), 'environment', origins, '');
 
   const result = configSchema.safeParse(merged, PARSE_OPTIONS);
@@ -196,6 +201,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(result.data!);
+}
+
+/** Tenants' key hashes (a stolen hash can be brute-forced offline) or a broker password. */
+function holdsSecrets(layer: Plain): boolean {
+  const broker = layer.broker;
+  const url = isPlainObject(broker) && typeof broker.url === 'string' ? broker.url : '';
+  return (Array.isArray(layer.tenants) && layer.tenants.length > 0) || /^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(url);
 }
 
 /** Environment variables of the operator contract, each named as its own origin. */

@@ -31,6 +31,7 @@ export function withBulkhead(ingest: Ingest, options: BulkheadOptions): Ingest {
       );
     }
     inFlight.set(batch.businessId, running + 1);
+    batch.log.debug({ inFlight: running + 1 }, 'batch in flight');
     try {
       return await ingest(batch);
     } finally {
