@@ -2,8 +2,8 @@
  * Failed-login throttling, so credentials cannot be guessed at will:
  * - per client address: past `maxFailuresPerAddress` failures in the window, unverified
  *   attempts from that address are refused (429) until the oldest failure ages out;
- * - per business id: past `failuresBeforeSlowdown` failures in the window, each unverified
- *   attempt for that id waits `slowdownStepMs` per further failure, at most `maxSlowdownMs`.
+ * - per business id: once `failuresBeforeSlowdown` failures are in the window, each unverified
+ *   attempt for that id waits `slowdownStepMs` × (failures − failuresBeforeSlowdown + 1), at most `maxSlowdownMs`.
  *   It only slows, never refuses: an attacker spreading guesses over many addresses must not
  *   be able to lock the real business out.
  * A credential already verified (in the authenticator's cache) passes both, so the business
@@ -71,7 +71,8 @@ export function createAuthThrottle(options: AuthThrottleOptions): AuthThrottle {
       return Math.max(1, Math.ceil((times[0]! + windowMs - at) / 1000));
     },
     slowdownMs(businessId) {
-      const excess = businesses.recent(businessId, now()).length - failuresBeforeSlowdown;
+      // After N failures the next attempt waits one step, after N+1 two steps, and so on.
+      const excess = businesses.recent(businessId, now()).length - failuresBeforeSlowdown + 1;
       return excess > 0 ? Math.min(maxSlowdownMs, excess * slowdownStepMs) : 0;
     },
     recordFailure(address, businessId) {

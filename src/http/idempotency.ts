@@ -49,7 +49,7 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
     const at = now();
     for (const [id, entry] of entries) if (entry.expires <= at) forget(id);
     for (const [id] of entries) {
-      if (entries.size < maxEntries && bytes <= maxBytes) break;
+      if (entries.size <= maxEntries && bytes <= maxBytes) break;
       forget(id);
     }
   };
@@ -103,8 +103,9 @@ const BARE_TOKEN = /^[\x21-\x7e]+$/;
  */
 export function parseIdempotencyKey(header: string | null): string | undefined {
   if (header === null) return undefined;
-  const quoted = SF_STRING.exec(header.trim());
-  const key = quoted ? quoted[1]!.replace(/\\(["\\])/g, '$1') : BARE_TOKEN.test(header.trim()) ? header.trim() : undefined;
+  const text = header.trim();
+  const quoted = SF_STRING.exec(text);
+  const key = quoted ? quoted[1]!.replace(/\\(["\\])/g, '$1') : !text.startsWith('"') && BARE_TOKEN.test(text) ? text : undefined;
   if (key === undefined || key.length === 0 || key.length > 255) {
     throw new InvalidIdempotencyKey({ detail: 'Idempotency-Key must be 1-255 printable ASCII characters, e.g. "8e03978e-40d5-43e8-bc93-6894a57f9324".' });
   }
