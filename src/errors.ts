@@ -134,6 +134,15 @@ export class RequestTimeout extends IngestError {
   readonly status = 408;
 }
 
+/**
+ * The connection closed before the body was complete (the client gave up, or the request
+ * time-out closed it). Nobody receives this answer; it keeps the log line an info, not a 500.
+ */
+export class RequestAborted extends IngestError {
+  readonly code = 'request-aborted';
+  readonly status = 400;
+}
+
 /** The request's header section is over `http.maxHeaderBytes`. */
 export class HeaderFieldsTooLarge extends IngestError {
   readonly code = 'header-fields-too-large';

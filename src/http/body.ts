@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3';
-import { PayloadTooLarge, UnsupportedMediaType } from '../errors.js';
+import { PayloadTooLarge, RequestAborted, UnsupportedMediaType } from '../errors.js';
 
 /** `application/json` or any `+json` media type, optionally with `charset=utf-8`. */
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
@@ -31,10 +31,15 @@ export async function* limitedBody(event: H3Event, limit: number): AsyncGenerato
   const nodeRequest = (event.req as { runtime?: { node?: { req?: AsyncIterable<Buffer> } } }).runtime?.node?.req;
   if (nodeRequest) {
     let received = 0;
-    for await (const chunk of nodeRequest) {
-      received += chunk.byteLength;
-      if (received > limit) throw tooLarge(); // node discards the rest once the 413 is sent
-      yield chunk;
+    try {
+      for await (const chunk of nodeRequest) {
+        received += chunk.byteLength;
+        if (received > limit) throw tooLarge(); // node discards the rest once the 413 is sent
+        yield chunk;
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ECONNRESET') throw error;
+      throw new RequestAborted({ detail: `The connection closed after ${received} bytes of the body.`, cause: error });
     }
     return;
   }
