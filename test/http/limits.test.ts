@@ -65,10 +65,10 @@ describe('limits over a real socket', () => {
     const post = (body: string) => fetch(`${service.url}/api/v2/sales-orders`, { method: 'POST', headers: { authorization: DEMO, 'content-type': 'application/json' }, body });
     const big = await post(JSON.stringify(['x'.repeat(30_000)]));
     expect(big.status).toBe(413);
-    expect((await big.json()).detail).toBe('The body exceeds the limit of 20000 bytes.');
+    expect(((await big.json()) as { detail: string }).detail).toBe('The body exceeds the limit of 20000 bytes.');
     const many = await post(JSON.stringify([...orders, ...orders].slice(0, 4)));
     expect(many.status).toBe(413);
-    expect((await many.json()).detail).toContain('the limit is 3 records per batch');
+    expect(((await many.json()) as { detail: string }).detail).toContain('the limit is 3 records per batch');
   });
 
   it('keeps serving after all of it', async () => {
