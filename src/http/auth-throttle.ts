@@ -27,11 +27,13 @@ export interface AuthThrottle {
   /** How long an unverified attempt for this business id is held back, in ms. */
   slowdownMs(businessId: string): number;
   recordFailure(address: string, businessId: string): void;
+  /** Addresses and business ids remembered (each bounded by `maxKeys`). */
+  readonly size: { addresses: number; businesses: number };
 }
 
 /** Failure times per key, oldest first, each list capped: bounded memory whatever is sent. */
 class FailureLog {
-  private readonly times = new Map<string, number[]>();
+  readonly times = new Map<string, number[]>();
   constructor(
     private readonly windowMs: number,
     private readonly cap: number,
@@ -64,6 +66,9 @@ export function createAuthThrottle(options: AuthThrottleOptions): AuthThrottle {
   const businesses = new FailureLog(windowMs, failuresBeforeSlowdown + steps + 1, maxKeys);
 
   return {
+    get size() {
+      return { addresses: addresses.times.size, businesses: businesses.times.size };
+    },
     addressRetryAfter(address) {
       const at = now();
       const times = addresses.recent(address, at);

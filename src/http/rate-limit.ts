@@ -32,6 +32,8 @@ export interface RateDecision {
 export interface RateLimiter {
   take(key: string): RateDecision;
   readonly policy: string;
+  /** Buckets held (bounded by `maxKeys`). */
+  readonly size: number;
 }
 
 export const POLICY_NAME = 'default';
@@ -51,6 +53,9 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
 
   return {
     policy: `"${POLICY_NAME}";q=${requests};w=${windowSeconds}`,
+    get size() {
+      return buckets.size;
+    },
     take(key) {
       const at = now();
       let bucket = buckets.get(key);
