@@ -45,6 +45,7 @@ async function run(args: string[], once: boolean): Promise<void> {
   const running = await runPipelineFile(file, { once });
   if (once) {
     process.stdout.write(`${JSON.stringify({ pipeline: file, ...running.summary })}\n`);
+    if (running.summary?.standby) process.stderr.write('warehouse-ingest: another worker holds this drop\'s lease and is processing it; nothing was done here\n');
     return;
   }
   const stop = () => void running.stop().then(() => process.exit(0), () => process.exit(1));

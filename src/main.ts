@@ -16,8 +16,10 @@ import { compileRoutingKey, templateFields, topicMatches } from './pipeline/rout
 import { createEmbeddedPublisher, createNonePublisher, createRabbitMqPublisher } from './publish/index.js';
 import type { Publisher, ReadinessCheck } from './publish/publisher.js';
 import { KIND_NAMES } from './records/kind.js';
-import { loadPipelineFiles, loadPipelines } from './pipelines.js';
-import { createDropRunner, type RunSummary } from './sources/drop-runner.js';
+import { loadPipelineFiles, loadPipelines, type LoadedPipeline } from './pipelines.js';
+import { createDropRunner, type DropRunner, type RunSummary } from './sources/drop-runner.js';
+import { createRabbitMqLease, OWN_LEASE } from './sources/lease.js';
+import type { DropStore } from './sources/store.js';
 import { createDropStore } from './sources/index.js';
 
 export interface RunningService {
@@ -106,17 +108,9 @@ export async function runPipelineFile(file: string, options: StartOptions & { on
   const config = loadConfig(options);
   const log = options.log ?? createLogger({ level: config.log.level });
   const [pipeline] = loadPipelineFiles([path.resolve(file)], { tenants: config.tenants.map((t) => t.businessId) });
-  const store = createDropStore(pipeline!, pipeline!.file);
   const publisher = choosePublisher(config, log);
   await publisher.start();
-  const runner = createDropRunner({
-    pipeline: pipeline!,
-    store,
-    ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) }),
-    onboarding: config.onboarding,
-    log,
-    spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
-  });
+  const { runner, store } = createPipelineRunner(config, pipeline!, publisher, log);
   const stop = async () => {
     await runner.stop();
     await store.close();
@@ -127,25 +121,20 @@ export async function runPipelineFile(file: string, options: StartOptions & { on
     return { stop };
   }
   try {
-    return { summary: await runner.runOnce({ waitForSettling: true }), stop: async () => {} };
+    return { summary: await runner.runOnce({ waitForSettling: true, waitForLeaseMs: RUN_ONCE_LEASE_WAIT_MS }), stop: async () => {} };
   } finally {
     await stop();
   }
 }
 
+/** `run --once` on a drop whose lease another worker holds waits this long, then reports `standby`. */
+const RUN_ONCE_LEASE_WAIT_MS = 60_000;
+
 /** One runner per pipeline definition in `pipelinesDirectory`, polling on its schedule. */
 function startDropRunners(config: Readonly<Config>, publisher: Publisher, log: Logger): { stop(): Promise<void> } {
   const pipelines = loadPipelines(path.resolve(config.pipelinesDirectory), { tenants: config.tenants.map((t) => t.businessId) });
   const running = pipelines.map((pipeline) => {
-    const store = createDropStore(pipeline, pipeline.file);
-    const runner = createDropRunner({
-      pipeline,
-      store,
-      ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) }),
-      onboarding: config.onboarding,
-      log,
-      spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
-    });
+    const { runner, store } = createPipelineRunner(config, pipeline, publisher, log);
     runner.start();
     log.info({ pipeline: pipeline.name, source: `${store.type}:${store.where}` }, `watching drop ${pipeline.name}`);
     return { runner, store };
@@ -156,6 +145,31 @@ function startDropRunners(config: Readonly<Config>, publisher: Publisher, log: L
       await Promise.all(running.map(({ store }) => store.close()));
     },
   };
+}
+
+/**
+ * A pipeline's store and runner. A store without atomic rename (S3) is coordinated through a
+ * lease on the broker, so several workers can serve one drop; without a broker there is no
+ * shared place for it, and one worker per such drop is the rule (said in the log and README).
+ */
+function createPipelineRunner(config: Readonly<Config>, pipeline: LoadedPipeline, publisher: Publisher, log: Logger): { runner: DropRunner; store: DropStore } {
+  const store = createDropStore(pipeline, pipeline.file);
+  let lease = OWN_LEASE;
+  if (!store.atomicRename && config.broker.url) {
+    lease = createRabbitMqLease({ url: config.broker.url, pipeline: pipeline.name, reconnect: { ...config.broker.reconnect } }, log.child({ pipeline: pipeline.name, component: 'lease' }));
+  } else if (!store.atomicRename) {
+    log.warn({ pipeline: pipeline.name }, `drop ${pipeline.name} (${store.type}) has no rename to claim files with, and without a broker no lease: run one worker for it`);
+  }
+  const runner = createDropRunner({
+    pipeline,
+    store,
+    lease,
+    ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) }),
+    onboarding: config.onboarding,
+    log,
+    spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
+  });
+  return { runner, store };
 }
 
 export function choosePublisher(config: Readonly<Config>, log: Logger): Publisher {

@@ -6,6 +6,7 @@ import type { SenderTerms } from '../records/legacy/sender-terms.js';
 import { validateRecord } from '../records/validate.js';
 import type { OutboundMessage, Publisher } from '../publish/publisher.js';
 import { MessageIds } from './message-id.js';
+import { RepeatFilter } from './repeat-filter.js';
 import type { RoutingKeyFor } from './route.js';
 
 /** Where a batch came from: written on every message and every log line of the batch. */
@@ -47,12 +48,22 @@ export interface Candidate {
   readonly explain?: (v2Errors: readonly string[]) => string[];
 }
 
+/** Which of a streamed batch's two passes an `open()` serves. */
+export type StreamPass = 'validate' | 'publish';
+
 /**
  * A batch too large to hold as objects (a big CSV file): `open()` is called twice and must
  * yield the same candidates in the same order — once to validate every record, once to publish.
+ * The publish pass may skip checks that need memory and can find nothing new (e.g. CSV order
+ * contiguity), since it runs only after the validation pass found no problem at all.
  */
 export interface StreamBatch extends BatchBase {
-  open(): AsyncIterable<Candidate>;
+  open(pass: StreamPass): AsyncIterable<Candidate>;
+  /**
+   * Takes the message ids of each confirmed chunk, in order. With it the ids of a large file are
+   * not collected in memory, and the returned `messageIds` is empty: the sink has them all.
+   */
+  readonly onConfirmed?: (messageIds: readonly string[]) => Promise<void>;
 }
 
 export type Batch = ArrayBatch | StreamBatch;
@@ -115,7 +126,7 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
     }
   }
 
-  async function ingestArray(batch: ArrayBatch): Promise<string[]> {
+  async function ingestArray(batch: ArrayBatch): Promise<{ count: number; messageIds: string[] }> {
     const { kind, businessId, records, senderTerms } = batch;
     checkCount(batch, records.length);
     const accepted: Record<string, unknown>[] = new Array(records.length);
@@ -134,18 +145,23 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
     const headers = messageHeaders(batch);
     const messages = accepted.map((record) => toMessage(batch, ids, record, timestamp, headers));
     await publisher.publish(messages);
-    return messages.map((message) => message.messageId);
+    return { count: messages.length, messageIds: messages.map((message) => message.messageId) };
   }
 
-  async function ingestStream(batch: StreamBatch): Promise<string[]> {
+  async function ingestStream(batch: StreamBatch): Promise<{ count: number; messageIds: string[] }> {
     const { kind, businessId } = batch;
     // Pass 1: validate everything; nothing is kept but the errors.
     const failures: RecordErrors[] = [];
+    const repeats = new RepeatFilter();
+    const digests = new MessageIds(businessId, kind.name, batch.volatilePaths);
     let failing = 0;
     let total = 0;
-    for await (const candidate of batch.open()) {
+    for await (const candidate of batch.open('validate')) {
       const result = validateRecord(kind, candidate.record, businessId);
-      if (!result.ok || candidate.early) {
+      if (result.ok && !candidate.early && failing === 0) {
+        const digest = digests.digest(result.record, Buffer.from(JSON.stringify(result.record)));
+        repeats.add(digest, digest.toString('hex'));
+      } else if (!result.ok || candidate.early) {
         failing += 1;
         if (failures.length < MAX_LISTED_FAILURES) {
           const v2Errors = result.ok ? [] : result.errors;
@@ -159,32 +175,35 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
     if (failing > 0) reject(batch, failures, failing, total);
 
     // Pass 2: publish in confirmed chunks; a failure part-way leaves only stable-id copies behind.
-    const ids = new MessageIds(businessId, kind.name, batch.volatilePaths);
+    const ids = new MessageIds(businessId, kind.name, batch.volatilePaths, (hex) => repeats.mayRepeat(hex));
     const timestamp = Date.now();
     const headers = messageHeaders(batch);
     const messageIds: string[] = [];
+    let published = 0;
     let chunk: OutboundMessage[] = [];
-    for await (const candidate of batch.open()) {
+    const flush = async () => {
+      await publisher.publish(chunk);
+      published += chunk.length;
+      if (batch.onConfirmed) await batch.onConfirmed(chunk.map((message) => message.messageId));
+      else for (const message of chunk) messageIds.push(message.messageId);
+      chunk = [];
+    };
+    for await (const candidate of batch.open('publish')) {
       const result = validateRecord(kind, candidate.record, businessId);
       if (!result.ok) throw new InternalError({ detail: 'The input changed between validation and publishing; nothing more was published.' });
-      const message = toMessage(batch, ids, result.record, timestamp, headers);
-      messageIds.push(message.messageId);
-      chunk.push(message);
-      if (chunk.length === PUBLISH_CHUNK) {
-        await publisher.publish(chunk);
-        chunk = [];
-      }
+      chunk.push(toMessage(batch, ids, result.record, timestamp, headers));
+      if (chunk.length === PUBLISH_CHUNK) await flush();
     }
-    if (chunk.length > 0) await publisher.publish(chunk);
-    if (messageIds.length !== total) throw new InternalError({ detail: 'The input changed between validation and publishing.' });
-    return messageIds;
+    if (chunk.length > 0) await flush();
+    if (published !== total) throw new InternalError({ detail: 'The input changed between validation and publishing.' });
+    return { count: published, messageIds };
   }
 
   return async function ingest(batch) {
     const started = performance.now();
-    const messageIds = 'records' in batch ? await ingestArray(batch) : await ingestStream(batch);
-    batch.log.info({ records: messageIds.length, publisher: publisher.name, ms: Math.round(performance.now() - started) }, 'batch accepted');
-    return { success: true, recordCount: messageIds.length, messageIds, correlationId: batch.correlationId };
+    const { count, messageIds } = 'records' in batch ? await ingestArray(batch) : await ingestStream(batch);
+    batch.log.info({ records: count, publisher: publisher.name, ms: Math.round(performance.now() - started) }, 'batch accepted');
+    return { success: true, recordCount: count, messageIds, correlationId: batch.correlationId };
   };
 }
 
