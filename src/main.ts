@@ -1,11 +1,16 @@
-import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler, type H3 } from 'h3';
+import type { H3 } from 'h3';
 import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
 import { createLogger, safeUrl, type Logger } from './log.js';
 import { createAuthenticator } from './http/auth.js';
 import { createHttpApp } from './http/app.js';
+import { createAdmission } from './http/admission.js';
+import { createAuthThrottle } from './http/auth-throttle.js';
+import { createIdempotencyStore } from './http/idempotency.js';
+import { createRateLimiter } from './http/rate-limit.js';
+import { createHttpServer } from './http/server.js';
+import { withBulkhead } from './pipeline/bulkhead.js';
 import { createIngest, type Ingest } from './pipeline/ingest.js';
 import { compileRoutingKey, templateFields, topicMatches } from './pipeline/route.js';
 import { createEmbeddedPublisher, createNonePublisher, createRabbitMqPublisher } from './publish/index.js';
@@ -45,7 +50,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const app = buildHttpApp(config, publisher, log, { metrics, drops: stores });
   const drops = startDropRunners(config, stores, pipelineIngest(config, publisher, metrics), log);
 
-  const server = http.createServer({ requestTimeout: config.http.requestTimeoutMs }, toNodeHandler(app));
+  const server = createHttpServer(app, config.http, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.http.port, config.http.host, () => resolve());
@@ -86,13 +91,20 @@ export interface HttpAppParts {
 /** The HTTP facade over the shared pipeline; tests build it the same way, without a socket. */
 export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log: Logger, parts: HttpAppParts = {}): H3 {
   const sandbox = config.environment === 'sandbox';
+  const { abuse } = config.http;
   const metrics = parts.metrics ?? createMetrics({ businesses: config.tenants.map((t) => t.businessId) });
   metrics.watchBroker(publisher);
   const drops = parts.drops ?? [];
   return createHttpApp({
-    ingest: pipelineIngest(config, publisher, metrics),
+    ingest: withBulkhead(pipelineIngest(config, publisher, metrics), { maxInFlight: abuse.maxInFlightBatches }),
     metrics: metrics.registry,
-    authenticator: createAuthenticator({ tenants: config.tenants, acceptAnyCredentials: sandbox }),
+    admission: createAdmission({
+      authenticator: createAuthenticator({ tenants: config.tenants, acceptAnyCredentials: sandbox }),
+      throttle: createAuthThrottle(abuse.authThrottle),
+      rateLimiter: createRateLimiter(abuse.rateLimit),
+      trustProxyHops: config.http.trustProxyHops,
+    }),
+    idempotency: createIdempotencyStore(abuse.idempotency),
     log,
     bodyLimitBytes: config.http.bodyLimitBytes,
     maxRecordsPerBatch: config.http.maxRecordsPerBatch,

@@ -13,6 +13,8 @@ export class RequestContext {
   businessId?: string;
   kind?: string;
   api?: string;
+  /** Headers for every answer to this request once known, e.g. the business's `RateLimit`. */
+  headers: Record<string, string> = {};
   readonly started = performance.now();
   private logger?: Logger;
 
@@ -48,7 +50,7 @@ export function jsonResponse(status: number, body: unknown, context: RequestCont
   return new Response(JSON.stringify(body), {
     status,
     statusText: reasonPhrase(status),
-    headers: { 'content-type': 'application/json', 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...extraHeaders },
+    headers: { 'content-type': 'application/json', 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...context.headers, ...extraHeaders },
   });
 }
 
@@ -75,6 +77,7 @@ export function problemResponse(error: unknown, event: H3Event, context: Request
       'content-type': PROBLEM_MEDIA_TYPE,
       'x-correlation-id': context.correlationId,
       'cache-control': 'no-store',
+      ...context.headers,
       ...headers,
       ...extraHeaders,
     },

@@ -21,7 +21,7 @@ describe('log lines of a request', () => {
   it('carry correlation id, business and kind on every line of an accepted v2 batch', async () => {
     expect((await t.post('sales-orders', orders.slice(0, 1), { headers: { 'x-correlation-id': 'log-v2-accepted' } })).status).toBe(202);
     const lines = linesOf('log-v2-accepted');
-    expect(lines.map((l) => l.msg)).toEqual(['batch accepted']);
+    expect(lines.map((l) => l.msg)).toEqual(['batch in flight', 'batch accepted']);
     for (const line of lines) expect(line).toMatchObject({ service: 'warehouse-ingest', correlationId: 'log-v2-accepted', businessId: 'ACME', kind: 'sales-orders' });
   });
 
@@ -30,7 +30,7 @@ describe('log lines of a request', () => {
     const response = await t.post('/api/v1/sales-orders', null, { raw: csv, headers: { 'content-type': 'text/csv', 'x-correlation-id': 'log-v1-refused' } });
     expect(response.status).toBe(400);
     const lines = linesOf('log-v1-refused');
-    expect(lines.map((l) => l.msg)).toEqual(['batch rejected', 'request refused']);
+    expect(lines.map((l) => l.msg)).toEqual(['batch in flight', 'batch rejected', 'request refused']);
     for (const line of lines) expect(line).toMatchObject({ correlationId: 'log-v1-refused', businessId: 'ACME', kind: 'sales-orders', api: 'v1' });
     // pino writes a key given both as a binding and a field twice: one JSON line, two values.
     for (const raw of t.logs.raw.filter((r) => r.includes('log-v1-refused'))) expect(raw.match(/"businessId"/g)).toHaveLength(1);
@@ -39,7 +39,7 @@ describe('log lines of a request', () => {
   it('carry the correlation id on a refusal before authentication, and never the credentials', async () => {
     const wrong = `Basic ${Buffer.from(`${ACME.businessId}:not-the-key-5b1e`).toString('base64')}`;
     expect((await t.post('sales-orders', orders, { auth: wrong, headers: { 'x-correlation-id': 'log-401' } })).status).toBe(401);
-    expect(linesOf('log-401').map((l) => l.msg)).toEqual(['request refused']);
+    expect(linesOf('log-401').map((l) => l.msg)).toEqual(['login failed', 'request refused']);
     const all = t.logs.raw.join('\n');
     for (const secret of [ACME.apiKey, 'not-the-key-5b1e', basicAuth(ACME).slice(6), wrong.slice(6)]) expect(all).not.toContain(secret);
   });
