@@ -1,0 +1,180 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../src/log.js';
+import { startService, type RunningService } from '../../src/main.js';
+import { uniqueName } from '../support/broker.js';
+import { auditQueue, drainQueue } from '../support/queue-audit.js';
+import { startRabbitMqNode, type RabbitMqNode } from '../support/rabbitmq-node.js';
+import { retryingClient, type RetryingClient } from '../support/retrying-client.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { tempFolder } from '../support/temp.js';
+
+/**
+ * The real service (config → publisher → HTTP, as `serve` runs it) publishing to a private
+ * RabbitMQ node behind a proxy this test cuts. Clients keep posting while connections are cut
+ * and the broker is restarted; afterwards the queue must hold every accepted record, and
+ * nothing but the records sent, each under one id.
+ */
+const CLIENTS = 4;
+const RECORDS_PER_BATCH = 5;
+/** Cuts, spread over the run: one more fault each time this many further batches were accepted. */
+const CUTS = 6;
+const ACCEPTED_BETWEEN_FAULTS = 12;
+/** The broker is stopped and started again (a real restart) after this cut. */
+const RESTART_AFTER_CUT = 3;
+const MIN_BATCHES_PER_CLIENT = 10;
+/** Hard bound on the load: a client stops here even if the faults are not all done (and the test then fails). */
+const MAX_BATCHES_PER_CLIENT = 150;
+const RUN_BUDGET_MS = 100_000;
+
+const DEMO_AUTH = `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`;
+const TEMPLATE = (JSON.parse(readFileSync(new URL('../../fixtures/sales-orders/valid.json', import.meta.url), 'utf8')) as Array<Record<string, unknown>>)[0]!;
+
+/** A record no other batch has: its shipmentId names it (and the queue audit keys on it). */
+function record(shipmentId: string): Record<string, unknown> {
+  const text = JSON.stringify(TEMPLATE).replaceAll('SO-2026-000187', shipmentId).replaceAll('"ACME"', '"DEMO"');
+  return JSON.parse(text) as Record<string, unknown>;
+}
+const shipmentIdOf = (body: string) => (JSON.parse(body) as { identifiers: { shipmentId: string } }).identifiers.shipmentId;
+
+interface SentBatch {
+  readonly shipmentIds: string[];
+  messageIds?: string[];
+  attempts?: number;
+}
+
+describe('broker outage under load', () => {
+  let node: RabbitMqNode;
+  let proxy: TcpProxy;
+  let service: RunningService;
+  const queue = uniqueName('faults.q');
+  const warnings: string[] = [];
+
+  beforeAll(async () => {
+    node = await startRabbitMqNode('faults');
+    proxy = await startTcpProxy({ host: '127.0.0.1', port: node.port });
+    const temp = tempFolder('broker-outage-');
+    mkdirSync(path.join(temp.dir, 'pipelines'));
+    const config = temp.write(
+      'config.yaml',
+      [
+        `dataDirectory: ${temp.dir}/data`,
+        `pipelinesDirectory: ${temp.dir}/pipelines`,
+        'broker:',
+        `  exchange: ${uniqueName('faults.x')}`,
+        `  queues: [{ name: ${queue}, bindingKeys: ["#"] }]`,
+        // Below the clients' 30 s: a batch whose confirms are lost is answered 503, not left hanging.
+        '  publishTimeoutMs: 5000',
+        '  reconnect: { initialDelayMs: 100, maxDelayMs: 1000 }',
+        '',
+      ].join('\n'),
+    );
+    const log = createLogger({ level: 'warn', destination: { write: (line: string) => void warnings.push(line) } });
+    service = await startService({
+      env: { INGEST_ENV: 'development', INGEST_CONFIG: config, HOST: '127.0.0.1', PORT: '0', AMQP_URL: proxy.urlFor(node.url) },
+      log,
+    });
+    await vi.waitFor(async () => expect((await fetch(`${service.url}/readyz`)).status).toBe(200), { timeout: 20_000, interval: 100 });
+  });
+
+  afterAll(async () => {
+    await service?.stop();
+    await proxy?.close();
+    await node?.destroy();
+  });
+
+  it('keeps accepting through cuts and a broker restart, loses nothing, and duplicates only under the same ids', async () => {
+    const deadline = performance.now() + RUN_BUDGET_MS;
+    const client: RetryingClient = retryingClient(service.url, DEMO_AUTH);
+    const sent: SentBatch[] = [];
+    let faultsDone = false;
+    let cuts = 0;
+    let restarts = 0;
+
+    async function runClient(c: number): Promise<void> {
+      for (let n = 0; n < MAX_BATCHES_PER_CLIENT && (!faultsDone || n < MIN_BATCHES_PER_CLIENT); n++) {
+        const batch: SentBatch = { shipmentIds: Array.from({ length: RECORDS_PER_BATCH }, (_, i) => `FLT-${c}-${n}-${i}`) };
+        sent.push(batch);
+        const { messageIds, attempts } = await client.post('/api/v2/sales-orders', JSON.stringify(batch.shipmentIds.map(record)), deadline);
+        batch.messageIds = messageIds;
+        batch.attempts = attempts;
+        // Bounded pacing, so the load spans the whole fault schedule instead of racing ahead of it.
+        await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 20));
+      }
+    }
+
+    async function injectFaults(): Promise<void> {
+      try {
+        for (let i = 1; i <= CUTS; i++) {
+          const target = client.stats.accepted + ACCEPTED_BETWEEN_FAULTS;
+          await vi.waitFor(() => expect(client.stats.accepted).toBeGreaterThanOrEqual(target), { timeout: 30_000, interval: 20 });
+          // Half the cuts also refuse reconnects for a moment, so reconnect attempts fail too.
+          const refuse = i % 2 === 0;
+          proxy.cut({ refuse });
+          cuts += 1;
+          if (refuse) {
+            await new Promise((resolve) => setTimeout(resolve, 300)); // bounded: how long the network stays down
+            proxy.restore();
+          }
+          if (i === RESTART_AFTER_CUT) {
+            await node.stop();
+            await node.start();
+            restarts += 1;
+          }
+        }
+      } finally {
+        faultsDone = true;
+      }
+    }
+
+    const started = performance.now();
+    await Promise.all([injectFaults(), ...Array.from({ length: CLIENTS }, (_, c) => runClient(c))]);
+    const loadMs = performance.now() - started;
+
+    // Recovered on its own: a fresh batch is accepted at the first try, with the same service.
+    await vi.waitFor(async () => expect((await fetch(`${service.url}/readyz`)).status).toBe(200), { timeout: 20_000, interval: 100 });
+    const final: SentBatch = { shipmentIds: ['FLT-final-0'] };
+    sent.push(final);
+    const finalAnswer = await fetch(`${service.url}/api/v2/sales-orders`, {
+      method: 'POST',
+      headers: { authorization: DEMO_AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify(final.shipmentIds.map(record)),
+      signal: AbortSignal.timeout(30_000),
+    });
+    expect(finalAnswer.status).toBe(202);
+    final.messageIds = ((await finalAnswer.json()) as { messageIds: string[] }).messageIds;
+
+    const audit = auditQueue(await drainQueue(node.url, queue), shipmentIdOf);
+    const acceptedRecords = sent.reduce((sum, b) => sum + (b.messageIds?.length ?? 0), 0);
+    console.log(
+      `[faults] broker outage: ${loadMs.toFixed(0)} ms of load, ${cuts} cuts, ${restarts} broker restart(s); ` +
+        `batches sent ${client.stats.batches + 1}, 202s ${client.stats.accepted + 1}, 503s ${client.stats.unavailable}, ` +
+        `retries ${client.stats.retries} (${client.stats.retriedBatches} batches retried), no answer ${client.stats.networkErrors}, other 5xx ${client.stats.otherServerErrors}; ` +
+        `records accepted ${acceptedRecords}, records in the queue ${audit.messages} (${audit.distinctIds} distinct ids), duplicates ${audit.duplicates}`,
+    );
+
+    // The faults really happened, and really hit the clients.
+    expect(cuts).toBe(CUTS);
+    expect(restarts).toBe(1);
+    expect(client.stats.unavailable).toBeGreaterThan(0);
+    expect(client.stats.otherServerErrors).toBe(0);
+
+    // Every batch was in the end answered 202 (retried ones included), with one id per record.
+    for (const batch of sent) expect(batch.messageIds, `batch ${batch.shipmentIds[0]}`).toHaveLength(batch.shipmentIds.length);
+    // Every accepted record is in the queue, under the id the 202 gave it, with that record's content:
+    // a 202 was only given for records the broker had taken durably (they outlived the restart).
+    const missing: string[] = [];
+    for (const batch of sent) {
+      batch.messageIds!.forEach((id, i) => {
+        const body = audit.bodyOf.get(id);
+        if (body === undefined || shipmentIdOf(body) !== batch.shipmentIds[i]) missing.push(`${batch.shipmentIds[i]} (${id})`);
+      });
+    }
+    expect(missing, 'accepted records missing from the queue').toEqual([]);
+    // Nothing in the queue that was not accepted, and each record under exactly one id.
+    expect(audit.distinctIds).toBe(acceptedRecords);
+    expect(audit.recordsUnderSeveralIds).toEqual([]);
+    expect(audit.idsWithDifferentBodies).toEqual([]);
+  }, RUN_BUDGET_MS + 40_000);
+});
