@@ -6,19 +6,37 @@ export interface QueuedMessage {
   readonly body: string;
 }
 
-/** Everything in `queue` (drained with basic.get, auto-ack), read over a connection of its own. */
-export async function drainQueue(url: string, queue: string): Promise<QueuedMessage[]> {
+/**
+ * Everything in `queue`, read over a connection of its own: as many messages as `checkQueue`
+ * counts (exact, unlike the management API), consumed with auto-ack. Only for a queue nothing
+ * publishes to any more.
+ */
+export async function drainQueue(url: string, queue: string, timeoutMs = 30_000): Promise<QueuedMessage[]> {
   const connection = await connect(url);
   connection.on('error', () => {});
+  let timer: NodeJS.Timeout | undefined;
   try {
     const channel = await connection.createChannel();
+    const { messageCount } = await channel.checkQueue(queue);
     const out: QueuedMessage[] = [];
-    for (;;) {
-      const message = await channel.get(queue, { noAck: true });
-      if (message === false) return out;
-      out.push({ messageId: String(message.properties.messageId), body: message.content.toString('utf8') });
-    }
+    if (messageCount === 0) return out;
+    await new Promise<void>((resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`read ${out.length} of ${messageCount} messages from ${queue} within ${timeoutMs} ms`)), timeoutMs);
+      void channel
+        .consume(
+          queue,
+          (message) => {
+            if (message === null) return reject(new Error(`the broker cancelled the consumer of ${queue}`));
+            out.push({ messageId: String(message.properties.messageId), body: message.content.toString('utf8') });
+            if (out.length === messageCount) resolve();
+          },
+          { noAck: true },
+        )
+        .catch(reject);
+    });
+    return out;
   } finally {
+    clearTimeout(timer);
     await connection.close().catch(() => {});
   }
 }
