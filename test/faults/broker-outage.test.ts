@@ -18,11 +18,17 @@ import { tempFolder } from '../support/temp.js';
  */
 const CLIENTS = 4;
 const RECORDS_PER_BATCH = 5;
-/** Cuts, spread over the run: one more fault each time this many further batches were accepted. */
-const CUTS = 6;
+/**
+ * The faults, in order, each once this many further batches were accepted since the last:
+ * a plain cut; a cut that also refuses reconnects for a while; a cut followed by a real broker
+ * restart (stop, start); a cut in the middle of a frame; a silent network (nothing forwarded,
+ * nothing closed) held past the publish timeout; and a last plain cut.
+ */
+const FAULTS = ['cut', 'cut-refusing', 'restart', 'cut-mid-frame', 'silence', 'cut'] as const;
 const ACCEPTED_BETWEEN_FAULTS = 12;
-/** The broker is stopped and started again (a real restart) after this cut. */
-const RESTART_AFTER_CUT = 3;
+const PUBLISH_TIMEOUT_MS = 3000;
+/** How long reconnects are refused after a `cut-refusing`. */
+const REFUSE_MS = 300;
 const MIN_BATCHES_PER_CLIENT = 10;
 /** Hard bound on the load: a client stops here even if the faults are not all done (and the test then fails). */
 const MAX_BATCHES_PER_CLIENT = 150;
@@ -65,7 +71,7 @@ describe('broker outage under load', () => {
         `  exchange: ${uniqueName('faults.x')}`,
         `  queues: [{ name: ${queue}, bindingKeys: ["#"] }]`,
         // Below the clients' 30 s: a batch whose confirms are lost is answered 503, not left hanging.
-        '  publishTimeoutMs: 5000',
+        `  publishTimeoutMs: ${PUBLISH_TIMEOUT_MS}`,
         '  reconnect: { initialDelayMs: 100, maxDelayMs: 1000 }',
         '',
       ].join('\n'),
@@ -89,8 +95,10 @@ describe('broker outage under load', () => {
     const client: RetryingClient = retryingClient(service.url, DEMO_AUTH);
     const sent: SentBatch[] = [];
     let faultsDone = false;
-    let cuts = 0;
+    const done: string[] = [];
     let restarts = 0;
+    /** While the network was silent (after a margin for 202s already on their way): no confirm could arrive. */
+    let silentWindow: { from: number; to: number } | undefined;
 
     async function runClient(c: number): Promise<void> {
       for (let n = 0; n < MAX_BATCHES_PER_CLIENT && (!faultsDone || n < MIN_BATCHES_PER_CLIENT); n++) {
@@ -106,22 +114,34 @@ describe('broker outage under load', () => {
 
     async function injectFaults(): Promise<void> {
       try {
-        for (let i = 1; i <= CUTS; i++) {
+        for (const fault of FAULTS) {
           const target = client.stats.accepted + ACCEPTED_BETWEEN_FAULTS;
           await vi.waitFor(() => expect(client.stats.accepted).toBeGreaterThanOrEqual(target), { timeout: 30_000, interval: 20 });
-          // Half the cuts also refuse reconnects for a moment, so reconnect attempts fail too.
-          const refuse = i % 2 === 0;
-          proxy.cut({ refuse });
-          cuts += 1;
-          if (refuse) {
-            await new Promise((resolve) => setTimeout(resolve, 300)); // bounded: how long the network stays down
+          const connectionsBefore = proxy.accepted;
+          if (fault === 'cut') proxy.cut();
+          if (fault === 'cut-refusing') {
+            proxy.cut({ refuse: true });
+            await new Promise((resolve) => setTimeout(resolve, REFUSE_MS)); // bounded: how long the network stays down
             proxy.restore();
           }
-          if (i === RESTART_AFTER_CUT) {
+          if (fault === 'restart') {
+            proxy.cut();
             await node.stop();
             await node.start();
             restarts += 1;
           }
+          if (fault === 'cut-mid-frame') proxy.cutAfter(1000 + Math.floor(Math.random() * 20_000));
+          if (fault === 'silence') {
+            proxy.hold();
+            const heldAt = performance.now();
+            // Held past the publish timeout: batches in flight must be answered 503, none 202.
+            await new Promise((resolve) => setTimeout(resolve, PUBLISH_TIMEOUT_MS + 1000));
+            silentWindow = { from: heldAt + 1000, to: performance.now() };
+            proxy.release();
+          }
+          // Every fault ends the connection or stalls it; the service then reconnects on its own.
+          if (fault !== 'silence') await vi.waitFor(() => expect(proxy.accepted).toBeGreaterThan(connectionsBefore), { timeout: 30_000, interval: 20 });
+          done.push(fault);
         }
       } finally {
         faultsDone = true;
@@ -148,15 +168,20 @@ describe('broker outage under load', () => {
     const audit = auditQueue(await drainQueue(node.url, queue), shipmentIdOf);
     const acceptedRecords = sent.reduce((sum, b) => sum + (b.messageIds?.length ?? 0), 0);
     console.log(
-      `[faults] broker outage: ${loadMs.toFixed(0)} ms of load, ${cuts} cuts, ${restarts} broker restart(s); ` +
+      `[faults] broker outage: ${loadMs.toFixed(0)} ms of load, faults ${done.join(', ')} (${restarts} broker restart); ` +
         `batches sent ${client.stats.batches + 1}, 202s ${client.stats.accepted + 1}, 503s ${client.stats.unavailable}, ` +
         `retries ${client.stats.retries} (${client.stats.retriedBatches} batches retried), no answer ${client.stats.networkErrors}, other 5xx ${client.stats.otherServerErrors}; ` +
         `records accepted ${acceptedRecords}, records in the queue ${audit.messages} (${audit.distinctIds} distinct ids), duplicates ${audit.duplicates}`,
     );
 
     // The faults really happened, and really hit the clients.
-    expect(cuts).toBe(CUTS);
+    expect(done).toEqual(FAULTS);
     expect(restarts).toBe(1);
+    // No 202 while the broker could not confirm anything.
+    expect(silentWindow).toBeDefined();
+    const inSilence = (t: number) => t > silentWindow!.from && t < silentWindow!.to;
+    expect(client.stats.acceptedAt.filter(inSilence)).toEqual([]);
+    expect(client.stats.unavailableAt.filter(inSilence).length, 'batches in flight timed out with 503').toBeGreaterThan(0);
     expect(client.stats.unavailable).toBeGreaterThan(0);
     expect(client.stats.otherServerErrors).toBe(0);
 

@@ -16,6 +16,10 @@ export interface PostStats {
   retries: number;
   /** Batches that needed at least one retry. */
   retriedBatches: number;
+  /** When each 202 arrived (performance.now()), to check none came while the broker could not confirm. */
+  acceptedAt: number[];
+  /** When each 503 arrived. */
+  unavailableAt: number[];
 }
 
 export interface Accepted {
@@ -24,7 +28,7 @@ export interface Accepted {
 }
 
 export function newStats(): PostStats {
-  return { batches: 0, accepted: 0, unavailable: 0, otherServerErrors: 0, networkErrors: 0, retries: 0, retriedBatches: 0 };
+  return { batches: 0, accepted: 0, unavailable: 0, otherServerErrors: 0, networkErrors: 0, retries: 0, retriedBatches: 0, acceptedAt: [], unavailableAt: [] };
 }
 
 export interface RetryingClient {
@@ -54,13 +58,20 @@ export function retryingClient(baseUrl: string, authorization: string, backoffMs
         );
         if (answer.status === 202) {
           stats.accepted += 1;
+          stats.acceptedAt.push(performance.now());
           const parsed = JSON.parse(answer.text) as { messageIds: string[] };
           return { messageIds: parsed.messageIds, attempts: attempt };
         }
-        if (answer.status === 503) stats.unavailable += 1;
-        else if (answer.status === 0) stats.networkErrors += 1;
-        else if (answer.status >= 500) stats.otherServerErrors += 1;
-        else throw new Error(`unexpected ${answer.status} for a valid batch: ${answer.text.slice(0, 500)}`);
+        if (answer.status === 503) {
+          stats.unavailable += 1;
+          stats.unavailableAt.push(performance.now());
+        } else if (answer.status === 0) {
+          stats.networkErrors += 1;
+        } else if (answer.status >= 500) {
+          stats.otherServerErrors += 1;
+        } else {
+          throw new Error(`unexpected ${answer.status} for a valid batch: ${answer.text.slice(0, 500)}`);
+        }
         if (performance.now() > deadline) throw new Error(`batch still not accepted after ${attempt} attempts; last answer ${answer.status}: ${answer.text.slice(0, 300)}`);
         // Bounded pacing between retries (the real client's back-off), not a wait for an event.
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
