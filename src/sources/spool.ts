@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -13,6 +14,32 @@ export interface Spooled {
   remove(): Promise<void>;
 }
 
+/** Names this process's copies, so that a later worker can tell a dead worker's copy from a live one's. */
+const OWNER = `${hostname()}~${process.pid}~`;
+const swept = new Map<string, Promise<void>>();
+
+/**
+ * Removes copies left by workers on this host that died mid-file (SIGKILL, OOM killer): nothing
+ * else ever would, and each is as large as its input (up to gigabytes). Copies of live
+ * processes, and of other hosts sharing the folder, are left alone. Once per folder and process.
+ */
+async function sweepAbandoned(directory: string): Promise<void> {
+  for (const name of await readdir(directory)) {
+    const match = /^(.+)~(\d+)~.*\.spool$/.exec(name);
+    if (!match || match[1] !== hostname() || isAlive(Number(match[2]))) continue;
+    await rm(path.join(directory, name), { force: true });
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0); // signal 0: only asks whether the process exists
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+  }
+}
+
 /**
  * Copies a file from the drop to local disk, hashing it on the way, in bounded memory. The
  * pipeline reads a CSV twice (validate, publish) and a remote stream cannot be read twice; the
@@ -20,7 +47,9 @@ export interface Spooled {
  */
 export async function spool(store: DropStore, name: string, directory: string): Promise<Spooled> {
   await mkdir(directory, { recursive: true });
-  const file = path.join(directory, `${Date.now()}-${randomBytes(6).toString('hex')}.spool`);
+  if (!swept.has(directory)) swept.set(directory, sweepAbandoned(directory).catch(() => undefined)); // best effort: never fails a file
+  await swept.get(directory);
+  const file = path.join(directory, `${OWNER}${Date.now()}-${randomBytes(6).toString('hex')}.spool`);
   const hash = createHash('sha256');
   let size = 0;
   const tap = new Transform({
