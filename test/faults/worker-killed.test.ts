@@ -161,6 +161,8 @@ describe('worker killed while it works', () => {
     expect(kills).toHaveLength(KILLS);
     // Each abandoned claim was taken over once, by a later worker, after the lease.
     expect(abandoned.size).toBeGreaterThan(0);
+    // A killed worker's spooled copy (as large as its input) does not stay on disk for good.
+    expect(spooled, 'spooled copies of killed workers').toEqual([]);
     expect(takeOvers).toBe(abandoned.size);
   }, 150_000);
 });
