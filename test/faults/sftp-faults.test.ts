@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
@@ -20,6 +20,7 @@ const TIMEOUT_MS = 2000;
 /** ~0.8 MB: many SFTP read requests (32–64 KiB each), so a download can be caught half-way. */
 const BIG_ORDERS = 10_000;
 const FROZEN_ORDERS = 3_000;
+const SMALL_ORDERS = 20;
 
 describe('SFTP faults', () => {
   let sshd: TestSshd;
@@ -43,7 +44,11 @@ describe('SFTP faults', () => {
     await sshd?.stop();
   });
 
-  /** Looks at the drop until `file` has a receipt in processed/ (each look after a claim's lease may take it over). */
+  /**
+   * Looks at the drop until `file` has a receipt in processed/ (a look after a claim's lease may
+   * take it over). The look that wrote the receipt must also have moved the file there: a receipt
+   * never stands next to a file that is not there.
+   */
   async function processedOnceBack(file: string): Promise<{ receipt: Receipt; looks: number }> {
     let looks = 0;
     await vi.waitFor(
@@ -54,8 +59,14 @@ describe('SFTP faults', () => {
       },
       { timeout: 30_000, interval: 250 },
     );
+    expect(
+      { processed: existsSync(path.join(drop, 'processed', file)), inDrop: existsSync(path.join(drop, file)), claims: claims() },
+      `${file} after the look that wrote its receipt: ${harness.warnings.slice(-2).join('')}`,
+    ).toEqual({ processed: true, inDrop: false, claims: [] });
     return { receipt: JSON.parse(readFileSync(path.join(drop, 'processed', `${file}.receipt.json`), 'utf8')) as Receipt, looks };
   }
+
+  const claims = () => (existsSync(path.join(drop, '.warehouse-ingest', 'claims')) ? readdirSync(path.join(drop, '.warehouse-ingest', 'claims')) : []);
 
   async function timed<T>(fn: () => Promise<T>): Promise<{ outcome: T | Error; ms: number }> {
     const began = performance.now();
@@ -137,4 +148,60 @@ describe('SFTP faults', () => {
     expect(audit.messages).toBe(FROZEN_ORDERS);
     expect(audit.distinctIds).toBe(FROZEN_ORDERS);
   }, 90_000);
+
+  it('a server killed after the broker confirmed, before the receipt: the receipt is completed later, nothing published twice', async () => {
+    writeFileSync(path.join(drop, 'confirmed.csv'), demoOrdersCsv(`SFTP-RECEIPT-${Date.now()}`, SMALL_ORDERS));
+    tap.before(async (operation, name) => {
+      if (operation === 'write' && name.endsWith('confirmed.csv.receipt.json')) {
+        tap.before(undefined);
+        await sshd.kill();
+      }
+    });
+    const { outcome: cut } = await timed(() => harness.runner.runOnce());
+    expect(cut).toMatchObject({ accepted: 0, retried: 1 } satisfies Partial<RunSummary>);
+    expect(await harness.topology.count(), 'published before the server died').toBe(SMALL_ORDERS);
+
+    await sshd.restart();
+    const { receipt, looks } = await processedOnceBack('confirmed.csv');
+    const audit = auditQueue(await drainQueue(AMQP_URL, harness.topology.queue), shipmentIdOf);
+    figures.push(`killed between the confirm and the receipt: receipt completed ${looks} look(s) after the restart (attempt ${receipt.attempt}), records ${SMALL_ORDERS}, in the queue ${audit.messages}, duplicates ${audit.duplicates}`);
+    expect(receipt).toMatchObject({ outcome: 'accepted', response: { recordCount: SMALL_ORDERS } });
+    expect(audit.messages).toBe(SMALL_ORDERS); // the state said "published": not sent again
+    expect(existsSync(path.join(drop, 'confirmed.csv'))).toBe(false);
+  }, 90_000);
+
+  it('the claim heartbeat never races the move to processed/ (found by the frozen-server case)', async () => {
+    writeFileSync(path.join(drop, 'renewed.csv'), demoOrdersCsv(`SFTP-RENEW-${Date.now()}`, SMALL_ORDERS));
+    // Hold the settling move until a renewal of the claim is under way (at most a little over
+    // one heartbeat, 1 s with this lease): the two renames of one claim then run together.
+    let renewalStarted!: () => void;
+    const renewal = new Promise<void>((resolve) => (renewalStarted = resolve));
+    let movesHeld = 0;
+    tap.before(async (operation, name) => {
+      if (operation !== 'rename') return;
+      const [, to = ''] = name.split(' -> ');
+      if (to.startsWith('.warehouse-ingest/claims/') && name.startsWith('.warehouse-ingest/claims/')) renewalStarted();
+      if (to === 'processed/renewed.csv') {
+        movesHeld += 1;
+        let timer: NodeJS.Timeout | undefined;
+        await Promise.race([renewal, new Promise((resolve) => (timer = setTimeout(resolve, 2500)))]);
+        clearTimeout(timer);
+      }
+    });
+    try {
+      const summary = await harness.runner.runOnce();
+      expect(movesHeld).toBe(1);
+      expect(summary, harness.warnings.slice(-2).join('')).toMatchObject({ accepted: 1, retried: 0 } satisfies Partial<RunSummary>);
+    } finally {
+      tap.before(undefined);
+    }
+    expect({ processed: existsSync(path.join(drop, 'processed', 'renewed.csv')), inDrop: existsSync(path.join(drop, 'renewed.csv')), claims: claims() }).toEqual({
+      processed: true,
+      inDrop: false,
+      claims: [],
+    });
+    expect(await harness.topology.count()).toBe(SMALL_ORDERS);
+    await drainQueue(AMQP_URL, harness.topology.queue);
+  }, 30_000);
 });
+
