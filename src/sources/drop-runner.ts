@@ -109,9 +109,16 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     const fileLog = pipelineLog.child({ file: held.name });
     const receivedAt = new Date().toISOString();
     let spooled: Spooled | undefined;
+    let renewing: Promise<void> = Promise.resolve();
     const heartbeat = store.atomicRename
-      ? setInterval(() => void renew(store, held, workerId, Date.now()).catch(() => undefined), Math.max(1000, pipeline.claimLeaseMs / 3))
+      ? setInterval(() => (renewing = renew(store, held, workerId, Date.now()).catch(() => undefined)), Math.max(1000, pipeline.claimLeaseMs / 3))
       : undefined;
+    // Before the claim is settled or released: a renewal renaming the claim at the same time
+    // made that rename fail (the file went back into the drop while its receipt was in processed/).
+    const stopRenewing = async () => {
+      clearInterval(heartbeat);
+      await renewing;
+    };
     try {
       spooled = await spool(store, held.current, options.spoolDirectory);
       const facts = { name: held.name, size: spooled.size, sha256: spooled.sha256, source: `${store.type}:${store.where}` };
@@ -125,6 +132,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
         const receipt: Receipt = again
           ? { ...base, outcome: 'duplicate', response: earlier.response, processedAt: new Date().toISOString(), duplicateOf: { file: earlier.file, processedAt: earlier.processedAt ?? '', receipt: earlier.receipt ?? '' } }
           : { ...base, outcome: 'accepted', response: earlier.response, processedAt: earlier.processedAt ?? new Date().toISOString() };
+        await stopRenewing();
         if (held.lost) return 'skipped';
         const written = await settle(held, receipt, true);
         if (!again) await writeState(store, { ...earlier, status: 'receipted', receipt: written });
@@ -161,6 +169,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
         receipt = { ...base, outcome: 'rejected', response: toProblem(error, held.name).problem, processedAt: new Date().toISOString() };
         await writeState(store, { sha256: spooled.sha256, status: 'failed', file: held.name, attempts: attempt, lastError: (error as Error).message });
       }
+      await stopRenewing();
       if (held.lost) return 'skipped'; // another worker took the claim over and settles the file
       const accepted = receipt.outcome === 'accepted';
       const written = await settle(held, receipt, accepted);
@@ -172,6 +181,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       return accepted ? 'accepted' : 'rejected';
     } catch (error) {
       fileLog.warn({ err: error, reason: (error as Error).message }, 'file not processed (transient): it stays in the drop and is tried again');
+      await stopRenewing();
       if (held.current !== held.name) await release(store, held).catch((e: unknown) => fileLog.warn({ reason: (e as Error).message }, 'could not release the claim; the lease will free it'));
       return 'retried';
     } finally {
