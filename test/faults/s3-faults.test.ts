@@ -4,7 +4,7 @@ import type { Receipt } from '../../src/pipeline/receipt.js';
 import type { RunSummary } from '../../src/sources/drop-runner.js';
 import { createS3Drop, S3DropError } from '../../src/sources/s3.js';
 import { AMQP_URL } from '../support/broker.js';
-import { demoOrdersCsv, shipmentIdOf, startDropHarness, type DropHarness } from '../support/drop-harness.js';
+import { demoOrdersCsv, shipmentIdOf, startDropHarness, timed, type DropHarness } from '../support/drop-harness.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { startS3rver, type S3rver } from '../support/s3rver.js';
 import { tapStore, type StoreTap } from '../support/store-tap.js';
@@ -55,11 +55,6 @@ describe('S3 faults', () => {
   async function receiptOf(name: string): Promise<Receipt | undefined> {
     if (!(await tap.store.stat(`processed/${name}.receipt.json`))) return undefined;
     return JSON.parse((await readAll(await tap.store.read(`processed/${name}.receipt.json`))).toString('utf8')) as Receipt;
-  }
-  async function timed<T>(fn: () => Promise<T>): Promise<{ outcome: T | Error; ms: number }> {
-    const began = performance.now();
-    const outcome = await fn().catch((error: unknown) => error as Error);
-    return { outcome, ms: Math.round(performance.now() - began) };
   }
   /** Fresh files (unique content) under the drop's root; returns their names. */
   async function dropFiles(count: number, label: string): Promise<string[]> {
@@ -175,4 +170,25 @@ describe('S3 faults', () => {
     expect(new Set((receipt!.response as { messageIds: string[] }).messageIds)).toEqual(new Set(audit.bodyOf.keys()));
     expect(await tap.store.stat(name!)).toBeUndefined();
   }, 90_000);
+
+  it('a server killed after the state is recorded, before the receipt: the receipt is completed later, nothing published twice', async () => {
+    const [name] = await dropFiles(1, 'receipt');
+    tap.before(async (operation, key) => {
+      if (operation === 'write' && key.endsWith('.receipt.json')) {
+        tap.before(undefined);
+        await s3.kill();
+      }
+    });
+    const cut = await timed(() => harness.runner.runOnce());
+    expect(cut.outcome).toMatchObject({ accepted: 0, retried: 1 } satisfies Partial<RunSummary>);
+    expect(await harness.topology.count(), 'published before the server died').toBe(ORDERS);
+
+    await s3.restart();
+    const looks = await processedOnceBack([name!]);
+    const audit = auditQueue(await drainQueue(AMQP_URL, harness.topology.queue), shipmentIdOf);
+    figures.push(`server killed between the state and the receipt: receipt completed ${looks} look(s) after the restart, records ${ORDERS}, in the queue ${audit.messages}, duplicates ${audit.duplicates}`);
+    expect(audit.messages).toBe(ORDERS); // the state said "published": not sent again
+    expect(await tap.store.stat(name!)).toBeUndefined();
+  }, 90_000);
 });
+

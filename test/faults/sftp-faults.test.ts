@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
 import type { RunSummary } from '../../src/sources/drop-runner.js';
 import { createSftpDrop, SftpError } from '../../src/sources/sftp.js';
-import { demoOrdersCsv, shipmentIdOf, startDropHarness, type DropHarness } from '../support/drop-harness.js';
+import { demoOrdersCsv, shipmentIdOf, startDropHarness, timed, type DropHarness } from '../support/drop-harness.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { sftpOptionsFor } from '../support/sftp-fixture.js';
 import { startSshd, type TestSshd } from '../support/sshd.js';
@@ -17,7 +17,7 @@ import { AMQP_URL } from '../support/broker.js';
  * hang, and process it once the server is back — with a receipt, and published once.
  */
 const TIMEOUT_MS = 2000;
-/** ~0.8 MB: many SFTP read requests (32–64 KiB each), so a download can be caught half-way. */
+/** ~1.3 MB: many SFTP reads (up to 64 KiB each), so a download can be caught half-way. */
 const BIG_ORDERS = 10_000;
 const FROZEN_ORDERS = 3_000;
 const SMALL_ORDERS = 20;
@@ -67,12 +67,6 @@ describe('SFTP faults', () => {
   }
 
   const claims = () => (existsSync(path.join(drop, '.warehouse-ingest', 'claims')) ? readdirSync(path.join(drop, '.warehouse-ingest', 'claims')) : []);
-
-  async function timed<T>(fn: () => Promise<T>): Promise<{ outcome: T | Error; ms: number }> {
-    const began = performance.now();
-    const outcome = await fn().catch((error: unknown) => error as Error);
-    return { outcome, ms: Math.round(performance.now() - began) };
-  }
 
   it('a server killed mid-download: the file is retried, and processed once the server is back', async () => {
     const csv = demoOrdersCsv(`SFTP-KILL-${Date.now()}`, BIG_ORDERS);

@@ -73,3 +73,10 @@ export async function startDropHarness(store: DropStore, pipelineName: string): 
     },
   };
 }
+
+/** Runs `fn` and says how long it took; a rejection is returned as the outcome, for the test to judge. */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ outcome: T | Error; ms: number }> {
+  const began = performance.now();
+  const outcome = await fn().catch((error: unknown) => error as Error);
+  return { outcome, ms: Math.round(performance.now() - began) };
+}

@@ -13,9 +13,10 @@ export interface StoreTap {
   /**
    * The next read of a name ending in `suffix` resolves `inProgress` with its first chunk's size,
    * then hands nothing more on until `release()`: the download is caught in the middle (the
-   * runner stops pulling, so the client stops asking the server for more).
+   * runner stops pulling, so the client stops asking the server for more). `inProgress` rejects
+   * if no such read delivers data within `timeoutMs`, so a test never waits for good.
    */
-  holdNextRead(suffix: string): { inProgress: Promise<number>; release(): void };
+  holdNextRead(suffix: string, timeoutMs?: number): { inProgress: Promise<number>; release(): void };
   /** Awaited before every call; a fault injected here happens at an exact step of the flow. */
   before(hook: ((operation: string, name: string) => Promise<void>) | undefined): void;
 }
@@ -64,10 +65,17 @@ export function tapStore(store: DropStore): StoreTap {
       remove: (name) => call('remove', name, () => store.remove(name)),
       close: () => store.close(),
     },
-    holdNextRead(suffix) {
+    holdNextRead(suffix, timeoutMs = 30_000) {
       let reached!: (bytes: number) => void;
       let release!: () => void;
-      const inProgress = new Promise<number>((resolve) => (reached = resolve));
+      let timer: NodeJS.Timeout | undefined;
+      const inProgress = new Promise<number>((resolve, reject) => {
+        timer = setTimeout(() => reject(new Error(`no read of *${suffix} delivered data within ${timeoutMs} ms`)), timeoutMs);
+        reached = (bytes) => {
+          clearTimeout(timer);
+          resolve(bytes);
+        };
+      });
       const released = new Promise<void>((resolve) => (release = resolve));
       hold = { suffix, reached, released };
       return { inProgress, release };
