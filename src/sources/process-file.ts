@@ -14,7 +14,7 @@ import { idsName, readState, writeState, type InputState } from './drop-state.js
 import type { DropLease } from './lease.js';
 import { openIdFile } from './receipt-file.js';
 import { settle } from './settle.js';
-import { spool } from './spool.js';
+import { spool, sweepAbandoned, SPOOL_OWNER } from './spool.js';
 import type { DropStore } from './store.js';
 
 export interface FileProcessorOptions {
@@ -51,7 +51,8 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
 
   return async function processFile(held, fileLog) {
     const receivedAt = new Date().toISOString();
-    const work = path.join(options.spoolDirectory, randomUUID());
+    await sweepAbandoned(options.spoolDirectory);
+    const work = path.join(options.spoolDirectory, `${SPOOL_OWNER}${randomUUID()}`);
     const local = { receipt: path.join(work, 'receipt.json'), ids: path.join(work, 'message-ids') };
     const heartbeat = store.atomicRename ? startHeartbeat(store, held, workerId, Math.max(1000, pipeline.claimLeaseMs / 3)) : undefined;
     try {

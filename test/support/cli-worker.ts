@@ -1,0 +1,50 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+
+/** A `warehouse-ingest run <pipeline>` worker process, as an operator would run it (via tsx, no build). */
+export interface CliWorker {
+  readonly child: ChildProcess;
+  /** Its log lines (pino JSON on stdout), parsed, in order. */
+  readonly lines: Array<Record<string, unknown>>;
+  /** How many log lines have `msg` equal to `message`. */
+  count(message: string): number;
+  /** Resolves with the exit code or signal once the process is gone. */
+  readonly exited: Promise<string>;
+  /** Whatever it wrote to stderr (kept for failure messages). */
+  stderr(): string;
+}
+
+export function startCliWorker(pipelineFile: string, env: NodeJS.ProcessEnv): CliWorker {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', pipelineFile], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Array<Record<string, unknown>> = [];
+  let pending = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    pending += chunk;
+    const complete = pending.split('\n');
+    pending = complete.pop()!;
+    for (const line of complete) {
+      try {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        lines.push({ msg: line }); // not ours to judge here; kept for the failure message
+      }
+    }
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    if (stderr.length < 64 * 1024) stderr += chunk;
+  });
+  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? `code ${code}`)));
+  return {
+    child,
+    lines,
+    count: (message) => lines.filter((line) => line.msg === message).length,
+    exited,
+    stderr: () => stderr,
+  };
+}
