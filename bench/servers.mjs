@@ -131,8 +131,14 @@ export async function startService({ amqpUrl, exchange, queue, businessId, apiKe
       `  - businessId: ${JSON.stringify(businessId)}`,
       `    apiKeyHash: ${JSON.stringify(await hashKey(apiKey))}`,
       '    name: bench',
+      // The bench measures throughput: one tenant far above the default abuse limits.
+      'http:',
+      '  abuse:',
+      '    rateLimit: { requests: 100000000, windowSeconds: 1 }',
+      '    maxInFlightBatches: 100000',
       '',
     ].join('\n'),
+    { mode: 0o600 },
   );
   const port = await freePort();
   const env = { ...process.env, INGEST_ENV: 'production', AMQP_URL: amqpUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', INGEST_CONFIG: config };

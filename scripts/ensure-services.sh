@@ -2,7 +2,8 @@
 # Brings up what the test suite talks to, on a fresh Debian machine or on one that has it:
 # RabbitMQ on 127.0.0.1:5672 (guest/guest), and OpenSSH's sshd for the SFTP tests (installed only:
 # each SFTP test file starts its own private server, test/support/sshd.ts). Installs from Debian's
-# packages when missing.
+# packages when missing. Debian's chromium, for the test that opens /docs in a real browser
+# (test/ops/docs.test.ts drives /usr/bin/chromium with playwright-core; no browser download).
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 
@@ -38,5 +39,12 @@ ensure_sshd() {
   as_root mkdir -p /run/sshd
 }
 
+ensure_chromium() {
+  if [ -x /usr/bin/chromium ]; then return 0; fi
+  log "installing chromium from Debian's packages"
+  apt_install chromium
+}
+
 ensure_rabbitmq
 ensure_sshd
+ensure_chromium

@@ -1,19 +1,11 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { hashApiKey } from './api-keys.js';
+import { CannotRead, lintCommand, parse, validateCommand, type Output } from './cli/check-commands.js';
+import { COMMANDS, helpFor, UsageError } from './cli/help.js';
 import { ConfigError } from './errors.js';
 
-const HELP = `warehouse-ingest — takes in business record batches and publishes them to RabbitMQ.
-
-Usage:
-  warehouse-ingest serve              Run the HTTP service (config: INGEST_ENV, INGEST_CONFIG, PORT, HOST, AMQP_URL)
-  warehouse-ingest run <pipeline.yaml> [--once]
-                                      Run one partner drop. --once: process every ready file, print a
-                                      summary line and exit (1 only when the drop cannot be read).
-  warehouse-ingest hash-key <key|->   Print the scrypt hash of an API key for tenants[].apiKeyHash.
-                                      Use "-" to read the key from standard input (keeps it out of shell history).
-  warehouse-ingest help               This text.
-`;
+const io: Output = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -21,7 +13,8 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
-async function serve(): Promise<void> {
+async function serve(args: string[]): Promise<void> {
+  parse('serve', () => parseArgs({ args, options: {}, strict: true }));
   const { startService } = await import('./main.js');
   const service = await startService();
   let signals = 0;
@@ -38,13 +31,16 @@ async function serve(): Promise<void> {
   process.on('SIGINT', () => stop('SIGINT'));
 }
 
-async function run(args: string[], once: boolean): Promise<void> {
-  const file = args[0];
-  if (!file) throw new UsageError('run needs a pipeline file');
+async function run(args: string[]): Promise<void> {
+  const { values, positionals } = parse('run', () => parseArgs({ args, options: { once: { type: 'boolean' } }, allowPositionals: true, strict: true }));
+  const file = positionals[0];
+  if (!file) throw new UsageError('run needs a pipeline file', 'run');
+  const once = values.once === true;
   const { runPipelineFile } = await import('./main.js');
   const running = await runPipelineFile(file, { once });
   if (once) {
     process.stdout.write(`${JSON.stringify({ pipeline: file, ...running.summary })}\n`);
+    if (running.summary?.standby) process.stderr.write('warehouse-ingest: another worker holds this drop\'s lease and is processing it; nothing was done here\n');
     return;
   }
   const stop = () => void running.stop().then(() => process.exit(0), () => process.exit(1));
@@ -53,36 +49,43 @@ async function run(args: string[], once: boolean): Promise<void> {
 }
 
 async function hashKey(args: string[]): Promise<void> {
+  // "-" is the key's own argument here, not an option.
   const key = args[0] === '-' ? await readStdin() : args[0];
-  if (!key) throw new UsageError('hash-key needs the key, or "-" to read it from standard input');
+  if (!key) throw new UsageError('hash-key needs the key, or "-" to read it from standard input', 'hash-key');
   if (key.length < 16) process.stderr.write('warning: an API key shorter than 16 characters is easy to guess\n');
   process.stdout.write(`${await hashApiKey(key)}\n`);
 }
 
-class UsageError extends Error {}
-
-async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, strict: false, options: { once: { type: 'boolean' } } });
-  const [command, ...rest] = positionals;
+async function main(argv: string[]): Promise<number | void> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === '--help' || command === '-h') return void process.stdout.write(helpFor(undefined));
+  if (command === 'help') return void process.stdout.write(helpFor(rest[0]));
+  if (Object.hasOwn(COMMANDS, command) && (rest.includes('--help') || rest.includes('-h'))) return void process.stdout.write(helpFor(command));
   switch (command) {
     case 'serve':
-      return serve();
+      return serve(rest);
     case 'run':
-      return run(rest, values.once === true);
+      return run(rest);
     case 'hash-key':
       return hashKey(rest);
-    case undefined:
-    case 'help':
-      process.stdout.write(HELP);
-      return;
+    case 'validate':
+      return validateCommand(rest, io);
+    case 'lint':
+      return lintCommand(rest, io);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof ConfigError) process.stderr.write(`warehouse-ingest: invalid configuration:\n${error.message}\n`);
-  else if (error instanceof UsageError) process.stderr.write(`warehouse-ingest: ${error.message}\n\n${HELP}`);
-  else process.stderr.write(`warehouse-ingest: ${(error as Error)?.message ?? String(error)}\n`);
-  process.exitCode = error instanceof UsageError ? 2 : 1;
-});
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (typeof code === 'number') process.exitCode = code;
+  },
+  (error: unknown) => {
+    // One clear message, never a stack trace: the unexpected case prints its message only.
+    if (error instanceof ConfigError) process.stderr.write(`warehouse-ingest: invalid configuration:\n${error.message}\n`);
+    else if (error instanceof UsageError) process.stderr.write(`warehouse-ingest: ${error.message}; see "warehouse-ingest help${error.command ? ` ${error.command}` : ''}"\n`);
+    else process.stderr.write(`warehouse-ingest: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = error instanceof UsageError || error instanceof CannotRead ? 2 : 1;
+  },
+);

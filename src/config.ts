@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { API_KEY_HASH_PATTERN } from './api-keys.js';
+import { exposedSecretFile } from './secret-files.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { KINDS } from './records/index.js';
 import { formatPath, PARSE_OPTIONS } from './records/issues.js';
@@ -34,6 +35,24 @@ const queueSchema = z.strictObject({
   arguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
 });
 
+/** Per-business rate limit, bulkhead, failed-login throttle and idempotency store (README "Limits and abuse protection"). */
+const abuseSchema = z.strictObject({
+  rateLimit: z.strictObject({ requests: z.int().positive(), windowSeconds: z.int().positive() }),
+  maxInFlightBatches: z.int().positive(),
+  authThrottle: z.strictObject({
+    windowSeconds: z.int().positive(),
+    maxFailuresPerAddress: z.int().positive(),
+    failuresBeforeSlowdown: z.int().min(0),
+    slowdownStepMs: z.int().min(0),
+    maxSlowdownMs: z.int().min(0).max(60_000),
+  }),
+  idempotency: z.strictObject({
+    ttlSeconds: z.int().positive(),
+    maxEntries: z.int().positive(),
+    maxBytes: z.int().positive(),
+  }),
+});
+
 export const configSchema = z.strictObject({
   environment: z.enum(ENVIRONMENTS),
   dataDirectory: z.string().min(1),
@@ -45,6 +64,11 @@ export const configSchema = z.strictObject({
     bodyLimitBytes: z.int().positive(),
     maxRecordsPerBatch: z.int().positive(),
     requestTimeoutMs: z.int().positive(),
+    /** Node's `maxHeaderSize`: a larger header section is answered 431. */
+    maxHeaderBytes: z.int().min(1024).max(1_048_576),
+    /** 0: the client address is the socket's; n: the n-th address from the right of X-Forwarded-For (n proxies in front). */
+    trustProxyHops: z.int().min(0).max(10),
+    abuse: abuseSchema,
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -161,7 +185,11 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     const envFile = path.join(directory, `${envName}.yaml`);
     if (existsSync(envFile)) mergeInto(merged, readYaml(envFile), envFile, origins, '');
   }
-  if (userFile) mergeInto(merged, user, userFile, origins, '');
+  if (userFile) {
+    const exposed = holdsSecrets(user) ? exposedSecretFile(userFile) : undefined;
+    if (exposed) throw new ConfigError([{ file: userFile, field: '(file)', message: exposed }]);
+    mergeInto(merged, user, userFile, origins, '');
+  }
   mergeInto(merged, fromEnvironment(env), 'environment', origins, '');
 
   const result = configSchema.safeParse(merged, PARSE_OPTIONS);
@@ -173,6 +201,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(result.data!);
+}
+
+/** Tenants' key hashes (a stolen hash can be brute-forced offline) or a broker password. */
+function holdsSecrets(layer: Plain): boolean {
+  const broker = layer.broker;
+  const url = isPlainObject(broker) && typeof broker.url === 'string' ? broker.url : '';
+  return (Array.isArray(layer.tenants) && layer.tenants.length > 0) || /^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(url);
 }
 
 /** Environment variables of the operator contract, each named as its own origin. */

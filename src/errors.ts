@@ -119,9 +119,52 @@ export class UnsupportedMediaType extends IngestError {
   readonly status = 415;
 }
 
+/** A business's rate limit or in-flight batch limit, or too many failed logins: `Retry-After` says when to retry. */
 export class TooManyRequests extends IngestError {
   readonly code = 'too-many-requests';
   readonly status = 429;
+  constructor(detail: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
+    super({ detail, headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
+  }
+}
+
+/** The body (or the headers) did not arrive within `http.requestTimeoutMs`. */
+export class RequestTimeout extends IngestError {
+  readonly code = 'request-timeout';
+  readonly status = 408;
+}
+
+/**
+ * The connection closed before the body was complete (the client gave up, or the request
+ * time-out closed it). Nobody receives this answer; it keeps the log line an info, not a 500.
+ */
+export class RequestAborted extends IngestError {
+  readonly code = 'request-aborted';
+  readonly status = 400;
+}
+
+/** The request's header section is over `http.maxHeaderBytes`. */
+export class HeaderFieldsTooLarge extends IngestError {
+  readonly code = 'header-fields-too-large';
+  readonly status = 431;
+}
+
+/** An `Idempotency-Key` header that is not a string of 1-255 printable ASCII characters. */
+export class InvalidIdempotencyKey extends IngestError {
+  readonly code = 'invalid-idempotency-key';
+  readonly status = 400;
+}
+
+/** An `Idempotency-Key` whose first request is still being processed. */
+export class IdempotencyKeyInUse extends IngestError {
+  readonly code = 'idempotency-key-in-use';
+  readonly status = 409;
+}
+
+/** An `Idempotency-Key` used before with a different request (path or body). */
+export class IdempotencyKeyReused extends IngestError {
+  readonly code = 'idempotency-key-reused';
+  readonly status = 422;
 }
 
 export class NotImplemented extends IngestError {

@@ -18,6 +18,15 @@ const REDACT = [
   '*.secret',
   'url',
   '*.url',
+  // Drop sources' secrets (SFTP keys, S3 credentials), should a source's options ever be logged.
+  'privateKey',
+  '*.privateKey',
+  'passphrase',
+  '*.passphrase',
+  'secretAccessKey',
+  '*.secretAccessKey',
+  'apiKeyHash',
+  '*.apiKeyHash',
 ];
 
 export interface LogOptions {

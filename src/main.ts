@@ -1,19 +1,28 @@
-import http from 'node:http';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler, type H3 } from 'h3';
+import type { H3 } from 'h3';
 import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
 import { createLogger, safeUrl, type Logger } from './log.js';
 import { createAuthenticator } from './http/auth.js';
 import { createHttpApp } from './http/app.js';
-import { createIngest } from './pipeline/ingest.js';
+import { createAdmission } from './http/admission.js';
+import { createAuthThrottle } from './http/auth-throttle.js';
+import { createIdempotencyStore } from './http/idempotency.js';
+import { createRateLimiter } from './http/rate-limit.js';
+import { createHttpServer } from './http/server.js';
+import { withBulkhead } from './pipeline/bulkhead.js';
+import { createIngest, type Ingest } from './pipeline/ingest.js';
 import { compileRoutingKey, templateFields, topicMatches } from './pipeline/route.js';
 import { createEmbeddedPublisher, createNonePublisher, createRabbitMqPublisher } from './publish/index.js';
 import type { Publisher, ReadinessCheck } from './publish/publisher.js';
 import { KIND_NAMES } from './records/kind.js';
-import { loadPipelineFiles, loadPipelines } from './pipelines.js';
-import { createDropRunner, type RunSummary } from './sources/drop-runner.js';
+import { loadPipelineFiles, loadPipelines, type LoadedPipeline } from './pipelines.js';
+import { createDropRunner, type DropRunner, type RunSummary } from './sources/drop-runner.js';
+import { createRabbitMqLease, OWN_LEASE } from './sources/lease.js';
 import { createDropStore } from './sources/index.js';
+import type { DropStore } from './sources/store.js';
+import { probeDrops, type DropCheck } from './health.js';
+import { createMetrics, type Metrics } from './metrics.js';
 
 export interface RunningService {
   readonly config: Readonly<Config>;
@@ -31,14 +40,17 @@ export interface StartOptions extends LoadConfigOptions {
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(options);
   const log = options.log ?? createLogger({ level: config.log.level });
+  // Pipeline files and their secrets are read before anything connects: a bad one stops start-up cleanly.
+  const stores = openDrops(config);
   const publisher = choosePublisher(config, log);
   await publisher.start();
   log.info({ environment: config.environment, publisher: publisher.name, target: publisher.target }, `publisher: ${publisher.name} (${publisher.target})`);
 
-  const app = buildHttpApp(config, publisher, log);
-  const drops = startDropRunners(config, publisher, log);
+  const metrics = createMetrics({ businesses: config.tenants.map((t) => t.businessId), processMetrics: true });
+  const app = buildHttpApp(config, publisher, log, { metrics, drops: stores });
+  const drops = startDropRunners(config, stores, pipelineIngest(config, publisher, metrics), log);
 
-  const server = http.createServer({ requestTimeout: config.http.requestTimeoutMs }, toNodeHandler(app));
+  const server = createHttpServer(app, config.http, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.http.port, config.http.host, () => resolve());
@@ -69,19 +81,73 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   };
 }
 
+export interface HttpAppParts {
+  /** @default a fresh set, on its own registry */
+  readonly metrics?: Metrics;
+  /** The drops `/readyz` lists. @default none */
+  readonly drops?: readonly OpenedDrop[];
+}
+
 /** The HTTP facade over the shared pipeline; tests build it the same way, without a socket. */
-export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log: Logger): H3 {
+export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log: Logger, parts: HttpAppParts = {}): H3 {
   const sandbox = config.environment === 'sandbox';
+  const { abuse } = config.http;
+  const metrics = parts.metrics ?? createMetrics({ businesses: config.tenants.map((t) => t.businessId) });
+  metrics.watchBroker(publisher);
+  const drops = parts.drops ?? [];
   return createHttpApp({
-    ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) }),
-    authenticator: createAuthenticator({ tenants: config.tenants, acceptAnyCredentials: sandbox }),
+    ingest: withBulkhead(pipelineIngest(config, publisher, metrics), { maxInFlight: abuse.maxInFlightBatches }),
+    metrics: metrics.registry,
+    admission: createAdmission({
+      authenticator: createAuthenticator({ tenants: config.tenants, acceptAnyCredentials: sandbox }),
+      throttle: createAuthThrottle(abuse.authThrottle),
+      rateLimiter: createRateLimiter(abuse.rateLimit),
+      trustProxyHops: config.http.trustProxyHops,
+    }),
+    idempotency: createIdempotencyStore(abuse.idempotency),
     log,
     bodyLimitBytes: config.http.bodyLimitBytes,
     maxRecordsPerBatch: config.http.maxRecordsPerBatch,
     onboarding: config.onboarding,
     responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
-    readiness: () => readiness(config, publisher),
+    readiness: async () => {
+      const [check, dropChecks] = await Promise.all([readiness(config, publisher), probeDrops(drops.map(({ pipeline, store }) => ({ pipeline: pipeline.name, store })))]);
+      return withDrops(check, dropChecks);
+    },
   });
+}
+
+/** The one pipeline every source feeds, counted in `metrics` when given. */
+function pipelineIngest(config: Readonly<Config>, publisher: Publisher, metrics?: Metrics) {
+  const routingKeyFor = compileRoutingKey(config.broker.routingKey);
+  if (!metrics) return createIngest({ publisher, routingKeyFor });
+  return createIngest({ publisher: metrics.timed(publisher), routingKeyFor, observer: metrics.observeBatch });
+}
+
+function withDrops(check: ReadinessCheck, drops: readonly DropCheck[]): ReadinessCheck & { drops: readonly DropCheck[] } {
+  const unreachable = drops.filter((d) => !d.reachable).map((d) => `drop "${d.pipeline}" (${d.source}) is not reachable: ${d.problem ?? 'unknown'}`);
+  return { ready: check.ready && unreachable.length === 0, problems: [...check.problems, ...unreachable], drops };
+}
+
+export interface OpenedDrop {
+  readonly pipeline: LoadedPipeline;
+  readonly store: DropStore;
+}
+
+/**
+ * Every pipeline in `pipelinesDirectory` with its store, as start-up (and `lint`) reads them:
+ * throws `ConfigError` naming file and field. Stores connect lazily; close them when done.
+ */
+export function openDrops(config: Readonly<Config>): OpenedDrop[] {
+  const pipelines = loadPipelines(path.resolve(config.pipelinesDirectory), { tenants: config.tenants.map((t) => t.businessId) });
+  const opened: OpenedDrop[] = [];
+  try {
+    for (const pipeline of pipelines) opened.push({ pipeline, store: createDropStore(pipeline, pipeline.file) });
+  } catch (error) {
+    void Promise.all(opened.map(({ store }) => store.close().catch(() => undefined)));
+    throw error;
+  }
+  return opened;
 }
 
 /**
@@ -96,14 +162,7 @@ export async function runPipelineFile(file: string, options: StartOptions & { on
   const store = createDropStore(pipeline!, pipeline!.file);
   const publisher = choosePublisher(config, log);
   await publisher.start();
-  const runner = createDropRunner({
-    pipeline: pipeline!,
-    store,
-    ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) }),
-    onboarding: config.onboarding,
-    log,
-    spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
-  });
+  const runner = createPipelineRunner(config, { pipeline: pipeline!, store }, pipelineIngest(config, publisher), log);
   const stop = async () => {
     await runner.stop();
     await store.close();
@@ -114,25 +173,19 @@ export async function runPipelineFile(file: string, options: StartOptions & { on
     return { stop };
   }
   try {
-    return { summary: await runner.runOnce({ waitForSettling: true }), stop: async () => {} };
+    return { summary: await runner.runOnce({ waitForSettling: true, waitForLeaseMs: RUN_ONCE_LEASE_WAIT_MS }), stop: async () => {} };
   } finally {
     await stop();
   }
 }
 
+/** `run --once` on a drop whose lease another worker holds waits this long, then reports `standby`. */
+const RUN_ONCE_LEASE_WAIT_MS = 60_000;
+
 /** One runner per pipeline definition in `pipelinesDirectory`, polling on its schedule. */
-function startDropRunners(config: Readonly<Config>, publisher: Publisher, log: Logger): { stop(): Promise<void> } {
-  const pipelines = loadPipelines(path.resolve(config.pipelinesDirectory), { tenants: config.tenants.map((t) => t.businessId) });
-  const running = pipelines.map((pipeline) => {
-    const store = createDropStore(pipeline, pipeline.file);
-    const runner = createDropRunner({
-      pipeline,
-      store,
-      ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey(config.broker.routingKey) }),
-      onboarding: config.onboarding,
-      log,
-      spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
-    });
+function startDropRunners(config: Readonly<Config>, drops: readonly OpenedDrop[], ingest: Ingest, log: Logger): { stop(): Promise<void> } {
+  const running = drops.map(({ pipeline, store }) => {
+    const runner = createPipelineRunner(config, { pipeline, store }, ingest, log);
     runner.start();
     log.info({ pipeline: pipeline.name, source: `${store.type}:${store.where}` }, `watching drop ${pipeline.name}`);
     return { runner, store };
@@ -143,6 +196,29 @@ function startDropRunners(config: Readonly<Config>, publisher: Publisher, log: L
       await Promise.all(running.map(({ store }) => store.close()));
     },
   };
+}
+
+/**
+ * A pipeline's runner. A store without atomic rename (S3) is coordinated through a lease on the
+ * broker, so several workers can serve one drop; without a broker there is no shared place for
+ * it, and one worker per such drop is the rule (said in the log and README).
+ */
+function createPipelineRunner(config: Readonly<Config>, { pipeline, store }: OpenedDrop, ingest: Ingest, log: Logger): DropRunner {
+  let lease = OWN_LEASE;
+  if (!store.atomicRename && config.broker.url) {
+    lease = createRabbitMqLease({ url: config.broker.url, pipeline: pipeline.name, reconnect: { ...config.broker.reconnect } }, log.child({ pipeline: pipeline.name, component: 'lease' }));
+  } else if (!store.atomicRename) {
+    log.warn({ pipeline: pipeline.name }, `drop ${pipeline.name} (${store.type}) has no rename to claim files with, and without a broker no lease: run one worker for it`);
+  }
+  return createDropRunner({
+    pipeline,
+    store,
+    lease,
+    ingest,
+    onboarding: config.onboarding,
+    log,
+    spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
+  });
 }
 
 export function choosePublisher(config: Readonly<Config>, log: Logger): Publisher {

@@ -91,6 +91,16 @@ export const pipelineSchema = z.strictObject({
       failedFolder: z.string().min(1).default('failed'),
     })
     .prefault({}),
+  /**
+   * Back-off for a file that failed for a transient reason (broker, network, store): the wait
+   * doubles from `initialDelayMs` up to `maxDelayMs` (with jitter) per file, and resets once it settles.
+   */
+  retry: z
+    .strictObject({
+      initialDelayMs: z.int().min(0).default(5_000),
+      maxDelayMs: z.int().min(0).default(300_000),
+    })
+    .prefault({}),
   /** How long a claim holds before another worker may take the file over (a crashed worker's claim). */
   claimLeaseMs: z.int().min(1_000).default(600_000),
 });

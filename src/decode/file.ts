@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { MalformedBody, PayloadTooLarge } from '../errors.js';
-import type { Candidate } from '../pipeline/ingest.js';
+import type { Candidate, StreamPass } from '../pipeline/ingest.js';
 import type { RecordKind } from '../records/kind.js';
 import { LEGACY, type ConversionContext, type SenderTerms } from '../records/legacy/index.js';
 import { parseJson, parseJsonArray } from './json.js';
@@ -10,7 +10,7 @@ import { convertLegacyJson, legacyCsvCandidates } from './legacy.js';
 export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json';
 
 /** The records part of a batch read from a local (spooled) file. */
-export type FileRecords = { records: unknown[]; senderTerms?: SenderTerms } | { open: () => AsyncIterable<Candidate> };
+export type FileRecords = { records: unknown[]; senderTerms?: SenderTerms } | { open: (pass: StreamPass) => AsyncIterable<Candidate> };
 
 export interface FileDecodeOptions {
   readonly kind: RecordKind;

@@ -2,9 +2,36 @@ import { MalformedBody } from '../errors.js';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
-/** Any JSON value; an empty, non-UTF-8 or unparseable body is a 400 that says which. */
+/**
+ * Deepest nesting of arrays and objects accepted. Real batches need 6; V8 parses far deeper
+ * text without complaint, but every later recursive step (JSON.stringify for publishing,
+ * message ids, logs) would overflow the stack on it: a 500 from one hostile body.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/** Whether the JSON text nests deeper than `limit`: one pass over the bytes, strings skipped. */
+function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const byte = bytes[i]!;
+    if (inString) {
+      if (byte === 0x5c) i++; // backslash: skip the escaped byte
+      else if (byte === 0x22) inString = false;
+    } else if (byte === 0x22) inString = true;
+    else if (byte === 0x5b || byte === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (byte === 0x5d || byte === 0x7d) depth--;
+  }
+  return false;
+}
+
+/** Any JSON value; an empty, non-UTF-8, too deeply nested or unparseable body is a 400 that says which. */
 export function parseJson(bytes: Buffer): unknown {
   if (bytes.length === 0) throw new MalformedBody({ detail: 'The body is empty.' });
+  if (nestsDeeperThan(bytes, MAX_JSON_DEPTH)) {
+    throw new MalformedBody({ detail: `The body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.` });
+  }
   let text: string;
   try {
     text = UTF8.decode(bytes);

@@ -1,6 +1,6 @@
 import { MalformedBody } from '../errors.js';
 import type { ConversionContext, LegacyConverter, LegacyProblem } from '../records/legacy/mapping.js';
-import type { Candidate } from '../pipeline/ingest.js';
+import type { Candidate, StreamPass } from '../pipeline/ingest.js';
 import { explainRecord, jsonLocator, locatedProblems, senderTerms, type RecordTerms, type SenderTerms } from '../records/legacy/sender-terms.js';
 import { csvLocation, decodeCsv, type CsvLayout, type CsvRecord } from './csv.js';
 
@@ -43,10 +43,11 @@ export function convertLegacyJson(body: unknown, { converter, businessId, contex
 export function legacyCsvCandidates(
   read: () => AsyncIterable<Uint8Array | string>,
   { converter, businessId, context }: Options,
-): () => AsyncIterable<Candidate> {
+): (pass?: StreamPass) => AsyncIterable<Candidate> {
   const layout = converter.csv;
-  return async function* candidates() {
-    for await (const decoded of decodeCsv(read(), layout)) {
+  return async function* candidates(pass = 'validate') {
+    // Order contiguity was proven by the validation pass: the publish pass does not track orders again.
+    for await (const decoded of decodeCsv(read(), layout, pass === 'publish' ? { maxTrackedOrders: 0 } : {})) {
       const problems: LegacyProblem[] = [...decoded.errors];
       const record = converter.toV2(decoded.value, context, problems);
       const terms: RecordTerms = {

@@ -1,15 +1,21 @@
 import { H3, HTTPError, type H3Event } from 'h3';
 import { isIngestError, MalformedBody, MethodNotAllowed, NotFound, NotReady, type IngestError } from '../errors.js';
+import type { Registry } from 'prom-client';
+import type { DropCheck } from '../health.js';
 import type { ReadinessCheck } from '../publish/publisher.js';
 import { KINDS } from '../records/index.js';
 import { LEGACY } from '../records/legacy/index.js';
+import { docsAsset, docsPage } from './docs.js';
 import { v2BatchHandler } from './handlers.js';
+import { openApiDocument } from './openapi.js';
 import { deprecationHeaders, stockHandler, V1_DEPRECATED_SINCE, v1BatchHandler, type V1Dependencies } from './v1.js';
-import { jsonResponse, problemResponse, requestContext } from './respond.js';
+import { jsonResponse, metricsResponse, problemResponse, requestContext } from './respond.js';
 
 export interface HttpAppDependencies extends V1Dependencies {
   /** Everything /readyz checks: broker, routes, sources. */
-  readonly readiness: () => Promise<ReadinessCheck>;
+  readonly readiness: () => Promise<ReadinessCheck & { readonly drops?: readonly DropCheck[] }>;
+  /** What GET /metrics exposes. */
+  readonly metrics: Registry;
 }
 
 /**
@@ -60,10 +66,15 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
     '/readyz',
     guard(async (event) => {
       const check = await deps.readiness();
-      if (check.ready) return jsonResponse(200, { status: 'ready' }, requestContext(event, deps.log), extra);
+      // `drops` only when there are some: the body stays `{"status":"ready"}` for an HTTP-only service.
+      if (check.ready) return jsonResponse(200, { status: 'ready', ...(check.drops?.length ? { drops: check.drops } : {}) }, requestContext(event, deps.log), extra);
       throw new NotReady(check.problems);
     }),
   );
+  app.get('/metrics', (event) => metricsResponse(deps.metrics, requestContext(event, deps.log), extra));
+  app.get('/openapi.json', (event) => jsonResponse(200, openApiDocument(), requestContext(event, deps.log), { ...extra, 'cache-control': 'no-cache' }));
+  app.get('/docs', () => docsPage(extra));
+  app.get('/docs/:asset', guard(async (event) => docsAsset(event.context.params?.asset, extra)));
   return app;
 }
 

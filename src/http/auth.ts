@@ -6,6 +6,8 @@ import { Unauthorized } from '../errors.js';
 /** Resolves an `Authorization` header to the business it acts for, or throws `Unauthorized`. */
 export interface Authenticator {
   authenticate(authorization: string | null | undefined): Promise<string>;
+  /** The business of a credential verified recently (no scrypt, no guessing: an exact match only). */
+  known(authorization: string | null | undefined): string | undefined;
 }
 
 export interface AuthenticatorOptions {
@@ -50,7 +52,23 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   let decoy: Promise<ParsedHash> | undefined;
   const decoyHash = () => (decoy ??= hashApiKey(randomBytes(16).toString('hex')).then((h) => parseApiKeyHash(h)!));
 
+  const cachedBusiness = (authorization: string): string | undefined => {
+    const hit = verified.get(createHmac('sha256', pepper).update(authorization).digest('base64'));
+    return hit && hit.expires > Date.now() ? hit.businessId : undefined;
+  };
+
   return {
+    known(authorization) {
+      if (!authorization) return undefined;
+      if (acceptAnyCredentials) {
+        try {
+          return parseBasic(authorization).businessId;
+        } catch {
+          return undefined;
+        }
+      }
+      return cachedBusiness(authorization);
+    },
     async authenticate(authorization) {
       const { businessId, apiKey } = parseBasic(authorization);
       if (acceptAnyCredentials) return businessId;

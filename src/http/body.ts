@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3';
-import { PayloadTooLarge, UnsupportedMediaType } from '../errors.js';
+import { PayloadTooLarge, RequestAborted, UnsupportedMediaType } from '../errors.js';
 
 /** `application/json` or any `+json` media type, optionally with `charset=utf-8`. */
 const JSON_MEDIA_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;\s*charset\s*=\s*"?utf-8"?\s*)?$/i;
@@ -31,10 +31,15 @@ export async function* limitedBody(event: H3Event, limit: number): AsyncGenerato
   const nodeRequest = (event.req as { runtime?: { node?: { req?: AsyncIterable<Buffer> } } }).runtime?.node?.req;
   if (nodeRequest) {
     let received = 0;
-    for await (const chunk of nodeRequest) {
-      received += chunk.byteLength;
-      if (received > limit) throw tooLarge(); // node discards the rest once the 413 is sent
-      yield chunk;
+    try {
+      for await (const chunk of nodeRequest) {
+        received += chunk.byteLength;
+        if (received > limit) throw tooLarge(); // node discards the rest once the 413 is sent
+        yield chunk;
+      }
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ECONNRESET') throw error;
+      throw new RequestAborted({ detail: `The connection closed after ${received} bytes of the body.`, cause: error });
     }
     return;
   }
@@ -62,9 +67,13 @@ export async function bodyChunks(event: H3Event, limit: number): Promise<Uint8Ar
   return chunks;
 }
 
-export async function readBodyBytes(event: H3Event, limit: number): Promise<Buffer> {
-  const chunks = await bodyChunks(event, limit);
+/** The chunks as one buffer; no copy when there is one chunk. */
+export function joinChunks(chunks: readonly Uint8Array[]): Buffer {
   return chunks.length === 1 ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength) : Buffer.concat(chunks);
+}
+
+export async function readBodyBytes(event: H3Event, limit: number): Promise<Buffer> {
+  return joinChunks(await bodyChunks(event, limit));
 }
 
 /** Reads the same chunks again on every call. */

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
+import type { Registry } from 'prom-client';
 import { PROBLEM_MEDIA_TYPE, reasonPhrase, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
 
@@ -12,6 +13,8 @@ export class RequestContext {
   businessId?: string;
   kind?: string;
   api?: string;
+  /** Headers for every answer to this request once known, e.g. the business's `RateLimit`. */
+  headers: Record<string, string> = {};
   readonly started = performance.now();
   private logger?: Logger;
 
@@ -47,14 +50,23 @@ export function jsonResponse(status: number, body: unknown, context: RequestCont
   return new Response(JSON.stringify(body), {
     status,
     statusText: reasonPhrase(status),
-    headers: { 'content-type': 'application/json', 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...extraHeaders },
+    headers: { 'content-type': 'application/json', 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...context.headers, ...extraHeaders },
+  });
+}
+
+/** Prometheus text exposition of one registry (the app's own, never the process-global one). */
+export async function metricsResponse(registry: Registry, context: RequestContext, extraHeaders: Record<string, string>): Promise<Response> {
+  return new Response(await registry.metrics(), {
+    status: 200,
+    headers: { 'content-type': registry.contentType, 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...extraHeaders },
   });
 }
 
 /** The one place an error becomes an HTTP answer (and a log line). */
 export function problemResponse(error: unknown, event: H3Event, context: RequestContext, extraHeaders: Record<string, string>): Response {
   const { problem, headers } = toProblem(error, event.url.pathname);
-  const fields = { status: problem.status, code: problem.type, method: event.req.method, path: event.url.pathname, businessId: context.businessId };
+  // The business id is a binding of the request's logger already; a field too would print it twice.
+  const fields = { status: problem.status, code: problem.type, method: event.req.method, path: event.url.pathname };
   if (problem.status >= 500 && problem.status !== 503) context.log.error({ ...fields, err: error }, 'request failed');
   else if (problem.status === 503) context.log.warn({ ...fields, err: error }, 'request not accepted: publisher unavailable');
   else context.log.info({ ...fields, detail: problem.detail }, 'request refused');
@@ -65,6 +77,7 @@ export function problemResponse(error: unknown, event: H3Event, context: Request
       'content-type': PROBLEM_MEDIA_TYPE,
       'x-correlation-id': context.correlationId,
       'cache-control': 'no-store',
+      ...context.headers,
       ...headers,
       ...extraHeaders,
     },

@@ -4,9 +4,9 @@ import { convertLegacyJson, legacyCsvCandidates } from '../decode/legacy.js';
 import type { RecordKind } from '../records/kind.js';
 import { profileFor, type LegacyConverter, type OnboardingProfiles } from '../records/legacy/index.js';
 import { parseJson } from '../decode/json.js';
-import { bodyChunks, bodyFormat, readBodyBytes, replay } from './body.js';
-import type { HandlerDependencies } from './handlers.js';
-import { jsonResponse, requestContext } from './respond.js';
+import { joinChunks, replay } from './body.js';
+import { batchHandler, type HandlerDependencies } from './batch-endpoint.js';
+import { requestContext } from './respond.js';
 
 /**
  * The deprecated v1 endpoints (spec §4.3): older JSON shapes and CSV, converted to v2 and
@@ -23,40 +23,32 @@ export interface V1Dependencies extends HandlerDependencies {
   readonly onboarding: OnboardingProfiles;
 }
 
-/** POST /api/v1/<kind>: authenticate, decode JSON or CSV, convert, hand to the pipeline, answer. */
+/** POST /api/v1/<kind>: decode JSON or CSV, convert, hand to the pipeline. */
 export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, deps: V1Dependencies) {
-  const path = `/api/v1/${kind.name}`;
-  const headers = { ...deps.responseHeaders, ...deprecationHeaders(`/api/v2/${kind.name}`) };
-  return async (event: H3Event): Promise<Response> => {
-    const context = requestContext(event, deps.log);
-    const businessId = await deps.authenticator.authenticate(event.req.headers.get('authorization'));
-    context.businessId = businessId;
-    context.kind = kind.name;
-    context.api = 'v1';
-    const format = bodyFormat(event, ['json', 'csv']);
-    const conversion = {
-      converter,
-      businessId,
-      context: { defaults: profileFor(deps.onboarding, businessId, kind.name), receivedAt: new Date().toISOString() },
-    };
-    // CSV is kept as raw bytes (bounded by the body limit, far smaller than the records they
-    // become) and decoded twice by the pipeline: once to validate, once to publish.
-    const converted =
-      format === 'json'
-        ? convertLegacyJson(parseJson(await readBodyBytes(event, deps.bodyLimitBytes)), conversion)
-        : { open: legacyCsvCandidates(replay(await bodyChunks(event, deps.bodyLimitBytes)), conversion) };
-    const accepted = await deps.ingest({
+  return batchHandler(
+    {
       kind,
-      businessId,
-      ...converted,
-      correlationId: context.correlationId,
-      maxRecords: deps.maxRecordsPerBatch,
-      volatilePaths: converter.receiptTimePaths,
-      source: { type: 'http', name: path },
-      log: context.log,
-    });
-    return jsonResponse(202, accepted, context, headers);
-  };
+      path: `/api/v1/${kind.name}`,
+      api: 'v1',
+      formats: ['json', 'csv'],
+      headers: deprecationHeaders(`/api/v2/${kind.name}`),
+      toBatch(format, chunks, businessId) {
+        const conversion = {
+          converter,
+          businessId,
+          context: { defaults: profileFor(deps.onboarding, businessId, kind.name), receivedAt: new Date().toISOString() },
+        };
+        // CSV is kept as raw bytes (bounded by the body limit, far smaller than the records they
+        // become) and decoded twice by the pipeline: once to validate, once to publish.
+        const converted =
+          format === 'json'
+            ? convertLegacyJson(parseJson(joinChunks(chunks)), conversion)
+            : { open: legacyCsvCandidates(replay(chunks), conversion) };
+        return { ...converted, volatilePaths: converter.receiptTimePaths };
+      },
+    },
+    deps,
+  );
 }
 
 /**
@@ -66,7 +58,7 @@ export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, dep
 export function stockHandler(deps: V1Dependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
-    context.businessId = await deps.authenticator.authenticate(event.req.headers.get('authorization'));
+    await deps.admission.admit(event, context);
     throw new NotImplemented({ detail: 'The stock snapshot is not available: no stock source is connected to this service yet.' });
   };
 }

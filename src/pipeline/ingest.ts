@@ -1,12 +1,14 @@
 import { performance } from 'node:perf_hooks';
-import { InternalError, MalformedBody, PayloadTooLarge, ValidationFailed, type RecordErrors } from '../errors.js';
+import { InternalError, isIngestError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { RecordKind } from '../records/kind.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
 import { validateRecord } from '../records/validate.js';
 import type { OutboundMessage, Publisher } from '../publish/publisher.js';
 import { MessageIds } from './message-id.js';
+import { RepeatFilter } from './repeat-filter.js';
 import type { RoutingKeyFor } from './route.js';
+import { validateBatch, type Verdict } from './validate-batch.js';
 
 /** Where a batch came from: written on every message and every log line of the batch. */
 export interface BatchSource {
@@ -47,12 +49,22 @@ export interface Candidate {
   readonly explain?: (v2Errors: readonly string[]) => string[];
 }
 
+/** Which of a streamed batch's two passes an `open()` serves. */
+export type StreamPass = 'validate' | 'publish';
+
 /**
  * A batch too large to hold as objects (a big CSV file): `open()` is called twice and must
  * yield the same candidates in the same order — once to validate every record, once to publish.
+ * The publish pass may skip checks that need memory and can find nothing new (e.g. CSV order
+ * contiguity), since it runs only after the validation pass found no problem at all.
  */
 export interface StreamBatch extends BatchBase {
-  open(): AsyncIterable<Candidate>;
+  open(pass: StreamPass): AsyncIterable<Candidate>;
+  /**
+   * Takes the message ids of each confirmed chunk, in order. With it the ids of a large file are
+   * not collected in memory, and the returned `messageIds` is empty: the sink has them all.
+   */
+  readonly onConfirmed?: (messageIds: readonly string[]) => Promise<void>;
 }
 
 export type Batch = ArrayBatch | StreamBatch;
@@ -68,12 +80,23 @@ export interface BulkResponse {
 export interface IngestDependencies {
   readonly publisher: Publisher;
   readonly routingKeyFor: RoutingKeyFor;
+  /** Told how every batch ended (metrics); must not throw. */
+  readonly observer?: (outcome: BatchOutcome) => void;
+}
+
+/** How one batch ended: `rejected` is the input's fault (4xx), `failed` is ours or the broker's. */
+export interface BatchOutcome {
+  readonly batch: Batch;
+  readonly outcome: 'accepted' | 'rejected' | 'failed';
+  /** Records in the batch (0 when a stream was refused before it was counted). */
+  readonly records: number;
+  readonly ms: number;
+  readonly error?: unknown;
 }
 
 export type Ingest = (batch: Batch) => Promise<BulkResponse>;
 
-/** A streamed batch lists at most this many failing records (and says how many failed). */
-export const MAX_LISTED_FAILURES = 1000;
+export { MAX_LISTED_FAILURES } from './validate-batch.js';
 /** A streamed batch is published in chunks of this many messages, each confirmed before the next. */
 export const PUBLISH_CHUNK = 1000;
 
@@ -83,7 +106,7 @@ export const PUBLISH_CHUNK = 1000;
  * confirmed every message. Throws `ValidationFailed` (nothing published) or
  * `PublishFailed` (nothing reported accepted; a retry is safe: same records, same ids).
  */
-export function createIngest({ publisher, routingKeyFor }: IngestDependencies): Ingest {
+export function createIngest({ publisher, routingKeyFor, observer }: IngestDependencies): Ingest {
   function toMessage(batch: Batch, ids: MessageIds, record: Record<string, unknown>, timestamp: number, headers: Record<string, string>): OutboundMessage {
     const body = Buffer.from(JSON.stringify(record));
     return {
@@ -97,95 +120,110 @@ export function createIngest({ publisher, routingKeyFor }: IngestDependencies): 
     };
   }
 
-  function reject(batch: Batch, failures: RecordErrors[], failing: number, total: number): never {
-    batch.log.info({ records: total, failing }, 'batch rejected');
-    const listed = failing > failures.length ? `; the first ${failures.length} are listed` : '';
-    throw new ValidationFailed({
-      detail: `${failing} of ${total} record(s) failed validation${listed}; no record was accepted.`,
-      errors: failures,
-    });
-  }
-
-  function checkCount(batch: Batch, count: number): void {
-    if (count === 0) throw new MalformedBody({ detail: 'The batch holds no records.' });
-    if (batch.maxRecords !== undefined && count > batch.maxRecords) {
-      throw new PayloadTooLarge({
-        detail: `The batch holds ${count}${'records' in batch ? '' : ' or more'} records; the limit is ${batch.maxRecords} records per batch. Split it into smaller batches.`,
-      });
-    }
-  }
-
-  async function ingestArray(batch: ArrayBatch): Promise<string[]> {
-    const { kind, businessId, records, senderTerms } = batch;
-    checkCount(batch, records.length);
-    const accepted: Record<string, unknown>[] = new Array(records.length);
-    const failures: RecordErrors[] = [];
-    for (let index = 0; index < records.length; index++) {
-      const result = validateRecord(kind, records[index], businessId);
-      if (senderTerms && (!result.ok || senderTerms.earlyErrors(index))) {
-        failures.push({ index, errors: senderTerms.explain(index, result.ok ? [] : result.errors) });
-      } else if (result.ok) accepted[index] = result.record;
-      else failures.push({ index, errors: result.errors });
-    }
-    if (failures.length > 0) reject(batch, failures, failures.length, records.length);
-
-    const ids = new MessageIds(businessId, kind.name, batch.volatilePaths);
+  async function ingestArray(batch: ArrayBatch, accepted: Record<string, unknown>[]): Promise<Published> {
+    const ids = new MessageIds(batch.businessId, batch.kind.name, batch.volatilePaths);
     const timestamp = Date.now();
     const headers = messageHeaders(batch);
     const messages = accepted.map((record) => toMessage(batch, ids, record, timestamp, headers));
     await publisher.publish(messages);
-    return messages.map((message) => message.messageId);
+    return { count: messages.length, messageIds: messages.map((message) => message.messageId) };
   }
 
-  async function ingestStream(batch: StreamBatch): Promise<string[]> {
+  async function ingestStream(batch: StreamBatch, total: number, repeats: RepeatFilter): Promise<Published> {
     const { kind, businessId } = batch;
-    // Pass 1: validate everything; nothing is kept but the errors.
-    const failures: RecordErrors[] = [];
-    let failing = 0;
-    let total = 0;
-    for await (const candidate of batch.open()) {
-      const result = validateRecord(kind, candidate.record, businessId);
-      if (!result.ok || candidate.early) {
-        failing += 1;
-        if (failures.length < MAX_LISTED_FAILURES) {
-          const v2Errors = result.ok ? [] : result.errors;
-          failures.push({ index: total, errors: candidate.explain ? candidate.explain(v2Errors) : v2Errors });
-        }
-      }
-      total += 1;
-      if (batch.maxRecords !== undefined && total > batch.maxRecords) checkCount(batch, total);
-    }
-    checkCount(batch, total);
-    if (failing > 0) reject(batch, failures, failing, total);
-
     // Pass 2: publish in confirmed chunks; a failure part-way leaves only stable-id copies behind.
-    const ids = new MessageIds(businessId, kind.name, batch.volatilePaths);
+    const ids = new MessageIds(businessId, kind.name, batch.volatilePaths, (hex) => repeats.mayRepeat(hex));
     const timestamp = Date.now();
     const headers = messageHeaders(batch);
     const messageIds: string[] = [];
+    let published = 0;
     let chunk: OutboundMessage[] = [];
-    for await (const candidate of batch.open()) {
-      const result = validateRecord(kind, candidate.record, businessId);
-      if (!result.ok) throw new InternalError({ detail: 'The input changed between validation and publishing; nothing more was published.' });
-      const message = toMessage(batch, ids, result.record, timestamp, headers);
-      messageIds.push(message.messageId);
-      chunk.push(message);
-      if (chunk.length === PUBLISH_CHUNK) {
-        await publisher.publish(chunk);
-        chunk = [];
+    // Two chunks in flight: the next one is built and sent while the broker confirms the previous,
+    // so the worker's CPU and the broker's disk overlap. Ids are recorded strictly in order.
+    let previous: Promise<void> = Promise.resolve();
+    const flush = async () => {
+      const sending = chunk;
+      chunk = [];
+      const confirmed = publisher.publish(sending);
+      confirmed.catch(() => undefined); // reported below, after the chunk before it
+      const earlier = previous;
+      previous = (async () => {
+        await earlier;
+        await confirmed;
+        published += sending.length;
+        if (batch.onConfirmed) await batch.onConfirmed(sending.map((message) => message.messageId));
+        else for (const message of sending) messageIds.push(message.messageId);
+      })();
+      previous.catch(() => undefined); // awaited by the next flush or below; never an unhandled rejection
+      await earlier;
+    };
+    try {
+      for await (const candidate of batch.open('publish')) {
+        const result = validateRecord(kind, candidate.record, businessId);
+        if (!result.ok) throw new InternalError({ detail: 'The input changed between validation and publishing; nothing more was published.' });
+        chunk.push(toMessage(batch, ids, result.record, timestamp, headers));
+        if (chunk.length === PUBLISH_CHUNK) await flush();
       }
+      if (chunk.length > 0) await flush();
+    } finally {
+      await previous; // nothing is left publishing behind the caller's back, also after an error
     }
-    if (chunk.length > 0) await publisher.publish(chunk);
-    if (messageIds.length !== total) throw new InternalError({ detail: 'The input changed between validation and publishing.' });
-    return messageIds;
+    if (published !== total) throw new InternalError({ detail: 'The input changed between validation and publishing.' });
+    return { count: published, messageIds };
+  }
+
+  /**
+   * For a streamed batch, the validation pass also finds which records may repeat (so that the
+   * publish pass numbers identical records without remembering every one): see `RepeatFilter`.
+   */
+  function repeatsOf(batch: Batch): { filter: RepeatFilter; onValid: (record: Record<string, unknown>) => void } | undefined {
+    if ('records' in batch) return undefined;
+    const filter = new RepeatFilter();
+    const digests = new MessageIds(batch.businessId, batch.kind.name, batch.volatilePaths);
+    return {
+      filter,
+      onValid: (record) => {
+        const digest = digests.digest(record, Buffer.from(JSON.stringify(record)));
+        filter.add(digest, digest.toString('hex'));
+      },
+    };
   }
 
   return async function ingest(batch) {
     const started = performance.now();
-    const messageIds = 'records' in batch ? await ingestArray(batch) : await ingestStream(batch);
-    batch.log.info({ records: messageIds.length, publisher: publisher.name, ms: Math.round(performance.now() - started) }, 'batch accepted');
-    return { success: true, recordCount: messageIds.length, messageIds, correlationId: batch.correlationId };
+    const observe = (outcome: BatchOutcome['outcome'], records: number, error?: unknown) => observer?.({ batch, outcome, records, ms: performance.now() - started, error });
+    let verdict: Verdict;
+    const repeats = repeatsOf(batch);
+    try {
+      verdict = await validateBatch(batch, repeats?.onValid);
+    } catch (error) {
+      // A stream that cannot be read (broken CSV is a 4xx; a disk error is not) fails here too.
+      observe(isIngestError(error) && error.status < 500 ? 'rejected' : 'failed', 'records' in batch ? batch.records.length : 0, error);
+      throw error;
+    }
+    if (!verdict.ok) {
+      batch.log.info({ records: verdict.total, failing: verdict.failing }, 'batch rejected');
+      observe('rejected', verdict.total, verdict.error);
+      throw verdict.error;
+    }
+    let published: Published;
+    try {
+      published = 'records' in batch ? await ingestArray(batch, verdict.accepted ?? []) : await ingestStream(batch, verdict.total, repeats!.filter);
+    } catch (error) {
+      observe('failed', verdict.total, error);
+      throw error;
+    }
+    const { count, messageIds } = published;
+    batch.log.info({ records: count, publisher: publisher.name, ms: Math.round(performance.now() - started) }, 'batch accepted');
+    observe('accepted', count);
+    return { success: true, recordCount: count, messageIds, correlationId: batch.correlationId };
   };
+}
+
+/** What a publish pass did: how many messages were confirmed, and their ids unless a sink took them. */
+interface Published {
+  readonly count: number;
+  readonly messageIds: string[];
 }
 
 function messageHeaders(batch: Batch): Record<string, string> {

@@ -14,24 +14,41 @@ export class MessageIds {
   /**
    * @param volatilePaths fields that differ between two tries of the same input (a converted
    * record's time of receipt): left out of the hash so the id stays the same. `[]` = every item.
+   * @param mayRepeat for a streamed batch, whose repeats were found beforehand (`RepeatFilter`):
+   * only digests it names are counted, so unique records cost no memory. Default: count all.
    */
   constructor(
     private readonly businessId: string,
     private readonly kind: string,
     private readonly volatilePaths: readonly string[] = [],
+    private readonly mayRepeat?: (hex: string) => boolean,
   ) {}
+
+  /** The SHA-256 that identifies a record whose published bytes are `body` (before occurrence numbering). */
+  digest(record: Record<string, unknown>, body: Buffer): Buffer {
+    return this.hash(this.volatilePaths.length === 0 ? body : Buffer.from(JSON.stringify(withoutPaths(record, this.volatilePaths))));
+  }
 
   /** The id for a record whose published bytes are `body`. */
   forRecord(record: Record<string, unknown>, body: Buffer): string {
-    if (this.volatilePaths.length === 0) return this.next(body);
-    return this.next(Buffer.from(JSON.stringify(withoutPaths(record, this.volatilePaths))));
+    return this.fromDigest(this.digest(record, body).toString('hex'));
   }
 
+  /** The id for these exact bytes (no volatile paths left out). */
   next(body: Buffer): string {
-    const hash = createHash('sha256').update(this.businessId).update('\0').update(this.kind).update('\0').update(body);
-    const digest = hash.digest('hex');
-    const occurrence = this.seen.get(digest) ?? 0;
-    this.seen.set(digest, occurrence + 1);
+    return this.fromDigest(this.hash(body).toString('hex'));
+  }
+
+  private hash(bytes: Buffer): Buffer {
+    return createHash('sha256').update(this.businessId).update('\0').update(this.kind).update('\0').update(bytes).digest();
+  }
+
+  private fromDigest(digest: string): string {
+    let occurrence = 0;
+    if (!this.mayRepeat || this.mayRepeat(digest)) {
+      occurrence = this.seen.get(digest) ?? 0;
+      this.seen.set(digest, occurrence + 1);
+    }
     const hex =
       occurrence === 0
         ? digest

@@ -5,6 +5,7 @@
  */
 import type { RecordKind } from './kind.js';
 import { PARSE_OPTIONS, formatIssues, formatPath } from './issues.js';
+import { foreignIdPaths } from './tenancy.js';
 
 export type ValidationResult = { ok: true; record: Record<string, unknown> } | { ok: false; errors: string[] };
 
@@ -50,9 +51,12 @@ function isForeign(kind: RecordKind, input: unknown, businessId: string): boolea
 export function validateRecord(kind: RecordKind, input: unknown, businessId: string): ValidationResult {
   const result = kind.schema.safeParse(input, PARSE_OPTIONS);
   const foreign = isForeign(kind, input, businessId);
+  const others = foreignIdPaths(input, businessId, kind.businessIdPath).map((path) => `${path}: ${TENANCY_MESSAGE}`);
 
   if (result.success) {
-    if (foreign) return { ok: false, errors: [`${formatPath(kind.businessIdPath)}: ${TENANCY_MESSAGE}`] };
+    if (foreign || others.length > 0) {
+      return { ok: false, errors: [...(foreign ? [`${formatPath(kind.businessIdPath)}: ${TENANCY_MESSAGE}`] : []), ...others] };
+    }
     // Every kind's schema is an object schema, so a successful parse is a plain object.
     const record = result.data as Record<string, unknown>;
     for (const path of kind.platformFields) removeAt(record, path);
@@ -60,6 +64,7 @@ export function validateRecord(kind: RecordKind, input: unknown, businessId: str
   }
 
   const errors = formatIssues(result.error.issues);
+  errors.unshift(...others);
   if (foreign) errors.unshift(`${formatPath(kind.businessIdPath)}: ${TENANCY_MESSAGE}`);
   return { ok: false, errors };
 }

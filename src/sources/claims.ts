@@ -56,3 +56,20 @@ export async function renew(store: DropStore, held: Claim, workerId: string, now
 export async function release(store: DropStore, held: Claim): Promise<boolean> {
   return !held.lost && (await store.rename(held.current, held.name));
 }
+
+/**
+ * Renews a claim every `intervalMs` while a file is worked on. `stop()` waits for a renewal in
+ * flight: a renewal renames the claimed file, so it must never run while the file is settled.
+ */
+export function startHeartbeat(store: DropStore, held: Claim, workerId: string, intervalMs: number): { stop(): Promise<void> } {
+  let beat: Promise<void> = Promise.resolve();
+  const timer = setInterval(() => {
+    beat = renew(store, held, workerId, Date.now()).catch(() => undefined);
+  }, intervalMs);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await beat;
+    },
+  };
+}

@@ -1,17 +1,14 @@
-import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { decodeFile } from '../decode/file.js';
-import { isIngestError, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { BulkResponse, Ingest } from '../pipeline/ingest.js';
-import { receiptName, serializeReceipt, type Receipt } from '../pipeline/receipt.js';
+import type { Ingest } from '../pipeline/ingest.js';
+import { receiptName } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from '../pipelines.js';
-import { KINDS } from '../records/index.js';
-import { LEGACY, profileFor, type OnboardingProfiles } from '../records/legacy/index.js';
-import { claim, release, renew, takeOverStale, type Claim } from './claims.js';
-import { readState, writeState } from './drop-state.js';
+import type { OnboardingProfiles } from '../records/legacy/index.js';
+import { reconnectDelay } from '../publish/rabbitmq.js';
+import { claim, release, takeOverStale, type Claim } from './claims.js';
+import { OWN_LEASE, type DropLease } from './lease.js';
+import { createFileProcessor, type Outcome } from './process-file.js';
 import { createReadiness } from './readiness.js';
-import { spool, type Spooled } from './spool.js';
 import { assertSafeName, type DropEntry, type DropStore } from './store.js';
 
 export interface DropRunnerOptions {
@@ -22,6 +19,12 @@ export interface DropRunnerOptions {
   readonly log: Logger;
   /** Local folder for copies of files being processed. */
   readonly spoolDirectory: string;
+  /**
+   * Who may work on the drop now. Stores without atomic rename (S3) need one shared by every
+   * worker (`createRabbitMqLease`); the default suits a single worker, or a store with claims.
+   * @default OWN_LEASE (always held)
+   */
+  readonly lease?: DropLease;
   /** Names this worker's claims. @default `<hostname>-<pid>` */
   readonly workerId?: string;
   /** JSON files are parsed whole: larger ones are refused. @default 268435456 (256 MiB) */
@@ -41,28 +44,33 @@ export interface RunSummary {
   skipped: number;
   /** Present but not ready yet. */
   settling: number;
+  /** Ready, but waiting out the back-off after a transient failure. */
+  backingOff: number;
+  /** Another worker holds the drop's lease: this one did not look (S3 with several workers). */
+  standby: boolean;
 }
 
 export interface DropRunner {
-  /** Looks at the drop once and processes every ready file. `waitForSettling`: look again until nothing is settling. */
-  runOnce(options?: { waitForSettling?: boolean }): Promise<RunSummary>;
+  /**
+   * Looks at the drop once and processes every ready file. `waitForSettling`: look again until
+   * nothing is settling. `waitForLeaseMs`: how long to wait for the drop's lease first.
+   */
+  runOnce(options?: { waitForSettling?: boolean; waitForLeaseMs?: number }): Promise<RunSummary>;
   /** Looks every `schedule.pollIntervalMs` (never two looks at once) until `stop()`. */
   start(): void;
   /** Stops looking; resolves when the file in hand is settled or released. */
   stop(): Promise<void>;
 }
 
-type Outcome = 'accepted' | 'rejected' | 'duplicate' | 'retried' | 'skipped';
-
-/** Rejections are the input's fault (4xx): the file fails. Anything else may pass: it is retried. */
-const isRejection = (error: unknown) => isIngestError(error) && error.status >= 400 && error.status < 500;
-
 export function createDropRunner(options: DropRunnerOptions): DropRunner {
-  const { pipeline, store, ingest, log } = options;
+  const { pipeline, store, log } = options;
+  const lease = options.lease ?? OWN_LEASE;
   const workerId = (options.workerId ?? `${hostname()}-${process.pid}`).replace(/~/g, '-');
   const readiness = createReadiness(pipeline);
-  const kind = KINDS[pipeline.kind];
   const pipelineLog = log.child({ pipeline: pipeline.name, businessId: pipeline.businessId, kind: pipeline.kind });
+  const processFile = createFileProcessor({ ...options, lease, workerId, maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024 });
+  /** Files that failed transiently: when each may be tried again. Forgotten once it settles or leaves. */
+  const backOff = new Map<string, { failures: number; notBefore: number }>();
   let stopping = false;
   let running: Promise<RunSummary> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -77,129 +85,37 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     return readiness.look(unprocessed(await store.list()), Date.now());
   }
 
-  async function finalPlace(name: string, success: boolean): Promise<string | undefined> {
-    const action = success ? pipeline.after.success : pipeline.after.failure;
-    if (action !== 'move') return undefined;
-    const folder = success ? pipeline.after.processedFolder : pipeline.after.failedFolder;
-    const target = `${folder}/${name}`;
-    return (await store.stat(target)) ? `${folder}/${new Date().toISOString().replace(/[:.]/g, '-')}-${name}` : target;
-  }
-
-  /**
-   * Receipt first, then the input to its final place: a crash in between only repeats the
-   * receipt. Returns the receipt's name.
-   */
-  async function settle(held: Claim, receipt: Receipt, success: boolean): Promise<string> {
-    const moveTo = await finalPlace(held.name, success);
-    const action = success ? pipeline.after.success : pipeline.after.failure;
-    const written = receiptName(moveTo ?? held.name);
-    await store.write(written, serializeReceipt(receipt));
-    if (moveTo) {
-      if (!(await store.rename(held.current, moveTo))) throw new Error(`could not move ${held.current} to ${moveTo}`);
-    } else if (action === 'delete') {
-      await store.remove(held.current);
-    } else if (held.current !== held.name && !(await store.rename(held.current, held.name))) {
-      throw new Error(`could not put ${held.current} back as ${held.name}`);
-    }
-    if (pipeline.readiness.strategy === 'marker') await store.remove(`${held.name}${pipeline.readiness.markerSuffix}`);
-    return written;
-  }
-
-  async function processFile(held: Claim): Promise<Outcome> {
+  async function handle(held: Claim): Promise<Outcome> {
     const fileLog = pipelineLog.child({ file: held.name });
-    const receivedAt = new Date().toISOString();
-    let spooled: Spooled | undefined;
-    let renewing: Promise<void> = Promise.resolve();
-    const heartbeat = store.atomicRename
-      ? setInterval(() => (renewing = renew(store, held, workerId, Date.now()).catch(() => undefined)), Math.max(1000, pipeline.claimLeaseMs / 3))
-      : undefined;
-    // Before the claim is settled or released: a renewal renaming the claim at the same time
-    // made that rename fail (the file went back into the drop while its receipt was in processed/).
-    const stopRenewing = async () => {
-      clearInterval(heartbeat);
-      await renewing;
-    };
+    let outcome: Outcome;
     try {
-      spooled = await spool(store, held.current, options.spoolDirectory);
-      const facts = { name: held.name, size: spooled.size, sha256: spooled.sha256, source: `${store.type}:${store.where}` };
-      const earlier = await readState(store, spooled.sha256);
-      const attempt = (earlier?.attempts ?? 0) + 1;
-      const base = { pipeline: pipeline.name, businessId: pipeline.businessId, kind: pipeline.kind, format: pipeline.format, file: facts, receivedAt, attempt };
-
-      if (earlier && earlier.status !== 'failed' && earlier.response) {
-        // These bytes were accepted before: never published twice.
-        const again = earlier.file !== held.name || earlier.status === 'receipted';
-        const receipt: Receipt = again
-          ? { ...base, outcome: 'duplicate', response: earlier.response, processedAt: new Date().toISOString(), duplicateOf: { file: earlier.file, processedAt: earlier.processedAt ?? '', receipt: earlier.receipt ?? '' } }
-          : { ...base, outcome: 'accepted', response: earlier.response, processedAt: earlier.processedAt ?? new Date().toISOString() };
-        await stopRenewing();
-        if (held.lost) return 'skipped';
-        const written = await settle(held, receipt, true);
-        if (!again) await writeState(store, { ...earlier, status: 'receipted', receipt: written });
-        fileLog.info({ sha256: spooled.sha256, outcome: receipt.outcome }, again ? 'duplicate of an accepted file: not published again' : 'receipt completed');
-        return again ? 'duplicate' : 'accepted';
-      }
-
-      const correlationId = randomUUID();
-      let receipt: Receipt;
-      try {
-        const records = await decodeFile(spooled.path, {
-          kind,
-          format: pipeline.format,
-          businessId: pipeline.businessId,
-          context: { defaults: profileFor(options.onboarding, pipeline.businessId, kind.name), receivedAt },
-          maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024,
-        });
-        const response = await ingest({
-          kind,
-          businessId: pipeline.businessId,
-          ...records,
-          correlationId,
-          source: { type: store.type, name: pipeline.name },
-          log: fileLog.child({ correlationId }),
-          maxRecords: options.maxRecords,
-          volatilePaths: pipeline.format === 'v2-json' ? [] : LEGACY[kind.name]?.receiptTimePaths,
-        });
-        const processedAt = new Date().toISOString();
-        // Recorded before the receipt: from here on these bytes are never published again.
-        await writeState(store, { sha256: spooled.sha256, status: 'published', file: held.name, attempts: attempt, response, processedAt });
-        receipt = { ...base, outcome: 'accepted', response, processedAt };
-      } catch (error) {
-        if (!isRejection(error)) throw error;
-        receipt = { ...base, outcome: 'rejected', response: toProblem(error, held.name).problem, processedAt: new Date().toISOString() };
-        await writeState(store, { sha256: spooled.sha256, status: 'failed', file: held.name, attempts: attempt, lastError: (error as Error).message });
-      }
-      await stopRenewing();
-      if (held.lost) return 'skipped'; // another worker took the claim over and settles the file
-      const accepted = receipt.outcome === 'accepted';
-      const written = await settle(held, receipt, accepted);
-      if (accepted) {
-        const response = receipt.response as BulkResponse;
-        await writeState(store, { sha256: spooled.sha256, status: 'receipted', file: held.name, attempts: attempt, response, receipt: written, processedAt: receipt.processedAt });
-      }
-      fileLog.info({ sha256: spooled.sha256, outcome: receipt.outcome, attempt, correlationId }, accepted ? 'file accepted' : 'file rejected');
-      return accepted ? 'accepted' : 'rejected';
+      outcome = await processFile(held, fileLog);
     } catch (error) {
-      fileLog.warn({ err: error, reason: (error as Error).message }, 'file not processed (transient): it stays in the drop and is tried again');
-      await stopRenewing();
+      const failures = (backOff.get(held.name)?.failures ?? 0) + 1;
+      const delay = reconnectDelay(failures - 1, pipeline.retry.initialDelayMs, pipeline.retry.maxDelayMs);
+      backOff.set(held.name, { failures, notBefore: Date.now() + delay });
+      fileLog.warn(
+        { err: error, reason: (error as Error).message, failures, retryInMs: delay },
+        'file not processed (transient): it stays in the drop and is tried again',
+      );
       if (held.current !== held.name) await release(store, held).catch((e: unknown) => fileLog.warn({ reason: (e as Error).message }, 'could not release the claim; the lease will free it'));
       return 'retried';
-    } finally {
-      clearInterval(heartbeat);
-      await spooled?.remove();
     }
+    backOff.delete(held.name);
+    return outcome;
   }
 
-  async function runOnce({ waitForSettling = false } = {}): Promise<RunSummary> {
-    const summary: RunSummary = { accepted: 0, rejected: 0, duplicates: 0, retried: 0, skipped: 0, settling: 0 };
+  async function runOnce({ waitForSettling = false, waitForLeaseMs = 0 } = {}): Promise<RunSummary> {
+    const summary: RunSummary = { accepted: 0, rejected: 0, duplicates: 0, retried: 0, skipped: 0, settling: 0, backingOff: 0, standby: false };
     const count = (outcome: Outcome) => {
       if (outcome === 'duplicate') summary.duplicates += 1;
       else summary[outcome] += 1;
     };
+    if (!(await lease.acquire(waitForLeaseMs))) return { ...summary, standby: true };
     if (store.atomicRename) {
       for (const stale of await takeOverStale(store, workerId, pipeline.claimLeaseMs, Date.now())) {
         pipelineLog.warn({ file: stale.name }, 'took over a claim whose worker did not finish within the lease');
-        if (!stopping) count(await processFile(stale));
+        if (!stopping) count(await handle(stale));
       }
     }
     let { ready, settling } = await look();
@@ -208,8 +124,14 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       ({ ready, settling } = await look());
     }
     summary.settling = settling;
+    const present = new Set(ready.map((entry) => entry.name));
+    for (const name of backOff.keys()) if (!present.has(name)) backOff.delete(name);
     for (const entry of ready) {
-      if (stopping) break;
+      if (stopping || !lease.held) break;
+      if ((backOff.get(entry.name)?.notBefore ?? 0) > Date.now()) {
+        summary.backingOff += 1;
+        continue;
+      }
       try {
         assertSafeName(entry.name);
         const held = store.atomicRename ? await claim(store, entry.name, workerId, Date.now()) : { name: entry.name, current: entry.name, lost: false };
@@ -217,7 +139,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
           count('skipped');
           continue;
         }
-        count(await processFile(held));
+        count(await handle(held));
       } catch (error) {
         // One bad name (control characters, `..`) or one failed claim must not stop the drop.
         pipelineLog.error({ file: JSON.stringify(entry.name.slice(0, 200)), reason: (error as Error).message }, 'file skipped');
@@ -251,6 +173,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       stopping = true;
       clearTimeout(timer);
       await running?.catch(() => undefined);
+      await lease.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../errors.js';
+import { exposedSecretFile } from '../secret-files.js';
 import type { PipelineDefinition, SecretRef } from '../pipelines.js';
 import { createLocalDrop } from './local.js';
 import { createS3Drop } from './s3.js';
@@ -11,7 +12,8 @@ import type { DropStore } from './store.js';
  * `DropStore`), one line here, and one fixture for the contract suites.
  */
 type Source = PipelineDefinition['source'];
-type Factory<T extends Source['type']> = (source: Extract<Source, { type: T }>, secret: (ref: SecretRef, field: string) => string) => DropStore;
+type Secret = (ref: SecretRef, field: string, isSecret?: boolean) => string;
+type Factory<T extends Source['type']> = (source: Extract<Source, { type: T }>, secret: Secret) => DropStore;
 
 const SOURCES: { [T in Source['type']]: Factory<T> } = {
   local: (source) => createLocalDrop({ path: source.path }),
@@ -26,7 +28,7 @@ const SOURCES: { [T in Source['type']]: Factory<T> } = {
       ...(source.privateKey ? { privateKey: secret(source.privateKey, 'source.privateKey') } : {}),
       ...(source.passphrase ? { passphrase: secret(source.passphrase, 'source.passphrase') } : {}),
       ...(source.hostKeyFingerprints ? { hostKeyFingerprints: [...source.hostKeyFingerprints] } : {}),
-      ...(source.knownHosts ? { knownHosts: secret({ file: source.knownHosts }, 'source.knownHosts') } : {}),
+      ...(source.knownHosts ? { knownHosts: secret({ file: source.knownHosts }, 'source.knownHosts', false) } : {}),
     }),
   s3: (source, secret) =>
     createS3Drop({
@@ -44,15 +46,18 @@ const SOURCES: { [T in Source['type']]: Factory<T> } = {
 
 /** The store for a pipeline's source; a secret that cannot be read is a start-up error naming the file and field. */
 export function createDropStore(pipeline: PipelineDefinition, file: string, env: NodeJS.ProcessEnv = process.env): DropStore {
-  const secret = (ref: SecretRef, field: string): string => {
+  const secret: Secret = (ref, field, isSecret = true) => {
     if ('env' in ref) {
       const value = env[ref.env];
       if (value === undefined || value === '') throw new ConfigError([{ file, field, message: `Environment variable ${ref.env} is not set` }]);
       return value;
     }
     try {
+      const exposed = isSecret ? exposedSecretFile(ref.file) : undefined; // known_hosts is public
+      if (exposed) throw new ConfigError([{ file, field, message: exposed }]);
       return readFileSync(ref.file, 'utf8');
     } catch (error) {
+      if (error instanceof ConfigError) throw error;
       throw new ConfigError([{ file, field, message: `Cannot read ${ref.file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }]);
     }
   };

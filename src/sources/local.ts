@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { link, mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { assertSafeName, type DropEntry, type DropStore } from './store.js';
 
 export const NAME = 'local';
@@ -90,8 +91,14 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
       const target = full(name);
       await mkdir(path.dirname(target), { recursive: true });
       const temporary = `${target}.${randomBytes(4).toString('hex')}.tmp`;
-      await writeFile(temporary, content, { flush: true });
-      await rename(temporary, target);
+      try {
+        if (typeof content === 'object' && 'file' in content) await pipeline(createReadStream(content.file), createWriteStream(temporary, { flush: true }));
+        else await writeFile(temporary, content, { flush: true });
+        await rename(temporary, target);
+      } catch (error) {
+        await unlink(temporary).catch(() => undefined);
+        throw error;
+      }
     },
 
     async remove(name) {

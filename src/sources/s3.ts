@@ -8,10 +8,14 @@ import {
   S3Client,
   type _Object,
 } from '@aws-sdk/client-s3';
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { assertSafeName, type DropEntry, type DropStore } from './store.js';
 
 export const NAME = 's3';
+
+const BUFFERED_UPLOAD_BYTES = 8 * 1024 * 1024;
 
 export interface S3DropOptions {
   /** The bucket the partner drops into. */
@@ -199,15 +203,23 @@ export function createS3Drop(options: S3DropOptions): DropStore {
     async write(name, content) {
       const key = keyOf(name);
       const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase() ?? '';
+      let local = typeof content === 'object' && 'file' in content ? content.file : undefined;
+      const length = local ? (await stat(local)).size : Buffer.byteLength(content as string | Buffer);
+      // Small files go as bytes, which the SDK can resend on its own retries; a large one streams
+      // (bounded memory), and a failed upload fails the call, to be retried with the file.
+      if (local && length <= BUFFERED_UPLOAD_BYTES) {
+        content = await readFile(local);
+        local = undefined;
+      }
       // A PUT object appears whole or not at all, so unlike a file no temporary name is needed.
       await send('PutObject', key, () =>
         client.send(
           new PutObjectCommand({
             Bucket: bucket,
             Key: key,
-            Body: content,
-            // Explicit: the SDK sets no length for an empty body and then warns of a stream of unknown length.
-            ContentLength: Buffer.byteLength(content),
+            Body: local ? createReadStream(local) : (content as string | Buffer),
+            // Explicit: the SDK sets no length for an empty body or a stream and then warns of a stream of unknown length.
+            ContentLength: length,
             ContentType: CONTENT_TYPES[extension],
           }),
         ),

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import path from 'node:path/posix';
 import type { Readable } from 'node:stream';
 import { createConnection, guardedStream, messageOf, type Session, type Sftp } from './sftp-session.js';
@@ -150,11 +151,10 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
     async write(name, content) {
       const target = remote(name);
       const temporary = `${target}.${randomBytes(4).toString('hex')}.tmp`;
-      const data = Buffer.isBuffer(content) ? content : Buffer.from(content);
       await connection.use('write', target, async ({ client, sftp }) => {
         await mkdirs(sftp, path.dirname(target));
         try {
-          await writeDurably(sftp, temporary, data);
+          await writeDurably(sftp, temporary, typeof content === 'object' && 'file' in content ? createReadStream(content.file, { highWaterMark: 256 * 1024 }) : [Buffer.from(content)]);
           await client.posixRename(temporary, target); // atomic, replaces an earlier version
         } catch (error) {
           await client.delete(temporary, true).catch(() => undefined);
@@ -201,11 +201,15 @@ async function mkdirs(sftp: Sftp, dir: string, parentsMade = false): Promise<voi
 }
 
 /** Writes a whole file and, where the server offers `fsync@openssh.com`, flushes it to disk (as the local drop does). */
-async function writeDurably(sftp: Sftp, file: string, data: Buffer): Promise<void> {
+async function writeDurably(sftp: Sftp, file: string, chunks: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<void> {
   const handle = await call<Buffer>((cb) => sftp.open(file, 'w', cb));
   let written = false;
   try {
-    if (data.length > 0) await call<void>((cb) => sftp.write(handle, data, 0, data.length, 0, cb)); // ssh2 splits large writes
+    let offset = 0;
+    for await (const data of chunks) {
+      if (data.length > 0) await call<void>((cb) => sftp.write(handle, data, 0, data.length, offset, cb)); // ssh2 splits large writes
+      offset += data.length;
+    }
     await call<void>((cb) => sftp.ext_openssh_fsync(handle, cb)).catch((error: unknown) => {
       if (!(error instanceof Unsupported)) throw error;
     });

@@ -14,21 +14,31 @@ export interface Spooled {
   remove(): Promise<void>;
 }
 
-/** Names this process's copies, so that a later worker can tell a dead worker's copy from a live one's. */
-const OWNER = `${hostname()}~${process.pid}~`;
+/**
+ * Names this process's work folders (`<host>~<pid>~<id>`), so that a later worker can tell a
+ * dead worker's from a live one's.
+ */
+export const SPOOL_OWNER = `${hostname()}~${process.pid}~`;
 const swept = new Map<string, Promise<void>>();
 
 /**
- * Removes copies left by workers on this host that died mid-file (SIGKILL, OOM killer): nothing
- * else ever would, and each is as large as its input (up to gigabytes). Copies of live
- * processes, and of other hosts sharing the folder, are left alone. Once per folder and process.
+ * Removes work folders (spooled copies, id lists, receipts being composed) left by workers on
+ * this host that died mid-file (SIGKILL, OOM killer): nothing else ever would, and each copy is
+ * as large as its input (up to gigabytes). Those of live processes, and of other hosts sharing
+ * the folder, are left alone. Once per folder and process; best effort, never fails a file.
  */
-async function sweepAbandoned(directory: string): Promise<void> {
-  for (const name of await readdir(directory)) {
-    const match = /^(.+)~(\d+)~.*\.spool$/.exec(name);
-    if (!match || match[1] !== hostname() || isAlive(Number(match[2]))) continue;
-    await rm(path.join(directory, name), { force: true });
+export function sweepAbandoned(directory: string): Promise<void> {
+  if (!swept.has(directory)) {
+    const sweeping = (async () => {
+      for (const name of await readdir(directory).catch(() => [] as string[])) {
+        const match = /^(.+)~(\d+)~/.exec(name);
+        if (!match || match[1] !== hostname() || isAlive(Number(match[2]))) continue;
+        await rm(path.join(directory, name), { recursive: true, force: true });
+      }
+    })().catch(() => undefined);
+    swept.set(directory, sweeping);
   }
+  return swept.get(directory)!;
 }
 
 function isAlive(pid: number): boolean {
@@ -47,9 +57,7 @@ function isAlive(pid: number): boolean {
  */
 export async function spool(store: DropStore, name: string, directory: string): Promise<Spooled> {
   await mkdir(directory, { recursive: true });
-  if (!swept.has(directory)) swept.set(directory, sweepAbandoned(directory).catch(() => undefined)); // best effort: never fails a file
-  await swept.get(directory);
-  const file = path.join(directory, `${OWNER}${Date.now()}-${randomBytes(6).toString('hex')}.spool`);
+  const file = path.join(directory, `${Date.now()}-${randomBytes(6).toString('hex')}.spool`);
   const hash = createHash('sha256');
   let size = 0;
   const tap = new Transform({

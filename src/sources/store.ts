@@ -17,6 +17,9 @@ export interface DropEntry {
   readonly modifiedMs: number;
 }
 
+/** What `write` takes: the bytes, or a local file to stream them from. */
+export type WriteContent = string | Buffer | { readonly file: string };
+
 export interface DropStore {
   /** `local`, `sftp` or `s3`. */
   readonly type: string;
@@ -38,8 +41,11 @@ export interface DropStore {
    * already exists — another worker won the race — and never overwrites.
    */
   rename(from: string, to: string): Promise<boolean>;
-  /** Writes a whole file so that no reader ever sees it half-written (temporary name, then rename). */
-  write(name: string, content: string | Buffer): Promise<void>;
+  /**
+   * Writes a whole file so that no reader ever sees it half-written (temporary name, then rename).
+   * `{ file }` copies a local file in bounded memory (a large receipt, a list of message ids).
+   */
+  write(name: string, content: WriteContent): Promise<void>;
   /** Removes a file; resolves when it is gone (also when it was already gone). */
   remove(name: string): Promise<void>;
   /** Releases connections. */

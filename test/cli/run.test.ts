@@ -1,9 +1,11 @@
+import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { startS3rver } from '../support/s3rver.js';
 import { tempFolder } from '../support/temp.js';
 import { ordersCsv } from '../sources/drop-contract.js';
 
@@ -79,5 +81,42 @@ describe('warehouse-ingest run --once', () => {
     const messages = await topology.messages();
     expect(messages).toHaveLength(files * 2);
     expect(new Set(messages.map((m) => m.properties.messageId)).size).toBe(files * 2);
+  });
+
+  it('lets two worker processes share one S3 drop through the broker lease: every file once, one receipt each', async () => {
+    const s3 = await startS3rver();
+    try {
+      const files = 8;
+      for (let i = 0; i < files; i++) {
+        const body = demoCsv(`S3RUN${i}-${Date.now()}`);
+        await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `in/orders-${i}.csv`, Body: body, ContentLength: Buffer.byteLength(body) }));
+      }
+      const { pipeline, env } = setUp(0);
+      writeFileSync(
+        pipeline,
+        [
+          `name: demo-s3-${process.pid}`,
+          'businessId: DEMO',
+          'kind: sales-orders',
+          'format: v1-csv',
+          `source: { type: s3, bucket: ${s3.bucket}, prefix: in/, region: ${s3.region}, endpoint: "${s3.endpoint}", forcePathStyle: true, accessKeyId: { env: TEST_S3_KEY }, secretAccessKey: { env: TEST_S3_SECRET } }`,
+          'readiness: { strategy: rename }',
+          '',
+        ].join('\n'),
+      );
+      const s3env = { ...env, TEST_S3_KEY: s3.accessKeyId, TEST_S3_SECRET: s3.secretAccessKey };
+      const [a, b] = await Promise.all([runOnce(pipeline, s3env), runOnce(pipeline, s3env)]);
+      expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
+      const [sa, sb] = [JSON.parse(a.stdout.trim()), JSON.parse(b.stdout.trim())];
+      expect(sa.accepted + sb.accepted).toBe(files);
+      expect(sa.duplicates + sb.duplicates).toBe(0);
+      const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'in/processed/' }));
+      expect((listed.Contents ?? []).filter((o) => o.Key!.endsWith('.receipt.json'))).toHaveLength(files);
+      const messages = await topology.messages();
+      expect(messages).toHaveLength(files * 2);
+      expect(new Set(messages.map((m) => m.properties.messageId)).size).toBe(files * 2);
+    } finally {
+      await s3.stop();
+    }
   });
 });

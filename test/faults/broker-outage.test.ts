@@ -73,6 +73,9 @@ describe('broker outage under load', () => {
         // Below the clients' 30 s: a batch whose confirms are lost is answered 503, not left hanging.
         `  publishTimeoutMs: ${PUBLISH_TIMEOUT_MS}`,
         '  reconnect: { initialDelayMs: 100, maxDelayMs: 1000 }',
+        // This is a test of broker faults, not of abuse limits: the load stays under them.
+        'http:',
+        '  abuse: { rateLimit: { requests: 100000, windowSeconds: 60 }, maxInFlightBatches: 1000 }',
         '',
       ].join('\n'),
     );

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MalformedBody, PayloadTooLarge, ValidationFailed } from '../../src/errors.js';
+import { MalformedBody, PayloadTooLarge, PublishFailed, ValidationFailed } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { createIngest, MAX_LISTED_FAILURES, type Candidate, type Ingest } from '../../src/pipeline/ingest.js';
+import { createIngest, MAX_LISTED_FAILURES, PUBLISH_CHUNK, type Candidate, type Ingest } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
 import { KINDS } from '../../src/records/index.js';
 import { validRecords } from '../records/fixtures.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 
 const log = createLogger({ level: 'silent' });
 const order = validRecords('sales-orders')[0]! as { identifiers: { shipmentId: string } };
@@ -92,5 +93,37 @@ describe('a streamed batch', () => {
     await expect(ingest({ ...streamOf(orders(20)).batch, maxRecords: 10 })).rejects.toThrow(PayloadTooLarge);
     await expect(ingest(streamOf([]).batch)).rejects.toThrow(MalformedBody);
     expect(await topology.count()).toBe(0);
+  });
+});
+
+describe('a streamed batch cut off from the broker part-way', () => {
+  it('fails, and reports confirmed only an in-order prefix of its ids, every one of them in the queue', async () => {
+    const amqp = new URL(AMQP_URL);
+    const proxy = await startTcpProxy({ host: amqp.hostname, port: Number(amqp.port || 5672) });
+    const cut = createRabbitMqPublisher({ url: proxy.urlFor(AMQP_URL), exchange: topology.exchange, queues: [], reconnect: { initialDelayMs: 50, maxDelayMs: 200 } }, log);
+    try {
+      await cut.start();
+      const cutIngest = createIngest({ publisher: cut, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
+      const records = orders(6 * PUBLISH_CHUNK);
+      const expected = (await ingest({ ...streamOf(records).batch, correlationId: 'reference' })).messageIds;
+      await topology.messages(); // the reference run's messages, out of the way
+
+      const reported: string[] = [];
+      const { batch } = streamOf(records);
+      const onConfirmed = async (ids: readonly string[]) => {
+        reported.push(...ids);
+        if (reported.length === 2 * PUBLISH_CHUNK) proxy.cut({ refuse: true }); // a third chunk may already be on its way
+      };
+      await expect(cutIngest({ ...batch, onConfirmed })).rejects.toThrow(PublishFailed);
+      expect(reported.length % PUBLISH_CHUNK).toBe(0);
+      expect(reported.length).toBeGreaterThanOrEqual(2 * PUBLISH_CHUNK);
+      expect(reported.length).toBeLessThan(records.length);
+      expect(reported).toEqual(expected.slice(0, reported.length));
+      const queued = new Set((await topology.messages()).map((m) => m.properties.messageId as string));
+      for (const id of reported) expect(queued.has(id)).toBe(true);
+    } finally {
+      await cut.close();
+      await proxy.close();
+    }
   });
 });

@@ -6,6 +6,7 @@ import type { Receipt } from '../../src/pipeline/receipt.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
 import { pipelineSchema, type PipelineDefinition } from '../../src/pipelines.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
+import { createRabbitMqLease, type DropLease } from '../../src/sources/lease.js';
 import { createDropRunner, type DropRunner } from '../../src/sources/drop-runner.js';
 import type { DropStore } from '../../src/sources/store.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
@@ -74,10 +75,10 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
     });
 
     /** A pipeline over a fresh sub-folder of the drop, so tests never see each other's files. */
-    function pipelineIn(overrides: Record<string, unknown> = {}): { runner: (workerId?: string, store?: DropStore) => DropRunner; dir: string; pipeline: PipelineDefinition } {
+    function pipelineIn(overrides: Record<string, unknown> = {}): { runner: (workerId?: string, store?: DropStore, lease?: DropLease) => DropRunner; dir: string; pipeline: PipelineDefinition } {
       const dir = `t${++folder}`;
       const pipeline = pipelineSchema.parse({
-        name: `contract-${folder}`,
+        name: `contract-${process.pid}-${folder}`,
         businessId: 'ACME',
         kind: 'sales-orders',
         format: 'v1-csv',
@@ -86,8 +87,8 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
         ...overrides,
       });
       const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
-      const runner = (workerId = 'w1', store = f.store) =>
-        createDropRunner({ pipeline, store: scoped(store, dir), ingest, onboarding: { ACME: { 'sales-orders': PROFILE } }, log, spoolDirectory: spool.dir, workerId });
+      const runner = (workerId = 'w1', store = f.store, lease?: DropLease) =>
+        createDropRunner({ pipeline, store: scoped(store, dir), ingest, onboarding: { ACME: { 'sales-orders': PROFILE } }, log, spoolDirectory: spool.dir, workerId, ...(lease ? { lease } : {}) });
       return { runner, dir, pipeline };
     }
 
@@ -177,6 +178,56 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       await topology.messages();
     });
 
+    it('rejects a zero-byte file with a receipt saying why, and takes a name with spaces and unicode end to end', async () => {
+      const { runner, dir } = pipelineIn();
+      await f.put(`${dir}/empty.csv`, '');
+      await f.put(`${dir}/Bestellung März 注文.csv`, ordersCsv('U'));
+      expect(await runner().runOnce()).toMatchObject({ accepted: 1, rejected: 1, retried: 0 });
+      const rejected = await receiptAt(`${dir}/failed/empty.csv.receipt.json`);
+      expect(rejected).toMatchObject({ outcome: 'rejected', file: { name: 'empty.csv', size: 0 }, response: { status: 400, detail: expect.stringMatching(/\w/) } });
+      const accepted = await receiptAt(`${dir}/processed/Bestellung März 注文.csv.receipt.json`);
+      expect(accepted).toMatchObject({ outcome: 'accepted', file: { name: 'Bestellung März 注文.csv' }, response: { recordCount: 2 } });
+      expect(await topology.count()).toBe(2);
+      await topology.messages();
+    });
+
+    it('never overwrites an earlier receipt: a second try under the same name settles beside it', async () => {
+      const { runner, dir } = pipelineIn();
+      await f.put(`${dir}/same.csv`, 'not,a,legacy,file\n1,2,3,4\n');
+      expect(await runner().runOnce()).toMatchObject({ rejected: 1 });
+      const first = await receiptAt(`${dir}/failed/same.csv.receipt.json`);
+      // The operator takes the failed input away (to fix it); its receipt stays. The fixed file fails again.
+      await f.store.remove(`${dir}/failed/same.csv`);
+      await f.put(`${dir}/same.csv`, 'still,not,a,legacy,file\n1,2,3,4,5\n');
+      expect(await runner().runOnce()).toMatchObject({ rejected: 1 });
+      expect(await receiptAt(`${dir}/failed/same.csv.receipt.json`)).toEqual(first);
+      const names = (await f.store.list(`${dir}/failed`)).map((e) => e.name.slice(`${dir}/failed/`.length));
+      const second = names.find((n) => /^\d{4}-.*-same\.csv\.receipt\.json$/.test(n));
+      expect(second, names.join(', ')).toBeDefined();
+      expect(names).toContain(second!.replace(/\.receipt\.json$/, ''));
+      expect(await topology.count()).toBe(0);
+    });
+
+    it('backs off a file that failed for a transient reason, instead of trying it on every look', async () => {
+      const { runner, dir } = pipelineIn({ retry: { initialDelayMs: 60_000, maxDelayMs: 60_000 } });
+      await f.put(`${dir}/backoff.csv`, ordersCsv('B'));
+      const worker = runner();
+      proxy.cut({ refuse: true });
+      try {
+        expect(await worker.runOnce()).toMatchObject({ retried: 1 });
+      } finally {
+        proxy.restore();
+      }
+      await vi.waitFor(async () => expect((await publisher.readiness()).ready).toBe(true), { timeout: 10_000, interval: 50 });
+      expect(await worker.runOnce()).toMatchObject({ backingOff: 1, retried: 0, accepted: 0 });
+      expect(await f.has(`${dir}/backoff.csv`)).toBe(true);
+      expect(await topology.count()).toBe(0);
+      // The back-off is this worker's; a worker started later (or the next process) takes the file at once.
+      expect(await runner('w2').runOnce()).toMatchObject({ accepted: 1 });
+      expect(await topology.count()).toBe(2);
+      await topology.messages();
+    });
+
     it('publishes the same bytes once: a second drop gets a duplicate receipt pointing at the first', async () => {
       const { runner, dir } = pipelineIn();
       const csv = ordersCsv('D');
@@ -190,11 +241,34 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       await topology.messages();
     });
 
-    // Claims by rename exist where renames are atomic (local, SFTP). S3 has no rename: its claims
-    // need a lease (issue 4, not built yet), so these cases are not registered for it at all.
+    // Claims by rename exist where renames are atomic (local, SFTP). S3 has no rename: there one
+    // worker at a time holds the drop's lease on the broker, so these cases are for the others.
     const withClaims = (title: string, test: () => Promise<void>) => {
       if (traits.atomicRename) it(title, test);
     };
+    const withLease = (title: string, test: () => Promise<void>) => {
+      if (!traits.atomicRename) it(title, test);
+    };
+
+    withLease('lets two workers share a drop through the broker lease: one at a time, every file exactly once', async () => {
+      const { runner, dir, pipeline } = pipelineIn();
+      for (let i = 0; i < 6; i++) await f.put(`${dir}/w${i}.csv`, ordersCsv(`W${i}`));
+      const worker = async (id: string) => {
+        const lease = createRabbitMqLease({ url: AMQP_URL, pipeline: pipeline.name }, log);
+        const running = runner(id, f.store, lease);
+        try {
+          return await running.runOnce({ waitForLeaseMs: 20_000 });
+        } finally {
+          await running.stop(); // hands the lease on to the other worker
+        }
+      };
+      const [a, b] = await Promise.all([worker('worker-a'), worker('worker-b')]);
+      expect(a.standby || b.standby).toBe(false); // the second got the lease once the first let go
+      expect(a.accepted + b.accepted).toBe(6);
+      expect(a.duplicates + b.duplicates).toBe(0);
+      expect(await topology.count()).toBe(12);
+      await topology.messages();
+    });
 
     withClaims('recovers a crashed worker\'s claim after the lease, and processes the file once', async () => {
       const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
@@ -213,7 +287,10 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       const csv = ordersCsv('P');
       const sha256 = createHash('sha256').update(csv).digest('hex');
       const response = { success: true, recordCount: 2, messageIds: ['id-1', 'id-2'], correlationId: 'before-the-crash' };
-      await f.put(`${dir}/.warehouse-ingest/state/${sha256}.json`, JSON.stringify({ sha256, status: 'published', file: 'p.csv', attempts: 1, response, processedAt: '2026-01-01T00:00:00.000Z' }));
+      const { messageIds, ...summary } = response;
+      // What a worker leaves behind once the broker confirmed: the ids, then the state that points at them.
+      await f.put(`${dir}/.warehouse-ingest/state/${sha256}.ids`, `${messageIds.join('\n')}\n`);
+      await f.put(`${dir}/.warehouse-ingest/state/${sha256}.json`, JSON.stringify({ sha256, status: 'published', file: 'p.csv', attempts: 1, response: summary, processedAt: '2026-01-01T00:00:00.000Z' }));
       await f.put(`${dir}/.warehouse-ingest/claims/${Date.now() - 5000}~crashed~p.csv`, csv);
       expect(await runner().runOnce()).toMatchObject({ accepted: 1, duplicates: 0 });
       const receipt = await receiptAt(`${dir}/processed/p.csv.receipt.json`);

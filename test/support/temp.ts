@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll } from 'vitest';
@@ -9,9 +9,11 @@ export function tempFolder(prefix = 'warehouse-ingest-') {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   return {
     dir,
-    write(name: string, content: string): string {
+    /** Owner-only (0600), as config files holding secrets must be. */
+    write(name: string, content: string, mode = 0o600): string {
       const file = path.join(dir, name);
-      writeFileSync(file, content);
+      writeFileSync(file, content, { mode });
+      chmodSync(file, mode); // umask may have narrowed, and an existing file keeps its mode
       return file;
     },
   };

@@ -40,8 +40,9 @@ export const salesOrdersV1 = defineLegacyMapping({
     if (!Array.isArray(lines) || lines.length === 0) return;
     let total = 0;
     for (const line of lines) {
-      const qty = (line as { quantities?: { ordered?: unknown } }).quantities?.ordered;
-      const price = (line as { financial?: { price?: unknown } }).financial?.price;
+      // A line may be anything the sender put in the array (null, a number): v2 validation words that.
+      const qty = (line as { quantities?: { ordered?: unknown } } | null | undefined)?.quantities?.ordered;
+      const price = (line as { financial?: { price?: unknown } } | null | undefined)?.financial?.price;
       if (typeof qty !== 'number' || typeof price !== 'number') return;
       total += qty * price;
     }

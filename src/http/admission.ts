@@ -1,0 +1,81 @@
+import type { H3Event } from 'h3';
+import { TooManyRequests, Unauthorized } from '../errors.js';
+import type { Authenticator } from './auth.js';
+import { parseBasic } from './auth.js';
+import type { AuthThrottle } from './auth-throttle.js';
+import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
+import type { RequestContext } from './respond.js';
+
+/**
+ * Who may ask, and how often: failed-login throttling, authentication, then the business's
+ * rate limit. Its `RateLimit` headers go on every answer to an authenticated request.
+ */
+export interface Admission {
+  /** The authenticated business id; throws 401 or 429. */
+  admit(event: H3Event, context: RequestContext): Promise<string>;
+}
+
+export interface AdmissionOptions {
+  readonly authenticator: Authenticator;
+  readonly throttle: AuthThrottle;
+  readonly rateLimiter: RateLimiter;
+  /** See `http.trustProxyHops`. */
+  readonly trustProxyHops: number;
+}
+
+export function createAdmission(options: AdmissionOptions): Admission {
+  const { authenticator, throttle, rateLimiter, trustProxyHops } = options;
+
+  async function authenticate(event: H3Event, context: RequestContext): Promise<string> {
+    const authorization = event.req.headers.get('authorization');
+    const known = authenticator.known(authorization);
+    if (known !== undefined) return known;
+
+    const address = clientAddress(event, trustProxyHops);
+    const wait = throttle.addressRetryAfter(address);
+    if (wait > 0) {
+      context.log.warn({ address }, 'login refused: too many failed logins from this address');
+      throw new TooManyRequests('Too many failed logins from this address. Retry later with valid credentials.', wait);
+    }
+    // A malformed header costs no scrypt run and guesses nothing: refused (401) without counting.
+    const claimed = parseBasic(authorization).businessId;
+    const delay = throttle.slowdownMs(claimed);
+    if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
+    try {
+      return await authenticator.authenticate(authorization);
+    } catch (error) {
+      if (error instanceof Unauthorized) {
+        throttle.recordFailure(address, claimed);
+        context.log.info({ address, slowedMs: delay }, 'login failed');
+      }
+      throw error;
+    }
+  }
+
+  return {
+    async admit(event, context) {
+      const businessId = await authenticate(event, context);
+      context.businessId = businessId;
+      const decision = rateLimiter.take(businessId);
+      context.headers = rateLimitHeaders(rateLimiter, decision);
+      if (!decision.allowed) {
+        throw new TooManyRequests(
+          `This business is over its request rate limit (${rateLimiter.policy}: q requests per w seconds).`,
+          decision.retryAfterSeconds,
+        );
+      }
+      return businessId;
+    },
+  };
+}
+
+/** The socket's address, or the one `hops` proxies of ours saw (X-Forwarded-For, counted from the right). */
+export function clientAddress(event: H3Event, hops: number): string {
+  if (hops > 0) {
+    const chain = (event.req.headers.get('x-forwarded-for') ?? '').split(',').map((part) => part.trim()).filter(Boolean);
+    const seen = chain[chain.length - hops];
+    if (seen) return seen.slice(0, 64);
+  }
+  const nodeRequest = (event.req as { runtime?: { node?: { req?: { socket?: { remoteAddress?: string } } } } }).runtime?.node?.req;
+  return nodeRequest?.socket?.remoteAddress ?? 'local';
+}

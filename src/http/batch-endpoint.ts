@@ -1,0 +1,112 @@
+import { createHash } from 'node:crypto';
+import type { H3Event } from 'h3';
+import { isIngestError } from '../errors.js';
+import type { Batch, Ingest } from '../pipeline/ingest.js';
+import type { RecordKind } from '../records/kind.js';
+import type { Logger } from '../log.js';
+import type { Admission } from './admission.js';
+import { bodyChunks, bodyFormat, type BodyFormat } from './body.js';
+import { parseIdempotencyKey, type IdempotencyStore, type StoredAnswer } from './idempotency.js';
+import { jsonResponse, problemResponse, requestContext, type RequestContext } from './respond.js';
+
+export interface HandlerDependencies {
+  /** The shared pipeline, wrapped in the per-business bulkhead. */
+  readonly ingest: Ingest;
+  readonly admission: Admission;
+  readonly idempotency: IdempotencyStore;
+  readonly log: Logger;
+  readonly bodyLimitBytes: number;
+  readonly maxRecordsPerBatch: number;
+  /** Headers on every response, e.g. the sandbox marker. */
+  readonly responseHeaders: Record<string, string>;
+}
+
+/** What an endpoint adds to the common flow: its formats and how a body becomes a batch. */
+export interface BatchEndpoint {
+  readonly kind: RecordKind;
+  readonly path: string;
+  readonly api?: 'v1';
+  readonly formats: readonly BodyFormat[];
+  /** Headers on every answer of this endpoint (e.g. v1's deprecation). */
+  readonly headers: Record<string, string>;
+  /** The batch's records from the body, as a record array or a re-openable stream. */
+  toBatch(format: BodyFormat, chunks: readonly Uint8Array[], businessId: string): DistributiveBatchBody;
+}
+
+type BatchBody<B> = B extends unknown ? Omit<B, 'kind' | 'businessId' | 'correlationId' | 'source' | 'log' | 'maxRecords'> : never;
+export type DistributiveBatchBody = BatchBody<Batch>;
+
+/** Outcomes a retry with the same key gets again: the accepted batch and the refusals of its content. */
+const REPLAYABLE = new Set(['validation-failed', 'malformed-body', 'payload-too-large']);
+
+/**
+ * POST of a batch, the same for v1 and v2: admission (login throttle, auth, rate limit) → media
+ * type → body (size-limited) → Idempotency-Key → pipeline → answer. Handlers stay declarative.
+ */
+export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies) {
+  const headers = { ...deps.responseHeaders, ...endpoint.headers };
+  return async (event: H3Event): Promise<Response> => {
+    const context = requestContext(event, deps.log);
+    const businessId = await deps.admission.admit(event, context);
+    context.kind = endpoint.kind.name;
+    if (endpoint.api) context.api = endpoint.api;
+    const format = bodyFormat(event, endpoint.formats);
+    const key = parseIdempotencyKey(event.req.headers.get('idempotency-key'));
+    const chunks = await bodyChunks(event, deps.bodyLimitBytes);
+
+    const run = async (): Promise<Response> => {
+      const accepted = await deps.ingest({
+        ...endpoint.toBatch(format, chunks, businessId),
+        kind: endpoint.kind,
+        businessId,
+        correlationId: context.correlationId,
+        maxRecords: deps.maxRecordsPerBatch,
+        source: { type: 'http', name: endpoint.path },
+        log: context.log,
+      });
+      return jsonResponse(202, accepted, context, headers);
+    };
+    if (key === undefined) return run();
+
+    const claim = deps.idempotency.claim(businessId, key, fingerprint(endpoint.path, format, chunks));
+    if (claim.replay) return replayed(claim.replay, context, headers);
+    try {
+      const response = await run();
+      claim.settle(await stored(response));
+      return response;
+    } catch (error) {
+      if (!isIngestError(error) || !REPLAYABLE.has(error.code)) {
+        claim.settle(undefined); // 429, 503, a bug: a retry must run again
+        throw error;
+      }
+      const response = problemResponse(error, event, context, headers);
+      claim.settle(await stored(response));
+      return response;
+    }
+  };
+}
+
+function fingerprint(path: string, format: BodyFormat, chunks: readonly Uint8Array[]): string {
+  const hash = createHash('sha256').update(`${path}\u0000${format}\u0000`);
+  for (const chunk of chunks) hash.update(chunk);
+  return hash.digest('base64');
+}
+
+async function stored(response: Response): Promise<StoredAnswer> {
+  return { status: response.status, contentType: response.headers.get('content-type') ?? 'application/json', body: await response.clone().text() };
+}
+
+function replayed(answer: StoredAnswer, context: RequestContext, headers: Record<string, string>): Response {
+  context.log.info({ status: answer.status }, 'idempotent replay: the stored answer of the first request');
+  return new Response(answer.body, {
+    status: answer.status,
+    headers: {
+      'content-type': answer.contentType,
+      'x-correlation-id': context.correlationId,
+      'cache-control': 'no-store',
+      'idempotent-replayed': 'true',
+      ...context.headers,
+      ...headers,
+    },
+  });
+}

@@ -1,0 +1,62 @@
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { toNodeHandler, type H3 } from 'h3';
+import { HeaderFieldsTooLarge, MalformedBody, RequestTimeout, toProblem, PROBLEM_MEDIA_TYPE, type IngestError } from '../errors.js';
+import type { Logger } from '../log.js';
+
+export interface HttpServerOptions {
+  readonly requestTimeoutMs: number;
+  readonly maxHeaderBytes: number;
+}
+
+/**
+ * The node:http server around the app. Errors Node detects before (or outside) the app —
+ * a header section over `maxHeaderBytes`, a request not complete within `requestTimeoutMs`,
+ * bytes that are not HTTP — are answered as problem details too, not with Node's bare status line.
+ */
+export function createHttpServer(app: H3, options: HttpServerOptions, log: Logger): http.Server {
+  const server = http.createServer(
+    {
+      requestTimeout: options.requestTimeoutMs,
+      headersTimeout: Math.min(options.requestTimeoutMs, 60_000),
+      maxHeaderSize: options.maxHeaderBytes,
+      // Node looks for timed-out requests only this often (30 s by default): a timeout is honoured within it.
+      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.requestTimeoutMs / 4))),
+    },
+    toNodeHandler(app),
+  );
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const problem = clientProblem(error, options);
+    // Node's own handler checks the same thing: once the app has started its answer, the
+    // connection can only be closed.
+    const inProgress = (socket as Duplex & { _httpMessage?: http.ServerResponse })._httpMessage;
+    if (!problem || !socket.writable || inProgress?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    log.info({ status: problem.status, code: error.code }, 'request refused before routing');
+    const { problem: body, headers } = toProblem(problem);
+    const text = JSON.stringify(body);
+    const lines = [
+      `HTTP/1.1 ${body.status} ${body.title}`,
+      `content-type: ${PROBLEM_MEDIA_TYPE}`,
+      `content-length: ${Buffer.byteLength(text)}`,
+      'cache-control: no-store',
+      'connection: close',
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ];
+    socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
+  });
+  return server;
+}
+
+function clientProblem(error: NodeJS.ErrnoException, options: HttpServerOptions): IngestError | undefined {
+  if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return undefined;
+  if (error.code === 'HPE_HEADER_OVERFLOW') {
+    return new HeaderFieldsTooLarge({ detail: `The request's header section exceeds the limit of ${options.maxHeaderBytes} bytes.` });
+  }
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT') {
+    return new RequestTimeout({ detail: `The request was not received completely within ${options.requestTimeoutMs} ms.` });
+  }
+  return new MalformedBody({ detail: 'The request is not well-formed HTTP/1.1.' });
+}

@@ -1,0 +1,102 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { BatchOutcome } from './pipeline/ingest.js';
+import type { Publisher } from './publish/publisher.js';
+import type { RabbitMqPublisher } from './publish/rabbitmq.js';
+
+/**
+ * What a drop runner reports. `src/sources/` does not call these yet: the drop state is being
+ * built there; `main.ts` hands this object to each runner once it takes it (see README, Metrics).
+ */
+export interface DropMetrics {
+  /** A receipt could not be written to the drop (the file stays and is tried again). */
+  receiptWriteFailed(pipeline: string): void;
+  /** How many inputs of a pipeline are in a state (the drop state's own names, e.g. `settling`, `failed`). */
+  setInputs(pipeline: string, state: string, count: number): void;
+}
+
+export interface Metrics extends DropMetrics {
+  /** One registry per app instance (not prom-client's global one), so apps and tests never share series. */
+  readonly registry: Registry;
+  /** For `createIngest({ observer })`. */
+  readonly observeBatch: (outcome: BatchOutcome) => void;
+  /** The publisher, timing every `publish()` call (one batch, or one chunk of a streamed one). */
+  timed(publisher: Publisher): Publisher;
+  /** `warehouse_ingest_broker_connected` follows this publisher (RabbitMQ only: the others have no connection). */
+  watchBroker(publisher: Publisher): void;
+}
+
+export interface MetricsOptions {
+  /**
+   * Business ids that may appear as a label; any other is counted as `other`. The sandbox takes
+   * any credentials, and a label per invented id would grow without bound.
+   */
+  readonly businesses: readonly string[];
+  /** Node process metrics (CPU, memory, event loop). Off in tests: each set starts a timer. @default false */
+  readonly processMetrics?: boolean;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export function createMetrics(options: MetricsOptions): Metrics {
+  const registry = new Registry();
+  const registers = [registry];
+  const businesses = new Set(options.businesses);
+  if (options.processMetrics) collectDefaultMetrics({ register: registry });
+
+  const batchLabels = ['outcome', 'kind', 'source', 'business'] as const;
+  const batches = new Counter({ name: 'warehouse_ingest_batches_total', help: 'Batches that reached the pipeline, by outcome (accepted, rejected: the input\'s fault, failed: not confirmed or a bug).', labelNames: batchLabels, registers });
+  const records = new Counter({ name: 'warehouse_ingest_records_total', help: 'Records of those batches, by the batch outcome (all-or-nothing: a rejected batch counts all its records).', labelNames: batchLabels, registers });
+  const publishLatency = new Histogram({ name: 'warehouse_ingest_publish_duration_seconds', help: 'Time from publish() to the confirm of every message of the call.', labelNames: ['publisher', 'outcome'] as const, buckets: LATENCY_BUCKETS, registers });
+  const receiptFailures = new Counter({ name: 'warehouse_ingest_receipt_write_failures_total', help: 'Receipts that could not be written to a drop.', labelNames: ['pipeline'] as const, registers });
+  const inputs = new Gauge({ name: 'warehouse_ingest_inputs', help: 'Inputs of a drop pipeline, by state.', labelNames: ['pipeline', 'state'] as const, registers });
+
+  return {
+    registry,
+    observeBatch({ batch, outcome, records: count }) {
+      const labels = { outcome, kind: batch.kind.name, source: batch.source.type, business: businesses.has(batch.businessId) ? batch.businessId : 'other' };
+      batches.inc(labels);
+      if (count > 0) records.inc(labels, count);
+    },
+    timed(publisher) {
+      return {
+        name: publisher.name,
+        target: publisher.target,
+        start: () => publisher.start(),
+        readiness: () => publisher.readiness(),
+        close: () => publisher.close(),
+        async publish(messages) {
+          const end = publishLatency.startTimer({ publisher: publisher.name });
+          try {
+            await publisher.publish(messages);
+            end({ outcome: 'confirmed' });
+          } catch (error) {
+            end({ outcome: 'failed' });
+            throw error;
+          }
+        },
+      };
+    },
+    watchBroker(publisher) {
+      // Registered only for RabbitMQ: an unlabelled gauge would read 0 for publishers with no connection at all.
+      if (!isRabbitMq(publisher) || registry.getSingleMetric('warehouse_ingest_broker_connected')) return;
+      new Gauge({
+        name: 'warehouse_ingest_broker_connected',
+        help: '1 while a publishing channel to RabbitMQ is open, 0 otherwise.',
+        registers,
+        collect() {
+          this.set(publisher.connected ? 1 : 0);
+        },
+      });
+    },
+    receiptWriteFailed(pipeline) {
+      receiptFailures.inc({ pipeline });
+    },
+    setInputs(pipeline, state, count) {
+      inputs.set({ pipeline, state }, count);
+    },
+  };
+}
+
+function isRabbitMq(publisher: Publisher): publisher is RabbitMqPublisher {
+  return publisher.name === 'rabbitmq' && 'connected' in publisher;
+}

@@ -1,0 +1,81 @@
+import { MalformedBody, PayloadTooLarge, ValidationFailed, type RecordErrors } from '../errors.js';
+import { validateRecord } from '../records/validate.js';
+import type { ArrayBatch, Batch, StreamBatch } from './ingest.js';
+
+/** A streamed batch lists at most this many failing records (and says how many failed). */
+export const MAX_LISTED_FAILURES = 1000;
+
+/**
+ * The outcome of the validation pass. Shared by `ingest()` (which then publishes) and the
+ * offline `validate` command (which only prints), so both word every failure the same way.
+ */
+export type Verdict =
+  | { readonly ok: true; readonly total: number; /** Array batches only: the validated records, in order. */ readonly accepted?: Record<string, unknown>[] }
+  | { readonly ok: false; readonly total: number; readonly failing: number; readonly error: ValidationFailed };
+
+/**
+ * Validates every record of a batch (all-or-nothing). Resolves with the verdict; throws
+ * `MalformedBody` (no records) or `PayloadTooLarge` (over `maxRecords`), exactly as the API answers.
+ */
+export async function validateBatch(batch: Batch, onValid?: (record: Record<string, unknown>) => void): Promise<Verdict> {
+  return 'records' in batch ? validateArray(batch) : validateStream(batch, onValid);
+}
+
+export function checkCount(batch: Batch, count: number): void {
+  if (count === 0) throw new MalformedBody({ detail: 'The batch holds no records.' });
+  if (batch.maxRecords !== undefined && count > batch.maxRecords) {
+    throw new PayloadTooLarge({
+      detail: `The batch holds ${count}${'records' in batch ? '' : ' or more'} records; the limit is ${batch.maxRecords} records per batch. Split it into smaller batches.`,
+    });
+  }
+}
+
+function rejected(failures: RecordErrors[], failing: number, total: number): Verdict {
+  const listed = failing > failures.length ? `; the first ${failures.length} are listed` : '';
+  const error = new ValidationFailed({ detail: `${failing} of ${total} record(s) failed validation${listed}; no record was accepted.`, errors: failures });
+  return { ok: false, total, failing, error };
+}
+
+function validateArray(batch: ArrayBatch): Verdict {
+  const { kind, businessId, records, senderTerms } = batch;
+  checkCount(batch, records.length);
+  const accepted: Record<string, unknown>[] = new Array(records.length);
+  const failures: RecordErrors[] = [];
+  for (let index = 0; index < records.length; index++) {
+    const result = validateRecord(kind, records[index], businessId);
+    if (senderTerms && (!result.ok || senderTerms.earlyErrors(index))) {
+      failures.push({ index, errors: senderTerms.explain(index, result.ok ? [] : result.errors) });
+    } else if (result.ok) accepted[index] = result.record;
+    else failures.push({ index, errors: result.errors });
+  }
+  if (failures.length > 0) return rejected(failures, failures.length, records.length);
+  return { ok: true, total: records.length, accepted };
+}
+
+/**
+ * Reads the stream once; nothing is kept but the errors. `onValid` sees each valid record while
+ * no record has failed yet (after a failure nothing will be published, so nothing more is needed).
+ */
+async function validateStream(batch: StreamBatch, onValid?: (record: Record<string, unknown>) => void): Promise<Verdict> {
+  const { kind, businessId } = batch;
+  const failures: RecordErrors[] = [];
+  let failing = 0;
+  let total = 0;
+  for await (const candidate of batch.open('validate')) {
+    const result = validateRecord(kind, candidate.record, businessId);
+    if (result.ok && !candidate.early) {
+      if (failing === 0) onValid?.(result.record);
+    } else {
+      failing += 1;
+      if (failures.length < MAX_LISTED_FAILURES) {
+        const v2Errors = result.ok ? [] : result.errors;
+        failures.push({ index: total, errors: candidate.explain ? candidate.explain(v2Errors) : v2Errors });
+      }
+    }
+    total += 1;
+    if (batch.maxRecords !== undefined && total > batch.maxRecords) checkCount(batch, total);
+  }
+  checkCount(batch, total);
+  if (failing > 0) return rejected(failures, failing, total);
+  return { ok: true, total };
+}

@@ -1,0 +1,53 @@
+import { receiptName, type Receipt } from '../pipeline/receipt.js';
+import type { PipelineDefinition } from '../pipelines.js';
+import type { Claim } from './claims.js';
+import { writeReceiptFile } from './receipt-file.js';
+import type { DropStore } from './store.js';
+
+/**
+ * Settles a file once its outcome is known: the receipt first, then the input to its final place
+ * (`processed/` or `failed/`, deleted, or kept), so a crash in between only repeats the receipt.
+ * Any step that fails throws: the caller puts the file back and it is settled again later
+ * (its state says it was published, so it is never published twice).
+ */
+export interface SettleOptions {
+  readonly pipeline: PipelineDefinition;
+  readonly store: DropStore;
+}
+
+/** Returns the receipt's name in the drop. `local` is a scratch path for composing it; `ids` the local id list. */
+export async function settle(
+  { pipeline, store }: SettleOptions,
+  held: Claim,
+  receipt: Receipt,
+  success: boolean,
+  local: { receipt: string; ids?: string },
+): Promise<string> {
+  const moveTo = await finalPlace(pipeline, store, held.name, success);
+  const action = success ? pipeline.after.success : pipeline.after.failure;
+  const written = receiptName(moveTo ?? held.name);
+  await writeReceiptFile(local.receipt, receipt, local.ids);
+  await store.write(written, { file: local.receipt });
+  if (moveTo) {
+    if (!(await store.rename(held.current, moveTo))) throw new Error(`could not move ${held.current} to ${moveTo}`);
+  } else if (action === 'delete') {
+    await store.remove(held.current);
+  } else if (held.current !== held.name && !(await store.rename(held.current, held.name))) {
+    throw new Error(`could not put ${held.current} back as ${held.name}`);
+  }
+  if (pipeline.readiness.strategy === 'marker') await store.remove(`${held.name}${pipeline.readiness.markerSuffix}`);
+  return written;
+}
+
+/**
+ * Where a settled file goes. A name already taken there — by a file or by the receipt of an
+ * earlier try of the same name — gets a time prefix: neither a file nor a receipt is ever overwritten.
+ */
+async function finalPlace(pipeline: PipelineDefinition, store: DropStore, name: string, success: boolean): Promise<string | undefined> {
+  const action = success ? pipeline.after.success : pipeline.after.failure;
+  if (action !== 'move') return undefined;
+  const folder = success ? pipeline.after.processedFolder : pipeline.after.failedFolder;
+  const target = `${folder}/${name}`;
+  const taken = (await store.stat(target)) || (await store.stat(receiptName(target)));
+  return taken ? `${folder}/${new Date().toISOString().replace(/[:.]/g, '-')}-${name}` : target;
+}

@@ -1,0 +1,76 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeDrops } from '../../src/health.js';
+import { createLogger } from '../../src/log.js';
+import { buildHttpApp, openDrops } from '../../src/main.js';
+import { createSftpDrop } from '../../src/sources/sftp.js';
+import { createTestApp, type TestApp } from '../support/http-app.js';
+import { tempFolder } from '../support/temp.js';
+
+const folder = tempFolder('readyz-');
+const pipeline = (name: string, path: string) =>
+  folder.write(`pipelines/${name}.yaml`, [`name: ${name}`, 'businessId: ACME', 'kind: sales-orders', 'format: v2-json', 'source:', '  type: local', `  path: ${path}`].join('\n'));
+
+describe('GET /readyz with drops', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    mkdirSync(`${folder.dir}/pipelines`);
+    mkdirSync(`${folder.dir}/drop-ok`);
+    pipeline('reachable', `${folder.dir}/drop-ok`);
+    t = await createTestApp({ yaml: `pipelinesDirectory: ${folder.dir}/pipelines` });
+  });
+  afterAll(() => t.close());
+
+  it('is 200 and lists each drop as reachable when the broker and every drop answer', async () => {
+    const drops = openDrops(t.config);
+    const app = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), { drops });
+    const response = await app.request('/readyz');
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ready', drops: [{ pipeline: 'reachable', source: 'local', reachable: true, ms: expect.any(Number) }] });
+  });
+
+  it('is 503 problem details naming the drop that cannot be listed, without its path', async () => {
+    // A regular file where the drop folder should be: listing fails with ENOTDIR.
+    const notAFolder = folder.write('not-a-folder', 'x');
+    pipeline('broken', notAFolder);
+    const drops = openDrops(t.config);
+    const app = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), { drops });
+    const response = await app.request('/readyz');
+    expect(response.status).toBe(503);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(response.headers.get('retry-after')).toBe('5');
+    const problem = (await response.json()) as { type: string; detail: string };
+    expect(problem.type).toBe('/problems/not-ready');
+    expect(problem.detail).toBe('Not ready: drop "broken" (local) is not reachable: ENOTDIR');
+    expect(problem.detail).not.toContain(folder.dir);
+  });
+});
+
+describe('probeDrops', () => {
+  // A server that accepts TCP and never says a word: an SFTP handshake waits on it.
+  const sockets = new Set<net.Socket>();
+  const silent = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  beforeAll(() => new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve)));
+  afterAll(async () => {
+    for (const socket of sockets) socket.destroy();
+    await new Promise((resolve) => silent.close(resolve));
+  });
+
+  it('reports an SFTP drop that does not answer as timed out, within the bound, and shares a probe in flight', async () => {
+    const { port } = silent.address() as net.AddressInfo;
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', `${folder.dir}/key`]);
+    const store = createSftpDrop({ host: '127.0.0.1', port, username: 'u', privateKey: readFileSync(`${folder.dir}/key`), hostKeyFingerprints: ['SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU'], path: 'drop' });
+    const started = performance.now();
+    const [first, second] = await Promise.all([probeDrops([{ pipeline: 'silent', store }], 300), probeDrops([{ pipeline: 'silent', store }], 300)]);
+    expect(performance.now() - started).toBeLessThan(2000);
+    expect(first).toEqual([{ pipeline: 'silent', source: 'sftp', reachable: false, ms: expect.any(Number), problem: 'timed out after 300 ms' }]);
+    expect(second![0]).toBe(first![0]);
+    for (const socket of sockets) socket.destroy();
+    await store.close().catch(() => undefined);
+  });
+});

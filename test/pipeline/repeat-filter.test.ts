@@ -1,0 +1,39 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { MessageIds } from '../../src/pipeline/message-id.js';
+import { RepeatFilter } from '../../src/pipeline/repeat-filter.js';
+
+const digest = (n: number) => createHash('sha256').update(String(n)).digest();
+
+describe('repeat filter', () => {
+  it('names every digest that occurs more than once, and few of the others', () => {
+    const filter = new RepeatFilter();
+    const repeated = new Set([7, 4_000, 99_999, 150_000]);
+    for (let n = 0; n < 200_000; n++) {
+      const d = digest(n);
+      filter.add(d, d.toString('hex'));
+      if (repeated.has(n)) filter.add(d, d.toString('hex'));
+    }
+    for (const n of repeated) expect(filter.mayRepeat(digest(n).toString('hex'))).toBe(true);
+    let falsePositives = 0;
+    for (let n = 0; n < 200_000; n++) if (!repeated.has(n) && filter.mayRepeat(digest(n).toString('hex'))) falsePositives += 1;
+    expect(falsePositives / 200_000).toBeLessThan(0.03);
+  });
+
+  it('gives a streamed batch exactly the ids that counting every record gives', () => {
+    const records = Array.from({ length: 50_000 }, (_, i) => ({ order: i % 20_000 === 3 ? 'same' : `o-${i}` }));
+    const bodies = records.map((r) => Buffer.from(JSON.stringify(r)));
+    const exact = new MessageIds('ACME', 'sales-orders');
+    const expected = records.map((r, i) => exact.forRecord(r, bodies[i]!));
+
+    const filter = new RepeatFilter();
+    const scan = new MessageIds('ACME', 'sales-orders');
+    records.forEach((r, i) => {
+      const d = scan.digest(r, bodies[i]!);
+      filter.add(d, d.toString('hex'));
+    });
+    const filtered = new MessageIds('ACME', 'sales-orders', [], (hex) => filter.mayRepeat(hex));
+    expect(records.map((r, i) => filtered.forRecord(r, bodies[i]!))).toEqual(expected);
+    expect(new Set(expected).size).toBe(records.length);
+  });
+});
