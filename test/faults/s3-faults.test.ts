@@ -146,10 +146,14 @@ describe('S3 faults', () => {
     expect(audit.distinctIds).toBe(ORDERS);
   }, 90_000);
 
-  it('a server gone after the broker confirmed (before the state is recorded): published again under the same ids, one receipt', async () => {
-    const [name] = await dropFiles(1, 'confirmed');
+  /**
+   * Drops one file, kills the server just before the first write `at` matches, and checks the
+   * look was retried with everything already published; then restarts it and waits for the file.
+   */
+  async function killBeforeWrite(tag: string, at: (key: string) => boolean) {
+    const [name] = await dropFiles(1, tag);
     tap.before(async (operation, key) => {
-      if (operation === 'write' && key.startsWith('.warehouse-ingest/state/')) {
+      if (operation === 'write' && at(key)) {
         tap.before(undefined);
         await s3.kill();
       }
@@ -162,33 +166,25 @@ describe('S3 faults', () => {
     const looks = await processedOnceBack([name!]);
     const receipt = await receiptOf(name!);
     const audit = auditQueue(await drainQueue(AMQP_URL, harness.topology.queue), shipmentIdOf);
+    return { name: name!, looks, receipt, audit };
+  }
+
+  it('a server gone after the broker confirmed (before the state is recorded): published again under the same ids, one receipt', async () => {
+    const { name, looks, receipt, audit } = await killBeforeWrite('confirmed', (key) => key.startsWith('.warehouse-ingest/state/'));
     figures.push(`server killed between the confirm and the state: records ${ORDERS}, in the queue ${audit.messages} (${audit.distinctIds} distinct ids), duplicates ${audit.duplicates}, processed ${looks} look(s) after the restart`);
     // The second publish repeated every record under its first id: a consumer de-duplicates it.
     expect(audit.messages).toBe(2 * ORDERS);
     expect(audit.distinctIds).toBe(ORDERS);
     expect(audit.recordsUnderSeveralIds).toEqual([]);
     expect(new Set((receipt!.response as { messageIds: string[] }).messageIds)).toEqual(new Set(audit.bodyOf.keys()));
-    expect(await tap.store.stat(name!)).toBeUndefined();
+    expect(await tap.store.stat(name)).toBeUndefined();
   }, 90_000);
 
   it('a server killed after the state is recorded, before the receipt: the receipt is completed later, nothing published twice', async () => {
-    const [name] = await dropFiles(1, 'receipt');
-    tap.before(async (operation, key) => {
-      if (operation === 'write' && key.endsWith('.receipt.json')) {
-        tap.before(undefined);
-        await s3.kill();
-      }
-    });
-    const cut = await timed(() => harness.runner.runOnce());
-    expect(cut.outcome).toMatchObject({ accepted: 0, retried: 1 } satisfies Partial<RunSummary>);
-    expect(await harness.topology.count(), 'published before the server died').toBe(ORDERS);
-
-    await s3.restart();
-    const looks = await processedOnceBack([name!]);
-    const audit = auditQueue(await drainQueue(AMQP_URL, harness.topology.queue), shipmentIdOf);
+    const { name, looks, audit } = await killBeforeWrite('receipt', (key) => key.endsWith('.receipt.json'));
     figures.push(`server killed between the state and the receipt: receipt completed ${looks} look(s) after the restart, records ${ORDERS}, in the queue ${audit.messages}, duplicates ${audit.duplicates}`);
     expect(audit.messages).toBe(ORDERS); // the state said "published": not sent again
-    expect(await tap.store.stat(name!)).toBeUndefined();
+    expect(await tap.store.stat(name)).toBeUndefined();
   }, 90_000);
 });
 
