@@ -194,6 +194,15 @@ export class NotReady extends IngestError {
   }
 }
 
+/**
+ * A dropped file was given up on after `retry.maxAttempts` tries that could be its fault
+ * (rejections, unexpected errors, tries cut short by a crash): settled as failed, never tried again on its own.
+ */
+export class GaveUp extends IngestError {
+  readonly code = 'gave-up';
+  readonly status = 422;
+}
+
 export class InternalError extends IngestError {
   readonly code = 'internal-error';
   readonly status = 500;

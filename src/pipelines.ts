@@ -92,13 +92,17 @@ export const pipelineSchema = z.strictObject({
     })
     .prefault({}),
   /**
-   * Back-off for a file that failed for a transient reason (broker, network, store): the wait
-   * doubles from `initialDelayMs` up to `maxDelayMs` (with jitter) per file, and resets once it settles.
+   * Back-off for a file that failed for a transient reason (broker, network, store, an unexpected
+   * error): the wait doubles from `initialDelayMs` up to `maxDelayMs` (with jitter) per file.
+   * After `maxAttempts` tries that could be the file's fault (rejections, unexpected errors, tries
+   * cut short by a crash) it is dead: settled as failed and never tried again on its own.
+   * Broker and store outages do not use attempts.
    */
   retry: z
     .strictObject({
       initialDelayMs: z.int().min(0).default(5_000),
       maxDelayMs: z.int().min(0).default(300_000),
+      maxAttempts: z.int().min(1).max(1000).default(5),
     })
     .prefault({}),
   /** How long a claim holds before another worker may take the file over (a crashed worker's claim). */

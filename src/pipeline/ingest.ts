@@ -65,6 +65,8 @@ export interface StreamBatch extends BatchBase {
    * not collected in memory, and the returned `messageIds` is empty: the sink has them all.
    */
   readonly onConfirmed?: (messageIds: readonly string[]) => Promise<void>;
+  /** Called once every record passed validation, before anything is published (a file's durable state). */
+  readonly onValidated?: (recordCount: number) => Promise<void>;
 }
 
 export type Batch = ArrayBatch | StreamBatch;
@@ -208,6 +210,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     }
     let published: Published;
     try {
+      if ('onValidated' in batch && batch.onValidated) await batch.onValidated(verdict.total);
       published = 'records' in batch ? await ingestArray(batch, verdict.accepted ?? []) : await ingestStream(batch, verdict.total, repeats!.filter);
     } catch (error) {
       observe('failed', verdict.total, error);

@@ -7,9 +7,12 @@ import type { BulkResponse } from './ingest.js';
  * with every error — for CSV with line and column), plus the facts of the file.
  */
 export interface Receipt {
-  /** `accepted`: every record published and confirmed. `rejected`: nothing published. `duplicate`: these bytes were accepted before. */
-  outcome: 'accepted' | 'rejected' | 'duplicate';
-  /** The `202` bulk response (accepted, duplicate) or the problem details (rejected). */
+  /**
+   * `accepted`: every record published and confirmed. `rejected`: nothing published.
+   * `duplicate`: these bytes were accepted before. `dead`: given up on after too many tries, nothing published.
+   */
+  outcome: 'accepted' | 'rejected' | 'duplicate' | 'dead';
+  /** The `202` bulk response (accepted, duplicate) or the problem details (rejected, dead). */
   response: BulkResponse | ProblemDetails;
   pipeline: string;
   businessId: string;

@@ -7,7 +7,7 @@ import type { OnboardingProfiles } from '../records/legacy/index.js';
 import { reconnectDelay } from '../publish/rabbitmq.js';
 import { claim, release, takeOverStale, type Claim } from './claims.js';
 import { OWN_LEASE, type DropLease } from './lease.js';
-import { createFileProcessor, type Outcome } from './process-file.js';
+import { createFileProcessor, RetryLater, type Outcome } from './process-file.js';
 import { createReadiness } from './readiness.js';
 import { assertSafeName, type DropEntry, type DropStore } from './store.js';
 
@@ -38,6 +38,8 @@ export interface RunSummary {
   accepted: number;
   rejected: number;
   duplicates: number;
+  /** Given up on after `retry.maxAttempts` tries: settled as failed. */
+  dead: number;
   /** Left in place (or put back) after a transient failure, to be tried again. */
   retried: number;
   /** Taken by another worker first. */
@@ -85,30 +87,43 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     return readiness.look(unprocessed(await store.list()), Date.now());
   }
 
-  async function handle(held: Claim): Promise<Outcome> {
+  /** `deferred`: the input's state schedules its next try later (e.g. set by another worker, or before a restart). */
+  async function handle(held: Claim): Promise<Outcome | 'deferred'> {
     const fileLog = pipelineLog.child({ file: held.name });
     let outcome: Outcome;
     try {
       outcome = await processFile(held, fileLog);
     } catch (error) {
+      // The processor scheduled the retry in the input's state; an earlier failure (the file could not be read) backs off here.
       const failures = (backOff.get(held.name)?.failures ?? 0) + 1;
-      const delay = reconnectDelay(failures - 1, pipeline.retry.initialDelayMs, pipeline.retry.maxDelayMs);
-      backOff.set(held.name, { failures, notBefore: Date.now() + delay });
+      const notBefore = error instanceof RetryLater ? error.notBefore : Date.now() + reconnectDelay(failures - 1, pipeline.retry.initialDelayMs, pipeline.retry.maxDelayMs);
+      backOff.set(held.name, { failures, notBefore });
+      if (error instanceof RetryLater && error.scheduled) {
+        await putBack(held, fileLog);
+        return 'deferred';
+      }
+      const cause = error instanceof RetryLater && error.cause !== undefined ? error.cause : error;
       fileLog.warn(
-        { err: error, reason: (error as Error).message, failures, retryInMs: delay },
+        { err: cause, reason: (cause as Error).message, failures, retryInMs: Math.max(0, notBefore - Date.now()) },
         'file not processed (transient): it stays in the drop and is tried again',
       );
-      if (held.current !== held.name) await release(store, held).catch((e: unknown) => fileLog.warn({ reason: (e as Error).message }, 'could not release the claim; the lease will free it'));
+      await putBack(held, fileLog);
       return 'retried';
     }
     backOff.delete(held.name);
     return outcome;
   }
 
+  async function putBack(held: Claim, fileLog: Logger): Promise<void> {
+    if (held.current === held.name) return;
+    await release(store, held).catch((e: unknown) => fileLog.warn({ reason: (e as Error).message }, 'could not release the claim; the lease will free it'));
+  }
+
   async function runOnce({ waitForSettling = false, waitForLeaseMs = 0 } = {}): Promise<RunSummary> {
-    const summary: RunSummary = { accepted: 0, rejected: 0, duplicates: 0, retried: 0, skipped: 0, settling: 0, backingOff: 0, standby: false };
-    const count = (outcome: Outcome) => {
+    const summary: RunSummary = { accepted: 0, rejected: 0, duplicates: 0, dead: 0, retried: 0, skipped: 0, settling: 0, backingOff: 0, standby: false };
+    const count = (outcome: Outcome | 'deferred') => {
       if (outcome === 'duplicate') summary.duplicates += 1;
+      else if (outcome === 'deferred') summary.backingOff += 1;
       else summary[outcome] += 1;
     };
     if (!(await lease.acquire(waitForLeaseMs))) return { ...summary, standby: true };

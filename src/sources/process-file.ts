@@ -2,15 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../decode/file.js';
-import { isIngestError, toProblem } from '../errors.js';
+import { GaveUp, isIngestError, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
+import { reconnectDelay } from '../publish/rabbitmq.js';
 import type { Ingest } from '../pipeline/ingest.js';
 import type { Receipt } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from '../pipelines.js';
 import { KINDS } from '../records/index.js';
 import { LEGACY, profileFor, type OnboardingProfiles } from '../records/legacy/index.js';
 import { startHeartbeat, type Claim } from './claims.js';
-import { idsName, readState, writeState, type InputState } from './drop-state.js';
+import { idsName, published, readState, unfinished, withFailure, writeState, type InputFailure, type InputState } from './input-state.js';
 import type { DropLease } from './lease.js';
 import { openIdFile } from './receipt-file.js';
 import { settle } from './settle.js';
@@ -31,25 +32,58 @@ export interface FileProcessorOptions {
   readonly maxRecords?: number;
 }
 
-/** `retried`: a transient failure; the caller puts the file back. `skipped`: another worker has it now. */
-export type Outcome = 'accepted' | 'rejected' | 'duplicate' | 'retried' | 'skipped';
+/**
+ * `retried`: a transient failure; the caller puts the file back (see `RetryLater`). `skipped`:
+ * another worker has it now. `dead`: given up on after `retry.maxAttempts` tries.
+ */
+export type Outcome = 'accepted' | 'rejected' | 'duplicate' | 'dead' | 'retried' | 'skipped';
+
+/** How a try is started: `ignoreSchedule` for reprocessing by hand, which does not wait out a back-off. */
+export interface TryOptions {
+  readonly ignoreSchedule?: boolean;
+}
+
+/** A transient failure, or a scheduled retry not yet due: the file goes back and waits until `notBefore`. */
+export class RetryLater extends Error {
+  override readonly name = 'RetryLater';
+  constructor(
+    reason: string,
+    readonly notBefore: number,
+    cause?: unknown,
+    /** The input's state says it is not due yet (nothing was tried now). */
+    readonly scheduled = false,
+  ) {
+    super(reason, cause === undefined ? undefined : { cause });
+  }
+}
 
 /** Rejections are the input's fault (4xx): the file fails. Anything else may pass: it is retried. */
 const isRejection = (error: unknown) => isIngestError(error) && error.status >= 400 && error.status < 500;
 
 /**
- * One claimed file, start to end: spool it (hashing), look up what its bytes did before, decode,
- * ingest (validate everything, then publish with confirms), record the state, settle. Throws
- * only on a transient failure (store, broker), leaving the file to be tried again.
+ * The broker or the store was not there (503, or a system error from a connection): nobody's
+ * fault in the input, so the try does not count towards `retry.maxAttempts`.
  */
-export function createFileProcessor(options: FileProcessorOptions): (held: Claim, fileLog: Logger) => Promise<Outcome> {
+const isUnavailable = (error: unknown) =>
+  isIngestError(error) ? error.status === 503 : typeof (error as { code?: unknown })?.code === 'string' || (error as { $metadata?: unknown })?.$metadata !== undefined;
+
+/**
+ * One claimed file, start to end: spool it (hashing), look up what its bytes did before, decode,
+ * ingest (validate everything, then publish with confirms), record the state at every step,
+ * settle. Throws only `RetryLater` (or a store error before the file's bytes were read),
+ * leaving the file to be tried again.
+ */
+export function createFileProcessor(options: FileProcessorOptions): (held: Claim, fileLog: Logger, how?: TryOptions) => Promise<Outcome> {
   const { pipeline, store, ingest, lease, workerId } = options;
   const kind = KINDS[pipeline.kind];
   const source = `${store.type}:${store.where}`;
+  const { maxAttempts } = pipeline.retry;
   /** The claim went to another worker (missed heartbeat), or the drop's lease did: stop before any effect. */
   const lost = (held: Claim) => held.lost || !lease.held;
+  const save = (state: InputState) => writeState(store, { ...state, worker: workerId });
+  const receiptsWith = (state: InputState, written: string) => [...(state.receipts ?? (state.receipt ? [state.receipt] : [])), written];
 
-  return async function processFile(held, fileLog) {
+  return async function processFile(held, fileLog, how = {}) {
     const receivedAt = new Date().toISOString();
     await sweepAbandoned(options.spoolDirectory);
     const work = path.join(options.spoolDirectory, `${SPOOL_OWNER}${randomUUID()}`);
@@ -60,13 +94,21 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
       const spooled = await spool(store, held.current, work);
       const file = { name: held.name, size: spooled.size, sha256: spooled.sha256, source };
       const earlier = await readState(store, spooled.sha256);
-      const attempt = (earlier?.attempts ?? 0) + 1;
-      const base = { pipeline: pipeline.name, businessId: pipeline.businessId, kind: pipeline.kind, format: pipeline.format, file, receivedAt, attempt };
 
-      if (earlier && earlier.status !== 'failed' && earlier.response) {
+      /** Settles the file with `receipt` and records where it and its receipt went. */
+      const settleWith = async (receipt: Receipt, state: InputState, success: boolean) => {
+        await heartbeat?.stop();
+        if (lost(held)) return false; // another worker took the file over and settles it
+        const written = await settle(options, held, receipt, success, { receipt: local.receipt, ids: success ? local.ids : undefined });
+        await save({ ...state, receipt: written.receipt, receipts: receiptsWith(state, written.receipt), location: written.location });
+        return true;
+      };
+
+      if (earlier && published(earlier)) {
         // These bytes were accepted before: never published twice.
         const again = earlier.file !== held.name || earlier.status === 'receipted';
-        const response = { ...earlier.response, messageIds: [] };
+        const base = { pipeline: pipeline.name, businessId: pipeline.businessId, kind: pipeline.kind, format: pipeline.format, file, receivedAt, attempt: earlier.attempts + 1 };
+        const response = { ...earlier.response!, messageIds: [] };
         const receipt: Receipt = again
           ? { ...base, outcome: 'duplicate', response, processedAt: new Date().toISOString(), duplicateOf: { file: earlier.file, processedAt: earlier.processedAt ?? '', receipt: earlier.receipt ?? '' } }
           : { ...base, outcome: 'accepted', response, processedAt: earlier.processedAt ?? new Date().toISOString() };
@@ -74,14 +116,47 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
         await heartbeat?.stop();
         if (lost(held)) return 'skipped';
         const written = await settle(options, held, receipt, true, { receipt: local.receipt, ids });
-        if (!again) await writeState(store, { ...earlier, status: 'receipted', receipt: written });
+        // A duplicate leaves the accepted input's state as it was, but for the note of where the copy's receipt is.
+        await save(again ? { ...earlier, receipts: receiptsWith(earlier, written.receipt) } : { ...earlier, status: 'receipted', receipt: written.receipt, receipts: receiptsWith(earlier, written.receipt), location: written.location });
         fileLog.info({ sha256: spooled.sha256, outcome: receipt.outcome }, again ? 'duplicate of an accepted file: not published again' : 'receipt completed');
         return again ? 'duplicate' : 'accepted';
       }
 
+      let state: InputState = {
+        ...earlier,
+        sha256: spooled.sha256,
+        status: 'received',
+        file: held.name,
+        pipeline: pipeline.name,
+        location: held.name,
+        attempts: earlier?.attempts ?? 0,
+        receivedAt: earlier?.receivedAt ?? receivedAt,
+        nextAttemptAt: undefined,
+      };
+      if (earlier && unfinished(earlier)) {
+        state = withFailure(state, { attempt: earlier.attempts, kind: 'unfinished', reason: 'the try did not finish: the worker stopped or crashed while working on it' });
+      }
+      const base = () => ({ pipeline: pipeline.name, businessId: pipeline.businessId, kind: pipeline.kind, format: pipeline.format, file, receivedAt, attempt: state.attempts });
+
+      /** No more tries: a failure receipt that says why, and the state `dead` (terminal). */
+      const giveUp = async (): Promise<Outcome> => {
+        const reason = `Gave up after ${state.attempts} tries (retry.maxAttempts is ${maxAttempts}); the last one: ${state.lastError ?? 'unknown'}`;
+        const problem = toProblem(new GaveUp({ detail: reason }), held.name).problem;
+        state = { ...state, status: 'dead', nextAttemptAt: undefined };
+        await save(state);
+        if (!(await settleWith({ ...base(), outcome: 'dead', response: problem, processedAt: new Date().toISOString() }, state, false))) return 'skipped';
+        fileLog.error({ sha256: spooled.sha256, attempts: state.attempts, reason: state.lastError }, 'file given up on: settled as failed, not tried again on its own');
+        return 'dead';
+      };
+
+      if (earlier?.status === 'dead' || state.attempts >= maxAttempts) return await giveUp();
+      const due = earlier?.status === 'retry-scheduled' && earlier.nextAttemptAt ? Date.parse(earlier.nextAttemptAt) : 0;
+      if (due > Date.now() && !how.ignoreSchedule) throw new RetryLater(`a retry is scheduled for ${earlier!.nextAttemptAt}`, due, undefined, true);
+
+      state = { ...state, attempts: state.attempts + 1 };
+      await save(state); // before any work: a crash during this try still counts it
       const correlationId = randomUUID();
       let receipt: Receipt;
-      let state: InputState;
       try {
         const records = await decodeFile(spooled.path, {
           kind,
@@ -96,6 +171,10 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
           kind,
           businessId: pipeline.businessId,
           ...records,
+          onValidated: async () => {
+            state = { ...state, status: 'validated' };
+            await save(state);
+          },
           onConfirmed: (ids) => idFile.append(ids),
           correlationId,
           source: { type: store.type, name: pipeline.name },
@@ -109,22 +188,42 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
         const { messageIds: _inFile, ...summary } = response;
         // Ids, then the state: from here on these bytes are never published again.
         await store.write(idsName(spooled.sha256), { file: local.ids });
-        state = { sha256: spooled.sha256, status: 'published', file: held.name, attempts: attempt, response: summary, processedAt };
-        await writeState(store, state);
-        receipt = { ...base, outcome: 'accepted', response: { ...summary, messageIds: [] }, processedAt };
+        state = { ...state, status: 'published', response: summary, processedAt, deferrals: 0 };
+        await save(state);
+        receipt = { ...base(), outcome: 'accepted', response: { ...summary, messageIds: [] }, processedAt };
       } catch (error) {
-        if (!isRejection(error)) throw error;
-        receipt = { ...base, outcome: 'rejected', response: toProblem(error, held.name).problem, processedAt: new Date().toISOString() };
-        state = { sha256: spooled.sha256, status: 'failed', file: held.name, attempts: attempt, lastError: (error as Error).message };
-        await writeState(store, state);
+        if (!isRejection(error)) {
+          const retry = await scheduleRetry(error);
+          if (retry) throw retry;
+          return await giveUp(); // that was the last try
+        }
+        state = withFailure({ ...state, status: 'failed', processedAt: new Date().toISOString() }, { attempt: state.attempts, kind: 'rejected', reason: (error as Error).message });
+        if (state.attempts >= maxAttempts) state = { ...state, status: 'dead' };
+        receipt = { ...base(), outcome: 'rejected', response: toProblem(error, held.name).problem, processedAt: state.processedAt! };
+        await save(state);
       }
-      await heartbeat?.stop();
-      if (lost(held)) return 'skipped'; // another worker took the file over and settles it
       const accepted = receipt.outcome === 'accepted';
-      const written = await settle(options, held, receipt, accepted, { receipt: local.receipt, ids: accepted ? local.ids : undefined });
-      if (accepted) await writeState(store, { ...state, status: 'receipted', receipt: written });
-      fileLog.info({ sha256: spooled.sha256, outcome: receipt.outcome, attempt, correlationId }, accepted ? 'file accepted' : 'file rejected');
+      if (!(await settleWith(receipt, accepted ? { ...state, status: 'receipted' } : state, accepted))) return 'skipped';
+      fileLog.info({ sha256: spooled.sha256, outcome: receipt.outcome, attempt: state.attempts, correlationId }, accepted ? 'file accepted' : 'file rejected');
       return accepted ? 'accepted' : 'rejected';
+
+      /**
+       * A try that failed for another reason than the input: the state says when to try again.
+       * An outage does not use an attempt; an unexpected error does. Undefined: that was the last try.
+       */
+      async function scheduleRetry(error: unknown): Promise<RetryLater | undefined> {
+        const reason = (error as Error).message;
+        const outage = isUnavailable(error);
+        const failure: Omit<InputFailure, 'at'> = { attempt: state.attempts, kind: outage ? 'unavailable' : 'error', reason };
+        const deferrals = outage ? (state.deferrals ?? 0) + 1 : 0;
+        const notBefore = Date.now() + reconnectDelay((outage ? deferrals : state.attempts) - 1, pipeline.retry.initialDelayMs, pipeline.retry.maxDelayMs);
+        state = withFailure({ ...state, status: 'retry-scheduled', attempts: outage ? state.attempts - 1 : state.attempts, deferrals, nextAttemptAt: new Date(notBefore).toISOString() }, failure);
+        if (!outage && state.attempts >= maxAttempts) return undefined;
+        await save(state).catch((stateError: unknown) => {
+          fileLog.warn({ reason: (stateError as Error).message }, 'could not record the failed try in the drop; the back-off in memory still applies');
+        });
+        return new RetryLater(reason, notBefore, error);
+      }
     } finally {
       await heartbeat?.stop();
       await rm(work, { recursive: true, force: true });

@@ -1,4 +1,4 @@
-import { receiptName, type Receipt } from '../pipeline/receipt.js';
+import { RECEIPT_SUFFIX, receiptName, type Receipt } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from '../pipelines.js';
 import type { Claim } from './claims.js';
 import { writeReceiptFile } from './receipt-file.js';
@@ -15,18 +15,25 @@ export interface SettleOptions {
   readonly store: DropStore;
 }
 
-/** Returns the receipt's name in the drop. `local` is a scratch path for composing it; `ids` the local id list. */
+/** Where the receipt was written, and where the input is now (undefined once deleted). */
+export interface Settled {
+  receipt: string;
+  location: string | undefined;
+}
+
+/** `local` is a scratch path for composing the receipt; `ids` the local id list. */
 export async function settle(
   { pipeline, store }: SettleOptions,
   held: Claim,
   receipt: Receipt,
   success: boolean,
   local: { receipt: string; ids?: string },
-): Promise<string> {
+): Promise<Settled> {
   const moveTo = await finalPlace(pipeline, store, held.name, success);
   const action = success ? pipeline.after.success : pipeline.after.failure;
   const written = receiptName(moveTo ?? held.name);
   await writeReceiptFile(local.receipt, receipt, local.ids);
+  if (!moveTo && action !== 'delete') await keepEarlierReceipt(store, written);
   await store.write(written, { file: local.receipt });
   if (moveTo) {
     if (!(await store.rename(held.current, moveTo))) throw new Error(`could not move ${held.current} to ${moveTo}`);
@@ -36,7 +43,7 @@ export async function settle(
     throw new Error(`could not put ${held.current} back as ${held.name}`);
   }
   if (pipeline.readiness.strategy === 'marker') await store.remove(`${held.name}${pipeline.readiness.markerSuffix}`);
-  return written;
+  return { receipt: written, location: moveTo ?? (action === 'delete' ? undefined : held.name) };
 }
 
 /**
@@ -49,5 +56,18 @@ async function finalPlace(pipeline: PipelineDefinition, store: DropStore, name: 
   const folder = success ? pipeline.after.processedFolder : pipeline.after.failedFolder;
   const target = `${folder}/${name}`;
   const taken = (await store.stat(target)) || (await store.stat(receiptName(target)));
-  return taken ? `${folder}/${new Date().toISOString().replace(/[:.]/g, '-')}-${name}` : target;
+  return taken ? `${folder}/${stamp(Date.now())}-${name}` : target;
 }
+
+/**
+ * A kept file's receipt has a fixed name (the runner sees the file is done by it). An earlier
+ * receipt there — the file was reprocessed — is renamed aside with its own time, never lost.
+ */
+async function keepEarlierReceipt(store: DropStore, written: string): Promise<void> {
+  const earlier = await store.stat(written);
+  if (!earlier) return;
+  const base = written.slice(0, -RECEIPT_SUFFIX.length);
+  await store.rename(written, `${base}.${stamp(earlier.modifiedMs)}${RECEIPT_SUFFIX}`);
+}
+
+const stamp = (ms: number) => new Date(ms).toISOString().replace(/[:.]/g, '-');

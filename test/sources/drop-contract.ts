@@ -8,6 +8,7 @@ import { pipelineSchema, type PipelineDefinition } from '../../src/pipelines.js'
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
 import { createRabbitMqLease, type DropLease } from '../../src/sources/lease.js';
 import { createDropRunner, type DropRunner } from '../../src/sources/drop-runner.js';
+import type { InputState } from '../../src/sources/input-state.js';
 import type { DropStore } from '../../src/sources/store.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
@@ -96,6 +97,9 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       return JSON.parse((await readAll(await f.store.read(name))).toString('utf8')) as Receipt;
     }
 
+    const stateOf = async (dir: string, bytes: string) =>
+      JSON.parse((await readAll(await f.store.read(`${dir}/.warehouse-ingest/state/${createHash('sha256').update(bytes).digest('hex')}.json`))).toString('utf8')) as InputState;
+
     it('publishes a ready file, writes its receipt next to it in processed/, and moves it there', async () => {
       const { runner, dir } = pipelineIn();
       const csv = ordersCsv('A');
@@ -160,7 +164,7 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
     });
 
     it('leaves the file in the drop while the broker is down, and processes it once the broker is back', async () => {
-      const { runner, dir } = pipelineIn();
+      const { runner, dir } = pipelineIn({ retry: { initialDelayMs: 0 } });
       await f.put(`${dir}/later.csv`, ordersCsv('L'));
       proxy.cut({ refuse: true });
       try {
@@ -222,8 +226,84 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       expect(await worker.runOnce()).toMatchObject({ backingOff: 1, retried: 0, accepted: 0 });
       expect(await f.has(`${dir}/backoff.csv`)).toBe(true);
       expect(await topology.count()).toBe(0);
-      // The back-off is this worker's; a worker started later (or the next process) takes the file at once.
-      expect(await runner('w2').runOnce()).toMatchObject({ accepted: 1 });
+      // The back-off is in the input's state: a worker started later (or the next process) waits too.
+      const statePath = `${dir}/.warehouse-ingest/state/${createHash('sha256').update(ordersCsv('B')).digest('hex')}.json`;
+      const state = JSON.parse((await readAll(await f.store.read(statePath))).toString('utf8')) as InputState;
+      expect(state).toMatchObject({ status: 'retry-scheduled', attempts: 0, deferrals: 1, failures: [{ kind: 'unavailable', attempt: 1 }] });
+      expect(Date.parse(state.nextAttemptAt!) - Date.now()).toBeGreaterThan(30_000);
+      expect(await runner('w2').runOnce()).toMatchObject({ backingOff: 1, retried: 0, accepted: 0 });
+      expect(await f.has(`${dir}/backoff.csv`)).toBe(true);
+      // Once the time has come (moved here instead of waiting a minute), any worker takes it.
+      await f.put(statePath, JSON.stringify({ ...state, nextAttemptAt: new Date(Date.now() - 1).toISOString() }));
+      expect(await runner('w3').runOnce()).toMatchObject({ accepted: 1 });
+      expect(await receiptAt(`${dir}/processed/backoff.csv.receipt.json`)).toMatchObject({ attempt: 1 });
+      expect(await topology.count()).toBe(2);
+      await topology.messages();
+    });
+
+    it('keeps every input\'s state in the drop: published then receipted, with its receipt and where the file went', async () => {
+      const { runner, dir, pipeline } = pipelineIn();
+      const good = ordersCsv('S');
+      const bad = 'not,a,legacy,file\n1,2,3,4\n';
+      await f.put(`${dir}/good.csv`, good);
+      await f.put(`${dir}/bad.csv`, bad);
+      expect(await runner().runOnce()).toMatchObject({ accepted: 1, rejected: 1 });
+      expect(await stateOf(dir, good)).toMatchObject({
+        status: 'receipted',
+        pipeline: pipeline.name,
+        file: 'good.csv',
+        location: 'processed/good.csv',
+        attempts: 1,
+        receipt: 'processed/good.csv.receipt.json',
+        receipts: ['processed/good.csv.receipt.json'],
+        response: { recordCount: 2 },
+        worker: 'w1',
+      });
+      const failed = await stateOf(dir, bad);
+      expect(failed).toMatchObject({ status: 'failed', attempts: 1, location: 'failed/bad.csv', receipt: 'failed/bad.csv.receipt.json', failures: [{ attempt: 1, kind: 'rejected' }] });
+      expect(failed.lastError).toMatch(/\w/);
+      expect(await topology.count()).toBe(2);
+      await topology.messages();
+    });
+
+    it('gives up on a file after retry.maxAttempts tries that could be its fault, with a receipt saying why', async () => {
+      const { runner, dir } = pipelineIn({ retry: { maxAttempts: 2 } });
+      const bad = 'not,a,legacy,file\n1,2,3,4\n';
+      await f.put(`${dir}/poison.csv`, bad);
+      expect(await runner().runOnce()).toMatchObject({ rejected: 1 });
+      // Dropped again unchanged: the second rejection is the last try.
+      await f.put(`${dir}/poison.csv`, bad);
+      expect(await runner().runOnce()).toMatchObject({ rejected: 1 });
+      expect(await stateOf(dir, bad)).toMatchObject({ status: 'dead', attempts: 2, failures: [{ attempt: 1 }, { attempt: 2 }] });
+      // A third drop is not tried at all: it is settled as dead at once.
+      await f.put(`${dir}/poison.csv`, bad);
+      expect(await runner().runOnce()).toMatchObject({ dead: 1, rejected: 0 });
+      const receipts = (await f.store.list(`${dir}/failed`)).filter((e) => e.name.endsWith('.receipt.json'));
+      expect(receipts).toHaveLength(3);
+      const outcomes = await Promise.all(receipts.map(async (e) => (await receiptAt(e.name)).outcome));
+      expect([...outcomes].sort()).toEqual(['dead', 'rejected', 'rejected']);
+      expect(await receiptAt(receipts[outcomes.indexOf('dead')]!.name)).toMatchObject({ outcome: 'dead', attempt: 2, response: { status: 422, detail: expect.stringMatching(/^Gave up after 2 tries/) } });
+      expect(await topology.count()).toBe(0);
+    });
+
+    it('counts a try that never finished (the worker crashed) and gives up on a file that keeps killing workers', async () => {
+      const { runner, dir } = pipelineIn({ retry: { maxAttempts: 3 } });
+      const csv = ordersCsv('K');
+      const sha256 = createHash('sha256').update(csv).digest('hex');
+      // What a worker killed in the middle of its third try leaves: the state it wrote before starting.
+      await f.put(`${dir}/.warehouse-ingest/state/${sha256}.json`, JSON.stringify({ sha256, status: 'validated', file: 'k.csv', attempts: 3 }));
+      await f.put(`${dir}/k.csv`, csv);
+      expect(await runner().runOnce()).toMatchObject({ dead: 1, accepted: 0 });
+      expect(await stateOf(dir, csv)).toMatchObject({ status: 'dead', attempts: 3, location: 'failed/k.csv', failures: [{ attempt: 3, kind: 'unfinished' }] });
+      expect(await receiptAt(`${dir}/failed/k.csv.receipt.json`)).toMatchObject({ outcome: 'dead', response: { detail: expect.stringMatching(/did not finish/) } });
+      // Below the limit the same leftover is simply tried again, the crash noted.
+      const other = ordersCsv('K2');
+      const otherSha = createHash('sha256').update(other).digest('hex');
+      await f.put(`${dir}/.warehouse-ingest/state/${otherSha}.json`, JSON.stringify({ sha256: otherSha, status: 'received', file: 'k2.csv', attempts: 1 }));
+      await f.put(`${dir}/k2.csv`, other);
+      expect(await runner().runOnce()).toMatchObject({ accepted: 1 });
+      expect(await stateOf(dir, other)).toMatchObject({ status: 'receipted', attempts: 2, failures: [{ attempt: 1, kind: 'unfinished' }] });
+      expect(await receiptAt(`${dir}/processed/k2.csv.receipt.json`)).toMatchObject({ attempt: 2 });
       expect(await topology.count()).toBe(2);
       await topology.messages();
     });
