@@ -48,7 +48,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
 
   const metrics = createMetrics({ businesses: config.tenants.map((t) => t.businessId), processMetrics: true });
   const app = buildHttpApp(config, publisher, log, { metrics, drops: stores });
-  const drops = startDropRunners(config, stores, pipelineIngest(config, publisher, metrics), log);
+  const drops = startDropRunners(config, stores, pipelineIngest(config, publisher, metrics), log, metrics);
 
   const server = createHttpServer(app, config.http, log);
   await new Promise<void>((resolve, reject) => {
@@ -183,9 +183,9 @@ export async function runPipelineFile(file: string, options: StartOptions & { on
 const RUN_ONCE_LEASE_WAIT_MS = 60_000;
 
 /** One runner per pipeline definition in `pipelinesDirectory`, polling on its schedule. */
-function startDropRunners(config: Readonly<Config>, drops: readonly OpenedDrop[], ingest: Ingest, log: Logger): { stop(): Promise<void> } {
+function startDropRunners(config: Readonly<Config>, drops: readonly OpenedDrop[], ingest: Ingest, log: Logger, metrics: Metrics): { stop(): Promise<void> } {
   const running = drops.map(({ pipeline, store }) => {
-    const runner = createPipelineRunner(config, { pipeline, store }, ingest, log);
+    const runner = createPipelineRunner(config, { pipeline, store }, ingest, log, metrics);
     runner.start();
     log.info({ pipeline: pipeline.name, source: `${store.type}:${store.where}` }, `watching drop ${pipeline.name}`);
     return { runner, store };
@@ -203,7 +203,7 @@ function startDropRunners(config: Readonly<Config>, drops: readonly OpenedDrop[]
  * broker, so several workers can serve one drop; without a broker there is no shared place for
  * it, and one worker per such drop is the rule (said in the log and README).
  */
-function createPipelineRunner(config: Readonly<Config>, { pipeline, store }: OpenedDrop, ingest: Ingest, log: Logger): DropRunner {
+function createPipelineRunner(config: Readonly<Config>, { pipeline, store }: OpenedDrop, ingest: Ingest, log: Logger, metrics?: Metrics): DropRunner {
   let lease = OWN_LEASE;
   if (!store.atomicRename && config.broker.url) {
     lease = createRabbitMqLease({ url: config.broker.url, pipeline: pipeline.name, reconnect: { ...config.broker.reconnect } }, log.child({ pipeline: pipeline.name, component: 'lease' }));
@@ -218,6 +218,7 @@ function createPipelineRunner(config: Readonly<Config>, { pipeline, store }: Ope
     onboarding: config.onboarding,
     log,
     spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
+    ...(metrics ? { metrics } : {}),
   });
 }
 

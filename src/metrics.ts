@@ -3,14 +3,11 @@ import type { BatchOutcome } from './pipeline/ingest.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';
 
-/**
- * What a drop runner reports. `src/sources/` does not call these yet: the drop state is being
- * built there; `main.ts` hands this object to each runner once it takes it (see README, Metrics).
- */
+/** What a drop runner reports (`createDropRunner({ metrics })`). */
 export interface DropMetrics {
   /** A receipt could not be written to the drop (the file stays and is tried again). */
   receiptWriteFailed(pipeline: string): void;
-  /** How many inputs of a pipeline are in a state (the drop state's own names, e.g. `settling`, `failed`). */
+  /** How many inputs of a pipeline are in a state (`InputStatus`: received … dead). */
   setInputs(pipeline: string, state: string, count: number): void;
 }
 

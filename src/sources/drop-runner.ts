@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import type { Logger } from '../log.js';
+import type { DropMetrics } from '../metrics.js';
 import type { Ingest } from '../pipeline/ingest.js';
 import { receiptName } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from '../pipelines.js';
@@ -9,6 +10,7 @@ import { claim, release, takeOverStale, type Claim } from './claims.js';
 import { OWN_LEASE, type DropLease } from './lease.js';
 import { createFileProcessor, RetryLater, type Outcome } from './process-file.js';
 import { createReadiness } from './readiness.js';
+import { createStateCensus } from './state-census.js';
 import { assertSafeName, type DropEntry, type DropStore } from './store.js';
 
 export interface DropRunnerOptions {
@@ -31,6 +33,8 @@ export interface DropRunnerOptions {
   readonly maxJsonBytes?: number;
   /** Most records in one file. @default unlimited */
   readonly maxRecords?: number;
+  /** Inputs per state (after every scheduled look) and receipt write failures. */
+  readonly metrics?: DropMetrics;
 }
 
 /** What one look at the drop did. */
@@ -73,6 +77,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
   const processFile = createFileProcessor({ ...options, lease, workerId, maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024 });
   /** Files that failed transiently: when each may be tried again. Forgotten once it settles or leaves. */
   const backOff = new Map<string, { failures: number; notBefore: number }>();
+  const census = options.metrics && createStateCensus(store);
   let stopping = false;
   let running: Promise<RunSummary> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -164,6 +169,16 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     return summary;
   }
 
+  /** The inputs gauge; a drop that cannot be read now keeps its last figures. */
+  async function countInputs(): Promise<void> {
+    if (!census || !options.metrics) return;
+    try {
+      for (const [status, count] of Object.entries(await census.count())) options.metrics.setInputs(pipeline.name, status, count);
+    } catch (error) {
+      pipelineLog.debug({ reason: (error as Error).message }, 'could not count the inputs per state');
+    }
+  }
+
   return {
     runOnce(runOptions) {
       running = runOnce(runOptions).finally(() => (running = undefined));
@@ -176,6 +191,10 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
           .catch((error: unknown) => {
             pipelineLog.error({ reason: (error as Error).message }, `could not read the drop at ${store.where}; trying again in ${pipeline.schedule.pollIntervalMs} ms`);
             return undefined as unknown as RunSummary;
+          })
+          .then(async (summary) => {
+            await countInputs();
+            return summary;
           })
           .finally(() => {
             running = undefined;

@@ -1,5 +1,5 @@
 import type { BulkResponse } from '../pipeline/ingest.js';
-import { WORK_FOLDER, type DropStore } from './store.js';
+import { WORK_FOLDER, type DropEntry, type DropStore } from './store.js';
 
 /**
  * The durable state of every input of a drop, keyed by the sha256 of its bytes and kept in the
@@ -93,6 +93,11 @@ export function withFailure(state: InputState, failure: Omit<InputFailure, 'at'>
  */
 export async function listStates(store: DropStore, options: { since?: number } = {}): Promise<InputState[]> {
   const entries = (await store.list(STATE_FOLDER)).filter((e) => e.name.endsWith('.json') && e.modifiedMs >= (options.since ?? 0));
+  return listStatesIn(store, entries);
+}
+
+/** The states in these entries of the state folder; unreadable ones are skipped. */
+export async function listStatesIn(store: DropStore, entries: readonly DropEntry[]): Promise<InputState[]> {
   const states: InputState[] = [];
   // A few reads at once: SFTP and S3 answer each in a round trip.
   for (let i = 0; i < entries.length; i += 16) {

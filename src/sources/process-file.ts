@@ -4,6 +4,7 @@ import path from 'node:path';
 import { decodeFile } from '../decode/file.js';
 import { GaveUp, isIngestError, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
+import type { DropMetrics } from '../metrics.js';
 import { reconnectDelay } from '../publish/rabbitmq.js';
 import type { Ingest } from '../pipeline/ingest.js';
 import type { Receipt } from '../pipeline/receipt.js';
@@ -30,6 +31,7 @@ export interface FileProcessorOptions {
   readonly spoolDirectory: string;
   readonly maxJsonBytes: number;
   readonly maxRecords?: number;
+  readonly metrics?: Pick<DropMetrics, 'receiptWriteFailed'>;
 }
 
 /**

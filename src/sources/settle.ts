@@ -1,4 +1,5 @@
 import { RECEIPT_SUFFIX, receiptName, type Receipt } from '../pipeline/receipt.js';
+import type { DropMetrics } from '../metrics.js';
 import type { PipelineDefinition } from '../pipelines.js';
 import type { Claim } from './claims.js';
 import { writeReceiptFile } from './receipt-file.js';
@@ -13,6 +14,7 @@ import type { DropStore } from './store.js';
 export interface SettleOptions {
   readonly pipeline: PipelineDefinition;
   readonly store: DropStore;
+  readonly metrics?: Pick<DropMetrics, 'receiptWriteFailed'>;
 }
 
 /** Where the receipt was written, and where the input is now (undefined once deleted). */
@@ -23,7 +25,7 @@ export interface Settled {
 
 /** `local` is a scratch path for composing the receipt; `ids` the local id list. */
 export async function settle(
-  { pipeline, store }: SettleOptions,
+  { pipeline, store, metrics }: SettleOptions,
   held: Claim,
   receipt: Receipt,
   success: boolean,
@@ -34,7 +36,12 @@ export async function settle(
   const written = receiptName(moveTo ?? held.name);
   await writeReceiptFile(local.receipt, receipt, local.ids);
   if (!moveTo && action !== 'delete') await keepEarlierReceipt(store, written);
-  await store.write(written, { file: local.receipt });
+  try {
+    await store.write(written, { file: local.receipt });
+  } catch (error) {
+    metrics?.receiptWriteFailed(pipeline.name);
+    throw error;
+  }
   if (moveTo) {
     if (!(await store.rename(held.current, moveTo))) throw new Error(`could not move ${held.current} to ${moveTo}`);
   } else if (action === 'delete') {

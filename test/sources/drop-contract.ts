@@ -15,7 +15,7 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { tempFolder } from '../support/temp.js';
 import { readAll, type StoreFixture } from './store-contract.js';
 
-const PROFILE = {
+export const PROFILE = {
   'identifiers.customerId': 'CUST-ACME',
   'identifiers.site': 'UK01',
   'identifiers.warehouse': 'WH-MAN',
