@@ -8,6 +8,7 @@ Commands:
   run          Run one partner drop (pipeline file), optionally once
   validate     Check a file offline exactly as the API and the drops would, without publishing
   lint         Check the configuration and every pipeline file as start-up does, starting nothing
+  status       Inputs of each drop per state, and the last failures with their reasons
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
 
@@ -49,6 +50,18 @@ start-up (schemas, tenants, onboarding profiles, secrets by environment variable
 reports every problem with its file and field. Starts nothing and connects to nothing.
 
 Exit status: 0 all valid, 1 problems found, 2 usage error.
+`,
+  status: `Usage: warehouse-ingest status [--pipeline <name>] [--failures <n>] [--json]
+
+Reads the durable state every drop keeps of its inputs (.warehouse-ingest/state/ in the drop) and
+prints, per pipeline, how many inputs are in each state — received, validated, published,
+receipted, failed, retry-scheduled, dead — and the last failures with their reasons, newest first.
+Changes nothing and does not connect to the broker.
+  --pipeline   Only this pipeline (its name in the pipeline file).
+  --failures   How many failures to list per pipeline (default 10).
+  --json       Print the report as JSON.
+
+Exit status: 0, 1 when a drop could not be read, 2 usage error.
 `,
   'hash-key': `Usage: warehouse-ingest hash-key <key | ->
 
