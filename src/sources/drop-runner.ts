@@ -11,6 +11,7 @@ import { OWN_LEASE, type DropLease } from './lease.js';
 import { createFileProcessor, RetryLater, type Outcome } from './process-file.js';
 import { createReadiness } from './readiness.js';
 import { createStateCensus } from './state-census.js';
+import { sweepUnfinishedWrites } from './tidy.js';
 import { assertSafeName, type DropEntry, type DropStore } from './store.js';
 
 export interface DropRunnerOptions {
@@ -68,6 +69,8 @@ export interface DropRunner {
   stop(): Promise<void>;
 }
 
+const SWEEP_EVERY_MS = 3_600_000;
+
 export function createDropRunner(options: DropRunnerOptions): DropRunner {
   const { pipeline, store, log } = options;
   const lease = options.lease ?? OWN_LEASE;
@@ -78,6 +81,8 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
   /** Files that failed transiently: when each may be tried again. Forgotten once it settles or leaves. */
   const backOff = new Map<string, { failures: number; notBefore: number }>();
   const census = options.metrics && createStateCensus(store);
+  /** When unfinished writes were last swept (on the first look, then at most hourly). */
+  let sweptAt = -Infinity;
   let stopping = false;
   let running: Promise<RunSummary> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -137,6 +142,15 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
         pipelineLog.warn({ file: stale.name }, 'took over a claim whose worker did not finish within the lease');
         if (!stopping) count(await handle(stale));
       }
+    }
+    // Stores with rename write through a temporary name (S3 PUTs appear whole: nothing to sweep).
+    if (store.atomicRename && Date.now() - sweptAt >= SWEEP_EVERY_MS) {
+      sweptAt = Date.now();
+      const removed = await sweepUnfinishedWrites(store, pipeline, pipeline.claimLeaseMs).catch((error: unknown) => {
+        pipelineLog.debug({ reason: (error as Error).message }, 'could not sweep unfinished writes; trying at the next sweep');
+        return [];
+      });
+      if (removed.length > 0) pipelineLog.info({ removed: removed.length, files: removed.slice(0, 10) }, 'removed temporary files of writes that never finished');
     }
     let { ready, settling } = await look();
     for (let looks = 1; waitForSettling && settling > 0 && looks <= pipeline.readiness.checks + 1 && !stopping; looks++) {

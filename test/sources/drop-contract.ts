@@ -326,6 +326,20 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
     const withClaims = (title: string, test: () => Promise<void>) => {
       if (traits.atomicRename) it(title, test);
     };
+
+    // Only stores that write through a temporary name and rename it (S3 PUTs appear whole).
+    withClaims('removes the temporary files of writes a killed worker never finished, and nothing else', async () => {
+      const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
+      const leftovers = [`.warehouse-ingest/state/${'c'.repeat(64)}.json.0badf00d.tmp`, 'processed/x.csv.receipt.json.12345678.tmp', 'failed/y.csv.abcdef01.tmp', 'z.csv.receipt.json.9abcdef0.tmp'];
+      for (const name of leftovers) await f.put(`${dir}/${name}`, 'half-written');
+      await f.put(`${dir}/partner-upload.csv.0badf00d.tmp`, 'a partner\'s upload in progress');
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      await f.put(`${dir}/processed/w.csv.receipt.json.fedcba98.tmp`, 'being written right now');
+      await runner().runOnce();
+      for (const name of leftovers) expect(await f.has(`${dir}/${name}`), name).toBe(false);
+      expect(await f.has(`${dir}/partner-upload.csv.0badf00d.tmp`)).toBe(true);
+      expect(await f.has(`${dir}/processed/w.csv.receipt.json.fedcba98.tmp`)).toBe(true);
+    });
     const withLease = (title: string, test: () => Promise<void>) => {
       if (!traits.atomicRename) it(title, test);
     };

@@ -1,0 +1,27 @@
+import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
+import type { PipelineDefinition } from '../pipelines.js';
+import { STATE_FOLDER } from './input-state.js';
+import type { DropStore } from './store.js';
+
+/** What `DropStore.write` names a file while writing it (local, SFTP): `<target>.<8 hex>.tmp`. */
+const WRITING = /\.[0-9a-f]{8}\.tmp$/;
+
+/**
+ * Removes the temporary files of writes that never finished — a worker killed in the middle of
+ * writing a state, an id list or a receipt — once they are older than `olderThanMs` (no write
+ * takes that long). Only the worker's own folders are looked at; in the drop itself only a
+ * receipt's temporary file, so a partner's `.tmp` upload is never touched. Returns the names removed.
+ */
+export async function sweepUnfinishedWrites(store: DropStore, pipeline: PipelineDefinition, olderThanMs: number, now = Date.now()): Promise<string[]> {
+  const folders = [STATE_FOLDER, pipeline.after.processedFolder, pipeline.after.failedFolder];
+  const removed: string[] = [];
+  for (const folder of ['', ...folders]) {
+    for (const entry of await store.list(folder || undefined)) {
+      if (!WRITING.test(entry.name) || now - entry.modifiedMs < olderThanMs) continue;
+      if (folder === '' && !entry.name.replace(WRITING, '').endsWith(RECEIPT_SUFFIX)) continue;
+      await store.remove(entry.name);
+      removed.push(entry.name);
+    }
+  }
+  return removed;
+}
