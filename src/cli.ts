@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { hashApiKey } from './api-keys.js';
 import { CannotRead, lintCommand, parse, validateCommand, type Output } from './cli/check-commands.js';
 import { COMMANDS, helpFor, UsageError } from './cli/help.js';
+import { lineageCommand } from './cli/lineage.js';
 import { ConfigError } from './errors.js';
 
 const io: Output = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
@@ -72,6 +73,8 @@ async function main(argv: string[]): Promise<number | void> {
       return validateCommand(rest, io);
     case 'lint':
       return lintCommand(rest, io);
+    case 'lineage':
+      return lineageCommand(rest, io);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
