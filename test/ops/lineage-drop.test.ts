@@ -3,8 +3,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { Receipt } from '../../src/pipeline/receipt.js';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { createLocalDrop } from '../../src/sources/local.js';
+import { createS3Drop } from '../../src/sources/s3.js';
 import { demoOrdersCsv, startDropHarness, type DropHarness } from '../support/drop-harness.js';
+import { readAll } from '../sources/store-contract.js';
+import { startS3rver } from '../support/s3rver.js';
 import { tempFolder } from '../support/temp.js';
 import { jsonLines, lineage } from './lineage-cli.js';
 
@@ -87,3 +91,40 @@ describe('lineage of a dropped CSV file', () => {
     expect([code, stdout]).toEqual([1, '']);
   });
 });
+
+describe('lineage of a file dropped in S3', () => {
+  it('is kept in the bucket beside the ids and found there', async () => {
+    const s3 = await startS3rver();
+    const credentials = { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
+    const store = createS3Drop({ bucket: s3.bucket, prefix: 'in/', region: s3.region, endpoint: s3.endpoint, forcePathStyle: true, credentials });
+    const name = `${PIPELINE}-s3`;
+    const s3harness = await startDropHarness(store, name);
+    try {
+      const body = demoOrdersCsv(`${tag}-S3`, 2);
+      await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'in/orders.csv', Body: body, ContentLength: Buffer.byteLength(body) }));
+      expect(await s3harness.runner.runOnce()).toMatchObject({ accepted: 1 });
+      const receipt = JSON.parse((await readAll(await store.read('processed/orders.csv.receipt.json'))).toString('utf8')) as Receipt & { response: { messageIds: string[] } };
+
+      const pipelines = path.join(folder.dir, 's3-pipelines');
+      mkdirSync(pipelines);
+      const source = { type: 's3', bucket: s3.bucket, prefix: 'in/', region: s3.region, endpoint: s3.endpoint, forcePathStyle: true, accessKeyId: { env: 'TEST_S3_KEY' }, secretAccessKey: { env: 'TEST_S3_SECRET' } };
+      writeFileSync(path.join(pipelines, 's3.yaml'), stringify({ name, businessId: 'DEMO', kind: 'sales-orders', format: 'v1-csv', source }));
+      const s3env = {
+        INGEST_ENV: 'development',
+        INGEST_CONFIG: folder.write('s3.yaml', stringify({ dataDirectory: path.join(folder.dir, 'data'), pipelinesDirectory: pipelines })),
+        TEST_S3_KEY: s3.accessKeyId,
+        TEST_S3_SECRET: s3.secretAccessKey,
+      };
+      const found = await lineage([`${tag}-S3-1`, '--json'], s3env);
+      expect(found.code, found.stderr).toBe(0);
+      expect(jsonLines(found.stdout)).toEqual([
+        expect.objectContaining({ source: 's3', file: 'orders.csv', line: 4, index: 1, messageId: receipt.response.messageIds[1], receipt: 'processed/orders.csv.receipt.json', location: 'processed/orders.csv' }),
+      ]);
+    } finally {
+      await s3harness.close();
+      await store.close();
+      await s3.stop();
+    }
+  });
+});
+
