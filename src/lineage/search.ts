@@ -27,17 +27,10 @@ export interface HttpMatch extends JournalEntry {
   readonly source: 'http';
 }
 
-/** A record that came in a dropped file. */
-export interface FileMatch {
+/** A record that came in a dropped file: what the journal says of a record, and the file instead of the request. */
+export interface FileMatch extends Omit<JournalEntry, 'endpoint' | 'correlationId' | 'at'> {
   /** The drop's store type: `local`, `sftp`, `s3`. */
   readonly source: string;
-  readonly reference: string;
-  readonly messageId: string;
-  readonly index: number;
-  /** The record's first line in the file (CSV). */
-  readonly line?: number;
-  readonly kind: string;
-  readonly businessId: string;
   readonly pipeline: string;
   /** The drop: `<type>:<where>`. */
   readonly drop: string;

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { lineageDirectory } from '../../src/config.js';
+import { lineageDirectory, loadConfig } from '../../src/config.js';
 import { createLineageJournal, journalFile } from '../../src/lineage/journal.js';
 import { createLogger } from '../../src/log.js';
 import { validRecords } from '../records/fixtures.js';
@@ -10,26 +10,8 @@ import { answer, createTestApp, type TestApp } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 import { journalHolds, jsonLines, lineage } from './lineage-cli.js';
 
-const PROFILE = `
-onboarding:
-  ACME:
-    sales-orders:
-      identifiers.customerId: CUST-ACME
-      identifiers.site: UK01
-      identifiers.warehouse: WH-MAN
-      identifiers.ownerId: ACME
-      order.class: B2C
-      customer.name: Acme Stores
-      shipping.method: STANDARD
-      shipping.route: NW-03
-      shipping.carrier: DPD
-      shipping.shippingLane: LANE-2
-      financial.currency: GBP
-      shipAddresses:
-        - { table: SHIPTO, addressId: A1, address: { name: Acme Store 1, line1: 1 High St, city: Leeds, postcode: LS1 1AA, country: GB } }
-      shipContacts:
-        - { table: CONTACT, lineId: C1, personal: { firstName: Ann, lastName: Lee }, contact: { email: ann@example.com, phone: "+44 113 000" } }
-`;
+/** ACME's v1 records are completed with the demo business's onboarding profile. */
+const profile = stringify({ onboarding: { ACME: { 'sales-orders': loadConfig({ env: { INGEST_ENV: 'development' } }).onboarding.DEMO!['sales-orders'] } } });
 
 /** Record numbers no other run has used. */
 const tag = `${process.pid}-${Date.now().toString(36)}`;
@@ -55,7 +37,7 @@ let env: NodeJS.ProcessEnv;
 let journal: string;
 const folder = tempFolder('lineage-http-');
 beforeAll(async () => {
-  t = await createTestApp({ yaml: PROFILE });
+  t = await createTestApp({ yaml: profile });
   const pipelines = path.join(folder.dir, 'pipelines');
   mkdirSync(pipelines);
   env = { INGEST_CONFIG: folder.write('cli.yaml', stringify({ dataDirectory: t.config.dataDirectory, pipelinesDirectory: pipelines })) };
@@ -113,7 +95,7 @@ describe('lineage of HTTP batches', () => {
     const found = await lineage([number('C2'), '--json'], env);
     expect(found.code, found.stderr).toBe(0);
     expect(jsonLines(found.stdout)).toEqual([
-      expect.objectContaining({ reference: number('C2'), messageId: body.messageIds[1], index: 1, line: 4, endpoint: '/api/v1/sales-orders', correlationId: body.correlationId }),
+      expect.objectContaining({ reference: number('C2'), businessId: 'ACME', messageId: body.messageIds[1], index: 1, line: 4, endpoint: '/api/v1/sales-orders', correlationId: body.correlationId }),
     ]);
   });
 
