@@ -4,6 +4,7 @@ import { hashApiKey } from './api-keys.js';
 import { CannotRead, lintCommand, parse, validateCommand, type Output } from './cli/check-commands.js';
 import { COMMANDS, helpFor, UsageError } from './cli/help.js';
 import { statusCommand } from './cli/status.js';
+import { lineageCommand } from './cli/lineage.js';
 import { ConfigError } from './errors.js';
 
 const io: Output = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
@@ -75,6 +76,8 @@ async function main(argv: string[]): Promise<number | void> {
       return lintCommand(rest, io);
     case 'status':
       return statusCommand(rest, io);
+    case 'lineage':
+      return lineageCommand(rest, io);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

@@ -81,12 +81,24 @@ export const configSchema = z.strictObject({
     publishTimeoutMs: z.int().positive(),
     reconnect: z.strictObject({ initialDelayMs: z.int().positive(), maxDelayMs: z.int().positive() }),
   }),
+  /** The journal of HTTP batches' lineage (README "Lineage"); a drop's lineage is kept in the drop. */
+  lineage: z.strictObject({
+    /** Folder of the day files. @default `<dataDirectory>/lineage` */
+    directory: z.string().min(1).optional(),
+    /** Days of journal kept, today included. */
+    retentionDays: z.int().min(1).max(3650),
+  }),
   tenants: z.array(tenantSchema),
   /** Per business id (or `*`), per kind: v2 path → value, filling what v1 records cannot carry. */
   onboarding: z.record(z.string(), z.partialRecord(z.enum(KIND_NAMES), z.record(z.string(), z.unknown()))),
 });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** Where the HTTP lineage journal lives: `lineage.directory`, else `<dataDirectory>/lineage`; relative to the working directory. */
+export function lineageDirectory(config: Readonly<Config>): string {
+  return path.resolve(config.lineage.directory ?? path.join(config.dataDirectory, 'lineage'));
+}
 export type Tenant = Config['tenants'][number];
 
 /** Where a setting came from: a file path or `environment variable NAME`. */

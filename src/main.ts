@@ -1,7 +1,8 @@
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { H3 } from 'h3';
-import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
+import { lineageDirectory, loadConfig, type Config, type LoadConfigOptions } from './config.js';
+import { createLineageJournal, type LineageJournal } from './lineage/journal.js';
 import { createLogger, safeUrl, type Logger } from './log.js';
 import { createAuthenticator } from './http/auth.js';
 import { createHttpApp } from './http/app.js';
@@ -47,7 +48,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   log.info({ environment: config.environment, publisher: publisher.name, target: publisher.target }, `publisher: ${publisher.name} (${publisher.target})`);
 
   const metrics = createMetrics({ businesses: config.tenants.map((t) => t.businessId), processMetrics: true });
-  const app = buildHttpApp(config, publisher, log, { metrics, drops: stores });
+  const lineage = openLineageJournal(config, log, metrics);
+  const app = buildHttpApp(config, publisher, log, { metrics, drops: stores, lineage });
   const drops = startDropRunners(config, stores, pipelineIngest(config, publisher, metrics), log, metrics);
 
   const server = createHttpServer(app, config.http, log);
@@ -76,6 +78,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
           drops.stop(),
         ]);
         await publisher.close();
+        await lineage?.flush();
         log.info('stopped');
       })()),
   };
@@ -86,6 +89,8 @@ export interface HttpAppParts {
   readonly metrics?: Metrics;
   /** The drops `/readyz` lists. @default none */
   readonly drops?: readonly OpenedDrop[];
+  /** The HTTP lineage journal. @default one over `lineage.directory` (none in the sandbox) */
+  readonly lineage?: LineageJournal;
 }
 
 /** The HTTP facade over the shared pipeline; tests build it the same way, without a socket. */
@@ -95,6 +100,7 @@ export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log
   const metrics = parts.metrics ?? createMetrics({ businesses: config.tenants.map((t) => t.businessId) });
   metrics.watchBroker(publisher);
   const drops = parts.drops ?? [];
+  const lineage = parts.lineage ?? openLineageJournal(config, log, metrics);
   return createHttpApp({
     ingest: withBulkhead(pipelineIngest(config, publisher, metrics), { maxInFlight: abuse.maxInFlightBatches }),
     metrics: metrics.registry,
@@ -110,11 +116,21 @@ export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log
     maxRecordsPerBatch: config.http.maxRecordsPerBatch,
     onboarding: config.onboarding,
     responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
+    ...(lineage && { lineage }),
     readiness: async () => {
       const [check, dropChecks] = await Promise.all([readiness(config, publisher), probeDrops(drops.map(({ pipeline, store }) => ({ pipeline: pipeline.name, store })))]);
       return withDrops(check, dropChecks);
     },
   });
+}
+
+/** The HTTP lineage journal; none in the sandbox, which publishes nothing to trace. */
+function openLineageJournal(config: Readonly<Config>, log: Logger, metrics: Metrics): LineageJournal | undefined {
+  if (config.environment === 'sandbox') return undefined;
+  return createLineageJournal(
+    { directory: lineageDirectory(config), retentionDays: config.lineage.retentionDays, onWriteFailure: (records) => metrics.lineageLost(records) },
+    log.child({ component: 'lineage' }),
+  );
 }
 
 /** The one pipeline every source feeds, counted in `metrics` when given. */

@@ -20,6 +20,8 @@ export interface Metrics extends DropMetrics {
   timed(publisher: Publisher): Publisher;
   /** `warehouse_ingest_broker_connected` follows this publisher (RabbitMQ only: the others have no connection). */
   watchBroker(publisher: Publisher): void;
+  /** Accepted HTTP records whose lineage could not be written to the journal. */
+  lineageLost(records: number): void;
 }
 
 export interface MetricsOptions {
@@ -45,6 +47,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const records = new Counter({ name: 'warehouse_ingest_records_total', help: 'Records of those batches, by the batch outcome (all-or-nothing: a rejected batch counts all its records).', labelNames: batchLabels, registers });
   const publishLatency = new Histogram({ name: 'warehouse_ingest_publish_duration_seconds', help: 'Time from publish() to the confirm of every message of the call.', labelNames: ['publisher', 'outcome'] as const, buckets: LATENCY_BUCKETS, registers });
   const receiptFailures = new Counter({ name: 'warehouse_ingest_receipt_write_failures_total', help: 'Receipts that could not be written to a drop.', labelNames: ['pipeline'] as const, registers });
+  const lineageLost = new Counter({ name: 'warehouse_ingest_lineage_lost_records_total', help: 'Accepted HTTP records whose lineage could not be written to the journal (the batch stays accepted).', registers });
   const inputs = new Gauge({ name: 'warehouse_ingest_inputs', help: 'Inputs of a drop pipeline, by state.', labelNames: ['pipeline', 'state'] as const, registers });
 
   return {
@@ -84,6 +87,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
           this.set(publisher.connected ? 1 : 0);
         },
       });
+    },
+    lineageLost(count) {
+      lineageLost.inc(count);
     },
     receiptWriteFailed(pipeline) {
       receiptFailures.inc({ pipeline });

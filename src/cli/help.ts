@@ -9,6 +9,7 @@ Commands:
   validate     Check a file offline exactly as the API and the drops would, without publishing
   lint         Check the configuration and every pipeline file as start-up does, starting nothing
   status       Inputs of each drop per state, and the last failures with their reasons
+  lineage      Find which request or file carried a record number, its message id and receipt
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
 
@@ -62,6 +63,23 @@ Changes nothing and does not connect to the broker.
   --json       Print the report as JSON.
 
 Exit status: 0, 1 when a drop could not be read, 2 usage error.
+`,
+  lineage: `Usage: warehouse-ingest lineage <number> [--kind <kind>] [--business <id>] [--pipeline <name>]
+                                   [--since <date>] [--json]
+
+Finds which input carried a record — by its own number: the order id (sales orders: the
+shipment id), SKU, RGA id or work-order id — and prints one line per match: the request
+(endpoint, record index, correlation id) or the file (name, CSV line, record index, where it
+is now), the message id, and the file's receipt. Searches the HTTP lineage journal
+(lineage.directory) and the lineage kept in every drop of pipelinesDirectory.
+  --kind       master-data | sales-orders | purchase-orders | return-goods | work-orders
+  --business   Only records of this business id.
+  --pipeline   Only this pipeline's drop (the HTTP journal is then not searched).
+  --since      Only inputs processed since then: 2026-11-22 (UTC midnight) or an ISO 8601 time.
+  --json       One JSON object per match instead of a readable line.
+
+Exit status: 0 found, 1 not found, 2 usage error, invalid configuration, or nothing found
+while a drop or the journal could not be searched (said on stderr).
 `,
   'hash-key': `Usage: warehouse-ingest hash-key <key | ->
 

@@ -59,7 +59,7 @@ export function legacyCsvCandidates(
         // the line numbers, and only for a record whose errors are being explained.
         legacy: () => shapeOf(decoded, layout),
       };
-      yield { record, early: locatedProblems(terms), explain: (v2Errors) => explainRecord(terms, v2Errors) };
+      yield { record, early: locatedProblems(terms), explain: (v2Errors) => explainRecord(terms, v2Errors), line: decoded.rows[0] };
     }
   };
 }

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { isIngestError } from '../errors.js';
-import type { Batch, Ingest } from '../pipeline/ingest.js';
+import type { LineageJournal } from '../lineage/journal.js';
+import type { Batch, ConfirmedRecords, Ingest } from '../pipeline/ingest.js';
 import type { RecordKind } from '../records/kind.js';
 import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';
@@ -19,6 +20,8 @@ export interface HandlerDependencies {
   readonly maxRecordsPerBatch: number;
   /** Headers on every response, e.g. the sandbox marker. */
   readonly responseHeaders: Record<string, string>;
+  /** Where accepted records' lineage goes; none in the sandbox (nothing is published there). */
+  readonly lineage?: LineageJournal;
 }
 
 /** What an endpoint adds to the common flow: its formats and how a body becomes a batch. */
@@ -55,6 +58,8 @@ export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies)
     const chunks = await bodyChunks(event, deps.bodyLimitBytes);
 
     const run = async (): Promise<Response> => {
+      // Lineage is journaled only once the whole batch is confirmed: a failed batch leaves none.
+      const confirmed: ConfirmedRecords[] = [];
       const accepted = await deps.ingest({
         ...endpoint.toBatch(format, chunks, businessId),
         kind: endpoint.kind,
@@ -63,7 +68,9 @@ export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies)
         maxRecords: deps.maxRecordsPerBatch,
         source: { type: 'http', name: endpoint.path },
         log: context.log,
+        ...(deps.lineage && { onLineage: (records: ConfirmedRecords) => void confirmed.push(records) }),
       });
+      deps.lineage?.record({ businessId, kind: endpoint.kind.name, endpoint: endpoint.path, correlationId: context.correlationId, at: new Date() }, confirmed);
       return jsonResponse(202, accepted, context, headers);
     };
     if (key === undefined) return run();

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { InternalError, isIngestError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { RecordKind } from '../records/kind.js';
+import { referenceOf, type RecordKind } from '../records/kind.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
 import { validateRecord } from '../records/validate.js';
 import type { OutboundMessage, Publisher } from '../publish/publisher.js';
@@ -30,6 +30,24 @@ interface BatchBase {
   readonly maxRecords?: number;
   /** Fields that differ between tries of the same input (receipt time): left out of message ids. */
   readonly volatilePaths?: readonly string[];
+  /**
+   * Lineage: told each record's own number (and input line) with its message id once the broker
+   * confirmed it — once for an array batch, once per confirmed chunk of a streamed one. A streamed
+   * batch that fails part-way has told some chunks already: a sink keeps them aside until
+   * `ingest()` resolves. Without a sink nothing is computed for lineage.
+   */
+  readonly onLineage?: (confirmed: ConfirmedRecords) => Promise<void> | void;
+}
+
+/** Confirmed records of a batch, as parallel arrays in batch order (no object per record). */
+export interface ConfirmedRecords {
+  /** Index in the batch (0-based, as in the bulk response) of the first of these records. */
+  readonly first: number;
+  readonly messageIds: readonly string[];
+  /** Each record's own number (`kind.referencePath`); `''` when it has none. */
+  readonly references: readonly string[];
+  /** Each record's first input line, where the decoder knows it (CSV); absent for JSON. */
+  readonly lines?: ReadonlyArray<number | undefined>;
 }
 
 /** A batch held in memory (a JSON body): validated once, published at once. */
@@ -47,6 +65,8 @@ export interface Candidate {
   readonly early?: readonly string[];
   /** The record's final error list in the sender's terms, given its v2 errors. */
   readonly explain?: (v2Errors: readonly string[]) => string[];
+  /** The input line the record starts on (CSV: its first row), for lineage. */
+  readonly line?: number;
 }
 
 /** Which of a streamed batch's two passes an `open()` serves. */
@@ -128,7 +148,9 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     const headers = messageHeaders(batch);
     const messages = accepted.map((record) => toMessage(batch, ids, record, timestamp, headers));
     await publisher.publish(messages);
-    return { count: messages.length, messageIds: messages.map((message) => message.messageId) };
+    const messageIds = messages.map((message) => message.messageId);
+    if (batch.onLineage) await batch.onLineage({ first: 0, messageIds, references: accepted.map((record) => referenceOf(batch.kind, record)) });
+    return { count: messages.length, messageIds };
   }
 
   async function ingestStream(batch: StreamBatch, total: number, repeats: RepeatFilter): Promise<Published> {
@@ -140,21 +162,30 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     const messageIds: string[] = [];
     let published = 0;
     let chunk: OutboundMessage[] = [];
+    // Lineage only: the chunk's references and input lines, beside its messages.
+    const lineage = batch.onLineage;
+    let references: string[] = [];
+    let lines: Array<number | undefined> = [];
     // Two chunks in flight: the next one is built and sent while the broker confirms the previous,
     // so the worker's CPU and the broker's disk overlap. Ids are recorded strictly in order.
     let previous: Promise<void> = Promise.resolve();
     const flush = async () => {
       const sending = chunk;
+      const sendingLineage = lineage && { references, lines };
       chunk = [];
+      if (lineage) [references, lines] = [[], []];
       const confirmed = publisher.publish(sending);
       confirmed.catch(() => undefined); // reported below, after the chunk before it
       const earlier = previous;
       previous = (async () => {
         await earlier;
         await confirmed;
+        const first = published;
         published += sending.length;
-        if (batch.onConfirmed) await batch.onConfirmed(sending.map((message) => message.messageId));
-        else for (const message of sending) messageIds.push(message.messageId);
+        const ids = sending.map((message) => message.messageId);
+        if (batch.onConfirmed) await batch.onConfirmed(ids);
+        else messageIds.push(...ids);
+        if (lineage) await lineage({ first, messageIds: ids, ...sendingLineage! });
       })();
       previous.catch(() => undefined); // awaited by the next flush or below; never an unhandled rejection
       await earlier;
@@ -164,6 +195,10 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
         const result = validateRecord(kind, candidate.record, businessId);
         if (!result.ok) throw new InternalError({ detail: 'The input changed between validation and publishing; nothing more was published.' });
         chunk.push(toMessage(batch, ids, result.record, timestamp, headers));
+        if (lineage) {
+          references.push(referenceOf(kind, result.record));
+          lines.push(candidate.line);
+        }
         if (chunk.length === PUBLISH_CHUNK) await flush();
       }
       if (chunk.length > 0) await flush();

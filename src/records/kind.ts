@@ -21,3 +21,13 @@ export interface RecordKind<Schema extends z.ZodType = z.ZodType> {
   /** Fields the platform sets: removed from the validated record, never forwarded. */
   readonly platformFields: ReadonlyArray<readonly string[]>;
 }
+
+/** A record's own number (`kind.referencePath`) as text; `''` when it has none (lineage, logs). */
+export function referenceOf(kind: RecordKind, record: Record<string, unknown>): string {
+  let value: unknown = record;
+  for (const step of kind.referencePath) {
+    if (typeof value !== 'object' || value === null) return '';
+    value = (value as Record<string, unknown>)[step];
+  }
+  return typeof value === 'string' ? value : typeof value === 'number' ? String(value) : '';
+}

@@ -13,6 +13,7 @@ import { KINDS } from '../records/index.js';
 import { LEGACY, profileFor, type OnboardingProfiles } from '../records/legacy/index.js';
 import { startHeartbeat, type Claim } from './claims.js';
 import { idsName, published, readState, unfinished, withFailure, writeState, type InputFailure, type InputState } from './input-state.js';
+import { lineageName, openLineageFile } from '../lineage/drop-file.js';
 import type { DropLease } from './lease.js';
 import { openIdFile } from './receipt-file.js';
 import { settle } from './settle.js';
@@ -89,7 +90,7 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
     const receivedAt = new Date().toISOString();
     await sweepAbandoned(options.spoolDirectory);
     const work = path.join(options.spoolDirectory, `${SPOOL_OWNER}${randomUUID()}`);
-    const local = { receipt: path.join(work, 'receipt.json'), ids: path.join(work, 'message-ids') };
+    const local = { receipt: path.join(work, 'receipt.json'), ids: path.join(work, 'message-ids'), lineage: path.join(work, 'lineage') };
     const heartbeat = store.atomicRename ? startHeartbeat(store, held, workerId, Math.max(1000, pipeline.claimLeaseMs / 3)) : undefined;
     try {
       await mkdir(work, { recursive: true });
@@ -169,6 +170,7 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
         });
         if (lost(held)) return 'skipped';
         const idFile = openIdFile(local.ids);
+        const lineage = openLineageFile(local.lineage, { pipeline: pipeline.name, businessId: pipeline.businessId, kind: kind.name, file: held.name, sha256: spooled.sha256 });
         const response = await ingest({
           kind,
           businessId: pipeline.businessId,
@@ -178,6 +180,7 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
             await save(state);
           },
           onConfirmed: (ids) => idFile.append(ids),
+          onLineage: (confirmed) => lineage.append(confirmed),
           correlationId,
           source: { type: store.type, name: pipeline.name },
           log: fileLog.child({ correlationId }),
@@ -186,10 +189,12 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
         });
         await idFile.append(response.messageIds); // array batches return theirs; streamed ones went to the sink
         await idFile.end();
+        await lineage.end();
         const processedAt = new Date().toISOString();
         const { messageIds: _inFile, ...summary } = response;
         // Ids, then the state: from here on these bytes are never published again.
         await store.write(idsName(spooled.sha256), { file: local.ids });
+        await store.write(lineageName(spooled.sha256), { file: local.lineage });
         state = { ...state, status: 'published', response: summary, processedAt, deferrals: 0 };
         await save(state);
         receipt = { ...base(), outcome: 'accepted', response: { ...summary, messageIds: [] }, processedAt };

@@ -1,0 +1,129 @@
+/**
+ * Finds where a record number came in: the HTTP journal's day files, and the lineage files in
+ * each drop's state folder. Both are scanned line by line for the number before anything is
+ * parsed, so a search costs a read of what is kept, never a parse of it.
+ */
+import { createReadStream } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import type { OpenedDrop } from '../main.js';
+import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
+import { readState, type InputState } from '../sources/input-state.js';
+import { WORK_FOLDER } from '../sources/store.js';
+import { findInLineageFile, LINEAGE_SUFFIX } from './drop-file.js';
+import { entryPrefix, journalFiles, type JournalEntry } from './journal.js';
+
+export interface LineageQuery {
+  /** The record's own number: order id, SKU, RGA id, work-order id. */
+  readonly reference: string;
+  readonly kind?: string;
+  readonly businessId?: string;
+  /** Only inputs processed at or after this time. */
+  readonly since?: Date;
+}
+
+/** A record that came in through the HTTP API. */
+export interface HttpMatch extends JournalEntry {
+  readonly source: 'http';
+}
+
+/** A record that came in a dropped file: what the journal says of a record, and the file instead of the request. */
+export interface FileMatch extends Omit<JournalEntry, 'endpoint' | 'correlationId' | 'at'> {
+  /** The drop's store type: `local`, `sftp`, `s3`. */
+  readonly source: string;
+  readonly pipeline: string;
+  /** The drop: `<type>:<where>`. */
+  readonly drop: string;
+  /** The name the file had when it was accepted, and its content hash. */
+  readonly file: string;
+  readonly sha256: string;
+  /** The input's state: `receipted` once its receipt is written. */
+  readonly status?: string;
+  readonly processedAt?: string;
+  /** The receipt's name in the drop. */
+  readonly receipt?: string;
+  /** Where the file is now in the drop (e.g. `processed/orders.csv`); absent when it is gone (deleted, moved away). */
+  readonly location?: string;
+}
+
+export type LineageMatch = HttpMatch | FileMatch;
+
+/** Entries of the HTTP journal in `directory` for the query, oldest first. */
+export async function* searchJournal(directory: string, query: LineageQuery): AsyncGenerator<HttpMatch> {
+  const since = query.since?.toISOString();
+  const prefix = entryPrefix(query.reference);
+  for (const file of await journalFiles(directory, since?.slice(0, 10))) {
+    for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+      if (!text.startsWith(prefix)) continue;
+      let entry: JournalEntry;
+      try {
+        entry = JSON.parse(text) as JournalEntry;
+      } catch {
+        continue; // a line torn by a crash mid-write
+      }
+      if (!matches(query, entry.kind, entry.businessId) || (since !== undefined && entry.at < since)) continue;
+      yield { source: 'http', ...entry };
+    }
+  }
+}
+
+/** Records of a drop's accepted inputs for the query. */
+export async function* searchDrop({ pipeline, store }: OpenedDrop, query: LineageQuery): AsyncGenerator<FileMatch> {
+  if (!matches(query, pipeline.kind, pipeline.businessId)) return;
+  const drop = `${store.type}:${store.where}`;
+  for (const entry of await store.list(`${WORK_FOLDER}/state`)) {
+    if (!entry.name.endsWith(LINEAGE_SUFFIX)) continue;
+    const sha256 = path.posix.basename(entry.name, LINEAGE_SUFFIX);
+    let input: { state?: InputState; location?: string } | undefined;
+    if (query.since) {
+      // The state is small: inputs processed earlier are skipped without reading their lineage.
+      input = await inputOf(sha256);
+      if (!input.state?.processedAt || Date.parse(input.state.processedAt) < query.since.getTime()) continue;
+    }
+    for await (const { header, record } of findInLineageFile(await store.read(entry.name), query.reference)) {
+      input ??= await inputOf(sha256);
+      const { state, location } = input;
+      yield {
+        source: store.type,
+        ...record,
+        kind: header.kind,
+        businessId: header.businessId,
+        pipeline: header.pipeline,
+        drop,
+        file: header.file,
+        sha256: header.sha256,
+        ...(state && { status: state.status }),
+        ...(state?.processedAt && { processedAt: state.processedAt }),
+        ...(state?.receipt && { receipt: state.receipt }),
+        ...(location && { location }),
+      };
+    }
+  }
+
+  /** The input's state, and where the file sits now: next to its receipt, unless it was deleted or moved away. */
+  async function inputOf(sha256: string): Promise<{ state?: InputState; location?: string }> {
+    const state = await readState(store, sha256);
+    const place = state?.location ?? (state?.receipt?.endsWith(RECEIPT_SUFFIX) ? state.receipt.slice(0, -RECEIPT_SUFFIX.length) : undefined);
+    const location = place !== undefined && (await store.stat(place)) ? place : undefined;
+    return { ...(state && { state }), ...(location && { location }) };
+  }
+}
+
+const matches = (query: LineageQuery, kind: string, businessId: string) =>
+  (query.kind === undefined || query.kind === kind) && (query.businessId === undefined || query.businessId === businessId);
+
+/** One readable line per match: the input, the line, the message id and the receipt. */
+export function describeMatch(match: LineageMatch): string {
+  const head = `${match.reference} (${match.kind}, ${match.businessId}):`;
+  if ('endpoint' in match) {
+    const m = match;
+    const line = m.line === undefined ? '' : `, line ${m.line}`;
+    return `${head} POST ${m.endpoint} at ${m.at}, record ${m.index}${line}, correlation ${m.correlationId} — message ${m.messageId}`;
+  }
+  const m = match;
+  const line = m.line === undefined ? '' : `line ${m.line}, `;
+  const where = m.location === undefined ? `${m.drop}, no longer in the drop` : `${m.drop}/${m.location}`;
+  const receipt = m.receipt === undefined ? `no receipt yet (${m.status ?? 'no state'})` : `receipt ${m.receipt}`;
+  const processed = m.processedAt === undefined ? '' : `, processed ${m.processedAt}`;
+  return `${head} file ${m.file}, ${line}record ${m.index}, pipeline ${m.pipeline} (${where}) — message ${m.messageId}, ${receipt}${processed}`;
+}
