@@ -1,25 +1,9 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseApiKeyHash, verifyApiKey } from '../../src/api-keys.js';
+import { runCli } from '../support/cli-process.js';
 
-const run = promisify(execFile);
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
-
-async function cli(args: string[], input?: string, env: NodeJS.ProcessEnv = {}) {
-  const child = run(process.execPath, [...CLI, ...args], {
-    cwd: new URL('../..', import.meta.url).pathname,
-    env: { ...process.env, ...env },
-    timeout: 20_000,
-  });
-  if (input !== undefined) {
-    child.child.stdin!.end(input);
-  }
-  return child.then(
-    (r) => ({ code: 0, ...r }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
-}
+const cli = (args: string[], input?: string, env: NodeJS.ProcessEnv = {}) => runCli(args, { input, env, timeoutMs: 20_000 });
 
 describe('warehouse-ingest CLI', () => {
   it('hash-key prints a scrypt hash that verifies the key', async () => {

@@ -1,28 +1,15 @@
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { runCli } from '../support/cli-process.js';
 import { startS3rver } from '../support/s3rver.js';
 import { tempFolder } from '../support/temp.js';
 import { ordersCsv } from '../sources/drop-contract.js';
 
-const exec = promisify(execFile);
-const ROOT = new URL('../..', import.meta.url).pathname;
-
 /** `warehouse-ingest run <file> --once` as a separate process, as an operator or cron would run it. */
-async function runOnce(pipelineFile: string, env: NodeJS.ProcessEnv) {
-  return exec(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', pipelineFile, '--once'], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    timeout: 60_000,
-  }).then(
-    (r) => ({ code: 0, ...r }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
-}
+const runOnce = (pipelineFile: string, env: NodeJS.ProcessEnv) => runCli(['run', pipelineFile, '--once'], { env });
 
 /** DEMO's orders: the development profile completes them. */
 const demoCsv = (tag: string) => ordersCsv(tag).replaceAll('ACME,', 'DEMO,');

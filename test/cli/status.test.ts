@@ -1,23 +1,13 @@
-import { execFile } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PipelineStatus } from '../../src/cli/status.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { runCli } from '../support/cli-process.js';
 import { tempFolder } from '../support/temp.js';
 import { ordersCsv } from '../sources/drop-contract.js';
 
-const exec = promisify(execFile);
-const ROOT = new URL('../..', import.meta.url).pathname;
-
-/** The CLI as an operator runs it; resolves with the exit code and output. */
-async function cli(args: string[], env: NodeJS.ProcessEnv) {
-  return exec(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, timeout: 60_000 }).then(
-    (r) => ({ code: 0, ...r }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
-}
+const cli = (args: string[], env: NodeJS.ProcessEnv) => runCli(args, { env });
 
 const state = (sha256: string, fields: Record<string, unknown>) => JSON.stringify({ sha256, file: `${sha256.slice(0, 4)}.csv`, attempts: 1, ...fields });
 

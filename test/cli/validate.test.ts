@@ -1,15 +1,13 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { hashApiKey } from '../../src/api-keys.js';
 import { validateFile } from '../../src/cli/validate.js';
 import { KIND_NAMES, KINDS } from '../../src/records/index.js';
 import { FIXTURES, invalidFixtures } from '../records/fixtures.js';
+import { runCli } from '../support/cli-process.js';
 import { tempFolder } from '../support/temp.js';
 
-const run = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
 const folder = tempFolder('cli-validate-');
 const profile = (kind: string, file = 'profile.json') => JSON.parse(readFileSync(new URL(`${kind}/v1/${file}`, FIXTURES), 'utf8')) as Record<string, unknown>;
@@ -20,16 +18,7 @@ const config = folder.write('config.yaml', stringify({ dataDirectory: `${folder.
 /** JSON as a client sends it: `1e999` (Infinity after parsing) survives, where JSON.stringify writes null. */
 const wireJson = (value: unknown) => JSON.stringify(value, (_key, v: unknown) => (v === Infinity ? '\u0000inf' : v)).replaceAll('"\\u0000inf"', '1e999');
 
-async function cli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  return run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, INGEST_ENV: 'development', INGEST_CONFIG: config, ...env },
-    timeout: 20_000,
-  }).then(
-    (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
-}
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, { env: { INGEST_ENV: 'development', INGEST_CONFIG: config, ...env }, timeoutMs: 20_000 });
 
 describe('validateFile: the errors of the API and the receipts, offline', () => {
   describe.each(KIND_NAMES)('%s', (kind) => {

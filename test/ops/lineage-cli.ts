@@ -1,22 +1,9 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { promisify } from 'node:util';
 import { expect } from 'vitest';
+import { runCli, type CliResult } from '../support/cli-process.js';
 
-const exec = promisify(execFile);
-const ROOT = new URL('../..', import.meta.url).pathname;
-
-/** `warehouse-ingest lineage …` as a separate process, as an operator runs it (via tsx, no build). */
-export async function lineage(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  return exec(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'lineage', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    timeout: 30_000,
-  }).then(
-    (r) => ({ code: 0, ...r }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
-  );
-}
+/** `warehouse-ingest lineage …` as a separate process, as an operator runs it. */
+export const lineage = (args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> => runCli(['lineage', ...args], { env, timeoutMs: 30_000 });
 
 /** The JSON lines `lineage --json` printed. */
 export const jsonLines = (stdout: string) =>
