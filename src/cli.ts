@@ -72,6 +72,8 @@ async function main(argv: string[]): Promise<number | void> {
       return validateCommand(rest, io);
     case 'lint':
       return lintCommand(rest, io);
+    case 'reprocess':
+      return (await import('./cli/reprocess.js')).reprocessCommand(rest, io, { out: process.stdout, err: process.stderr });
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

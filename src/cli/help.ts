@@ -8,6 +8,7 @@ Commands:
   run          Run one partner drop (pipeline file), optionally once
   validate     Check a file offline exactly as the API and the drops would, without publishing
   lint         Check the configuration and every pipeline file as start-up does, starting nothing
+  reprocess    Try again a pipeline's failed inputs (after master data was fixed)
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
 
@@ -49,6 +50,24 @@ start-up (schemas, tenants, onboarding profiles, secrets by environment variable
 reports every problem with its file and field. Starts nothing and connects to nothing.
 
 Exit status: 0 all valid, 1 problems found, 2 usage error.
+`,
+  reprocess: `Usage: warehouse-ingest reprocess --pipeline <name> [--since <date|duration>] [--status <statuses>] [--dry-run]
+
+Tries again the inputs of one pipeline (by name, from pipelinesDirectory) that its drop's durable
+state selects — typically files rejected because a business's master data or onboarding profile
+was missing, once that is fixed. Each is processed from where it lies (e.g. failed/), with a new
+receipt whose "attempt" counts the try; earlier receipts stay. Dead inputs are never selected.
+  --pipeline   The pipeline's name (required).
+  --since      Only inputs processed since then: a duration (7d, 12h, 30m, 2w) or a date
+               (2026-11-01, 2026-11-01T09:00:00Z; UTC without an offset). Default: all.
+  --status     Comma-separated: failed (default), retry-scheduled.
+  --dry-run    List what would be reprocessed (file, status, attempts, place, last error);
+               change and publish nothing.
+
+Prints one line per input (name → outcome) and a summary; on a terminal a progress bar on stderr.
+Logs go to stderr (warn and above unless LOG_LEVEL is set).
+Exit status: 0 all accepted or nothing to do, 1 some input failed again (or another worker holds
+an S3 drop's lease), 2 usage error.
 `,
   'hash-key': `Usage: warehouse-ingest hash-key <key | ->
 
