@@ -27,7 +27,7 @@ export function createProgress(total: number, { out, err }: ProgressStreams): Pr
     if (shown) err.write('\r\x1b[K');
   };
   const draw = (text: string) => {
-    shown = text.slice(0, Math.max(10, (err.columns ?? 80) - 1));
+    shown = text.slice(0, Math.max(10, (err.columns || 80) - 1));
     err.write(`\r\x1b[K${shown}`);
   };
   return {
