@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
 import type { PipelineDefinition } from '../pipelines.js';
-import { claim, type Claim } from './claims.js';
+import { claim, CLAIMS_FOLDER, parseClaim, type Claim } from './claims.js';
 import { listStates, readState, type InputState } from './input-state.js';
 import type { Outcome, TryOptions } from './process-file.js';
 import { assertSafeName, type DropStore } from './store.js';
@@ -101,18 +101,19 @@ export async function reprocessSelected(deps: ReprocessDeps, selected: readonly 
 async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Promise<void> {
   const { store, workerId } = deps;
   const location = result.location;
-  if (!location || !(await store.stat(location))) {
+  const there = location !== undefined && (await store.stat(location)) !== undefined;
+  // Selected a moment ago, but another worker (or the poller) may have taken it since.
+  const now = await readState(store, result.sha256);
+  if (!now || now.status !== result.status || now.location !== location || (!there && (await claimedElsewhere(store, result.file)))) {
+    result.outcome = 'skipped';
+    result.reason = 'another worker took it since it was selected';
+    return;
+  }
+  if (!location || !there) {
     result.outcome = 'gone';
     return;
   }
   assertSafeName(location);
-  // Selected a moment ago, but another worker (or the poller) may have tried it since.
-  const now = await readState(store, result.sha256);
-  if (!now || now.status !== result.status || now.location !== location) {
-    result.outcome = 'skipped';
-    result.reason = 'changed since it was selected (another worker tried it)';
-    return;
-  }
   // Stores with atomic rename: claim it first, so no other worker takes it while it is tried.
   const held: Claim | undefined = store.atomicRename ? await claim(store, result.file, workerId, Date.now(), location) : { name: result.file, current: location, lost: false };
   if (!held) {
@@ -125,4 +126,10 @@ async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Prom
   result.attempt = after?.attempts;
   result.outcome = outcome === 'deferred' ? 'retried' : after?.status === 'dead' ? 'dead' : outcome;
   if (result.outcome !== 'accepted' && result.outcome !== 'duplicate') result.reason = after?.lastError;
+}
+
+/** Whether some worker holds a claim on a file of this name right now (it took the input between our selection and our claim). */
+async function claimedElsewhere(store: DropStore, file: string): Promise<boolean> {
+  if (!store.atomicRename) return false;
+  return (await store.list(CLAIMS_FOLDER)).some((entry) => parseClaim(entry.name)?.name === file);
 }

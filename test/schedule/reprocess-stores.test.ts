@@ -1,3 +1,5 @@
+import { readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
@@ -8,6 +10,7 @@ import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publi
 import type { OnboardingProfiles } from '../../src/records/legacy/index.js';
 import { createDropRunner } from '../../src/sources/drop-runner.js';
 import { createRabbitMqLease } from '../../src/sources/lease.js';
+import { createLocalDrop } from '../../src/sources/local.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { demoOrdersCsv } from '../support/drop-harness.js';
 import { s3Fixture } from '../support/s3-fixture.js';
@@ -15,8 +18,9 @@ import { tempFolder } from '../support/temp.js';
 import { readAll as readStream, type StoreFixture } from '../sources/store-contract.js';
 
 /**
- * Reprocessing on S3, which has no rename to claim a file with: only the worker holding the
- * drop's lease reprocesses, from the file's place in failed/, through the same processing.
+ * Reprocessing with several workers on one drop. A local folder (and SFTP) has an atomic rename:
+ * each input is claimed before it is tried, so two workers reprocessing at once try it once.
+ * S3 has none: only the worker holding the drop's lease reprocesses.
  */
 const DEV_ONBOARDING = loadConfig({ env: { INGEST_ENV: 'development' } }).onboarding;
 let topology: TestTopology;
@@ -36,6 +40,35 @@ afterAll(async () => {
   await publisher.close();
   await topology.cleanup();
   await s3.cleanup();
+});
+
+describe('reprocessing a local drop with two workers at once', () => {
+  it('claims each input first: every input is tried once, by one worker, with one new receipt', async () => {
+    const drop = tempFolder('reprocess-local-').dir;
+    const name = `reprocess-local-${process.pid}`;
+    const pipeline = pipelineSchema.parse({ name, businessId: 'DEMO', kind: 'sales-orders', format: 'v1-csv', source: { type: 'local', path: drop }, readiness: { strategy: 'rename' } });
+    const onboarding: Record<string, unknown> = {};
+    const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
+    const worker = (id: string) => createDropRunner({ pipeline, store: createLocalDrop({ path: drop }), ingest, onboarding: onboarding as OnboardingProfiles, log, spoolDirectory: spool.dir, workerId: id });
+    const [a, b] = [worker('a'), worker('b')];
+    const files = 6;
+    for (let i = 0; i < files; i++) writeFileSync(path.join(drop, `orders-${i}.csv`), demoOrdersCsv(`TWO-${i}-${Date.now()}`, 1));
+    expect(await a.runOnce()).toMatchObject({ rejected: files });
+    await topology.messages();
+    onboarding.DEMO = DEV_ONBOARDING.DEMO;
+    try {
+      const [ra, rb] = await Promise.all([a.reprocess(), b.reprocess()]);
+      const tried = [...ra.inputs, ...rb.inputs].filter((input) => input.outcome !== 'skipped');
+      expect(tried.map((input) => input.outcome)).toEqual(Array(files).fill('accepted'));
+      expect(new Set(tried.map((input) => input.file)).size).toBe(files);
+      expect(readdirSync(path.join(drop, 'processed')).filter((f) => f.endsWith('.receipt.json'))).toHaveLength(files);
+      expect(readdirSync(path.join(drop, 'failed'))).toHaveLength(files); // the first receipts only
+      expect(await topology.count()).toBe(files);
+      await topology.messages();
+    } finally {
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
 });
 
 describe('reprocessing an S3 drop', () => {
@@ -63,6 +96,7 @@ describe('reprocessing an S3 drop', () => {
       expect(await readAll(s3.store, 'failed/orders.csv.receipt.json')).toBe(first);
       expect(await s3.has('failed/orders.csv')).toBe(false);
       expect(await topology.count()).toBe(2);
+      await topology.messages();
       expect((await a.reprocess()).inputs).toEqual([]);
     } finally {
       await Promise.all([a.stop(), b.stop()]);
