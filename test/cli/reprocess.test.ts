@@ -3,33 +3,18 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync }
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify as stringifyYaml } from 'yaml';
 import { createProgress } from '../../src/cli/progress.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { tempFolder } from '../support/temp.js';
-import { ordersCsv } from '../sources/drop-contract.js';
+import { ordersCsv, PROFILE } from '../sources/drop-contract.js';
 
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
 /** A well-formed key hash (the development tenant's): ACME sends files, never requests, here. */
 const KEY_HASH = '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
 /** ACME's sales-orders onboarding profile: what its v1 files cannot carry. Without it they are rejected. */
-const ACME_PROFILE = `onboarding:
-  ACME:
-    sales-orders:
-      identifiers.customerId: CUST-ACME
-      identifiers.site: UK01
-      identifiers.warehouse: WH-MAN
-      identifiers.ownerId: ACME
-      order.class: B2C
-      customer.name: Acme Stores
-      shipping.method: STANDARD
-      shipping.route: NW-03
-      shipping.carrier: DPD
-      shipping.shippingLane: LANE-2
-      financial.currency: GBP
-      shipAddresses: [{ table: SHIPTO, addressId: A1, address: { name: Acme, line1: 1 High St, city: Leeds, postcode: LS1 1AA, country: GB } }]
-      shipContacts: [{ table: CONTACT, lineId: C1, personal: { firstName: Ann, lastName: Lee }, contact: { email: ann@acme.example, phone: "+44 113 000" } }]
-`;
+const ACME_PROFILE = stringifyYaml({ onboarding: { ACME: { 'sales-orders': PROFILE } } });
 
 /** The CLI as a separate process, as an operator (or cron) runs it; stdout and stderr are pipes, not a terminal. */
 async function cli(args: string[], env: NodeJS.ProcessEnv) {

@@ -15,7 +15,8 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { tempFolder } from '../support/temp.js';
 import { readAll, type StoreFixture } from './store-contract.js';
 
-const PROFILE = {
+/** ACME's sales-orders onboarding profile: what its v1 orders cannot carry. */
+export const PROFILE = {
   'identifiers.customerId': 'CUST-ACME',
   'identifiers.site': 'UK01',
   'identifiers.warehouse': 'WH-MAN',
