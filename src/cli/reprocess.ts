@@ -54,14 +54,14 @@ export async function reprocessCommand(args: string[], io: Output, streams: Prog
   const publisher = choosePublisher(config, log);
   await publisher.start();
   const runner = createPipelineRunner(config, drop, pipelineIngest(config, publisher), log);
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    await runner.stop();
-    await store.close();
-    await publisher.close();
-  };
+  // SIGINT or SIGTERM: no further input is started; the one in hand settles (or goes back) first.
+  let stopping: Promise<void> | undefined;
+  const stop = () =>
+    (stopping ??= (async () => {
+      await runner.stop();
+      await store.close();
+      await publisher.close();
+    })());
   const interrupt = () => void stop();
   process.once('SIGINT', interrupt);
   process.once('SIGTERM', interrupt);

@@ -201,14 +201,17 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
 
   const api: DropRunner = {
     runOnce(runOptions) {
-      running = inTurn(() => runOnce(runOptions)).finally(() => (running = undefined));
-      return running;
+      const mine: Promise<RunSummary> = inTurn(() => runOnce(runOptions)).finally(() => {
+        if (running === mine) running = undefined;
+      });
+      running = mine;
+      return mine;
     },
     reprocess(selection, options) {
-      const mine = inTurn(() => reprocess(selection, options));
-      reprocessing = mine.finally(() => {
+      const mine: Promise<ReprocessReport> = inTurn(() => reprocess(selection, options)).finally(() => {
         if (reprocessing === mine) reprocessing = undefined;
       });
+      reprocessing = mine;
       return mine;
     },
     start() {
