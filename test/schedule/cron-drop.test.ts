@@ -130,10 +130,12 @@ describe('drops on a cron schedule', () => {
     expect(t.receipt('failed/orders.csv.receipt.json')).toMatchObject({ outcome: 'rejected', attempt: 1 });
     onboarding.DEMO = DEV_ONBOARDING.DEMO; // the business's master data is fixed
     t.runner.start();
-    await expect.poll(() => t.has('processed/orders.csv.receipt.json'), { timeout: 8000 }).toBe(true);
+    // The job's summary is logged once the input is settled and its state written.
+    const summary = () => t.lines.find((l) => l.msg === 'reprocessed 1 input(s)');
+    await expect.poll(summary, { timeout: 8000 }).toBeDefined();
+    expect(summary()).toMatchObject({ job: `reprocess:${t.name}:after-fix`, accepted: 1 });
     expect(t.receipt('processed/orders.csv.receipt.json')).toMatchObject({ outcome: 'accepted', attempt: 2 });
     expect(t.receipt('failed/orders.csv.receipt.json')).toMatchObject({ outcome: 'rejected', attempt: 1 });
-    expect(t.lines.find((l) => l.msg === 'reprocessed 1 input(s)')).toMatchObject({ job: `reprocess:${t.name}:after-fix`, accepted: 1 });
     expect(await topology.count()).toBe(2);
     await topology.messages();
     await t.runner.stop();
