@@ -78,6 +78,8 @@ async function main(argv: string[]): Promise<number | void> {
       return statusCommand(rest, io);
     case 'lineage':
       return lineageCommand(rest, io);
+    case 'reprocess':
+      return (await import('./cli/reprocess.js')).reprocessCommand(rest, io, { out: process.stdout, err: process.stderr });
     default:
       throw new UsageError(`unknown command "${command}"`);
   }

@@ -134,7 +134,7 @@ function openLineageJournal(config: Readonly<Config>, log: Logger, metrics: Metr
 }
 
 /** The one pipeline every source feeds, counted in `metrics` when given. */
-function pipelineIngest(config: Readonly<Config>, publisher: Publisher, metrics?: Metrics) {
+export function pipelineIngest(config: Readonly<Config>, publisher: Publisher, metrics?: Metrics) {
   const routingKeyFor = compileRoutingKey(config.broker.routingKey);
   if (!metrics) return createIngest({ publisher, routingKeyFor });
   return createIngest({ publisher: metrics.timed(publisher), routingKeyFor, observer: metrics.observeBatch });
@@ -219,7 +219,7 @@ function startDropRunners(config: Readonly<Config>, drops: readonly OpenedDrop[]
  * broker, so several workers can serve one drop; without a broker there is no shared place for
  * it, and one worker per such drop is the rule (said in the log and README).
  */
-function createPipelineRunner(config: Readonly<Config>, { pipeline, store }: OpenedDrop, ingest: Ingest, log: Logger, metrics?: Metrics): DropRunner {
+export function createPipelineRunner(config: Readonly<Config>, { pipeline, store }: OpenedDrop, ingest: Ingest, log: Logger, metrics?: Metrics): DropRunner {
   let lease = OWN_LEASE;
   if (!store.atomicRename && config.broker.url) {
     lease = createRabbitMqLease({ url: config.broker.url, pipeline: pipeline.name, reconnect: { ...config.broker.reconnect } }, log.child({ pipeline: pipeline.name, component: 'lease' }));

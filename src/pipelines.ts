@@ -6,6 +6,8 @@ import { ConfigError, type ConfigProblem } from './errors.js';
 import { issueProblems } from './config.js';
 import { PARSE_OPTIONS } from './records/issues.js';
 import { KIND_NAMES } from './records/kind.js';
+import { cronProblem, timezoneProblem, type JobSchedule } from './schedule.js';
+import { REPROCESS_STATUSES } from './sources/reprocess.js';
 
 /**
  * Pipeline definitions: one YAML file per partner drop under `pipelines/`. Choices only — where
@@ -51,6 +53,15 @@ const s3Source = z.strictObject({
   timeoutMs: z.int().positive().default(30_000),
 });
 
+const cronExpression = z.string().superRefine((expression, context) => {
+  const problem = cronProblem(expression);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+});
+const timeZone = z.string().superRefine((zone, context) => {
+  const problem = timezoneProblem(zone);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+});
+
 export const pipelineSchema = z.strictObject({
   /** Unique; lower-case letters, digits and dashes. Used in logs, receipts and message headers. */
   name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'Expected lower-case letters, digits and dashes (max 63)'),
@@ -77,12 +88,51 @@ export const pipelineSchema = z.strictObject({
       temporarySuffixes: z.array(z.string().min(1)).default(['.part', '.tmp', '.filepart', '.partial']),
     })
     .prefault({}),
+  /**
+   * When the drop is looked at: every `pollIntervalMs` (after the previous look ends), or at the
+   * times of a `cron` expression (5 fields, or 6 with seconds) in `timezone` (IANA; default: the
+   * process's own). One or the other; neither means every 5000 ms.
+   */
   schedule: z
     .strictObject({
-      /** How often the drop is looked at. */
-      pollIntervalMs: z.int().min(100).default(5_000),
+      pollIntervalMs: z.int().min(100).optional(),
+      cron: cronExpression.optional(),
+      timezone: timeZone.optional(),
     })
+    .superRefine((schedule, context) => {
+      if (schedule.cron !== undefined && schedule.pollIntervalMs !== undefined) {
+        context.addIssue({ code: 'custom', path: ['cron'], message: 'Give either pollIntervalMs or cron, not both' });
+      }
+      if (schedule.timezone !== undefined && schedule.cron === undefined) {
+        context.addIssue({ code: 'custom', path: ['timezone'], message: 'A time zone applies to a cron schedule only: give cron too' });
+      }
+    })
+    .transform((s): JobSchedule => (s.cron === undefined ? { pollIntervalMs: s.pollIntervalMs ?? 5_000 } : { cron: s.cron, ...(s.timezone ? { timezone: s.timezone } : {}) }))
     .prefault({}),
+  /**
+   * Reprocessing jobs of this drop: at each `cron` time, the inputs whose durable state is one of
+   * `statuses` and that were processed in the last `sinceDays` days are tried again from where
+   * they lie (README "Reprocessing"). Dead inputs are never selected.
+   */
+  reprocess: z
+    .array(
+      z.strictObject({
+        /** Names the job in logs: `reprocess:<pipeline>:<name>`. */
+        name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'Expected lower-case letters, digits and dashes (max 63)'),
+        cron: cronExpression,
+        timezone: timeZone.optional(),
+        statuses: z.array(z.enum(REPROCESS_STATUSES)).min(1).default(['failed']),
+        sinceDays: z.number().positive().max(3650).default(7),
+      }),
+    )
+    .default([])
+    .superRefine((jobs, context) => {
+      const seen = new Set<string>();
+      jobs.forEach((job, index) => {
+        if (seen.has(job.name)) context.addIssue({ code: 'custom', path: [index, 'name'], message: `Another reprocess job is named "${job.name}"` });
+        seen.add(job.name);
+      });
+    }),
   after: z
     .strictObject({
       success: z.enum(['move', 'delete', 'keep']).default('move'),

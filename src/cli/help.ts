@@ -10,6 +10,7 @@ Commands:
   lint         Check the configuration and every pipeline file as start-up does, starting nothing
   status       Inputs of each drop per state, and the last failures with their reasons
   lineage      Find which request or file carried a record number, its message id and receipt
+  reprocess    Try again a pipeline's failed inputs (after master data was fixed)
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
 
@@ -80,6 +81,24 @@ is now), the message id, and the file's receipt. Searches the HTTP lineage journ
 
 Exit status: 0 found, 1 not found, 2 usage error, invalid configuration, or nothing found
 while a drop or the journal could not be searched (said on stderr).
+`,
+  reprocess: `Usage: warehouse-ingest reprocess --pipeline <name> [--since <date|duration>] [--status <statuses>] [--dry-run]
+
+Tries again the inputs of one pipeline (by name, from pipelinesDirectory) that its drop's durable
+state selects — typically files rejected because a business's master data or onboarding profile
+was missing, once that is fixed. Each is processed from where it lies (e.g. failed/), with a new
+receipt whose "attempt" counts the try; earlier receipts stay. Dead inputs are never selected.
+  --pipeline   The pipeline's name (required).
+  --since      Only inputs processed since then: a duration (7d, 12h, 30m, 2w) or a date
+               (2026-11-01, 2026-11-01T09:00:00Z; UTC without an offset). Default: all.
+  --status     Comma-separated: failed (default), retry-scheduled.
+  --dry-run    List what would be reprocessed (file, status, attempts, place, last error);
+               change and publish nothing.
+
+Prints one line per input (name → outcome) and a summary; on a terminal a progress bar on stderr.
+Logs go to stderr (warn and above unless LOG_LEVEL is set).
+Exit status: 0 all accepted or nothing to do, 1 some input failed again (or another worker holds
+an S3 drop's lease), 2 usage error.
 `,
   'hash-key': `Usage: warehouse-ingest hash-key <key | ->
 

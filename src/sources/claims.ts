@@ -27,9 +27,10 @@ export function parseClaim(claimed: string): { at: number; workerId: string; nam
   return match ? { at: Number(match[1]), workerId: match[2]!, name: match[3]! } : undefined;
 }
 
-export async function claim(store: DropStore, name: string, workerId: string, now: number): Promise<Claim | undefined> {
+/** Claims the file `name`, found at `from` (another place than its name when reprocessed, e.g. `failed/<name>`). */
+export async function claim(store: DropStore, name: string, workerId: string, now: number, from = name): Promise<Claim | undefined> {
   const target = claimName(name, workerId, now);
-  return (await store.rename(name, target)) ? { name, current: target, lost: false } : undefined;
+  return (await store.rename(from, target)) ? { name, current: target, lost: false } : undefined;
 }
 
 /** Claims older than `leaseMs`, taken over by this worker (each by exactly one worker). */

@@ -8,10 +8,12 @@ import type { OnboardingProfiles } from '../records/legacy/index.js';
 import { reconnectDelay } from '../publish/rabbitmq.js';
 import { claim, release, takeOverStale, type Claim } from './claims.js';
 import { OWN_LEASE, type DropLease } from './lease.js';
-import { createFileProcessor, RetryLater, type Outcome } from './process-file.js';
+import { createFileProcessor, RetryLater, type Outcome, type TryOptions } from './process-file.js';
 import { createReadiness } from './readiness.js';
 import { createStateCensus } from './state-census.js';
 import { sweepUnfinishedWrites } from './tidy.js';
+import { reprocessSelected, selectForReprocess, type ReprocessReport, type ReprocessSelection, type ReprocessedInput } from './reprocess.js';
+import { startJob, type Job } from '../schedule.js';
 import { assertSafeName, type DropEntry, type DropStore } from './store.js';
 
 export interface DropRunnerOptions {
@@ -63,7 +65,16 @@ export interface DropRunner {
    * nothing is settling. `waitForLeaseMs`: how long to wait for the drop's lease first.
    */
   runOnce(options?: { waitForSettling?: boolean; waitForLeaseMs?: number }): Promise<RunSummary>;
-  /** Looks every `schedule.pollIntervalMs` (never two looks at once) until `stop()`. */
+  /**
+   * Tries again the inputs that `selection` picks from the drop's durable state, each from where
+   * it lies (README "Reprocessing"). Never at the same time as a look at the drop.
+   * `waitForLeaseMs`: how long to wait for the drop's lease; `onInput` hears of each input as it ends.
+   */
+  reprocess(selection?: ReprocessSelection, options?: { waitForLeaseMs?: number; onInput?: (input: ReprocessedInput) => void }): Promise<ReprocessReport>;
+  /**
+   * Looks at the drop on `schedule` (job `poll:<pipeline>`, never two looks at once) and runs the
+   * pipeline's reprocessing jobs (`reprocess:<pipeline>:<name>`) until `stop()`.
+   */
   start(): void;
   /** Stops looking; resolves when the file in hand is settled or released. */
   stop(): Promise<void>;
@@ -85,7 +96,15 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
   let sweptAt = -Infinity;
   let stopping = false;
   let running: Promise<RunSummary> | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  let reprocessing: Promise<ReprocessReport> | undefined;
+  let jobs: Job[] = [];
+  /** Looks and reprocessing take turns: on S3 (no claims) the two must never hold the same file. */
+  let turn: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
+    const mine = turn.then(work);
+    turn = mine.catch(() => undefined);
+    return mine;
+  };
 
   /** A kept file is done once its receipt is newer than it. */
   function unprocessed(entries: readonly DropEntry[]): DropEntry[] {
@@ -98,11 +117,11 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
   }
 
   /** `deferred`: the input's state schedules its next try later (e.g. set by another worker, or before a restart). */
-  async function handle(held: Claim): Promise<Outcome | 'deferred'> {
+  async function handle(held: Claim, how?: TryOptions): Promise<Outcome | 'deferred'> {
     const fileLog = pipelineLog.child({ file: held.name });
     let outcome: Outcome;
     try {
-      outcome = await processFile(held, fileLog);
+      outcome = await processFile(held, fileLog, how);
     } catch (error) {
       // The processor scheduled the retry in the input's state; an earlier failure (the file could not be read) backs off here.
       const failures = (backOff.get(held.name)?.failures ?? 0) + 1;
@@ -143,15 +162,6 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
         if (!stopping) count(await handle(stale));
       }
     }
-    // Stores with rename write through a temporary name (S3 PUTs appear whole: nothing to sweep).
-    if (store.atomicRename && Date.now() - sweptAt >= SWEEP_EVERY_MS) {
-      sweptAt = Date.now();
-      const removed = await sweepUnfinishedWrites(store, pipeline, pipeline.claimLeaseMs).catch((error: unknown) => {
-        pipelineLog.debug({ reason: (error as Error).message }, 'could not sweep unfinished writes; trying at the next sweep');
-        return [];
-      });
-      if (removed.length > 0) pipelineLog.info({ removed: removed.length, files: removed.slice(0, 10) }, 'removed temporary files of writes that never finished');
-    }
     let { ready, settling } = await look();
     for (let looks = 1; waitForSettling && settling > 0 && looks <= pipeline.readiness.checks + 1 && !stopping; looks++) {
       await new Promise((resolve) => setTimeout(resolve, pipeline.readiness.intervalMs));
@@ -180,6 +190,15 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
         count('retried');
       }
     }
+    // Housekeeping, after the files: stores with rename write through a temporary name (S3 PUTs appear whole: nothing to sweep).
+    if (store.atomicRename && !stopping && Date.now() - sweptAt >= SWEEP_EVERY_MS) {
+      sweptAt = Date.now();
+      const removed = await sweepUnfinishedWrites(store, pipeline, pipeline.claimLeaseMs).catch((error: unknown) => {
+        pipelineLog.debug({ reason: (error as Error).message }, 'could not sweep unfinished writes; trying at the next sweep');
+        return [];
+      });
+      if (removed.length > 0) pipelineLog.info({ removed: removed.length, files: removed.slice(0, 10) }, 'removed temporary files of writes that never finished');
+    }
     return summary;
   }
 
@@ -193,35 +212,69 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     }
   }
 
-  return {
+  async function reprocess(selection: ReprocessSelection = {}, { waitForLeaseMs = 0, onInput }: { waitForLeaseMs?: number; onInput?: (input: ReprocessedInput) => void } = {}): Promise<ReprocessReport> {
+    if (!(await lease.acquire(waitForLeaseMs))) return { pipeline: pipeline.name, standby: true, inputs: [] };
+    const selected = await selectForReprocess(store, pipeline.name, selection);
+    const deps = { pipeline, store, workerId, log: pipelineLog, stopping: () => stopping, leaseHeld: () => lease.held, handle };
+    return { pipeline: pipeline.name, standby: false, inputs: await reprocessSelected(deps, selected, onInput) };
+  }
+
+  /** A reprocessing job of the pipeline file: its inputs of the last `sinceDays` days, a summary in the log. */
+  async function reprocessJob(job: PipelineDefinition['reprocess'][number]): Promise<void> {
+    const report = await api.reprocess({ statuses: job.statuses, since: Date.now() - job.sinceDays * 86_400_000 });
+    if (report.standby || report.inputs.length === 0) return;
+    const counts: Record<string, number> = {};
+    for (const input of report.inputs) counts[input.outcome ?? 'skipped'] = (counts[input.outcome ?? 'skipped'] ?? 0) + 1;
+    pipelineLog.info({ job: `reprocess:${pipeline.name}:${job.name}`, inputs: report.inputs.length, ...counts }, `reprocessed ${report.inputs.length} input(s)`);
+  }
+
+  const api: DropRunner = {
     runOnce(runOptions) {
-      running = runOnce(runOptions).finally(() => (running = undefined));
-      return running;
+      const mine: Promise<RunSummary> = inTurn(() => runOnce(runOptions)).finally(() => {
+        if (running === mine) running = undefined;
+      });
+      running = mine;
+      return mine;
+    },
+    reprocess(selection, options) {
+      const mine: Promise<ReprocessReport> = inTurn(() => reprocess(selection, options)).finally(() => {
+        if (reprocessing === mine) reprocessing = undefined;
+      });
+      reprocessing = mine;
+      return mine;
     },
     start() {
-      const tick = () => {
-        if (stopping) return;
-        running = runOnce()
-          .catch((error: unknown) => {
-            pipelineLog.error({ reason: (error as Error).message }, `could not read the drop at ${store.where}; trying again in ${pipeline.schedule.pollIntervalMs} ms`);
-            return undefined as unknown as RunSummary;
-          })
-          .then(async (summary) => {
+      const look = () =>
+        api.runOnce().then(
+          async (summary) => {
             await countInputs();
             return summary;
-          })
-          .finally(() => {
-            running = undefined;
-            if (!stopping) timer = setTimeout(tick, pipeline.schedule.pollIntervalMs);
-          });
-      };
-      tick();
+          },
+          (error: unknown) => {
+            throw new Error(`could not read the drop at ${store.where}: ${(error as Error).message}`, { cause: error });
+          },
+        );
+      jobs = [
+        startJob({ name: `poll:${pipeline.name}`, schedule: pipeline.schedule, run: look, log: pipelineLog }),
+        ...pipeline.reprocess.map((job) =>
+          startJob({
+            name: `reprocess:${pipeline.name}:${job.name}`,
+            schedule: { cron: job.cron, ...(job.timezone ? { timezone: job.timezone } : {}) },
+            run: async () => {
+              await reprocessJob(job);
+              await countInputs();
+            },
+            log: pipelineLog,
+          }),
+        ),
+      ];
     },
     async stop() {
       stopping = true;
-      clearTimeout(timer);
-      await running?.catch(() => undefined);
+      await Promise.all(jobs.map((job) => job.stop()));
+      await Promise.all([running?.catch(() => undefined), reprocessing?.catch(() => undefined)]);
       await lease.close();
     },
   };
+  return api;
 }
