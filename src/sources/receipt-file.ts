@@ -15,8 +15,9 @@ export interface IdFile {
   end(): Promise<void>;
 }
 
-export function openIdFile(path: string): IdFile {
-  const out = createWriteStream(path);
+/** `append`: add to the ids already in `path` (a try resuming an interrupted one). */
+export function openIdFile(path: string, { append = false } = {}): IdFile {
+  const out = createWriteStream(path, { flags: append ? 'a' : 'w' });
   const failed = new Promise<never>((_, reject) => out.once('error', reject));
   failed.catch(() => undefined);
   return {
@@ -30,6 +31,15 @@ export function openIdFile(path: string): IdFile {
       await Promise.race([once(out, 'finish'), failed]);
     },
   };
+}
+
+/** How many ids (lines) an id list holds, read in bounded memory. */
+export async function countLines(path: string): Promise<number> {
+  let lines = 0;
+  for await (const chunk of createReadStream(path)) {
+    for (let at = (chunk as Buffer).indexOf(10); at !== -1; at = (chunk as Buffer).indexOf(10, at + 1)) lines += 1;
+  }
+  return lines;
 }
 
 /** Stands in for the id list while the rest of the receipt is serialised. */
