@@ -16,7 +16,12 @@ export interface CliWorker {
 }
 
 export function startCliWorker(pipelineFile: string, env: NodeJS.ProcessEnv): CliWorker {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', pipelineFile], {
+  return startCli(['run', pipelineFile], env);
+}
+
+/** `warehouse-ingest <args>` as a process (e.g. `serve`), watched the same way. */
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): CliWorker {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
