@@ -42,7 +42,8 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
   // Answers not yet given, so that a drain can make each one the last of its connection.
   const unanswered = new Set<http.ServerResponse>();
   let draining = false;
-  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+  // Before the app's listener: an answer the app gives at once must already see the flag.
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
     if (draining) res.shouldKeepAlive = false;
     unanswered.add(res);
     res.once('close', () => unanswered.delete(res));
