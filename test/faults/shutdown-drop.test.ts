@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
 import type { InputState } from '../../src/sources/input-state.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
-import { startCliWorker, type CliWorker } from '../support/cli-worker.js';
+import { startCli, startCliWorker, type CliWorker } from '../support/cli-worker.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { tempFolder } from '../support/temp.js';
 
@@ -17,7 +17,7 @@ import { tempFolder } from '../support/temp.js';
  */
 const HEADER = 'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice';
 /** One line per order: one record per line. Enough that publishing takes several seconds here. */
-const BIG_FILE_RECORDS = 120_000;
+const BIG_FILE_RECORDS = 100_000;
 const SHORT_GRACE_MS = 1000;
 /** How long a stop may take past the grace time: the chunks in flight confirmed, the state written, connections closed (a loaded 2-core machine). */
 const STOP_MARGIN_MS = 8000;
@@ -127,8 +127,9 @@ describe('a worker stopped while it works on a file', () => {
     // The queue: every record exactly once, in file order, under the ids the receipt lists in that order.
     const messages = await drainQueue(AMQP_URL, topology.queue, 120_000);
     const audit = auditQueue(messages, shipmentIdOf);
+    const steps = first.lines.filter((l) => typeof l.ms === 'number' && String(l.msg).startsWith('stop')).map((l) => `${l.step ? String(l.step) : 'grace over'} +${String(l.ms)} ms`);
     console.log(
-      `[faults] shutdown mid-file: ${BIG_FILE_RECORDS} records, SIGTERM at ${confirmed} confirmed; stop took ${stopped.ms} ms (grace ${SHORT_GRACE_MS} ms); ` +
+      `[faults] shutdown mid-file: ${BIG_FILE_RECORDS} records, SIGTERM at ${confirmed} confirmed; stop took ${stopped.ms} ms (grace ${SHORT_GRACE_MS} ms: ${steps.join(', ')}); ` +
         `queue ${audit.messages} messages, ${audit.distinctIds} distinct ids, ${audit.duplicates} duplicates`,
     );
     expect(audit.duplicates).toBe(0);
@@ -164,5 +165,21 @@ describe('a worker stopped while it works on a file', () => {
     const messages = await drainQueue(AMQP_URL, topology.queue);
     expect(messages.map((m) => shipmentIdOf(m.body))).toEqual(files[taken]!.shipmentIds);
     console.log(`[faults] shutdown with time enough: ${taken} (5000 records) finished, stop took ${stopped.ms} ms`);
+  }, 120_000);
+
+  it('run --once stopped mid-file: prints its summary (interrupted: 1) and exits 0, progress kept', async () => {
+    const { drop, pipeline, env } = setUp(topology, 500);
+    const { csv } = ordersFile(`ONCE${Date.now().toString(36)}`, 60_000);
+    writeFileSync(path.join(drop, 'once.csv'), csv);
+    const worker = startCli(['run', pipeline, '--once'], env);
+    workers.push(worker);
+    await expect.poll(() => topology.count(), { timeout: 90_000, interval: 50, message: worker.stderr() }).toBeGreaterThanOrEqual(3000);
+    const stopped = await stopWorker(worker, 'SIGTERM', 30_000);
+    expect(stopped.exit, worker.stderr()).toBe('code 0');
+    expect(worker.lines.find((l) => 'pipeline' in l && 'interrupted' in l && !('msg' in l))).toMatchObject({ accepted: 0, interrupted: 1 });
+    expect(listed(drop).filter((n) => !n.startsWith('.'))).toEqual(['once.csv']);
+    const state = JSON.parse(readFileSync(path.join(drop, '.warehouse-ingest', 'state', `${sha256(csv)}.json`), 'utf8')) as InputState;
+    expect(state.resume?.confirmed).toBe(await topology.count());
+    await drainQueue(AMQP_URL, topology.queue, 60_000);
   }, 120_000);
 });
