@@ -127,7 +127,7 @@ describe('a worker stopped while it works on a file', () => {
     // The queue: every record exactly once, in file order, under the ids the receipt lists in that order.
     const messages = await drainQueue(AMQP_URL, topology.queue, 120_000);
     const audit = auditQueue(messages, shipmentIdOf);
-    const steps = first.lines.filter((l) => typeof l.ms === 'number' && String(l.msg).startsWith('stop')).map((l) => `${l.step ? String(l.step) : 'grace over'} +${String(l.ms)} ms`);
+    const steps = first.lines.filter((l) => typeof l.ms === 'number' && String(l.msg).startsWith('stop')).map((l) => `${l.step ? String(l.step) : l.msg === 'stopped' ? 'stopped' : 'grace over'} +${String(l.ms)} ms`);
     console.log(
       `[faults] shutdown mid-file: ${BIG_FILE_RECORDS} records, SIGTERM at ${confirmed} confirmed; stop took ${stopped.ms} ms (grace ${SHORT_GRACE_MS} ms: ${steps.join(', ')}); ` +
         `queue ${audit.messages} messages, ${audit.distinctIds} distinct ids, ${audit.duplicates} duplicates`,
