@@ -248,6 +248,7 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
        */
       async function interrupted(confirmed: number): Promise<Outcome> {
         const reason = `interrupted by a stop of the worker after ${confirmed} confirmed record(s)`;
+        if (lost(held)) return 'skipped'; // another worker has the file (and its state) now
         try {
           await idFile?.end();
           if (confirmed > resumeAfter) await store.write(idsName(spooled.sha256), { file: local.ids });
