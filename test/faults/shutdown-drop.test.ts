@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
 import type { InputState } from '../../src/sources/input-state.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
-import { startCli, startCliWorker, type CliWorker } from '../support/cli-worker.js';
+import { startCli, startCliWorker, stopCli as stopWorker, type CliWorker } from '../support/cli-worker.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { tempFolder } from '../support/temp.js';
 
@@ -31,23 +31,6 @@ function ordersFile(tag: string, records: number): { csv: string; shipmentIds: s
 const shipmentIdOf = (body: string) => (JSON.parse(body) as { identifiers: { shipmentId: string } }).identifiers.shipmentId;
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const listed = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
-
-/** Sends `signal` and resolves with how the worker ended and how long that took; SIGKILLs it after `ms` (never hangs). */
-async function stopWorker(worker: CliWorker, signal: NodeJS.Signals, ms: number): Promise<{ exit: string; ms: number }> {
-  const started = performance.now();
-  worker.child.kill(signal);
-  let timer: NodeJS.Timeout | undefined;
-  const forced = new Promise<string>((resolve) => {
-    timer = setTimeout(() => {
-      worker.child.kill('SIGKILL');
-      resolve(`did not stop within ${ms} ms after ${signal}`);
-    }, ms);
-  });
-  const exit = await Promise.race([worker.exited, forced]);
-  clearTimeout(timer);
-  await worker.exited;
-  return { exit, ms: Math.round(performance.now() - started) };
-}
 
 function setUp(topology: TestTopology, graceMs: number) {
   const temp = tempFolder('shutdown-drop-');
