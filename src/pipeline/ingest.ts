@@ -187,9 +187,9 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
         }
         chunk.push(toMessage(batch, ids, result.record, timestamp, headers));
         if (chunk.length === PUBLISH_CHUNK) {
-          await flush();
-          // Checked once a chunk, at a chunk boundary: nothing is left half-sent.
+          // Checked once a chunk, before it is sent: a stop sends nothing more, and nothing half.
           if (signal?.aborted) break;
+          await flush();
         }
       }
       interrupted = signal?.aborted === true && position < total;

@@ -143,6 +143,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       for (const stale of await takeOverStale(store, workerId, pipeline.claimLeaseMs, Date.now())) {
         pipelineLog.warn({ file: stale.name }, 'took over a claim whose worker did not finish within the lease');
         if (!stopping) count(await handle(stale));
+        else await putBack(stale, pipelineLog.child({ file: stale.name })); // stopping: no claim is left behind
       }
     }
     let { ready, settling } = await look();
