@@ -19,6 +19,8 @@ const HEADER = 'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLine
 /** One line per order: one record per line. Enough that publishing takes several seconds here. */
 const BIG_FILE_RECORDS = 100_000;
 const SHORT_GRACE_MS = 1000;
+/** A file that takes a few seconds, well within a long grace time. */
+const SMALL_FILE_RECORDS = 20_000;
 /** How long a stop may take past the grace time: the chunks in flight confirmed, the state written, connections closed (a loaded 2-core machine). */
 const STOP_MARGIN_MS = 8000;
 
@@ -125,14 +127,16 @@ describe('a worker stopped while it works on a file', () => {
   it('a file that finishes within the grace time is finished: receipt, exit 0; the next file is not taken', async () => {
     const { drop, pipeline, env } = setUp(topology, 60_000);
     const tag = `FIN${Date.now().toString(36)}`;
-    const files: Record<string, { csv: string; shipmentIds: string[] }> = { 'a.csv': ordersFile(`${tag}A`, 5000), 'b.csv': ordersFile(`${tag}B`, 5000) };
+    // Large enough (a few seconds each) that the signal surely lands while the first one is worked on, even on a loaded machine.
+    const files: Record<string, { csv: string; shipmentIds: string[] }> = { 'a.csv': ordersFile(`${tag}A`, SMALL_FILE_RECORDS), 'b.csv': ordersFile(`${tag}B`, SMALL_FILE_RECORDS) };
     for (const [name, { csv }] of Object.entries(files)) writeFileSync(path.join(drop, name), csv);
 
     const worker = startCliWorker(pipeline, env);
     workers.push(worker);
     // Right after a file was claimed.
-    await expect.poll(() => listed(path.join(drop, '.warehouse-ingest', 'claims')).length, { timeout: 60_000, interval: 2 }).toBe(1);
-    const taken = listed(drop).includes('a.csv') ? 'b.csv' : 'a.csv';
+    const claims = () => listed(path.join(drop, '.warehouse-ingest', 'claims'));
+    await expect.poll(() => claims().length, { timeout: 60_000, interval: 2 }).toBe(1);
+    const taken = claims()[0]!.replace(/^.*~/, ''); // <claimed-at>~<worker>~<name>
     const left = taken === 'a.csv' ? 'b.csv' : 'a.csv';
     const stopped = await stopWorker(worker, 'SIGTERM', 60_000);
     expect(stopped.exit, worker.stderr()).toBe('code 0');
@@ -142,16 +146,17 @@ describe('a worker stopped while it works on a file', () => {
     expect(listed(drop).filter((n) => !n.startsWith('.')).sort()).toEqual([left, 'processed'].sort());
     expect(listed(path.join(drop, '.warehouse-ingest', 'claims'))).toEqual([]);
     const receipt = JSON.parse(readFileSync(path.join(drop, 'processed', `${taken}.receipt.json`), 'utf8')) as Receipt;
-    expect(receipt).toMatchObject({ outcome: 'accepted', response: { recordCount: 5000 } });
+    expect(receipt).toMatchObject({ outcome: 'accepted', response: { recordCount: SMALL_FILE_RECORDS } });
     expect(existsSync(path.join(drop, '.warehouse-ingest', 'state', `${sha256(files[left]!.csv)}.json`))).toBe(false);
 
     const messages = await drainQueue(AMQP_URL, topology.queue);
     expect(messages.map((m) => shipmentIdOf(m.body))).toEqual(files[taken]!.shipmentIds);
-    console.log(`[faults] shutdown with time enough: ${taken} (5000 records) finished, stop took ${stopped.ms} ms`);
+    console.log(`[faults] shutdown with time enough: ${taken} (${SMALL_FILE_RECORDS} records) finished, stop took ${stopped.ms} ms`);
   }, 120_000);
 
   it('run --once stopped mid-file: prints its summary (interrupted: 1) and exits 0, progress kept', async () => {
     const { drop, pipeline, env } = setUp(topology, 500);
+    await drainQueue(AMQP_URL, topology.queue, 60_000); // whatever an earlier test left
     const { csv } = ordersFile(`ONCE${Date.now().toString(36)}`, 60_000);
     writeFileSync(path.join(drop, 'once.csv'), csv);
     const worker = startCli(['run', pipeline, '--once'], env);
