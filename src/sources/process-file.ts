@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../decode/file.js';
 import { GaveUp, Interrupted, isIngestError, toProblem } from '../errors.js';
@@ -13,7 +13,7 @@ import { LEGACY, profileFor, type OnboardingProfiles } from '../records/legacy/i
 import { startHeartbeat, type Claim } from './claims.js';
 import { idsName, published, readState, unfinished, withFailure, writeState, type InputFailure, type InputState } from './input-state.js';
 import type { DropLease } from './lease.js';
-import { countLines, openIdFile, type IdFile } from './receipt-file.js';
+import { lengthOfLines, openIdFile, type IdFile } from './receipt-file.js';
 import { settle } from './settle.js';
 import { spool, sweepAbandoned, SPOOL_OWNER } from './spool.js';
 import type { DropStore } from './store.js';
@@ -226,15 +226,17 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
       /**
        * The ids an interrupted try had confirmed, from the drop into the local id list, which this
        * try appends to. Returns how many records to skip: 0 (publish everything again, same ids)
-       * when the list does not hold exactly the confirmed count.
+       * when the list holds fewer. More (a crash between writing the ids and the state): the first
+       * `confirmed` are the ones the state vouches for.
        */
       async function earlierIds(confirmed: number): Promise<number> {
         const copy = await spool(store, idsName(spooled.sha256), work).catch(() => undefined);
-        const lines = copy ? await countLines(copy.path) : 0;
-        if (!copy || lines !== confirmed) {
-          fileLog.warn({ confirmed, idsFound: lines }, 'the ids of the interrupted try are missing or incomplete: publishing the whole file again (same ids)');
+        const length = copy ? await lengthOfLines(copy.path, confirmed) : undefined;
+        if (!copy || length === undefined) {
+          fileLog.warn({ confirmed }, 'the ids of the interrupted try are missing or incomplete: publishing the whole file again (same ids)');
           return 0;
         }
+        await truncate(copy.path, length);
         await rename(copy.path, local.ids);
         fileLog.info({ confirmed }, 'resuming an interrupted try: its confirmed records are not published again');
         return confirmed;

@@ -33,13 +33,22 @@ export function openIdFile(path: string, { append = false } = {}): IdFile {
   };
 }
 
-/** How many ids (lines) an id list holds, read in bounded memory. */
-export async function countLines(path: string): Promise<number> {
-  let lines = 0;
+/**
+ * The length in bytes of the first `lines` lines of a file (an id list), read in bounded memory;
+ * undefined when it holds fewer.
+ */
+export async function lengthOfLines(path: string, lines: number): Promise<number | undefined> {
+  if (lines === 0) return 0;
+  let seen = 0;
+  let offset = 0;
   for await (const chunk of createReadStream(path)) {
-    for (let at = (chunk as Buffer).indexOf(10); at !== -1; at = (chunk as Buffer).indexOf(10, at + 1)) lines += 1;
+    const bytes = chunk as Buffer;
+    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) {
+      if (++seen === lines) return offset + at + 1;
+    }
+    offset += bytes.length;
   }
-  return lines;
+  return undefined;
 }
 
 /** Stands in for the id list while the rest of the receipt is serialised. */
