@@ -15,22 +15,28 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
+/**
+ * SIGTERM or SIGINT begins the graceful stop (`shutdown.graceMs`, README "Stopping"): exit 0
+ * once it is done, 1 if a step failed. A second signal exits at once with 1.
+ */
+function onStopSignals(stop: () => Promise<void>, exitWhenStopped = true): void {
+  let signals = 0;
+  const handle = (signal: string) => {
+    signals += 1;
+    if (signals > 1) process.exit(1);
+    process.stderr.write(`${signal}: stopping\n`);
+    const stopped = stop();
+    if (exitWhenStopped) stopped.then(() => process.exit(0), () => process.exit(1));
+  };
+  process.on('SIGTERM', () => handle('SIGTERM'));
+  process.on('SIGINT', () => handle('SIGINT'));
+}
+
 async function serve(args: string[]): Promise<void> {
   parse('serve', () => parseArgs({ args, options: {}, strict: true }));
   const { startService } = await import('./main.js');
   const service = await startService();
-  let signals = 0;
-  const stop = (signal: string) => {
-    signals += 1;
-    if (signals > 1) process.exit(1);
-    process.stderr.write(`${signal}: stopping\n`);
-    service.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  onStopSignals(() => service.stop());
 }
 
 async function run(args: string[]): Promise<void> {
@@ -39,15 +45,16 @@ async function run(args: string[]): Promise<void> {
   if (!file) throw new UsageError('run needs a pipeline file', 'run');
   const once = values.once === true;
   const { runPipelineFile } = await import('./main.js');
-  const running = await runPipelineFile(file, { once });
+  // --once: a signal interrupts the look as it does a running worker, and the summary is still printed.
+  const stopSignal = new AbortController();
+  if (once) onStopSignals(async () => stopSignal.abort(), false);
+  const running = await runPipelineFile(file, { once, stopSignal: stopSignal.signal });
   if (once) {
     process.stdout.write(`${JSON.stringify({ pipeline: file, ...running.summary })}\n`);
     if (running.summary?.standby) process.stderr.write('warehouse-ingest: another worker holds this drop\'s lease and is processing it; nothing was done here\n');
     return;
   }
-  const stop = () => void running.stop().then(() => process.exit(0), () => process.exit(1));
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  onStopSignals(() => running.stop());
 }
 
 async function hashKey(args: string[]): Promise<void> {

@@ -88,6 +88,11 @@ export const configSchema = z.strictObject({
     /** Days of journal kept, today included. */
     retentionDays: z.int().min(1).max(3650),
   }),
+  /** SIGTERM/SIGINT (README "Stopping"). */
+  shutdown: z.strictObject({
+    /** How long work in flight may go on after the signal before files in flight are interrupted. */
+    graceMs: z.int().min(0).max(3_600_000),
+  }),
   tenants: z.array(tenantSchema),
   /** Per business id (or `*`), per kind: v2 path → value, filling what v1 records cannot carry. */
   onboarding: z.record(z.string(), z.partialRecord(z.enum(KIND_NAMES), z.record(z.string(), z.unknown()))),

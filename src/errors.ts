@@ -185,6 +185,28 @@ export class PublishFailed extends IngestError {
   }
 }
 
+/** The service is stopping (SIGTERM): a request that arrives now is not taken; another instance (or this one, restarted) will. */
+export class ShuttingDown extends IngestError {
+  readonly code = 'shutting-down';
+  readonly status = 503;
+  constructor() {
+    super({ detail: 'The service is stopping and takes no new requests; nothing of this request was accepted. Send it again.', headers: { 'retry-after': '5' } });
+  }
+}
+
+/**
+ * A streamed batch cut short by a stop: the publish pass ended at a chunk boundary once the
+ * chunks in flight were confirmed. The first `confirmed` records (counting any an earlier try
+ * confirmed) are published and confirmed; none after them was sent.
+ */
+export class Interrupted extends IngestError {
+  readonly code = 'interrupted';
+  readonly status = 503;
+  constructor(readonly confirmed: number) {
+    super({ detail: `Interrupted by a stop after ${confirmed} confirmed record(s); the rest was not published.`, headers: { 'retry-after': '5' } });
+  }
+}
+
 /** /readyz: the broker, a route or a source is not usable yet. */
 export class NotReady extends IngestError {
   readonly code = 'not-ready';

@@ -24,6 +24,7 @@ import { createDropStore } from './sources/index.js';
 import type { DropStore } from './sources/store.js';
 import { probeDrops, type DropCheck } from './health.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { stopGracefully, type InFlight } from './shutdown.js';
 
 export interface RunningService {
   readonly config: Readonly<Config>;
@@ -48,8 +49,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   log.info({ environment: config.environment, publisher: publisher.name, target: publisher.target }, `publisher: ${publisher.name} (${publisher.target})`);
 
   const metrics = createMetrics({ businesses: config.tenants.map((t) => t.businessId), processMetrics: true });
+  let stopping: Promise<void> | undefined;
   const lineage = openLineageJournal(config, log, metrics);
-  const app = buildHttpApp(config, publisher, log, { metrics, drops: stores, lineage });
+  const app = buildHttpApp(config, publisher, log, { metrics, drops: stores, lineage, stopping: () => stopping !== undefined });
   const drops = startDropRunners(config, stores, pipelineIngest(config, publisher, metrics), log, metrics);
 
   const server = createHttpServer(app, config.http, log);
@@ -62,25 +64,24 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   log.info({ url, environment: config.environment }, `listening on ${url}`);
 
-  let stopping: Promise<void> | undefined;
+  let draining: ReturnType<typeof server.drain> | undefined;
+  const http: InFlight = {
+    name: 'http',
+    stop: () => (draining = server.drain()).closed,
+    interrupt: () => draining?.force(),
+  };
   return {
     config,
     url,
     publisher,
+    // Requests answered 503 and connections refused from here; see README "Stopping".
     stop: () =>
-      (stopping ??= (async () => {
-        log.info('stopping: no new requests or files; finishing those in flight');
-        await Promise.all([
-          new Promise<void>((resolve) => {
-            server.close(() => resolve());
-            server.closeIdleConnections();
-          }),
-          drops.stop(),
-        ]);
-        await publisher.close();
-        await lineage?.flush();
-        log.info('stopped');
-      })()),
+      (stopping ??= stopGracefully({
+        graceMs: config.shutdown.graceMs,
+        log,
+        work: [http, drops],
+        close: [drops.stores, publisher, ...(lineage ? [{ name: 'lineage journal', close: () => lineage.flush() }] : [])],
+      })),
   };
 }
 
@@ -91,6 +92,8 @@ export interface HttpAppParts {
   readonly drops?: readonly OpenedDrop[];
   /** The HTTP lineage journal. @default one over `lineage.directory` (none in the sandbox) */
   readonly lineage?: LineageJournal;
+  /** True once the service is stopping: new requests are answered 503. @default never */
+  readonly stopping?: () => boolean;
 }
 
 /** The HTTP facade over the shared pipeline; tests build it the same way, without a socket. */
@@ -112,6 +115,7 @@ export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log
     }),
     idempotency: createIdempotencyStore(abuse.idempotency),
     log,
+    stopping: parts.stopping,
     bodyLimitBytes: config.http.bodyLimitBytes,
     maxRecordsPerBatch: config.http.maxRecordsPerBatch,
     onboarding: config.onboarding,
@@ -171,7 +175,10 @@ export function openDrops(config: Readonly<Config>): OpenedDrop[] {
  * until nothing is settling, processes every ready file and resolves with what it did; it
  * rejects only when the drop itself cannot be read (an invalid file is a failure receipt).
  */
-export async function runPipelineFile(file: string, options: StartOptions & { once: boolean }): Promise<{ summary?: RunSummary; stop(): Promise<void> }> {
+export async function runPipelineFile(
+  file: string,
+  options: StartOptions & { once: boolean; /** Aborted on SIGTERM/SIGINT: `--once` stops as `run` does. */ stopSignal?: AbortSignal },
+): Promise<{ summary?: RunSummary; stop(): Promise<void> }> {
   const config = loadConfig(options);
   const log = options.log ?? createLogger({ level: config.log.level });
   const [pipeline] = loadPipelineFiles([path.resolve(file)], { tenants: config.tenants.map((t) => t.businessId) });
@@ -179,11 +186,12 @@ export async function runPipelineFile(file: string, options: StartOptions & { on
   const publisher = choosePublisher(config, log);
   await publisher.start();
   const runner = createPipelineRunner(config, { pipeline: pipeline!, store }, pipelineIngest(config, publisher), log);
-  const stop = async () => {
-    await runner.stop();
-    await store.close();
-    await publisher.close();
-  };
+  let stopping: Promise<void> | undefined;
+  const work: InFlight = { name: 'drop', stop: () => runner.stop(), interrupt: () => runner.interrupt() };
+  const stop = () => (stopping ??= stopGracefully({ graceMs: config.shutdown.graceMs, log, work: [work], close: [{ name: 'drop store', close: () => store.close() }, publisher] }));
+  const onSignal = () => void stop().catch(() => undefined); // logged step by step; the caller sees it through `stop()` or `summary`
+  if (options.stopSignal?.aborted) onSignal();
+  else options.stopSignal?.addEventListener('abort', onSignal, { once: true });
   if (!options.once) {
     runner.start();
     return { stop };
@@ -191,7 +199,8 @@ export async function runPipelineFile(file: string, options: StartOptions & { on
   try {
     return { summary: await runner.runOnce({ waitForSettling: true, waitForLeaseMs: RUN_ONCE_LEASE_WAIT_MS }), stop: async () => {} };
   } finally {
-    await stop();
+    // Done: close quietly, unless a signal began the logged stop (which this waits for).
+    await (stopping ?? runner.stop().then(() => store.close()).then(() => publisher.close()));
   }
 }
 
@@ -199,7 +208,7 @@ export async function runPipelineFile(file: string, options: StartOptions & { on
 const RUN_ONCE_LEASE_WAIT_MS = 60_000;
 
 /** One runner per pipeline definition in `pipelinesDirectory`, polling on its schedule. */
-function startDropRunners(config: Readonly<Config>, drops: readonly OpenedDrop[], ingest: Ingest, log: Logger, metrics: Metrics): { stop(): Promise<void> } {
+function startDropRunners(config: Readonly<Config>, drops: readonly OpenedDrop[], ingest: Ingest, log: Logger, metrics: Metrics): InFlight & { stores: { name: string; close(): Promise<void> } } {
   const running = drops.map(({ pipeline, store }) => {
     const runner = createPipelineRunner(config, { pipeline, store }, ingest, log, metrics);
     runner.start();
@@ -207,9 +216,18 @@ function startDropRunners(config: Readonly<Config>, drops: readonly OpenedDrop[]
     return { runner, store };
   });
   return {
+    name: 'drops',
     async stop() {
       await Promise.all(running.map(({ runner }) => runner.stop()));
-      await Promise.all(running.map(({ store }) => store.close()));
+    },
+    interrupt() {
+      for (const { runner } of running) runner.interrupt();
+    },
+    stores: {
+      name: 'drop stores',
+      async close() {
+        await Promise.all(running.map(({ store }) => store.close()));
+      },
     },
   };
 }

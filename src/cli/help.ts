@@ -21,14 +21,16 @@ export const COMMANDS: Record<string, string> = {
   serve: `Usage: warehouse-ingest serve
 
 Runs the HTTP service (GET /docs for the API reference) and one runner per pipeline file in
-pipelinesDirectory. Stops gracefully on SIGTERM or SIGINT.
+pipelinesDirectory. Stops gracefully on SIGTERM or SIGINT: no new requests or files, work in
+flight gets shutdown.graceMs, then files in flight are interrupted (resumed at the next start);
+exit 0. A second signal exits at once (1).
 
 Environment: INGEST_ENV (production | development | sandbox), INGEST_CONFIG (a YAML file),
 PORT, HOST, AMQP_URL (RabbitMQ; without it development publishes to data/outbox/).
 `,
   run: `Usage: warehouse-ingest run <pipeline.yaml> [--once]
 
-Runs one partner drop, without the HTTP service.
+Runs one partner drop, without the HTTP service. Stops gracefully on SIGTERM or SIGINT, as serve does.
   --once   Process every ready file, print a JSON summary line and exit
            (exit 1 only when the drop itself cannot be read; an invalid file gets a failure receipt).
 `,

@@ -92,7 +92,7 @@ export async function reprocessCommand(args: string[], io: Output, streams: Prog
 }
 
 /** Outcomes that mean the input failed again (exit 1). `skipped` (another worker has it) and `gone` are reported only. */
-const FAILED = new Set(['rejected', 'dead', 'retried']);
+const FAILED = new Set(['rejected', 'dead', 'retried', 'interrupted']);
 
 function describe(input: ReprocessedInput): string {
   const attempt = input.attempt !== undefined ? ` (attempt ${input.attempt})` : '';

@@ -1,5 +1,5 @@
 import { H3, HTTPError, type H3Event } from 'h3';
-import { isIngestError, MalformedBody, MethodNotAllowed, NotFound, NotReady, type IngestError } from '../errors.js';
+import { isIngestError, MalformedBody, MethodNotAllowed, NotFound, NotReady, ShuttingDown, type IngestError } from '../errors.js';
 import type { Registry } from 'prom-client';
 import type { DropCheck } from '../health.js';
 import type { ReadinessCheck } from '../publish/publisher.js';
@@ -16,6 +16,8 @@ export interface HttpAppDependencies extends V1Dependencies {
   readonly readiness: () => Promise<ReadinessCheck & { readonly drops?: readonly DropCheck[] }>;
   /** What GET /metrics exposes. */
   readonly metrics: Registry;
+  /** True once the service is stopping: every request that arrives then is answered 503 (`/readyz` too). @default never */
+  readonly stopping?: () => boolean;
 }
 
 /**
@@ -38,6 +40,9 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
         return problemResponse(error, event, requestContext(event, deps.log), headers);
       }
     };
+  // First of all: a request that arrives after the stop began is not taken (one in flight finishes).
+  const { stopping } = deps;
+  if (stopping) app.use((event) => (stopping() ? problemResponse(new ShuttingDown(), event, requestContext(event, deps.log), extra) : undefined));
   const onlyMethods = (allow: string, headers = extra) =>
     guard(async () => {
       throw new MethodNotAllowed({ detail: `This resource accepts ${allow} only.`, headers: { allow } });

@@ -68,6 +68,7 @@ export function problemResponse(error: unknown, event: H3Event, context: Request
   // The business id is a binding of the request's logger already; a field too would print it twice.
   const fields = { status: problem.status, code: problem.type, method: event.req.method, path: event.url.pathname };
   if (problem.status >= 500 && problem.status !== 503) context.log.error({ ...fields, err: error }, 'request failed');
+  else if (problem.type === '/problems/shutting-down') context.log.info(fields, 'request refused: the service is stopping');
   else if (problem.status === 503) context.log.warn({ ...fields, err: error }, 'request not accepted: publisher unavailable');
   else context.log.info({ ...fields, detail: problem.detail }, 'request refused');
   return new Response(JSON.stringify(problem), {

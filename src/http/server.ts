@@ -9,12 +9,26 @@ export interface HttpServerOptions {
   readonly maxHeaderBytes: number;
 }
 
+/** The server, and its way to stop: see `drain`. */
+export interface HttpServer extends http.Server {
+  /**
+   * Stops taking connections (new ones are refused) and lets the requests in flight finish: each
+   * answer still to be given closes its connection (`Connection: close`), and keep-alive
+   * connections between requests are closed, so `closed` resolves once the last answer is out.
+   * `force()` closes whatever is left (the grace time is over).
+   */
+  drain(): { readonly closed: Promise<void>; force(): void };
+}
+
+/** While draining, idle keep-alive connections are looked for this often. */
+const DRAIN_SWEEP_MS = 100;
+
 /**
  * The node:http server around the app. Errors Node detects before (or outside) the app —
  * a header section over `maxHeaderBytes`, a request not complete within `requestTimeoutMs`,
  * bytes that are not HTTP — are answered as problem details too, not with Node's bare status line.
  */
-export function createHttpServer(app: H3, options: HttpServerOptions, log: Logger): http.Server {
+export function createHttpServer(app: H3, options: HttpServerOptions, log: Logger): HttpServer {
   const server = http.createServer(
     {
       requestTimeout: options.requestTimeoutMs,
@@ -25,6 +39,15 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
     },
     toNodeHandler(app),
   );
+  // Answers not yet given, so that a drain can make each one the last of its connection.
+  const unanswered = new Set<http.ServerResponse>();
+  let draining = false;
+  // Before the app's listener: an answer the app gives at once must already see the flag.
+  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (draining) res.shouldKeepAlive = false;
+    unanswered.add(res);
+    res.once('close', () => unanswered.delete(res));
+  });
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     const problem = clientProblem(error, options);
     // Node's own handler checks the same thing: once the app has started its answer, the
@@ -47,7 +70,17 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
     ];
     socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
   });
-  return server;
+  return Object.assign(server, {
+    drain() {
+      draining = true;
+      for (const res of unanswered) if (!res.headersSent) res.shouldKeepAlive = false;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // close() closes the connections idle now; an answer whose headers were already out leaves its connection idle later.
+      const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_SWEEP_MS);
+      void closed.finally(() => clearInterval(sweep));
+      return { closed, force: () => server.closeAllConnections() };
+    },
+  });
 }
 
 function clientProblem(error: NodeJS.ErrnoException, options: HttpServerOptions): IngestError | undefined {

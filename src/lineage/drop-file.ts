@@ -53,13 +53,14 @@ export interface LineageFile {
  * A local lineage file, written as chunks are confirmed: memory does not grow with the input.
  * Opened at the first confirmed chunk (or at `end()`), so a rejected input never opens it.
  */
-export function openLineageFile(path: string, header: Omit<FileLineageHeader, 'format'>): LineageFile {
+export function openLineageFile(path: string, header: Omit<FileLineageHeader, 'format'>, { append = false } = {}): LineageFile {
   let opened: { out: WriteStream; failed: Promise<never> } | undefined;
   const open = () => {
-    const out = createWriteStream(path);
+    const out = createWriteStream(path, { flags: append ? 'a' : 'w' });
     const failed = new Promise<never>((_, reject) => out.once('error', reject));
     failed.catch(() => undefined);
-    out.write(`${JSON.stringify({ format: LINEAGE_FORMAT, ...header })}\n`);
+    // Appending continues an interrupted try's file, which has its header.
+    if (!append) out.write(`${JSON.stringify({ format: LINEAGE_FORMAT, ...header })}\n`);
     return { out, failed };
   };
   return {

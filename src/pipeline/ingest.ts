@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { InternalError, isIngestError } from '../errors.js';
+import { InternalError, Interrupted, isIngestError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { referenceOf, type RecordKind } from '../records/kind.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
@@ -87,6 +87,18 @@ export interface StreamBatch extends BatchBase {
   readonly onConfirmed?: (messageIds: readonly string[]) => Promise<void>;
   /** Called once every record passed validation, before anything is published (a file's durable state). */
   readonly onValidated?: (recordCount: number) => Promise<void>;
+  /**
+   * Stops the batch at the next safe point (a stop of the worker): the validation pass just ends;
+   * the publish pass sends no new chunk, waits for the chunks in flight to be confirmed (their ids
+   * go to `onConfirmed`), and throws `Interrupted` with the number of records confirmed.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * The first records an earlier, interrupted try of the same input had confirmed: counted and
+   * given their ids (so later identical records are numbered as before), not published again.
+   * Their ids are the sink's already; `onConfirmed` gets only those published now. @default 0
+   */
+  readonly resumeAfter?: number;
 }
 
 export type Batch = ArrayBatch | StreamBatch;
@@ -154,13 +166,16 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
   }
 
   async function ingestStream(batch: StreamBatch, total: number, repeats: RepeatFilter): Promise<Published> {
-    const { kind, businessId } = batch;
+    const { kind, businessId, signal } = batch;
     // Pass 2: publish in confirmed chunks; a failure part-way leaves only stable-id copies behind.
     const ids = new MessageIds(businessId, kind.name, batch.volatilePaths, (hex) => repeats.mayRepeat(hex));
     const timestamp = Date.now();
     const headers = messageHeaders(batch);
     const messageIds: string[] = [];
-    let published = 0;
+    const skip = batch.resumeAfter ?? 0;
+    /** Records confirmed, an earlier try's included. */
+    let published = skip;
+    let position = 0;
     let chunk: OutboundMessage[] = [];
     // Lineage only: the chunk's references and input lines, beside its messages.
     const lineage = batch.onLineage;
@@ -190,21 +205,34 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       previous.catch(() => undefined); // awaited by the next flush or below; never an unhandled rejection
       await earlier;
     };
+    let interrupted = false;
     try {
       for await (const candidate of batch.open('publish')) {
         const result = validateRecord(kind, candidate.record, businessId);
         if (!result.ok) throw new InternalError({ detail: 'The input changed between validation and publishing; nothing more was published.' });
+        position += 1;
+        if (position <= skip) {
+          ids.forRecord(result.record, Buffer.from(JSON.stringify(result.record))); // numbers repeats as the first try did
+          if (position % PUBLISH_CHUNK === 0 && signal?.aborted) break;
+          continue;
+        }
         chunk.push(toMessage(batch, ids, result.record, timestamp, headers));
         if (lineage) {
           references.push(referenceOf(kind, result.record));
           lines.push(candidate.line);
         }
-        if (chunk.length === PUBLISH_CHUNK) await flush();
+        if (chunk.length === PUBLISH_CHUNK) {
+          // Checked once a chunk, before it is sent: a stop sends nothing more, and nothing half.
+          if (signal?.aborted) break;
+          await flush();
+        }
       }
-      if (chunk.length > 0) await flush();
+      interrupted = signal?.aborted === true && position < total;
+      if (chunk.length > 0 && !interrupted) await flush();
     } finally {
       await previous; // nothing is left publishing behind the caller's back, also after an error
     }
+    if (interrupted) throw new Interrupted(published);
     if (published !== total) throw new InternalError({ detail: 'The input changed between validation and publishing.' });
     return { count: published, messageIds };
   }

@@ -1,4 +1,4 @@
-import { MalformedBody, PayloadTooLarge, ValidationFailed, type RecordErrors } from '../errors.js';
+import { Interrupted, MalformedBody, PayloadTooLarge, ValidationFailed, type RecordErrors } from '../errors.js';
 import { validateRecord } from '../records/validate.js';
 import type { ArrayBatch, Batch, StreamBatch } from './ingest.js';
 
@@ -53,7 +53,7 @@ function validateArray(batch: ArrayBatch): Verdict {
 }
 
 /**
- * Reads the stream once; nothing is kept but the errors. `onValid` sees each valid record while
+ * Reads the stream once (or until `batch.signal` aborts it); nothing is kept but the errors. `onValid` sees each valid record while
  * no record has failed yet (after a failure nothing will be published, so nothing more is needed).
  */
 async function validateStream(batch: StreamBatch, onValid?: (record: Record<string, unknown>) => void): Promise<Verdict> {
@@ -73,6 +73,8 @@ async function validateStream(batch: StreamBatch, onValid?: (record: Record<stri
       }
     }
     total += 1;
+    // A stop just ends this pass: nothing is published yet, so nothing more than an earlier try's is confirmed.
+    if (total % 1000 === 0 && batch.signal?.aborted) throw new Interrupted(batch.resumeAfter ?? 0);
     if (batch.maxRecords !== undefined && total > batch.maxRecords) checkCount(batch, total);
   }
   checkCount(batch, total);

@@ -51,6 +51,8 @@ export interface RunSummary {
   retried: number;
   /** Taken by another worker first. */
   skipped: number;
+  /** Cut short by a stop and put back, its progress recorded: the next start publishes the rest. */
+  interrupted: number;
   /** Present but not ready yet. */
   settling: number;
   /** Ready, but waiting out the back-off after a transient failure. */
@@ -78,6 +80,11 @@ export interface DropRunner {
   start(): void;
   /** Stops looking; resolves when the file in hand is settled or released. */
   stop(): Promise<void>;
+  /**
+   * Cuts the file in hand short (a stop whose grace time is over): once the chunks in flight
+   * are confirmed, its progress is recorded and it is put back; `stop()` then resolves.
+   */
+  interrupt(): void;
 }
 
 const SWEEP_EVERY_MS = 3_600_000;
@@ -88,7 +95,8 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
   const workerId = (options.workerId ?? `${hostname()}-${process.pid}`).replace(/~/g, '-');
   const readiness = createReadiness(pipeline);
   const pipelineLog = log.child({ pipeline: pipeline.name, businessId: pipeline.businessId, kind: pipeline.kind });
-  const processFile = createFileProcessor({ ...options, lease, workerId, maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024 });
+  const interruption = new AbortController();
+  const processFile = createFileProcessor({ ...options, lease, workerId, maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024, signal: interruption.signal });
   /** Files that failed transiently: when each may be tried again. Forgotten once it settles or leaves. */
   const backOff = new Map<string, { failures: number; notBefore: number }>();
   const census = options.metrics && createStateCensus(store);
@@ -139,6 +147,10 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       await putBack(held, fileLog);
       return 'retried';
     }
+    if (outcome === 'interrupted') {
+      await putBack(held, fileLog); // due again at once: a stop is no reason to back off
+      return outcome;
+    }
     backOff.delete(held.name);
     return outcome;
   }
@@ -149,7 +161,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
   }
 
   async function runOnce({ waitForSettling = false, waitForLeaseMs = 0 } = {}): Promise<RunSummary> {
-    const summary: RunSummary = { accepted: 0, rejected: 0, duplicates: 0, dead: 0, retried: 0, skipped: 0, settling: 0, backingOff: 0, standby: false };
+    const summary: RunSummary = { accepted: 0, rejected: 0, duplicates: 0, dead: 0, retried: 0, skipped: 0, interrupted: 0, settling: 0, backingOff: 0, standby: false };
     const count = (outcome: Outcome | 'deferred') => {
       if (outcome === 'duplicate') summary.duplicates += 1;
       else if (outcome === 'deferred') summary.backingOff += 1;
@@ -160,6 +172,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       for (const stale of await takeOverStale(store, workerId, pipeline.claimLeaseMs, Date.now())) {
         pipelineLog.warn({ file: stale.name }, 'took over a claim whose worker did not finish within the lease');
         if (!stopping) count(await handle(stale));
+        else await putBack(stale, pipelineLog.child({ file: stale.name })); // stopping: no claim is left behind
       }
     }
     let { ready, settling } = await look();
@@ -171,7 +184,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     const present = new Set(ready.map((entry) => entry.name));
     for (const name of backOff.keys()) if (!present.has(name)) backOff.delete(name);
     for (const entry of ready) {
-      if (stopping || !lease.held) break;
+      if (stopping || interruption.signal.aborted || !lease.held) break;
       if ((backOff.get(entry.name)?.notBefore ?? 0) > Date.now()) {
         summary.backingOff += 1;
         continue;
@@ -274,6 +287,9 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       await Promise.all(jobs.map((job) => job.stop()));
       await Promise.all([running?.catch(() => undefined), reprocessing?.catch(() => undefined)]);
       await lease.close();
+    },
+    interrupt() {
+      interruption.abort();
     },
   };
   return api;

@@ -16,6 +16,8 @@ import { WORK_FOLDER, type DropEntry, type DropStore } from './store.js';
  * `attempts` counts tries that could be the input's fault: rejections, unexpected errors and
  * tries that never finished (a crash: the count is raised before work starts). A broker or
  * store outage is nobody's fault in the input: it defers the input without using an attempt.
+ * Neither is a stop of the worker: an interrupted try is `retry-scheduled` (due at once) with
+ * `resume`, its attempt given back, and the next try publishes only what is left.
  */
 export const INPUT_STATUSES = ['received', 'validated', 'published', 'receipted', 'failed', 'retry-scheduled', 'dead'] as const;
 export type InputStatus = (typeof INPUT_STATUSES)[number];
@@ -28,8 +30,21 @@ export interface InputFailure {
   at: string;
   attempt: number;
   reason: string;
-  /** `rejected`: the input's fault; `error`: unexpected; `unfinished`: the try never ended (crash); `unavailable`: broker or store. */
-  kind: 'rejected' | 'error' | 'unfinished' | 'unavailable';
+  /**
+   * `rejected`: the input's fault; `error`: unexpected; `unfinished`: the try never ended (crash);
+   * `unavailable`: broker or store; `interrupted`: the worker stopped and released it (no attempt used).
+   */
+  kind: 'rejected' | 'error' | 'unfinished' | 'unavailable' | 'interrupted';
+}
+
+/**
+ * How far an interrupted try got: its first `confirmed` records are confirmed by the broker and
+ * their ids are the first `confirmed` lines of `idsName(sha256)`, written before this state.
+ */
+export interface ResumePoint {
+  confirmed: number;
+  /** The interrupted try's correlation id, carried on: every message of the input shares one. */
+  correlationId: string;
 }
 
 export interface InputState {
@@ -54,6 +69,8 @@ export interface InputState {
   failures?: InputFailure[];
   /** `retry-scheduled`: not before this time (ISO 8601). */
   nextAttemptAt?: string;
+  /** Set while an interrupted try's confirmed records wait for the rest to be published. */
+  resume?: ResumePoint;
   /** Broker or store outages in a row (they do not use attempts). */
   deferrals?: number;
   /** The worker that last changed the state. */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rename, rm, truncate } from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../decode/file.js';
-import { GaveUp, isIngestError, toProblem } from '../errors.js';
+import { GaveUp, Interrupted, isIngestError, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
 import { reconnectDelay } from '../publish/rabbitmq.js';
@@ -13,9 +13,9 @@ import { KINDS } from '../records/index.js';
 import { LEGACY, profileFor, type OnboardingProfiles } from '../records/legacy/index.js';
 import { startHeartbeat, type Claim } from './claims.js';
 import { idsName, published, readState, unfinished, withFailure, writeState, type InputFailure, type InputState } from './input-state.js';
-import { lineageName, openLineageFile } from '../lineage/drop-file.js';
+import { lineageName, openLineageFile, type LineageFile } from '../lineage/drop-file.js';
 import type { DropLease } from './lease.js';
-import { openIdFile } from './receipt-file.js';
+import { lengthOfLines, openIdFile, type IdFile } from './receipt-file.js';
 import { settle } from './settle.js';
 import { spool, sweepAbandoned, SPOOL_OWNER } from './spool.js';
 import type { DropStore } from './store.js';
@@ -33,13 +33,21 @@ export interface FileProcessorOptions {
   readonly maxJsonBytes: number;
   readonly maxRecords?: number;
   readonly metrics?: Pick<DropMetrics, 'receiptWriteFailed'>;
+  /**
+   * Aborted when the worker stops and its grace time is over: the file in hand is interrupted at
+   * the next safe point (see `StreamBatch.signal`), its progress kept, and it is given back.
+   * @default never
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**
  * `retried`: a transient failure; the caller puts the file back (see `RetryLater`). `skipped`:
- * another worker has it now. `dead`: given up on after `retry.maxAttempts` tries.
+ * another worker has it now. `dead`: given up on after `retry.maxAttempts` tries. `interrupted`:
+ * the worker is stopping; what was confirmed is recorded in the state (`resume`) and the caller
+ * puts the file back, for the next start to publish the rest.
  */
-export type Outcome = 'accepted' | 'rejected' | 'duplicate' | 'dead' | 'retried' | 'skipped';
+export type Outcome = 'accepted' | 'rejected' | 'duplicate' | 'dead' | 'retried' | 'skipped' | 'interrupted';
 
 /** How a try is started: `ignoreSchedule` for reprocessing by hand, which does not wait out a back-off. */
 export interface TryOptions {
@@ -158,7 +166,11 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
 
       state = { ...state, attempts: state.attempts + 1 };
       await save(state); // before any work: a crash during this try still counts it
-      const correlationId = randomUUID();
+      // A try resuming an interrupted one carries its correlation id on.
+      const correlationId = state.resume?.correlationId ?? randomUUID();
+      let resumeAfter = 0;
+      let idFile: IdFile | undefined;
+      let lineage: LineageFile | undefined;
       let receipt: Receipt;
       try {
         const records = await decodeFile(spooled.path, {
@@ -169,8 +181,12 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
           maxJsonBytes: options.maxJsonBytes,
         });
         if (lost(held)) return 'skipped';
-        const idFile = openIdFile(local.ids);
-        const lineage = openLineageFile(local.lineage, { pipeline: pipeline.name, businessId: pipeline.businessId, kind: kind.name, file: held.name, sha256: spooled.sha256 });
+        if (state.resume && 'open' in records) resumeAfter = await earlierIds(state.resume.confirmed);
+        idFile = openIdFile(local.ids, { append: resumeAfter > 0 });
+        const sink = idFile;
+        const appendLineage = resumeAfter > 0 && (await earlierLineage(resumeAfter));
+        lineage = openLineageFile(local.lineage, { pipeline: pipeline.name, businessId: pipeline.businessId, kind: kind.name, file: held.name, sha256: spooled.sha256 }, { append: appendLineage });
+        const lineageSink = lineage;
         const response = await ingest({
           kind,
           businessId: pipeline.businessId,
@@ -179,8 +195,10 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
             state = { ...state, status: 'validated' };
             await save(state);
           },
-          onConfirmed: (ids) => idFile.append(ids),
-          onLineage: (confirmed) => lineage.append(confirmed),
+          onConfirmed: (ids) => sink.append(ids),
+          onLineage: (confirmed) => lineageSink.append(confirmed),
+          signal: options.signal,
+          resumeAfter,
           correlationId,
           source: { type: store.type, name: pipeline.name },
           log: fileLog.child({ correlationId }),
@@ -195,16 +213,17 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
         // Ids, then the state: from here on these bytes are never published again.
         await store.write(idsName(spooled.sha256), { file: local.ids });
         await store.write(lineageName(spooled.sha256), { file: local.lineage });
-        state = { ...state, status: 'published', response: summary, processedAt, deferrals: 0 };
+        state = { ...state, status: 'published', response: summary, processedAt, deferrals: 0, resume: undefined };
         await save(state);
         receipt = { ...base(), outcome: 'accepted', response: { ...summary, messageIds: [] }, processedAt };
       } catch (error) {
+        if (error instanceof Interrupted) return await interrupted(error.confirmed);
         if (!isRejection(error)) {
           const retry = await scheduleRetry(error);
           if (retry) throw retry;
           return await giveUp(); // that was the last try
         }
-        state = withFailure({ ...state, status: 'failed', processedAt: new Date().toISOString() }, { attempt: state.attempts, kind: 'rejected', reason: (error as Error).message });
+        state = withFailure({ ...state, status: 'failed', processedAt: new Date().toISOString(), resume: undefined }, { attempt: state.attempts, kind: 'rejected', reason: (error as Error).message });
         if (state.attempts >= maxAttempts) state = { ...state, status: 'dead' };
         receipt = { ...base(), outcome: 'rejected', response: toProblem(error, held.name).problem, processedAt: state.processedAt! };
         await save(state);
@@ -213,6 +232,71 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
       if (!(await settleWith(receipt, accepted ? { ...state, status: 'receipted' } : state, accepted))) return 'skipped';
       fileLog.info({ sha256: spooled.sha256, outcome: receipt.outcome, attempt: state.attempts, correlationId }, accepted ? 'file accepted' : 'file rejected');
       return accepted ? 'accepted' : 'rejected';
+
+      /**
+       * The ids an interrupted try had confirmed, from the drop into the local id list, which this
+       * try appends to. Returns how many records to skip: 0 (publish everything again, same ids)
+       * when the list holds fewer. More (a crash between writing the ids and the state): the first
+       * `confirmed` are the ones the state vouches for.
+       */
+      async function earlierIds(confirmed: number): Promise<number> {
+        const copy = await spool(store, idsName(spooled.sha256), work).catch(() => undefined);
+        const length = copy ? await lengthOfLines(copy.path, confirmed) : undefined;
+        if (!copy || length === undefined) {
+          fileLog.warn({ confirmed }, 'the ids of the interrupted try are missing or incomplete: publishing the whole file again (same ids)');
+          return 0;
+        }
+        await truncate(copy.path, length);
+        await rename(copy.path, local.ids);
+        fileLog.info({ confirmed }, 'resuming an interrupted try: its confirmed records are not published again');
+        return confirmed;
+      }
+
+      /**
+       * The lineage of the interrupted try's confirmed records, from the drop into the local
+       * lineage file, which this try appends to. False (the lineage then starts at the resumed
+       * records; said in the log) when it is missing or shorter: lineage is not worth publishing again for.
+       */
+      async function earlierLineage(confirmed: number): Promise<boolean> {
+        const copy = await spool(store, lineageName(spooled.sha256), work).catch(() => undefined);
+        const length = copy ? await lengthOfLines(copy.path, confirmed + 1) : undefined; // its header, then one line a record
+        if (!copy || length === undefined) {
+          fileLog.warn({ confirmed }, 'the lineage of the interrupted try is missing or incomplete: the lineage of this file starts at the resumed records');
+          return false;
+        }
+        await truncate(copy.path, length);
+        await rename(copy.path, local.lineage);
+        return true;
+      }
+
+      /**
+       * The worker is stopping: the ids of what the broker confirmed, then the state that points at
+       * them; the attempt is given back (a stop is nobody's fault) and the file is due again at once.
+       * No receipt. If the drop cannot be written now, the next try counts this one as unfinished
+       * and publishes from the last recorded point again, under the same ids.
+       */
+      async function interrupted(confirmed: number): Promise<Outcome> {
+        const reason = `interrupted by a stop of the worker after ${confirmed} confirmed record(s)`;
+        if (lost(held)) return 'skipped'; // another worker has the file (and its state) now
+        try {
+          await idFile?.end();
+          await lineage?.end();
+          if (confirmed > resumeAfter) {
+            await store.write(idsName(spooled.sha256), { file: local.ids });
+            await store.write(lineageName(spooled.sha256), { file: local.lineage });
+          }
+          const resume = confirmed > 0 ? { confirmed, correlationId } : undefined;
+          state = withFailure(
+            { ...state, status: 'retry-scheduled', attempts: state.attempts - 1, nextAttemptAt: new Date().toISOString(), resume },
+            { attempt: state.attempts, kind: 'interrupted', reason },
+          );
+          await save(state);
+          fileLog.info({ sha256: spooled.sha256, confirmed, correlationId }, 'file interrupted by the stop: progress recorded, the file goes back; the next start publishes the rest');
+        } catch (stateError) {
+          fileLog.warn({ reason: (stateError as Error).message, confirmed }, 'file interrupted by the stop, but its progress could not be recorded in the drop: the next try starts from the last recorded point (same ids)');
+        }
+        return 'interrupted';
+      }
 
       /**
        * A try that failed for another reason than the input: the state says when to try again.

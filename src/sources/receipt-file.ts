@@ -15,8 +15,9 @@ export interface IdFile {
   end(): Promise<void>;
 }
 
-export function openIdFile(path: string): IdFile {
-  const out = createWriteStream(path);
+/** `append`: add to the ids already in `path` (a try resuming an interrupted one). */
+export function openIdFile(path: string, { append = false } = {}): IdFile {
+  const out = createWriteStream(path, { flags: append ? 'a' : 'w' });
   const failed = new Promise<never>((_, reject) => out.once('error', reject));
   failed.catch(() => undefined);
   return {
@@ -30,6 +31,24 @@ export function openIdFile(path: string): IdFile {
       await Promise.race([once(out, 'finish'), failed]);
     },
   };
+}
+
+/**
+ * The length in bytes of the first `lines` lines of a file (an id list), read in bounded memory;
+ * undefined when it holds fewer.
+ */
+export async function lengthOfLines(path: string, lines: number): Promise<number | undefined> {
+  if (lines === 0) return 0;
+  let seen = 0;
+  let offset = 0;
+  for await (const chunk of createReadStream(path)) {
+    const bytes = chunk as Buffer;
+    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) {
+      if (++seen === lines) return offset + at + 1;
+    }
+    offset += bytes.length;
+  }
+  return undefined;
 }
 
 /** Stands in for the id list while the rest of the receipt is serialised. */

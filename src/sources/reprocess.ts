@@ -23,8 +23,8 @@ export interface ReprocessSelection {
   readonly since?: number;
 }
 
-/** `gone`: the state names a file no longer in the drop (deleted, moved by hand); reported and left alone. */
-export type ReprocessOutcome = 'accepted' | 'duplicate' | 'rejected' | 'dead' | 'retried' | 'skipped' | 'gone';
+/** `gone`: the state names a file no longer in the drop (deleted, moved by hand); reported and left alone. `interrupted`: the worker stopped; the file went back to the drop to be resumed. */
+export type ReprocessOutcome = 'accepted' | 'duplicate' | 'rejected' | 'dead' | 'retried' | 'skipped' | 'gone' | 'interrupted';
 
 /** One selected input: as selected, and what the try did. */
 export interface ReprocessedInput {

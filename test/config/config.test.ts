@@ -56,6 +56,13 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('has a shutdown grace time that fits Kubernetes\' 30 s, and checks one that is set', () => {
+    expect(loadConfig({ env: {} }).shutdown.graceMs).toBe(25_000);
+    expect(loadConfig({ env: { INGEST_CONFIG: temp.write('grace.yaml', 'shutdown:\n  graceMs: 5000\n') } }).shutdown.graceMs).toBe(5000);
+    const file = temp.write('bad-grace.yaml', 'shutdown:\n  graceMs: -1\n  grace: 3\n');
+    expect(problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } })).map((p) => `${p.file}: ${p.field}`)).toEqual([`${file}: shutdown.graceMs`, `${file}: shutdown.grace`]);
+  });
+
   it('rejects unknown keys, so a typo does not silently fall back to a default', () => {
     const file = temp.write('typo.yaml', `http:\n  bodyLimit: 5\n`);
     const problems = problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } }));

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
-import { startCliWorker, type CliWorker } from '../support/cli-worker.js';
+import { startCliWorker, stopCli, type CliWorker } from '../support/cli-worker.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { tempFolder } from '../support/temp.js';
 import { ordersCsv } from '../sources/drop-contract.js';
@@ -45,22 +45,6 @@ const claimsIn = (drop: string) => {
 };
 const claimsLeft = (drop: string) => claimsIn(drop).length;
 
-/** Resolves when the worker is gone; SIGKILLs it if it has not stopped within `ms` (never hangs). */
-async function stopWorker(worker: CliWorker, signal: NodeJS.Signals, ms = 10_000): Promise<string> {
-  worker.child.kill(signal);
-  let timer: NodeJS.Timeout | undefined;
-  const forced = new Promise<string>((resolve) => {
-    timer = setTimeout(() => {
-      worker.child.kill('SIGKILL');
-      resolve(`did not stop within ${ms} ms after ${signal}`);
-    }, ms);
-  });
-  const outcome = await Promise.race([worker.exited, forced]);
-  clearTimeout(timer);
-  await worker.exited;
-  return outcome;
-}
-
 describe('worker killed while it works', () => {
   let topology: TestTopology;
   const workers: CliWorker[] = [];
@@ -68,7 +52,7 @@ describe('worker killed while it works', () => {
     topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'faults' });
   });
   afterAll(async () => {
-    for (const worker of workers) if (worker.child.exitCode === null && worker.child.signalCode === null) await stopWorker(worker, 'SIGKILL');
+    for (const worker of workers) if (worker.child.exitCode === null && worker.child.signalCode === null) await stopCli(worker, 'SIGKILL');
     await topology.cleanup();
   });
 
@@ -113,7 +97,7 @@ describe('worker killed while it works', () => {
       // Every other kill lands while a file is claimed, so abandoned claims (and the lease) are always exercised.
       if (k % 2 === 0) await expect.poll(() => claimsLeft(drop), { timeout: 10_000, interval: 2 }).toBeGreaterThan(0);
       expect(inputsLeft(drop) + claimsLeft(drop), `work left for kill ${k}`).toBeGreaterThan(0);
-      const exit = await stopWorker(worker, 'SIGKILL');
+      const { exit } = await stopCli(worker, 'SIGKILL');
       for (const name of claimsIn(drop)) abandoned.add(name);
       kills.push(`${exit} after ${SETTLED.reduce((sum, m) => sum + worker.count(m), 0)} files, ${claimsLeft(drop)} claim(s) left`);
     }
@@ -123,7 +107,7 @@ describe('worker killed while it works', () => {
     await expect
       .poll(() => ({ inputs: inputsLeft(drop), claims: claimsLeft(drop), receipts: receiptsIn(drop).length }), { timeout: 60_000, interval: 100 })
       .toEqual({ inputs: 0, claims: 0, receipts: VALID_FILES + INVALID_FILES });
-    expect(await stopWorker(last, 'SIGTERM')).toBe('code 0');
+    expect((await stopCli(last, 'SIGTERM')).exit).toBe('code 0');
 
     const receipts = receiptsIn(drop);
     // What the kills left lying around: half-written temporary files and spooled copies.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MalformedBody, PayloadTooLarge, PublishFailed, ValidationFailed } from '../../src/errors.js';
+import { Interrupted, MalformedBody, PayloadTooLarge, PublishFailed, ValidationFailed } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { createIngest, MAX_LISTED_FAILURES, PUBLISH_CHUNK, type Candidate, type Ingest } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
@@ -125,5 +125,65 @@ describe('a streamed batch cut off from the broker part-way', () => {
       await cut.close();
       await proxy.close();
     }
+  });
+});
+
+describe('a streamed batch stopped part-way (the worker stops)', () => {
+  /** 6 chunks; records from 4000 on repeat records of the first 2000, so their ids depend on the numbering of earlier ones. */
+  function withRepeats(): unknown[] {
+    const records = orders(6 * PUBLISH_CHUNK);
+    for (let i = 4 * PUBLISH_CHUNK; i < records.length; i += 3) records[i] = structuredClone(records[i - 4 * PUBLISH_CHUNK]);
+    return records;
+  }
+
+  it('stops after the chunks in flight are confirmed; resumed, publishes only the rest, under the ids a whole run gives', async () => {
+    const records = withRepeats();
+    const expected = (await ingest({ ...streamOf(records).batch, correlationId: 'reference' })).messageIds;
+    expect(new Set(expected).size).toBe(records.length);
+    await topology.messages();
+
+    const stop = new AbortController();
+    const first: string[] = [];
+    const onConfirmed = async (ids: readonly string[]) => {
+      first.push(...ids);
+      if (first.length === 2 * PUBLISH_CHUNK) stop.abort();
+    };
+    const error = await ingest({ ...streamOf(records).batch, onConfirmed, signal: stop.signal }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Interrupted);
+    const { confirmed } = error as Interrupted;
+    // Every chunk sent was confirmed and reported; none was left unconfirmed behind.
+    expect(confirmed).toBe(first.length);
+    expect(confirmed % PUBLISH_CHUNK).toBe(0);
+    expect(confirmed).toBeGreaterThanOrEqual(2 * PUBLISH_CHUNK);
+    expect(confirmed).toBeLessThan(records.length);
+    expect(first).toEqual(expected.slice(0, confirmed));
+    expect((await topology.messages()).map((m) => m.properties.messageId)).toEqual(first);
+
+    const rest: string[] = [];
+    const { batch, opened } = streamOf(records);
+    const response = await ingest({ ...batch, resumeAfter: confirmed, onConfirmed: async (ids) => void rest.push(...ids) });
+    expect(opened.count).toBe(2);
+    expect(response.recordCount).toBe(records.length);
+    expect([...first, ...rest]).toEqual(expected);
+    expect((await topology.messages()).map((m) => m.properties.messageId)).toEqual(rest);
+  });
+
+  it('stopped in the validation pass: nothing published, nothing validated, the earlier point kept', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    let validated = false;
+    const error = await ingest({ ...streamOf(orders(3 * PUBLISH_CHUNK)).batch, signal: stop.signal, resumeAfter: PUBLISH_CHUNK, onValidated: async () => void (validated = true) }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Interrupted);
+    expect((error as Interrupted).confirmed).toBe(PUBLISH_CHUNK);
+    expect(validated).toBe(false);
+    expect(await topology.count()).toBe(0);
+  });
+
+  it('a stop that comes after the last chunk was sent changes nothing: the batch is accepted', async () => {
+    const stop = new AbortController();
+    const response = await ingest({ ...streamOf(orders(PUBLISH_CHUNK / 2)).batch, signal: stop.signal, onValidated: async () => stop.abort() });
+    expect(response.recordCount).toBe(PUBLISH_CHUNK / 2);
+    expect(await topology.count()).toBe(PUBLISH_CHUNK / 2);
+    await topology.messages();
   });
 });

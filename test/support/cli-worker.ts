@@ -16,7 +16,12 @@ export interface CliWorker {
 }
 
 export function startCliWorker(pipelineFile: string, env: NodeJS.ProcessEnv): CliWorker {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'run', pipelineFile], {
+  return startCli(['run', pipelineFile], env);
+}
+
+/** `warehouse-ingest <args>` as a process (e.g. `serve`), watched the same way. */
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): CliWorker {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -47,4 +52,24 @@ export function startCliWorker(pipelineFile: string, env: NodeJS.ProcessEnv): Cl
     exited,
     stderr: () => stderr,
   };
+}
+
+/**
+ * Sends `signal` and resolves with how the process ended (`code 0`, `SIGKILL`, …) and how long that
+ * took; SIGKILLs it if it has not ended within `ms` (a test never hangs on it).
+ */
+export async function stopCli(worker: CliWorker, signal: NodeJS.Signals, ms = 10_000): Promise<{ exit: string; ms: number }> {
+  const started = performance.now();
+  worker.child.kill(signal);
+  let timer: NodeJS.Timeout | undefined;
+  const forced = new Promise<string>((resolve) => {
+    timer = setTimeout(() => {
+      worker.child.kill('SIGKILL');
+      resolve(`did not stop within ${ms} ms after ${signal}`);
+    }, ms);
+  });
+  const exit = await Promise.race([worker.exited, forced]);
+  clearTimeout(timer);
+  await worker.exited;
+  return { exit, ms: Math.round(performance.now() - started) };
 }
