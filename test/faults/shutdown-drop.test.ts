@@ -63,6 +63,7 @@ describe('a worker stopped while it works on a file', () => {
     writeFileSync(path.join(drop, 'big.csv'), csv);
     const state = path.join(drop, '.warehouse-ingest', 'state', `${sha256(csv)}.json`);
     const ids = path.join(drop, '.warehouse-ingest', 'state', `${sha256(csv)}.ids`);
+    const lineage = path.join(drop, '.warehouse-ingest', 'state', `${sha256(csv)}.lineage`);
 
     const first = startCliWorker(pipeline, env);
     workers.push(first);
@@ -87,6 +88,7 @@ describe('a worker stopped while it works on a file', () => {
     // Exactly the confirmed records are in the queue (nothing unconfirmed behind), their ids kept.
     expect(inQueue).toBe(confirmed);
     expect(readFileSync(ids, 'utf8').split('\n').filter(Boolean)).toHaveLength(confirmed);
+    expect(readFileSync(lineage, 'utf8').split('\n').filter(Boolean)).toHaveLength(1 + confirmed); // its header, a line a record
     expect(first.count('stop: the grace time is over; interrupting the work still in flight')).toBe(1);
     expect(first.count('stopped')).toBe(1);
 
@@ -122,6 +124,12 @@ describe('a worker stopped while it works on a file', () => {
     expect(audit.idsWithDifferentBodies).toEqual([]);
     expect(messages.map((m) => m.messageId)).toEqual(response.messageIds);
     expect(messages.map((m) => shipmentIdOf(m.body))).toEqual(shipmentIds);
+    // The lineage is whole too: the interrupted try's part, then the resumed one's, a line a record in file order.
+    const [header, ...records] = readFileSync(lineage, 'utf8').split('\n').filter(Boolean);
+    expect(JSON.parse(header!)).toMatchObject({ file: 'big.csv', sha256: sha256(csv) });
+    expect(records.map((line) => line.split('\t')[0])).toEqual(shipmentIds.map((_, i) => String(i)));
+    expect(records.map((line) => line.split('\t')[2])).toEqual(shipmentIds);
+    expect(records.map((line) => line.split('\t')[3])).toEqual(response.messageIds);
   }, 300_000);
 
   it('a file that finishes within the grace time is finished: receipt, exit 0; the next file is not taken', async () => {
