@@ -47,6 +47,8 @@ export interface LineageFile {
   append(confirmed: ConfirmedRecords): Promise<void>;
   /** Flushes and closes; the file is complete when this resolves. */
   end(): Promise<void>;
+  /** Closes without waiting, the file left as it is (a try that failed): no open file is leaked. */
+  abandon(): void;
 }
 
 /**
@@ -76,6 +78,9 @@ export function openLineageFile(path: string, header: Omit<FileLineageHeader, 'f
       const { out, failed } = (opened ??= open());
       out.end();
       await Promise.race([once(out, 'finish'), failed]);
+    },
+    abandon() {
+      if (opened && !opened.out.writableFinished) opened.out.destroy();
     },
   };
 }

@@ -218,6 +218,8 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
         receipt = { ...base(), outcome: 'accepted', response: { ...summary, messageIds: [] }, processedAt };
       } catch (error) {
         if (error instanceof Interrupted) return await interrupted(error.confirmed);
+        idFile?.abandon();
+        lineage?.abandon();
         if (!isRejection(error)) {
           const retry = await scheduleRetry(error);
           if (retry) throw retry;

@@ -13,6 +13,8 @@ export interface IdFile {
   append(ids: readonly string[]): Promise<void>;
   /** Flushes and closes; the file is complete when this resolves. */
   end(): Promise<void>;
+  /** Closes without waiting, the file left as it is (a try that failed): no open file is leaked. */
+  abandon(): void;
 }
 
 /** `append`: add to the ids already in `path` (a try resuming an interrupted one). */
@@ -29,6 +31,9 @@ export function openIdFile(path: string, { append = false } = {}): IdFile {
     async end() {
       out.end();
       await Promise.race([once(out, 'finish'), failed]);
+    },
+    abandon() {
+      if (!out.writableFinished) out.destroy();
     },
   };
 }

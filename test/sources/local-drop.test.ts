@@ -27,3 +27,26 @@ describe('local drop: hostile names', () => {
     expect(existsSync(path.join(dir.dir, 'bad\nname.csv'))).toBe(true);
   });
 });
+
+describe('local drop: open files', () => {
+  it('leaves no file open after rejected files (the id and lineage lists of a failed try are closed)', async () => {
+    const { readdirSync } = await import('node:fs');
+    const { createDropRunner } = await import('../../src/sources/drop-runner.js');
+    const { pipelineSchema } = await import('../../src/pipelines.js');
+    const { createLogger } = await import('../../src/log.js');
+    const { createIngest } = await import('../../src/pipeline/ingest.js');
+    const { createNonePublisher } = await import('../../src/publish/index.js');
+    const dir = tempFolder('fd-');
+    const pipeline = pipelineSchema.parse({ name: 'fd', businessId: 'ACME', kind: 'sales-orders', format: 'v2-json', source: { type: 'local', path: dir.dir }, readiness: { strategy: 'rename' } });
+    const ingest = createIngest({ publisher: createNonePublisher(), routingKeyFor: () => 'x' });
+    const runner = createDropRunner({ pipeline, store: createLocalDrop({ path: dir.dir }), ingest, onboarding: {}, log: createLogger({ level: 'silent' }), spoolDirectory: path.join(dir.dir, '..', `${path.basename(dir.dir)}-spool`) });
+    const openFiles = () => readdirSync('/proc/self/fd').length;
+    writeFileSync(path.join(dir.dir, 'warm-up.json'), '[{"not":"an order"}]');
+    await runner.runOnce();
+    const before = openFiles();
+    for (let i = 0; i < 20; i++) writeFileSync(path.join(dir.dir, `bad-${i}.json`), `[{"not":"an order ${i}"}]`);
+    expect(await runner.runOnce()).toMatchObject({ rejected: 20 });
+    await new Promise((resolve) => setTimeout(resolve, 50)); // a destroyed stream closes its descriptor on the next tick
+    expect(openFiles()).toBeLessThanOrEqual(before + 2);
+  });
+});
