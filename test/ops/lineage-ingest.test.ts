@@ -1,11 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { createIngest, PUBLISH_CHUNK, type Candidate, type ConfirmedRecords, type Ingest } from '../../src/pipeline/ingest.js';
-import { compileRoutingKey } from '../../src/pipeline/route.js';
-import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
+import { PUBLISH_CHUNK, type Candidate, type ConfirmedRecords } from '../../src/pipeline/ingest.js';
 import { KINDS } from '../../src/records/index.js';
 import { validRecords } from '../records/fixtures.js';
-import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { useRealIngest } from '../support/real-ingest.js';
 
 const log = createLogger({ level: 'silent' });
 const base = { businessId: 'ACME', correlationId: 'lineage-test', source: { type: 'local', name: 'lineage' }, log };
@@ -18,25 +16,13 @@ function masterData(n: number): unknown[] {
   });
 }
 
-let topology: TestTopology;
-let publisher: RabbitMqPublisher;
-let ingest: Ingest;
-beforeAll(async () => {
-  topology = await declareTestTopology({ bindingKeys: ['#'] });
-  publisher = createRabbitMqPublisher({ url: AMQP_URL, exchange: topology.exchange, queues: [] }, log);
-  await publisher.start();
-  ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
-});
-afterAll(async () => {
-  await publisher.close();
-  await topology.cleanup();
-});
+const real = useRealIngest();
 
 describe('ingest tells a lineage sink what the broker confirmed', () => {
   it('a streamed batch: once per confirmed chunk, in order, with each record number, index and input line', async () => {
     const records = masterData(2 * PUBLISH_CHUNK + 5);
     const told: ConfirmedRecords[] = [];
-    const response = await ingest({
+    const response = await real.ingest({
       ...base,
       kind: KINDS['master-data'],
       async *open(): AsyncIterable<Candidate> {
@@ -52,18 +38,18 @@ describe('ingest tells a lineage sink what the broker confirmed', () => {
     expect(told.flatMap((c) => c.messageIds)).toEqual(response.messageIds);
     expect(told.flatMap((c) => c.references)).toEqual(records.map((_, i) => `SKU-LIN-${i}`));
     expect(told.flatMap((c) => c.lines)).toEqual(records.map((_, i) => 2 + 3 * i));
-    expect((await topology.messages()).map((m) => m.properties.messageId)).toEqual(response.messageIds);
+    expect((await real.topology.messages()).map((m) => m.properties.messageId)).toEqual(response.messageIds);
   });
 
   it('an array batch: once, after the confirm, without lines; a rejected batch: never', async () => {
     const records = masterData(3);
     const told: ConfirmedRecords[] = [];
     const onLineage = (confirmed: ConfirmedRecords) => void told.push(confirmed);
-    const response = await ingest({ ...base, kind: KINDS['master-data'], records, onLineage });
+    const response = await real.ingest({ ...base, kind: KINDS['master-data'], records, onLineage });
     expect(told).toEqual([{ first: 0, messageIds: response.messageIds, references: ['SKU-LIN-0', 'SKU-LIN-1', 'SKU-LIN-2'] }]);
 
-    await expect(ingest({ ...base, kind: KINDS['master-data'], records: [...records, { product: {} }], onLineage })).rejects.toThrow(/failed validation/);
+    await expect(real.ingest({ ...base, kind: KINDS['master-data'], records: [...records, { product: {} }], onLineage })).rejects.toThrow(/failed validation/);
     expect(told).toHaveLength(1);
-    await topology.messages();
+    await real.topology.messages();
   });
 });

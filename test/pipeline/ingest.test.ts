@@ -1,12 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Interrupted, MalformedBody, PayloadTooLarge, PublishFailed, ValidationFailed } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { createIngest, MAX_LISTED_FAILURES, PUBLISH_CHUNK, type Candidate, type Ingest } from '../../src/pipeline/ingest.js';
+import { createIngest, MAX_LISTED_FAILURES, PUBLISH_CHUNK, type Candidate } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
-import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
+import { createRabbitMqPublisher } from '../../src/publish/index.js';
 import { KINDS } from '../../src/records/index.js';
 import { validRecords } from '../records/fixtures.js';
-import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { AMQP_URL } from '../support/broker.js';
+import { useRealIngest } from '../support/real-ingest.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 
 const log = createLogger({ level: 'silent' });
@@ -37,62 +38,50 @@ function streamOf(records: unknown[], explain = false) {
   return { batch, opened };
 }
 
-let topology: TestTopology;
-let publisher: RabbitMqPublisher;
-let ingest: Ingest;
-beforeAll(async () => {
-  topology = await declareTestTopology({ bindingKeys: ['#'] });
-  publisher = createRabbitMqPublisher({ url: AMQP_URL, exchange: topology.exchange, queues: [] }, log);
-  await publisher.start();
-  ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
-});
-afterAll(async () => {
-  await publisher.close();
-  await topology.cleanup();
-});
+const real = useRealIngest();
 
 describe('a streamed batch', () => {
   it('is opened twice (validate, publish) and published whole, in confirmed chunks', async () => {
     const { batch, opened } = streamOf(orders(2500));
-    const response = await ingest(batch);
+    const response = await real.ingest(batch);
     expect(opened.count).toBe(2);
     expect(response.recordCount).toBe(2500);
     expect(new Set(response.messageIds).size).toBe(2500);
-    const messages = await topology.messages();
+    const messages = await real.topology.messages();
     expect(messages.map((m) => m.properties.messageId)).toEqual(response.messageIds);
     expect(messages[0]!.properties.headers).toMatchObject({ source: 'local', 'source-name': 'test-pipeline' });
   });
 
   it('gives the same message ids as the same records ingested as an array', async () => {
     const records = orders(5);
-    const streamed = await ingest(streamOf(records).batch);
-    const inMemory = await ingest({ ...streamOf(records).batch, records });
+    const streamed = await real.ingest(streamOf(records).batch);
+    const inMemory = await real.ingest({ ...streamOf(records).batch, records });
     expect(inMemory.messageIds).toEqual(streamed.messageIds);
-    await topology.messages();
+    await real.topology.messages();
   });
 
   it('is opened once and publishes nothing when any record fails; errors are worded by the candidate', async () => {
     const { batch, opened } = streamOf(orders(50, (i) => i === 7 || i === 41), true);
-    const error = await ingest(batch).catch((e: unknown) => e);
+    const error = await real.ingest(batch).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationFailed);
     expect((error as ValidationFailed).errors).toEqual([
       { index: 7, errors: ['line ?: identifiers.shipmentId: Expected at least 1 character'] },
       { index: 41, errors: ['line ?: identifiers.shipmentId: Expected at least 1 character'] },
     ]);
     expect(opened.count).toBe(1);
-    expect(await topology.count()).toBe(0);
+    expect(await real.topology.count()).toBe(0);
   });
 
   it(`lists at most ${MAX_LISTED_FAILURES} failing records and says how many failed`, async () => {
-    const error = (await ingest(streamOf(orders(1500, () => true)).batch).catch((e: unknown) => e)) as ValidationFailed;
+    const error = (await real.ingest(streamOf(orders(1500, () => true)).batch).catch((e: unknown) => e)) as ValidationFailed;
     expect(error.errors).toHaveLength(MAX_LISTED_FAILURES);
     expect(error.message).toBe(`1500 of 1500 record(s) failed validation; the first ${MAX_LISTED_FAILURES} are listed; no record was accepted.`);
   });
 
   it('refuses more records than allowed, and an empty stream, before publishing', async () => {
-    await expect(ingest({ ...streamOf(orders(20)).batch, maxRecords: 10 })).rejects.toThrow(PayloadTooLarge);
-    await expect(ingest(streamOf([]).batch)).rejects.toThrow(MalformedBody);
-    expect(await topology.count()).toBe(0);
+    await expect(real.ingest({ ...streamOf(orders(20)).batch, maxRecords: 10 })).rejects.toThrow(PayloadTooLarge);
+    await expect(real.ingest(streamOf([]).batch)).rejects.toThrow(MalformedBody);
+    expect(await real.topology.count()).toBe(0);
   });
 });
 
@@ -100,13 +89,13 @@ describe('a streamed batch cut off from the broker part-way', () => {
   it('fails, and reports confirmed only an in-order prefix of its ids, every one of them in the queue', async () => {
     const amqp = new URL(AMQP_URL);
     const proxy = await startTcpProxy({ host: amqp.hostname, port: Number(amqp.port || 5672) });
-    const cut = createRabbitMqPublisher({ url: proxy.urlFor(AMQP_URL), exchange: topology.exchange, queues: [], reconnect: { initialDelayMs: 50, maxDelayMs: 200 } }, log);
+    const cut = createRabbitMqPublisher({ url: proxy.urlFor(AMQP_URL), exchange: real.topology.exchange, queues: [], reconnect: { initialDelayMs: 50, maxDelayMs: 200 } }, log);
     try {
       await cut.start();
       const cutIngest = createIngest({ publisher: cut, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
       const records = orders(6 * PUBLISH_CHUNK);
-      const expected = (await ingest({ ...streamOf(records).batch, correlationId: 'reference' })).messageIds;
-      await topology.messages(); // the reference run's messages, out of the way
+      const expected = (await real.ingest({ ...streamOf(records).batch, correlationId: 'reference' })).messageIds;
+      await real.topology.messages(); // the reference run's messages, out of the way
 
       const reported: string[] = [];
       const { batch } = streamOf(records);
@@ -119,7 +108,7 @@ describe('a streamed batch cut off from the broker part-way', () => {
       expect(reported.length).toBeGreaterThanOrEqual(2 * PUBLISH_CHUNK);
       expect(reported.length).toBeLessThan(records.length);
       expect(reported).toEqual(expected.slice(0, reported.length));
-      const queued = new Set((await topology.messages()).map((m) => m.properties.messageId as string));
+      const queued = new Set((await real.topology.messages()).map((m) => m.properties.messageId as string));
       for (const id of reported) expect(queued.has(id)).toBe(true);
     } finally {
       await cut.close();
@@ -138,9 +127,9 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
 
   it('stops after the chunks in flight are confirmed; resumed, publishes only the rest, under the ids a whole run gives', async () => {
     const records = withRepeats();
-    const expected = (await ingest({ ...streamOf(records).batch, correlationId: 'reference' })).messageIds;
+    const expected = (await real.ingest({ ...streamOf(records).batch, correlationId: 'reference' })).messageIds;
     expect(new Set(expected).size).toBe(records.length);
-    await topology.messages();
+    await real.topology.messages();
 
     const stop = new AbortController();
     const first: string[] = [];
@@ -148,7 +137,7 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
       first.push(...ids);
       if (first.length === 2 * PUBLISH_CHUNK) stop.abort();
     };
-    const error = await ingest({ ...streamOf(records).batch, onConfirmed, signal: stop.signal }).catch((e: unknown) => e);
+    const error = await real.ingest({ ...streamOf(records).batch, onConfirmed, signal: stop.signal }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Interrupted);
     const { confirmed } = error as Interrupted;
     // Every chunk sent was confirmed and reported; none was left unconfirmed behind.
@@ -157,33 +146,33 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
     expect(confirmed).toBeGreaterThanOrEqual(2 * PUBLISH_CHUNK);
     expect(confirmed).toBeLessThan(records.length);
     expect(first).toEqual(expected.slice(0, confirmed));
-    expect((await topology.messages()).map((m) => m.properties.messageId)).toEqual(first);
+    expect((await real.topology.messages()).map((m) => m.properties.messageId)).toEqual(first);
 
     const rest: string[] = [];
     const { batch, opened } = streamOf(records);
-    const response = await ingest({ ...batch, resumeAfter: confirmed, onConfirmed: async (ids) => void rest.push(...ids) });
+    const response = await real.ingest({ ...batch, resumeAfter: confirmed, onConfirmed: async (ids) => void rest.push(...ids) });
     expect(opened.count).toBe(2);
     expect(response.recordCount).toBe(records.length);
     expect([...first, ...rest]).toEqual(expected);
-    expect((await topology.messages()).map((m) => m.properties.messageId)).toEqual(rest);
+    expect((await real.topology.messages()).map((m) => m.properties.messageId)).toEqual(rest);
   });
 
   it('stopped in the validation pass: nothing published, nothing validated, the earlier point kept', async () => {
     const stop = new AbortController();
     stop.abort();
     let validated = false;
-    const error = await ingest({ ...streamOf(orders(3 * PUBLISH_CHUNK)).batch, signal: stop.signal, resumeAfter: PUBLISH_CHUNK, onValidated: async () => void (validated = true) }).catch((e: unknown) => e);
+    const error = await real.ingest({ ...streamOf(orders(3 * PUBLISH_CHUNK)).batch, signal: stop.signal, resumeAfter: PUBLISH_CHUNK, onValidated: async () => void (validated = true) }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Interrupted);
     expect((error as Interrupted).confirmed).toBe(PUBLISH_CHUNK);
     expect(validated).toBe(false);
-    expect(await topology.count()).toBe(0);
+    expect(await real.topology.count()).toBe(0);
   });
 
   it('a stop that comes after the last chunk was sent changes nothing: the batch is accepted', async () => {
     const stop = new AbortController();
-    const response = await ingest({ ...streamOf(orders(PUBLISH_CHUNK / 2)).batch, signal: stop.signal, onValidated: async () => stop.abort() });
+    const response = await real.ingest({ ...streamOf(orders(PUBLISH_CHUNK / 2)).batch, signal: stop.signal, onValidated: async () => stop.abort() });
     expect(response.recordCount).toBe(PUBLISH_CHUNK / 2);
-    expect(await topology.count()).toBe(PUBLISH_CHUNK / 2);
-    await topology.messages();
+    expect(await real.topology.count()).toBe(PUBLISH_CHUNK / 2);
+    await real.topology.messages();
   });
 });
