@@ -1,4 +1,5 @@
 import type { BulkResponse } from '../pipeline/ingest.js';
+import type { SettlePlan } from './settle.js';
 import { WORK_FOLDER, type DropEntry, type DropStore } from './store.js';
 
 /**
@@ -73,6 +74,8 @@ export interface InputState {
   resume?: ResumePoint;
   /** Broker or store outages in a row (they do not use attempts). */
   deferrals?: number;
+  /** Where a settle in progress puts the input and its receipt (cleared once done): see `SettlePlan`. */
+  settling?: SettlePlan;
   /** The worker that last changed the state. */
   worker?: string;
 }

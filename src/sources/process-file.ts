@@ -16,7 +16,7 @@ import { idsName, published, readState, unfinished, withFailure, writeState, typ
 import { lineageName, openLineageFile, type LineageFile } from '../lineage/drop-file.js';
 import type { DropLease } from './lease.js';
 import { lengthOfLines, openIdFile, type IdFile } from './receipt-file.js';
-import { settle } from './settle.js';
+import { planSettle, settle } from './settle.js';
 import { spool, sweepAbandoned, SPOOL_OWNER } from './spool.js';
 import type { DropStore } from './store.js';
 
@@ -106,12 +106,20 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
       const file = { name: held.name, size: spooled.size, sha256: spooled.sha256, source };
       const earlier = await readState(store, spooled.sha256);
 
-      /** Settles the file with `receipt` and records where it and its receipt went. */
-      const settleWith = async (receipt: Receipt, state: InputState, success: boolean) => {
+      /** A settle of this same file that a crash cut short: carried out again (one receipt, not two). */
+      const unfinishedSettle = earlier?.file === held.name ? earlier.settling : undefined;
+
+      /**
+       * Settles the file with `receipt`: the plan goes into the state (`before`, as it is now),
+       * then the receipt and the move, then the state `after` with where they went.
+       */
+      const settleWith = async (receipt: Receipt, before: InputState, after: InputState, success: boolean, ids = local.ids) => {
         await heartbeat?.stop();
         if (lost(held)) return false; // another worker took the file over and settles it
-        const written = await settle(options, held, receipt, success, { receipt: local.receipt, ids: success ? local.ids : undefined });
-        await save({ ...state, receipt: written.receipt, receipts: receiptsWith(state, written.receipt), location: written.location });
+        const plan = await planSettle(options, held, success, unfinishedSettle);
+        await save({ ...before, settling: plan });
+        const written = await settle(options, held, receipt, plan, { receipt: local.receipt, ids: success ? ids : undefined });
+        await save({ ...after, settling: undefined, receipt: written.receipt, receipts: receiptsWith(after, written.receipt), location: written.location });
         return true;
       };
 
@@ -124,11 +132,15 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
           ? { ...base, outcome: 'duplicate', response, processedAt: new Date().toISOString(), duplicateOf: { file: earlier.file, processedAt: earlier.processedAt ?? '', receipt: earlier.receipt ?? '' } }
           : { ...base, outcome: 'accepted', response, processedAt: earlier.processedAt ?? new Date().toISOString() };
         const ids = (await spool(store, idsName(spooled.sha256), work)).path;
-        await heartbeat?.stop();
-        if (lost(held)) return 'skipped';
-        const written = await settle(options, held, receipt, true, { receipt: local.receipt, ids });
-        // A duplicate leaves the accepted input's state as it was, but for the note of where the copy's receipt is.
-        await save(again ? { ...earlier, receipts: receiptsWith(earlier, written.receipt) } : { ...earlier, status: 'receipted', receipt: written.receipt, receipts: receiptsWith(earlier, written.receipt), location: written.location });
+        if (again) {
+          // A duplicate leaves the accepted input's state as it was, but for the note of where the copy's receipt is.
+          await heartbeat?.stop();
+          if (lost(held)) return 'skipped';
+          const written = await settle(options, held, receipt, await planSettle(options, held, true), { receipt: local.receipt, ids });
+          await save({ ...earlier, receipts: receiptsWith(earlier, written.receipt) });
+        } else if (!(await settleWith(receipt, earlier, { ...earlier, status: 'receipted' }, true, ids))) {
+          return 'skipped';
+        }
         fileLog.info({ sha256: spooled.sha256, outcome: receipt.outcome }, again ? 'duplicate of an accepted file: not published again' : 'receipt completed');
         return again ? 'duplicate' : 'accepted';
       }
@@ -155,7 +167,7 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
         const problem = toProblem(new GaveUp({ detail: reason }), held.name).problem;
         state = { ...state, status: 'dead', nextAttemptAt: undefined };
         await save(state);
-        if (!(await settleWith({ ...base(), outcome: 'dead', response: problem, processedAt: new Date().toISOString() }, state, false))) return 'skipped';
+        if (!(await settleWith({ ...base(), outcome: 'dead', response: problem, processedAt: new Date().toISOString() }, state, state, false))) return 'skipped';
         fileLog.error({ sha256: spooled.sha256, attempts: state.attempts, reason: state.lastError }, 'file given up on: settled as failed, not tried again on its own');
         return 'dead';
       };
@@ -231,7 +243,7 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
         await save(state);
       }
       const accepted = receipt.outcome === 'accepted';
-      if (!(await settleWith(receipt, accepted ? { ...state, status: 'receipted' } : state, accepted))) return 'skipped';
+      if (!(await settleWith(receipt, state, accepted ? { ...state, status: 'receipted' } : state, accepted))) return 'skipped';
       fileLog.info({ sha256: spooled.sha256, outcome: receipt.outcome, attempt: state.attempts, correlationId }, accepted ? 'file accepted' : 'file rejected');
       return accepted ? 'accepted' : 'rejected';
 

@@ -23,17 +23,39 @@ export interface Settled {
   location: string | undefined;
 }
 
+/**
+ * Where a settle puts the input and its receipt, decided before anything is written and kept in
+ * the input's state (`settling`): a worker that dies between the receipt and the move leaves
+ * the plan behind, and the next try carries out the same plan — one receipt, not a second one
+ * beside it under a time-prefixed name.
+ */
+export interface SettlePlan {
+  readonly success: boolean;
+  /** `move`: the folder path; undefined otherwise (delete, keep). */
+  readonly moveTo?: string;
+  readonly receipt: string;
+}
+
+/**
+ * The plan for settling `held`. `unfinished`: the plan of a settle of the same file that never
+ * completed (its file is not at `moveTo`); it is carried out again, overwriting its own receipt.
+ */
+export async function planSettle({ pipeline, store }: SettleOptions, held: Claim, success: boolean, unfinished?: SettlePlan): Promise<SettlePlan> {
+  if (unfinished?.success === success && unfinished.moveTo !== undefined && !(await store.stat(unfinished.moveTo))) return unfinished;
+  const moveTo = await finalPlace(pipeline, store, held.name, success);
+  return { success, ...(moveTo ? { moveTo } : {}), receipt: receiptName(moveTo ?? held.name) };
+}
+
 /** `local` is a scratch path for composing the receipt; `ids` the local id list. */
 export async function settle(
   { pipeline, store, metrics }: SettleOptions,
   held: Claim,
   receipt: Receipt,
-  success: boolean,
+  plan: SettlePlan,
   local: { receipt: string; ids?: string },
 ): Promise<Settled> {
-  const moveTo = await finalPlace(pipeline, store, held.name, success);
+  const { success, moveTo, receipt: written } = plan;
   const action = success ? pipeline.after.success : pipeline.after.failure;
-  const written = receiptName(moveTo ?? held.name);
   await writeReceiptFile(local.receipt, receipt, local.ids);
   if (!moveTo && action !== 'delete') await keepEarlierReceipt(store, written);
   try {

@@ -309,6 +309,32 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       await topology.messages();
     });
 
+    it('a settle cut short between the receipt and the move is carried out again: one receipt, not two', async () => {
+      const { runner, dir } = pipelineIn({ retry: { initialDelayMs: 0, maxDelayMs: 0 } });
+      await f.put(`${dir}/cut.csv`, ordersCsv('CUT'));
+      await f.put(`${dir}/cut-bad.csv`, 'not,a,legacy,file\n9,9,9,9\n');
+      // The first move into processed/ or failed/ fails, as if the worker died right after writing the receipt.
+      const failing = new Set(['processed', 'failed']);
+      const cutting = Object.create(f.store) as DropStore;
+      cutting.rename = async (from, to) => {
+        const folder = to.slice(dir.length + 1).split('/')[0]!;
+        if (failing.delete(folder)) throw new Error('worker gone');
+        return f.store.rename(from, to);
+      };
+      const first = await runner('w1', cutting).runOnce();
+      expect(first).toMatchObject({ retried: 2, accepted: 0 });
+      expect(await f.has(`${dir}/processed/cut.csv.receipt.json`)).toBe(true); // written before the move failed
+      expect(await runner('w2').runOnce()).toMatchObject({ accepted: 1, rejected: 1 });
+      const receipts = async (folder: string) => (await f.store.list(`${dir}/${folder}`)).map((e) => e.name.slice(`${dir}/${folder}/`.length));
+      expect((await receipts('processed')).sort()).toEqual(['cut.csv', 'cut.csv.receipt.json']);
+      expect((await receipts('failed')).sort()).toEqual(['cut-bad.csv', 'cut-bad.csv.receipt.json']);
+      expect(await receiptAt(`${dir}/processed/cut.csv.receipt.json`)).toMatchObject({ outcome: 'accepted', response: { recordCount: 2 } });
+      expect(await stateOf(dir, ordersCsv('CUT'))).toMatchObject({ status: 'receipted', location: 'processed/cut.csv', receipts: ['processed/cut.csv.receipt.json'] });
+      expect((await stateOf(dir, ordersCsv('CUT'))).settling).toBeUndefined();
+      expect(await topology.count()).toBe(2); // published once
+      await topology.messages();
+    });
+
     it('publishes the same bytes once: a second drop gets a duplicate receipt pointing at the first', async () => {
       const { runner, dir } = pipelineIn();
       const csv = ordersCsv('D');
