@@ -227,7 +227,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
 
   async function reprocess(selection: ReprocessSelection = {}, { waitForLeaseMs = 0, onInput }: { waitForLeaseMs?: number; onInput?: (input: ReprocessedInput) => void } = {}): Promise<ReprocessReport> {
     if (!(await lease.acquire(waitForLeaseMs))) return { pipeline: pipeline.name, standby: true, inputs: [] };
-    const selected = await selectForReprocess(store, pipeline.name, selection);
+    const selected = await selectForReprocess(store, pipeline.name, selection, pipeline.claimLeaseMs);
     const deps = { pipeline, store, workerId, log: pipelineLog, stopping: () => stopping, leaseHeld: () => lease.held, handle };
     return { pipeline: pipeline.name, standby: false, inputs: await reprocessSelected(deps, selected, onInput) };
   }

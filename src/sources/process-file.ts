@@ -11,7 +11,7 @@ import type { Receipt } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from '../pipelines.js';
 import { KINDS } from '../records/index.js';
 import { LEGACY, profileFor, type OnboardingProfiles } from '../records/legacy/index.js';
-import { startHeartbeat, type Claim } from './claims.js';
+import { CLAIMS_FOLDER, startHeartbeat, type Claim } from './claims.js';
 import { idsName, published, readState, unfinished, withFailure, writeState, type InputFailure, type InputState } from './input-state.js';
 import { lineageName, openLineageFile, type LineageFile } from '../lineage/drop-file.js';
 import type { DropLease } from './lease.js';
@@ -151,7 +151,8 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
         status: 'received',
         file: held.name,
         pipeline: pipeline.name,
-        location: held.name,
+        // Where the file rests during the try: its own place (e.g. failed/x.csv when reprocessed without a claim), or its name.
+        location: held.current.startsWith(`${CLAIMS_FOLDER}/`) ? held.name : held.current,
         attempts: earlier?.attempts ?? 0,
         receivedAt: earlier?.receivedAt ?? receivedAt,
         nextAttemptAt: undefined,

@@ -1,7 +1,7 @@
 import type { Logger } from '../log.js';
 import type { PipelineDefinition } from '../pipelines.js';
 import { claim, CLAIMS_FOLDER, parseClaim, type Claim } from './claims.js';
-import { listStates, readState, type InputState } from './input-state.js';
+import { listStates, readState, unfinished, type InputState } from './input-state.js';
 import type { Outcome, TryOptions } from './process-file.js';
 import { assertSafeName, type DropStore } from './store.js';
 
@@ -52,13 +52,21 @@ export interface ReprocessReport {
 const processedTime = (state: InputState) => Date.parse(state.processedAt ?? state.updatedAt ?? '') || 0;
 
 /** The inputs of `pipeline` that match `selection`, oldest first. Dead inputs never match (no status selects them). */
-export async function selectForReprocess(store: DropStore, pipeline: string, selection: ReprocessSelection = {}): Promise<ReprocessedInput[]> {
+export async function selectForReprocess(store: DropStore, pipeline: string, selection: ReprocessSelection = {}, unfinishedAfterMs = Infinity): Promise<ReprocessedInput[]> {
   const statuses: readonly string[] = selection.statuses ?? ['failed'];
   const since = selection.since ?? 0;
   // The modification time of a state file is never older than its last change: a cheap first filter.
   const states = await listStates(store, { since });
+  /**
+   * A try cut short away from the drop's top level (a reprocess from failed/ on S3, whose worker
+   * died): neither the poller nor a claim takeover will see it, so it is selected with the rest
+   * once it has not changed for `unfinishedAfterMs` (the claim lease). A try at the top level or
+   * in a claim is left to the poller and the takeover.
+   */
+  const stranded = (s: InputState) =>
+    unfinished(s) && s.location !== undefined && s.location !== s.file && !s.location.startsWith(`${CLAIMS_FOLDER}/`) && Date.now() - Date.parse(s.updatedAt ?? '') >= unfinishedAfterMs;
   return states
-    .filter((s) => statuses.includes(s.status) && (s.pipeline === undefined || s.pipeline === pipeline) && processedTime(s) >= since)
+    .filter((s) => (statuses.includes(s.status) || stranded(s)) && (s.pipeline === undefined || s.pipeline === pipeline) && processedTime(s) >= since)
     .sort((a, b) => processedTime(a) - processedTime(b) || a.file.localeCompare(b.file))
     .map((s) => ({ file: s.file, sha256: s.sha256, location: s.location, status: s.status, attempts: s.attempts, lastError: s.lastError }));
 }

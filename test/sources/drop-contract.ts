@@ -335,6 +335,26 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       await topology.messages();
     });
 
+    it('selects for reprocessing a try that was cut short away from the top level, once it is stale', async () => {
+      const { runner, dir, pipeline } = pipelineIn({ claimLeaseMs: 1000 });
+      const csv = ordersCsv('STRAND');
+      const sha256 = createHash('sha256').update(csv).digest('hex');
+      // A worker reprocessing failed/x.csv (from where it lies, as on S3) died after its state said "received".
+      await f.put(`${dir}/failed/x.csv`, csv);
+      const stale = { sha256, status: 'received', file: 'x.csv', pipeline: pipeline.name, location: 'failed/x.csv', attempts: 2, updatedAt: new Date(Date.now() - 5000).toISOString() };
+      await f.put(`${dir}/.warehouse-ingest/state/${sha256}.json`, JSON.stringify(stale));
+      expect((await runner().reprocess()).inputs).toMatchObject([{ file: 'x.csv', status: 'received', outcome: 'accepted', attempt: 3 }]);
+      expect(await f.has(`${dir}/processed/x.csv.receipt.json`)).toBe(true);
+      expect(await stateOf(dir, csv)).toMatchObject({ status: 'receipted', failures: [{ attempt: 2, kind: 'unfinished' }] });
+      // One still within the lease may be in hand somewhere: not selected.
+      await f.put(`${dir}/failed/y.csv`, ordersCsv('STRAND2'));
+      const other = createHash('sha256').update(ordersCsv('STRAND2')).digest('hex');
+      await f.put(`${dir}/.warehouse-ingest/state/${other}.json`, JSON.stringify({ ...stale, sha256: other, file: 'y.csv', location: 'failed/y.csv', updatedAt: new Date().toISOString() }));
+      expect((await runner().reprocess()).inputs).toEqual([]);
+      expect(await topology.count()).toBe(2);
+      await topology.messages();
+    });
+
     it('publishes the same bytes once: a second drop gets a duplicate receipt pointing at the first', async () => {
       const { runner, dir } = pipelineIn();
       const csv = ordersCsv('D');
