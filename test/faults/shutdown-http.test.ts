@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -123,11 +124,14 @@ describe('the service stopped while a batch is in flight', () => {
     running.child.kill('SIGTERM');
     await expect.poll(() => running.lines.some((l) => String(l.msg).startsWith('stopping:')), { timeout: 10_000, interval: 5 }).toBe(true);
 
-    // A new connection: refused (or 503), never anything else.
-    const fresh = await fetch(`${url}/healthz`).then(
-      (r) => r.status,
-      (e: Error & { cause?: { code?: string } }) => e.cause?.code ?? e.message,
-    );
+    // A new connection (never one fetch keeps alive from the first /healthz): refused (or 503), never anything else.
+    const fresh = await new Promise<number | string>((resolve) => {
+      const request = http.get(`${url}/healthz`, { agent: false }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
+    });
     expect([503, 'ECONNREFUSED']).toContain(fresh);
     // A request on a connection that was open when the stop began: a whole 503 answer, then the connection closes.
     const answer = await late.finish(`content-type: application/json\r\nauthorization: ${basicAuth(DEMO)}\r\ncontent-length: 2\r\n\r\n[]`);
