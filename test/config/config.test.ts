@@ -1,20 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, PACKAGE_CONFIG_DIRECTORY } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { problemsOf } from '../support/config-problems.js';
 import { tempFolder } from '../support/temp.js';
 
 const temp = tempFolder();
 const HASH = '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
-
-function problemsOf(run: () => unknown) {
-  try {
-    run();
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
 
 describe('loadConfig', () => {
   it('runs on the embedded defaults alone: development, demo tenant, no broker', () => {

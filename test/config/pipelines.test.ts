@@ -1,20 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
 import { loadPipelines, pipelineJsonSchema } from '../../src/pipelines.js';
+import { problemsOf } from '../support/config-problems.js';
 import { tempFolder } from '../support/temp.js';
 
 const EXAMPLES = new URL('../../pipelines/examples/', import.meta.url).pathname;
 
-function problems(dir: string, tenants?: string[]) {
-  try {
-    loadPipelines(dir, { tenants });
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = (dir: string, tenants?: string[]) => problemsOf(() => loadPipelines(dir, { tenants }));
 
 describe('pipeline definitions', () => {
   it('loads the examples with their defaults filled in', () => {

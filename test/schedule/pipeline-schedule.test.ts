@@ -1,21 +1,13 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.js';
 import { loadPipelines } from '../../src/pipelines.js';
+import { problemsOf } from '../support/config-problems.js';
 import { tempFolder } from '../support/temp.js';
 
 const BODY = 'businessId: ACME\nkind: sales-orders\nformat: v1-csv\nsource: { type: local, path: /tmp/drop }\n';
 
-function problems(dir: string) {
-  try {
-    loadPipelines(dir);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problems = (dir: string) => problemsOf(() => loadPipelines(dir));
 
 describe('pipeline schedules and reprocessing jobs', () => {
   it('takes a cron expression with an IANA time zone, or a poll interval (5000 ms when neither is given)', () => {
