@@ -50,7 +50,7 @@ describe('the service over a real socket', () => {
     try {
       const config = temp.write(
         'rabbit.yaml',
-        `broker:\n  exchange: ${topology.exchange}\n  queues: [{ name: ${topology.queue}, bindingKeys: ["#"] }]\n`,
+        `dataDirectory: ${temp.dir}/rabbit\nbroker:\n  exchange: ${topology.exchange}\n  queues: [{ name: ${topology.queue}, bindingKeys: ["#"] }]\n`,
       );
       const service = await startService({
         env: { PORT: '0', HOST: '127.0.0.1', AMQP_URL, INGEST_CONFIG: config },
