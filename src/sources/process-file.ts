@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, rename, rm, truncate } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../decode/file.js';
 import { GaveUp, Interrupted, isIngestError, toProblem } from '../errors.js';
@@ -15,7 +15,8 @@ import { CLAIMS_FOLDER, startHeartbeat, type Claim } from './claims.js';
 import { idsName, published, readState, unfinished, withFailure, writeState, type InputFailure, type InputState } from './input-state.js';
 import { lineageName, openLineageFile, type LineageFile } from '../lineage/drop-file.js';
 import type { DropLease } from './lease.js';
-import { lengthOfLines, openIdFile, type IdFile } from './receipt-file.js';
+import { openIdFile, type IdFile } from './receipt-file.js';
+import { restoreLines } from './restore-lines.js';
 import { planSettle, settle } from './settle.js';
 import { spool, sweepAbandoned, SPOOL_OWNER } from './spool.js';
 import type { DropStore } from './store.js';
@@ -251,37 +252,26 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
       /**
        * The ids an interrupted try had confirmed, from the drop into the local id list, which this
        * try appends to. Returns how many records to skip: 0 (publish everything again, same ids)
-       * when the list holds fewer. More (a crash between writing the ids and the state): the first
-       * `confirmed` are the ones the state vouches for.
+       * when the list holds fewer than `confirmed`.
        */
       async function earlierIds(confirmed: number): Promise<number> {
-        const copy = await spool(store, idsName(spooled.sha256), work).catch(() => undefined);
-        const length = copy ? await lengthOfLines(copy.path, confirmed) : undefined;
-        if (!copy || length === undefined) {
+        if (!(await restoreLines(store, idsName(spooled.sha256), work, local.ids, confirmed))) {
           fileLog.warn({ confirmed }, 'the ids of the interrupted try are missing or incomplete: publishing the whole file again (same ids)');
           return 0;
         }
-        await truncate(copy.path, length);
-        await rename(copy.path, local.ids);
         fileLog.info({ confirmed }, 'resuming an interrupted try: its confirmed records are not published again');
         return confirmed;
       }
 
       /**
-       * The lineage of the interrupted try's confirmed records, from the drop into the local
-       * lineage file, which this try appends to. False (the lineage then starts at the resumed
-       * records; said in the log) when it is missing or shorter: lineage is not worth publishing again for.
+       * The lineage of the interrupted try's confirmed records (its header, then a line a record),
+       * which this try appends to. False (the lineage then starts at the resumed records; said in
+       * the log) when it is missing or shorter: lineage is not worth publishing again for.
        */
       async function earlierLineage(confirmed: number): Promise<boolean> {
-        const copy = await spool(store, lineageName(spooled.sha256), work).catch(() => undefined);
-        const length = copy ? await lengthOfLines(copy.path, confirmed + 1) : undefined; // its header, then one line a record
-        if (!copy || length === undefined) {
-          fileLog.warn({ confirmed }, 'the lineage of the interrupted try is missing or incomplete: the lineage of this file starts at the resumed records');
-          return false;
-        }
-        await truncate(copy.path, length);
-        await rename(copy.path, local.lineage);
-        return true;
+        if (await restoreLines(store, lineageName(spooled.sha256), work, local.lineage, confirmed + 1)) return true;
+        fileLog.warn({ confirmed }, 'the lineage of the interrupted try is missing or incomplete: the lineage of this file starts at the resumed records');
+        return false;
       }
 
       /**

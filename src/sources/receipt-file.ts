@@ -38,23 +38,6 @@ export function openIdFile(path: string, { append = false } = {}): IdFile {
   };
 }
 
-/**
- * The length in bytes of the first `lines` lines of a file (an id list), read in bounded memory;
- * undefined when it holds fewer.
- */
-export async function lengthOfLines(path: string, lines: number): Promise<number | undefined> {
-  if (lines === 0) return 0;
-  let seen = 0;
-  let offset = 0;
-  for await (const chunk of createReadStream(path)) {
-    const bytes = chunk as Buffer;
-    for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) {
-      if (++seen === lines) return offset + at + 1;
-    }
-    offset += bytes.length;
-  }
-  return undefined;
-}
 
 /** Stands in for the id list while the rest of the receipt is serialised. */
 const MARKER = '\u0000message-ids\u0000';
