@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { decodeFile } from '../decode/file.js';
-import { GaveUp, Interrupted, isIngestError, toProblem } from '../errors.js';
+import { GaveUp, Interrupted, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
 import { reconnectDelay } from '../publish/rabbitmq.js';
@@ -20,6 +20,7 @@ import { restoreLines } from './restore-lines.js';
 import { planSettle, settle } from './settle.js';
 import { spool, sweepAbandoned, SPOOL_OWNER } from './spool.js';
 import type { DropStore } from './store.js';
+import { isRejection, isUnavailable, RetryLater, type Outcome, type TryOptions } from './try-outcome.js';
 
 export interface FileProcessorOptions {
   readonly pipeline: PipelineDefinition;
@@ -41,43 +42,6 @@ export interface FileProcessorOptions {
    */
   readonly signal?: AbortSignal;
 }
-
-/**
- * `retried`: a transient failure; the caller puts the file back (see `RetryLater`). `skipped`:
- * another worker has it now. `dead`: given up on after `retry.maxAttempts` tries. `interrupted`:
- * the worker is stopping; what was confirmed is recorded in the state (`resume`) and the caller
- * puts the file back, for the next start to publish the rest.
- */
-export type Outcome = 'accepted' | 'rejected' | 'duplicate' | 'dead' | 'retried' | 'skipped' | 'interrupted';
-
-/** How a try is started: `ignoreSchedule` for reprocessing by hand, which does not wait out a back-off. */
-export interface TryOptions {
-  readonly ignoreSchedule?: boolean;
-}
-
-/** A transient failure, or a scheduled retry not yet due: the file goes back and waits until `notBefore`. */
-export class RetryLater extends Error {
-  override readonly name = 'RetryLater';
-  constructor(
-    reason: string,
-    readonly notBefore: number,
-    cause?: unknown,
-    /** The input's state says it is not due yet (nothing was tried now). */
-    readonly scheduled = false,
-  ) {
-    super(reason, cause === undefined ? undefined : { cause });
-  }
-}
-
-/** Rejections are the input's fault (4xx): the file fails. Anything else may pass: it is retried. */
-const isRejection = (error: unknown) => isIngestError(error) && error.status >= 400 && error.status < 500;
-
-/**
- * The broker or the store was not there (503, or a system error from a connection): nobody's
- * fault in the input, so the try does not count towards `retry.maxAttempts`.
- */
-const isUnavailable = (error: unknown) =>
-  isIngestError(error) ? error.status === 503 : typeof (error as { code?: unknown })?.code === 'string' || (error as { $metadata?: unknown })?.$metadata !== undefined;
 
 /**
  * One claimed file, start to end: spool it (hashing), look up what its bytes did before, decode,

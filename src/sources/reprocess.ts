@@ -2,7 +2,7 @@ import type { Logger } from '../log.js';
 import type { PipelineDefinition } from '../pipelines.js';
 import { claim, CLAIMS_FOLDER, parseClaim, type Claim } from './claims.js';
 import { listStates, readState, unfinished, type InputState } from './input-state.js';
-import type { Outcome, TryOptions } from './process-file.js';
+import type { Outcome, TryOptions } from './try-outcome.js';
 import { assertSafeName, type DropStore } from './store.js';
 
 /**
