@@ -17,12 +17,12 @@ import { compileRoutingKey, templateFields, topicMatches } from './pipeline/rout
 import { createEmbeddedPublisher, createNonePublisher, createRabbitMqPublisher } from './publish/index.js';
 import type { Publisher, ReadinessCheck } from './publish/publisher.js';
 import { KIND_NAMES } from './records/kind.js';
-import { loadPipelineFiles, loadPipelines, type LoadedPipeline } from './pipelines.js';
-import { createDropRunner, type DropRunner, type RunSummary } from './sources/drop-runner.js';
-import { createRabbitMqLease, OWN_LEASE } from './sources/lease.js';
-import { createDropStore } from './sources/index.js';
-import type { DropStore } from './sources/store.js';
-import { probeDrops, type DropCheck } from './health.js';
+import { loadPipelineFiles, loadPipelines, type LoadedPipeline } from './drops/definition.js';
+import { createDropRunner, type DropRunner, type RunSummary } from './drops/runner.js';
+import { createRabbitMqLease, OWN_LEASE } from './drops/lease.js';
+import { createDropStore } from './drops/stores/index.js';
+import type { DropStore } from './drops/stores/store.js';
+import { probeDrops, type DropCheck } from './drops/probe.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { stopGracefully, type InFlight } from './shutdown.js';
 

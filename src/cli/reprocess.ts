@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { choosePublisher, createPipelineRunner, openDrops, pipelineIngest } from '../main.js';
-import { REPROCESS_STATUSES, selectForReprocess, type ReprocessedInput, type ReprocessStatus } from '../sources/reprocess.js';
+import { REPROCESS_STATUSES, selectForReprocess, type ReprocessedInput, type ReprocessStatus } from '../drops/reprocess.js';
 import { parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';
 import { createProgress, type ProgressStreams } from './progress.js';

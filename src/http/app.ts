@@ -1,12 +1,12 @@
 import { H3, HTTPError, type H3Event } from 'h3';
 import { isIngestError, MalformedBody, MethodNotAllowed, NotFound, NotReady, ShuttingDown, type IngestError } from '../errors.js';
 import type { Registry } from 'prom-client';
-import type { DropCheck } from '../health.js';
+import type { DropCheck } from '../drops/probe.js';
 import type { ReadinessCheck } from '../publish/publisher.js';
 import { KINDS } from '../records/index.js';
 import { LEGACY } from '../records/legacy/index.js';
 import { docsAsset, docsPage } from './docs.js';
-import { v2BatchHandler } from './handlers.js';
+import { v2BatchHandler } from './v2.js';
 import { openApiDocument } from './openapi.js';
 import { deprecationHeaders, stockHandler, V1_DEPRECATED_SINCE, v1BatchHandler, type V1Dependencies } from './v1.js';
 import { jsonResponse, metricsResponse, problemResponse, requestContext } from './respond.js';

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { OpenedDrop } from '../main.js';
 import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
-import { readState, type InputState } from '../sources/input-state.js';
-import { WORK_FOLDER } from '../sources/store.js';
+import { readState, type InputState } from '../drops/state/input-state.js';
+import { WORK_FOLDER } from '../drops/stores/store.js';
 import { findInLineageFile, LINEAGE_SUFFIX } from './drop-file.js';
 import { entryPrefix, journalFiles, type JournalEntry } from './journal.js';
 

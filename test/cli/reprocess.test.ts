@@ -7,7 +7,7 @@ import { stringify as stringifyYaml } from 'yaml';
 import { createProgress } from '../../src/cli/progress.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { tempFolder } from '../support/temp.js';
-import { ordersCsv, PROFILE } from '../sources/drop-contract.js';
+import { ordersCsv, PROFILE } from '../drops/stores/drop-contract.js';
 
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;

@@ -6,7 +6,7 @@ import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/bro
 import { runCli } from '../support/cli-process.js';
 import { startS3rver } from '../support/s3rver.js';
 import { tempFolder } from '../support/temp.js';
-import { ordersCsv } from '../sources/drop-contract.js';
+import { ordersCsv } from '../drops/stores/drop-contract.js';
 
 /** `warehouse-ingest run <file> --once` as a separate process, as an operator or cron would run it. */
 const runOnce = (pipelineFile: string, env: NodeJS.ProcessEnv) => runCli(['run', pipelineFile, '--once'], { env });

@@ -5,7 +5,7 @@ import type { PipelineStatus } from '../../src/cli/status.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { runCli } from '../support/cli-process.js';
 import { tempFolder } from '../support/temp.js';
-import { ordersCsv } from '../sources/drop-contract.js';
+import { ordersCsv } from '../drops/stores/drop-contract.js';
 
 const cli = (args: string[], env: NodeJS.ProcessEnv) => runCli(args, { env });
 

@@ -1,14 +1,14 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
-import type { RunSummary } from '../../src/sources/drop-runner.js';
-import { createS3Drop, S3DropError } from '../../src/sources/s3.js';
+import type { RunSummary } from '../../src/drops/runner.js';
+import { createS3Drop, S3DropError } from '../../src/drops/stores/s3.js';
 import { AMQP_URL } from '../support/broker.js';
 import { demoOrdersCsv, shipmentIdOf, startDropHarness, timed, type DropHarness } from '../support/drop-harness.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { startS3rver, type S3rver } from '../support/s3rver.js';
 import { tapStore, type StoreTap } from '../support/store-tap.js';
-import { readAll } from '../sources/store-contract.js';
+import { readAll } from '../drops/stores/store-contract.js';
 
 /**
  * The S3 drop against a real S3-protocol server (s3rver, its own process) that dies in the

@@ -2,8 +2,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
-import type { RunSummary } from '../../src/sources/drop-runner.js';
-import { createSftpDrop, SftpError } from '../../src/sources/sftp.js';
+import type { RunSummary } from '../../src/drops/runner.js';
+import { createSftpDrop, SftpError } from '../../src/drops/stores/sftp.js';
 import { demoOrdersCsv, shipmentIdOf, startDropHarness, timed, type DropHarness } from '../support/drop-harness.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { sftpOptionsFor } from '../support/sftp-fixture.js';

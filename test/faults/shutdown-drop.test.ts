@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
-import type { InputState } from '../../src/sources/input-state.js';
+import type { InputState } from '../../src/drops/state/input-state.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { startCli, startCliWorker, stopCli as stopWorker, type CliWorker } from '../support/cli-worker.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';

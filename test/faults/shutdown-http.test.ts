@@ -8,7 +8,7 @@ import { startCli, type CliWorker } from '../support/cli-worker.js';
 import { basicAuth } from '../support/http-app.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { tempFolder } from '../support/temp.js';
-import { ordersCsv } from '../sources/drop-contract.js';
+import { ordersCsv } from '../drops/stores/drop-contract.js';
 
 /**
  * `warehouse-ingest serve` stopped with SIGTERM while a large batch is being published: that

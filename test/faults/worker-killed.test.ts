@@ -6,7 +6,7 @@ import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/bro
 import { startCliWorker, stopCli, type CliWorker } from '../support/cli-worker.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { tempFolder } from '../support/temp.js';
-import { ordersCsv } from '../sources/drop-contract.js';
+import { ordersCsv } from '../drops/stores/drop-contract.js';
 
 /**
  * `warehouse-ingest run <pipeline>` worker processes on one local drop, each SIGKILLed at a

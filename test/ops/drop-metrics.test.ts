@@ -3,15 +3,15 @@ import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
 import { createIngest } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
-import { pipelineSchema } from '../../src/pipelines.js';
+import { pipelineSchema } from '../../src/drops/definition.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
-import { createDropRunner, type DropRunner } from '../../src/sources/drop-runner.js';
+import { createDropRunner, type DropRunner } from '../../src/drops/runner.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { localFixture } from '../support/local-fixture.js';
 import { tapStore } from '../support/store-tap.js';
 import { tempFolder } from '../support/temp.js';
-import { ordersCsv, PROFILE } from '../sources/drop-contract.js';
-import type { StoreFixture } from '../sources/store-contract.js';
+import { ordersCsv, PROFILE } from '../drops/stores/drop-contract.js';
+import type { StoreFixture } from '../drops/stores/store-contract.js';
 
 
 function sample(text: string, series: string): number | undefined {

@@ -2,10 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { probeDrops } from '../../src/health.js';
+import { probeDrops } from '../../src/drops/probe.js';
 import { createLogger } from '../../src/log.js';
 import { buildHttpApp, openDrops } from '../../src/main.js';
-import { createSftpDrop } from '../../src/sources/sftp.js';
+import { createSftpDrop } from '../../src/drops/stores/sftp.js';
 import { createTestApp, type TestApp } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { loadPipelines } from '../../src/pipelines.js';
+import { loadPipelines } from '../../src/drops/definition.js';
 import { problemsOf } from '../support/config-problems.js';
 import { tempFolder } from '../support/temp.js';
 

@@ -5,17 +5,17 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { createIngest } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
-import { pipelineSchema } from '../../src/pipelines.js';
+import { pipelineSchema } from '../../src/drops/definition.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
 import type { OnboardingProfiles } from '../../src/records/legacy/index.js';
-import { createDropRunner } from '../../src/sources/drop-runner.js';
-import { createRabbitMqLease } from '../../src/sources/lease.js';
-import { createLocalDrop } from '../../src/sources/local.js';
+import { createDropRunner } from '../../src/drops/runner.js';
+import { createRabbitMqLease } from '../../src/drops/lease.js';
+import { createLocalDrop } from '../../src/drops/stores/local.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { demoOrdersCsv } from '../support/drop-harness.js';
 import { s3Fixture } from '../support/s3-fixture.js';
 import { tempFolder } from '../support/temp.js';
-import { readAll as readStream, type StoreFixture } from '../sources/store-contract.js';
+import { readAll as readStream, type StoreFixture } from '../drops/stores/store-contract.js';
 
 /**
  * Reprocessing with several workers on one drop. A local folder (and SFTP) has an atomic rename:

@@ -5,11 +5,11 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { createIngest } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
-import { pipelineSchema } from '../../src/pipelines.js';
+import { pipelineSchema } from '../../src/drops/definition.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
-import { createDropRunner, type DropRunner } from '../../src/sources/drop-runner.js';
-import type { DropStore } from '../../src/sources/store.js';
-import { ordersCsv } from '../sources/drop-contract.js';
+import { createDropRunner, type DropRunner } from '../../src/drops/runner.js';
+import type { DropStore } from '../../src/drops/stores/store.js';
+import { ordersCsv } from '../drops/stores/drop-contract.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';
 
 /** A v1 CSV of `orders` DEMO orders (two lines each, one record per order); `tag` makes it unique. */

@@ -2,12 +2,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, type ConfigProblem } from './errors.js';
-import { issueProblems } from './config.js';
-import { PARSE_OPTIONS } from './records/issues.js';
-import { KIND_NAMES } from './records/kind.js';
-import { cronProblem, timezoneProblem, type JobSchedule } from './schedule.js';
-import { REPROCESS_STATUSES } from './sources/reprocess.js';
+import { ConfigError, type ConfigProblem } from '../errors.js';
+import { issueProblems } from '../config.js';
+import { PARSE_OPTIONS } from '../records/issues.js';
+import { KIND_NAMES } from '../records/kind.js';
+import { cronProblem, timezoneProblem, type JobSchedule } from '../schedule.js';
+import { REPROCESS_STATUSES } from './reprocess.js';
 
 /**
  * Pipeline definitions: one YAML file per partner drop under `pipelines/`. Choices only — where

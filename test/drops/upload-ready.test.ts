@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { pipelineSchema } from '../../src/pipelines.js';
-import { createReadiness, globToRegExp } from '../../src/sources/readiness.js';
+import { pipelineSchema } from '../../src/drops/definition.js';
+import { createReadiness, globToRegExp } from '../../src/drops/upload-ready.js';
 
 const readinessOf = (readiness: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   createReadiness(pipelineSchema.parse({ name: 'p', businessId: 'A', kind: 'sales-orders', format: 'v1-csv', source: { type: 'local', path: '/x' }, readiness, ...extra }));

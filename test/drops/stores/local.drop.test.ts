@@ -1,10 +1,10 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createLocalDrop } from '../../src/sources/local.js';
-import { tempFolder } from '../support/temp.js';
+import { createLocalDrop } from '../../../src/drops/stores/local.js';
+import { tempFolder } from '../../support/temp.js';
 import { describe, expect, it } from 'vitest';
 import { describeDropPipeline } from './drop-contract.js';
-import { localFixture } from '../support/local-fixture.js';
+import { localFixture } from '../../support/local-fixture.js';
 
 describeDropPipeline('local folder', localFixture('local-pipeline-'), { atomicRename: true });
 
@@ -15,9 +15,9 @@ describe('local drop: hostile names', () => {
     const store = createLocalDrop({ path: dir.dir });
     const names = (await store.list()).map((e) => e.name);
     expect(names).toContain('bad\nname.csv');
-    const { createDropRunner } = await import('../../src/sources/drop-runner.js');
-    const { pipelineSchema } = await import('../../src/pipelines.js');
-    const { createLogger } = await import('../../src/log.js');
+    const { createDropRunner } = await import('../../../src/drops/runner.js');
+    const { pipelineSchema } = await import('../../../src/drops/definition.js');
+    const { createLogger } = await import('../../../src/log.js');
     const pipeline = pipelineSchema.parse({ name: 'hostile', businessId: 'ACME', kind: 'sales-orders', format: 'v1-csv', source: { type: 'local', path: dir.dir }, readiness: { strategy: 'rename' } });
     const ingest = async () => {
       throw new Error('must not be reached');
@@ -31,11 +31,11 @@ describe('local drop: hostile names', () => {
 describe('local drop: open files', () => {
   it('leaves no file open after rejected files (the id and lineage lists of a failed try are closed)', async () => {
     const { readdirSync } = await import('node:fs');
-    const { createDropRunner } = await import('../../src/sources/drop-runner.js');
-    const { pipelineSchema } = await import('../../src/pipelines.js');
-    const { createLogger } = await import('../../src/log.js');
-    const { createIngest } = await import('../../src/pipeline/ingest.js');
-    const { createNonePublisher } = await import('../../src/publish/index.js');
+    const { createDropRunner } = await import('../../../src/drops/runner.js');
+    const { pipelineSchema } = await import('../../../src/drops/definition.js');
+    const { createLogger } = await import('../../../src/log.js');
+    const { createIngest } = await import('../../../src/pipeline/ingest.js');
+    const { createNonePublisher } = await import('../../../src/publish/index.js');
     const dir = tempFolder('fd-');
     const pipeline = pipelineSchema.parse({ name: 'fd', businessId: 'ACME', kind: 'sales-orders', format: 'v2-json', source: { type: 'local', path: dir.dir }, readiness: { strategy: 'rename' } });
     const ingest = createIngest({ publisher: createNonePublisher(), routingKeyFor: () => 'x' });

@@ -1,5 +1,5 @@
 import { INPUT_STATUSES, listStatesIn, STATE_FOLDER, type InputState, type InputStatus } from './input-state.js';
-import type { DropStore } from './store.js';
+import type { DropStore } from '../stores/store.js';
 
 /**
  * How many inputs of a drop are in each state, kept up to date cheaply: each `count()` lists the

@@ -1,9 +1,9 @@
 import { RECEIPT_SUFFIX, receiptName, type Receipt } from '../pipeline/receipt.js';
 import type { DropMetrics } from '../metrics.js';
-import type { PipelineDefinition } from '../pipelines.js';
+import type { PipelineDefinition } from './definition.js';
 import type { Claim } from './claims.js';
-import { writeReceiptFile } from './receipt-file.js';
-import type { DropStore } from './store.js';
+import { writeReceiptFile } from './receipts.js';
+import type { DropStore } from './stores/store.js';
 
 /**
  * Settles a file once its outcome is known: the receipt first, then the input to its final place

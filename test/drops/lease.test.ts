@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { createRabbitMqLease, type DropLease } from '../../src/sources/lease.js';
+import { createRabbitMqLease, type DropLease } from '../../src/drops/lease.js';
 import { AMQP_URL, uniqueName } from '../support/broker.js';
 import { startTcpProxy } from '../support/tcp-proxy.js';
 

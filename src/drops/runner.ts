@@ -3,19 +3,19 @@ import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
 import type { Ingest } from '../pipeline/ingest.js';
 import { receiptName } from '../pipeline/receipt.js';
-import type { PipelineDefinition } from '../pipelines.js';
+import type { PipelineDefinition } from './definition.js';
 import type { OnboardingProfiles } from '../records/legacy/index.js';
 import { reconnectDelay } from '../publish/rabbitmq.js';
 import { claim, release, takeOverStale, type Claim } from './claims.js';
 import { OWN_LEASE, type DropLease } from './lease.js';
 import { createFileProcessor } from './process-file.js';
 import { RetryLater, type Outcome, type TryOptions } from './try-outcome.js';
-import { createReadiness } from './readiness.js';
-import { createStateCensus } from './state-census.js';
-import { sweepUnfinishedWrites } from './tidy.js';
+import { createReadiness } from './upload-ready.js';
+import { createStateCensus } from './state/census.js';
+import { sweepUnfinishedWrites } from './sweep.js';
 import { reprocessSelected, selectForReprocess, type ReprocessReport, type ReprocessSelection, type ReprocessedInput } from './reprocess.js';
 import { startJob, type Job } from '../schedule.js';
-import { assertSafeName, type DropEntry, type DropStore } from './store.js';
+import { assertSafeName, type DropEntry, type DropStore } from './stores/store.js';
 
 export interface DropRunnerOptions {
   readonly pipeline: PipelineDefinition;

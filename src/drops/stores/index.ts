@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../errors.js';
-import { exposedSecretFile } from '../secret-files.js';
-import type { PipelineDefinition, SecretRef } from '../pipelines.js';
+import { ConfigError } from '../../errors.js';
+import { exposedSecretFile } from '../../secret-files.js';
+import type { PipelineDefinition, SecretRef } from '../definition.js';
 import { createLocalDrop } from './local.js';
 import { createS3Drop } from './s3.js';
 import { createSftpDrop } from './sftp.js';

@@ -1,4 +1,4 @@
-import type { DropStore } from './sources/store.js';
+import type { DropStore } from './stores/store.js';
 
 /** One drop source as `/readyz` reports it. Names the pipeline, never the address or a secret. */
 export interface DropCheck {

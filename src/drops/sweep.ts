@@ -1,7 +1,7 @@
 import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
-import type { PipelineDefinition } from '../pipelines.js';
-import { STATE_FOLDER } from './input-state.js';
-import type { DropStore } from './store.js';
+import type { PipelineDefinition } from './definition.js';
+import { STATE_FOLDER } from './state/input-state.js';
+import type { DropStore } from './stores/store.js';
 
 /** What `DropStore.write` names a file while writing it (local, SFTP): `<target>.<8 hex>.tmp`. */
 const WRITING = /\.[0-9a-f]{8}\.tmp$/;

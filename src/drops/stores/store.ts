@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
  * A drop: the folder (local directory, SFTP directory, S3 bucket + prefix) where a partner
  * leaves files. Every source is one implementation of this small interface; everything else
  * — readiness, claims, spooling, receipts, settling — is written once on top of it
- * (src/sources/drop-runner.ts) and tested once against all of them (the contract suite).
+ * (src/drops/runner.ts) and tested once against all of them (the contract suite).
  *
  * Names are relative to the drop, `/`-separated, e.g. `orders-1.csv` or `processed/orders-1.csv`.
  * An implementation never resolves a name outside the drop (no `..`, no absolute paths).

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadPipelines, pipelineJsonSchema } from '../../src/pipelines.js';
+import { loadPipelines, pipelineJsonSchema } from '../../src/drops/definition.js';
 import { problemsOf } from '../support/config-problems.js';
 import { tempFolder } from '../support/temp.js';
 

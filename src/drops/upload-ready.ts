@@ -1,6 +1,6 @@
-import type { PipelineDefinition } from '../pipelines.js';
+import type { PipelineDefinition } from './definition.js';
 import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
-import type { DropEntry } from './store.js';
+import type { DropEntry } from './stores/store.js';
 
 /**
  * Which files of a listing may be taken. Default: safe — a file still being written is never

@@ -8,18 +8,18 @@ import type { DropMetrics } from '../metrics.js';
 import { reconnectDelay } from '../publish/rabbitmq.js';
 import type { Ingest } from '../pipeline/ingest.js';
 import type { Receipt } from '../pipeline/receipt.js';
-import type { PipelineDefinition } from '../pipelines.js';
+import type { PipelineDefinition } from './definition.js';
 import { KINDS } from '../records/index.js';
 import { LEGACY, profileFor, type OnboardingProfiles } from '../records/legacy/index.js';
 import { CLAIMS_FOLDER, startHeartbeat, type Claim } from './claims.js';
-import { idsName, published, readState, unfinished, withFailure, writeState, type InputFailure, type InputState } from './input-state.js';
+import { idsName, published, readState, unfinished, withFailure, writeState, type InputFailure, type InputState } from './state/input-state.js';
 import { lineageName, openLineageFile, type LineageFile } from '../lineage/drop-file.js';
 import type { DropLease } from './lease.js';
-import { openIdFile, type IdFile } from './receipt-file.js';
+import { openIdFile, type IdFile } from './receipts.js';
 import { restoreLines } from './restore-lines.js';
 import { planSettle, settle } from './settle.js';
 import { spool, sweepAbandoned, SPOOL_OWNER } from './spool.js';
-import type { DropStore } from './store.js';
+import type { DropStore } from './stores/store.js';
 import { isRejection, isUnavailable, RetryLater, type Outcome, type TryOptions } from './try-outcome.js';
 
 export interface FileProcessorOptions {

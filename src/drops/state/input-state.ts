@@ -1,6 +1,6 @@
-import type { BulkResponse } from '../pipeline/ingest.js';
-import type { SettlePlan } from './settle.js';
-import { WORK_FOLDER, type DropEntry, type DropStore } from './store.js';
+import type { BulkResponse } from '../../pipeline/ingest.js';
+import type { SettlePlan } from '../settle.js';
+import { WORK_FOLDER, type DropEntry, type DropStore } from '../stores/store.js';
 
 /**
  * The durable state of every input of a drop, keyed by the sha256 of its bytes and kept in the

@@ -1,7 +1,7 @@
 import { rename, truncate } from 'node:fs/promises';
 import { createReadStream } from 'node:fs';
 import { spool } from './spool.js';
-import type { DropStore } from './store.js';
+import type { DropStore } from './stores/store.js';
 
 /**
  * Brings back what an interrupted try kept in the drop (its id list, its lineage) so the try that

@@ -1,9 +1,9 @@
 import type { Logger } from '../log.js';
-import type { PipelineDefinition } from '../pipelines.js';
+import type { PipelineDefinition } from './definition.js';
 import { claim, CLAIMS_FOLDER, parseClaim, type Claim } from './claims.js';
-import { listStates, readState, unfinished, type InputState } from './input-state.js';
+import { listStates, readState, unfinished, type InputState } from './state/input-state.js';
 import type { Outcome, TryOptions } from './try-outcome.js';
-import { assertSafeName, type DropStore } from './store.js';
+import { assertSafeName, type DropStore } from './stores/store.js';
 
 /**
  * Reprocessing: trying again inputs that failed, typically after a business fixed its master

@@ -1,18 +1,18 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createLogger } from '../../src/log.js';
-import { createIngest } from '../../src/pipeline/ingest.js';
-import type { Receipt } from '../../src/pipeline/receipt.js';
-import { compileRoutingKey } from '../../src/pipeline/route.js';
-import { pipelineSchema, type PipelineDefinition } from '../../src/pipelines.js';
-import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
-import { createRabbitMqLease, type DropLease } from '../../src/sources/lease.js';
-import { createDropRunner, type DropRunner } from '../../src/sources/drop-runner.js';
-import type { InputState } from '../../src/sources/input-state.js';
-import type { DropStore } from '../../src/sources/store.js';
-import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import { tempFolder } from '../support/temp.js';
+import { createLogger } from '../../../src/log.js';
+import { createIngest } from '../../../src/pipeline/ingest.js';
+import type { Receipt } from '../../../src/pipeline/receipt.js';
+import { compileRoutingKey } from '../../../src/pipeline/route.js';
+import { pipelineSchema, type PipelineDefinition } from '../../../src/drops/definition.js';
+import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../../src/publish/index.js';
+import { createRabbitMqLease, type DropLease } from '../../../src/drops/lease.js';
+import { createDropRunner, type DropRunner } from '../../../src/drops/runner.js';
+import type { InputState } from '../../../src/drops/state/input-state.js';
+import type { DropStore } from '../../../src/drops/stores/store.js';
+import { AMQP_URL, declareTestTopology, type TestTopology } from '../../support/broker.js';
+import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
+import { tempFolder } from '../../support/temp.js';
 import { readAll, type StoreFixture } from './store-contract.js';
 
 /** ACME's sales-orders onboarding profile: what its v1 orders cannot carry. */
