@@ -44,7 +44,7 @@ async function run(args: string[]): Promise<void> {
   const file = positionals[0];
   if (!file) throw new UsageError('run needs a pipeline file', 'run');
   const once = values.once === true;
-  const { runPipelineFile } = await import('./main.js');
+  const { runPipelineFile } = await import('./cli/run.js');
   // --once: a signal interrupts the look as it does a running worker, and the summary is still printed.
   const stopSignal = new AbortController();
   if (once) onStopSignals(async () => stopSignal.abort(), false);

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { openDrops } from '../main.js';
+import { openDrops } from '../drops/open.js';
 import { kindByName, KIND_NAMES } from '../records/index.js';
 import { UsageError } from './help.js';
 import { validateFile } from './validate.js';

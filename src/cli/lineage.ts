@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { lineageDirectory, loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { describeMatch, searchDrop, searchJournal, type LineageMatch, type LineageQuery } from '../lineage/search.js';
-import { openDrops, type OpenedDrop } from '../main.js';
+import { openDrops, type OpenedDrop } from '../drops/open.js';
 import { KIND_NAMES } from '../records/index.js';
 import { CannotRead, parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';

@@ -1,7 +1,9 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
-import { choosePublisher, createPipelineRunner, openDrops, pipelineIngest } from '../main.js';
+import { createConfiguredDropRunner, openDrops } from '../drops/open.js';
+import { configuredIngest } from '../pipeline/configured.js';
+import { createPublisher } from '../publish/index.js';
 import { REPROCESS_STATUSES, selectForReprocess, type ReprocessedInput, type ReprocessStatus } from '../drops/reprocess.js';
 import { parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';
@@ -51,9 +53,9 @@ export async function reprocessCommand(args: string[], io: Output, streams: Prog
 
   // Logs go to stderr, quiet unless asked for: stdout is the command's own report.
   const log = createLogger({ level: process.env.LOG_LEVEL ? config.log.level : 'warn', destination: process.stderr });
-  const publisher = choosePublisher(config, log);
+  const publisher = createPublisher(config, log);
   await publisher.start();
-  const runner = createPipelineRunner(config, drop, pipelineIngest(config, publisher), log);
+  const runner = createConfiguredDropRunner(config, drop, configuredIngest(config, publisher), log);
   // SIGINT or SIGTERM: no further input is started; the one in hand settles (or goes back) first.
   let stopping: Promise<void> | undefined;
   const stop = () =>

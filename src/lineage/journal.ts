@@ -11,7 +11,9 @@
  */
 import { appendFile, mkdir, readdir, unlink } from 'node:fs/promises';
 import path from 'node:path';
+import { lineageDirectory, type Config } from '../config.js';
 import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
 import type { ConfirmedRecords } from '../pipeline/ingest.js';
 
 export interface LineageJournalOptions {
@@ -174,3 +176,12 @@ export async function journalFiles(directory: string, sinceDay?: string): Promis
 
 /** The line prefix of every entry for `reference`: lines are tested with `startsWith` before any is parsed. */
 export const entryPrefix = (reference: string) => `{"reference":${JSON.stringify(reference)},`;
+
+/** The HTTP lineage journal as configured; none in the sandbox, which publishes nothing to trace. */
+export function openLineageJournal(config: Readonly<Config>, log: Logger, metrics: Metrics): LineageJournal | undefined {
+  if (config.environment === 'sandbox') return undefined;
+  return createLineageJournal(
+    { directory: lineageDirectory(config), retentionDays: config.lineage.retentionDays, onWriteFailure: (records) => metrics.lineageLost(records) },
+    log.child({ component: 'lineage' }),
+  );
+}

@@ -6,7 +6,7 @@
 import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import type { OpenedDrop } from '../main.js';
+import type { OpenedDrop } from '../drops/open.js';
 import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
 import { readState, type InputState } from '../drops/state/input-state.js';
 import { WORK_FOLDER } from '../drops/stores/store.js';

@@ -1,4 +1,34 @@
+import path from 'node:path';
+import type { Config } from '../config.js';
+import { safeUrl, type Logger } from '../log.js';
+import { createEmbeddedPublisher } from './embedded.js';
+import { createNonePublisher } from './none.js';
+import type { Publisher } from './publisher.js';
+import { createRabbitMqPublisher } from './rabbitmq.js';
+
 export type { OutboundMessage, Publisher, ReadinessCheck } from './publisher.js';
 export { createRabbitMqPublisher, type RabbitMqOptions, type RabbitMqPublisher, type RabbitMqState } from './rabbitmq.js';
 export { createEmbeddedPublisher, type EmbeddedOptions, type EmbeddedPublisher } from './embedded.js';
 export { createNonePublisher } from './none.js';
+
+/**
+ * The publisher the configuration asks for: none in the sandbox (it creates nothing), RabbitMQ
+ * when a broker URL is set, otherwise the embedded one (a durable outbox folder).
+ */
+export function createPublisher(config: Readonly<Config>, log: Logger): Publisher {
+  if (config.environment === 'sandbox') return createNonePublisher();
+  if (config.broker.url) {
+    return createRabbitMqPublisher(
+      {
+        url: config.broker.url,
+        exchange: config.broker.exchange,
+        queues: config.broker.queues.map((q) => ({ name: q.name, bindingKeys: [...q.bindingKeys], ...(q.arguments ? { arguments: q.arguments } : {}) })),
+        publishTimeoutMs: config.broker.publishTimeoutMs,
+        reconnect: { ...config.broker.reconnect },
+        clientName: 'warehouse-ingest',
+      },
+      log.child({ component: 'rabbitmq', broker: safeUrl(config.broker.url) }),
+    );
+  }
+  return createEmbeddedPublisher({ directory: path.resolve(config.dataDirectory, 'outbox') }, log.child({ component: 'embedded-publisher' }));
+}

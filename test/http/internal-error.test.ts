@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { buildHttpApp } from '../../src/main.js';
+import { buildHttpApp } from '../../src/http/build.js';
 import type { Publisher } from '../../src/publish/publisher.js';
 import { LogCapture } from '../support/http-app.js';
 

@@ -2,7 +2,7 @@ import { copyFileSync, mkdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { createLogger } from '../../src/log.js';
-import { runPipelineFile } from '../../src/main.js';
+import { runPipelineFile } from '../../src/cli/run.js';
 import { validRecords } from '../records/fixtures.js';
 import { ACME, basicAuth, createTestApp, LogCapture, type TestApp } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';

@@ -2,7 +2,8 @@ import type { H3 } from 'h3';
 import { hashApiKey } from '../../src/api-keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { buildHttpApp, choosePublisher } from '../../src/main.js';
+import { buildHttpApp } from '../../src/http/build.js';
+import { createPublisher } from '../../src/publish/index.js';
 import type { Publisher } from '../../src/publish/publisher.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';
 import { tempFolder } from './temp.js';
@@ -90,7 +91,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const config = loadConfig({ env });
   const logs = new LogCapture();
   const log = createLogger({ level: 'debug', destination: logs });
-  const publisher = choosePublisher(config, log);
+  const publisher = createPublisher(config, log);
   await publisher.start();
   const app = buildHttpApp(config, publisher, log);
 

@@ -1,0 +1,82 @@
+import path from 'node:path';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { Ingest } from '../pipeline/ingest.js';
+import type { InFlight } from '../shutdown.js';
+import { loadPipelines, type LoadedPipeline } from './definition.js';
+import { createRabbitMqLease, OWN_LEASE } from './lease.js';
+import { createDropRunner, type DropRunner } from './runner.js';
+import { createDropStore } from './stores/index.js';
+import type { DropStore } from './stores/store.js';
+
+/** A partner pipeline definition with the store its files are dropped in. */
+export interface OpenedDrop {
+  readonly pipeline: LoadedPipeline;
+  readonly store: DropStore;
+}
+
+/**
+ * Every pipeline in `pipelinesDirectory` with its store, as start-up (and `lint`) reads them:
+ * throws `ConfigError` naming file and field. Stores connect lazily; close them when done.
+ */
+export function openDrops(config: Readonly<Config>): OpenedDrop[] {
+  const pipelines = loadPipelines(path.resolve(config.pipelinesDirectory), { tenants: config.tenants.map((t) => t.businessId) });
+  const opened: OpenedDrop[] = [];
+  try {
+    for (const pipeline of pipelines) opened.push({ pipeline, store: createDropStore(pipeline, pipeline.file) });
+  } catch (error) {
+    void Promise.all(opened.map(({ store }) => store.close().catch(() => undefined)));
+    throw error;
+  }
+  return opened;
+}
+
+/**
+ * A drop's runner as configured. A store without atomic rename (S3) is coordinated through a
+ * lease on the broker, so several workers can serve one drop; without a broker there is no
+ * shared place for it, and one worker per such drop is the rule (said in the log and the docs).
+ */
+export function createConfiguredDropRunner(config: Readonly<Config>, { pipeline, store }: OpenedDrop, ingest: Ingest, log: Logger, metrics?: Metrics): DropRunner {
+  let lease = OWN_LEASE;
+  if (!store.atomicRename && config.broker.url) {
+    lease = createRabbitMqLease({ url: config.broker.url, pipeline: pipeline.name, reconnect: { ...config.broker.reconnect } }, log.child({ pipeline: pipeline.name, component: 'lease' }));
+  } else if (!store.atomicRename) {
+    log.warn({ pipeline: pipeline.name }, `drop ${pipeline.name} (${store.type}) has no rename to claim files with, and without a broker no lease: run one worker for it`);
+  }
+  return createDropRunner({
+    pipeline,
+    store,
+    lease,
+    ingest,
+    onboarding: config.onboarding,
+    log,
+    spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
+    ...(metrics ? { metrics } : {}),
+  });
+}
+
+/** One runner per opened drop, polling on its schedule; stopped and closed as one piece of work. */
+export function startDropRunners(config: Readonly<Config>, drops: readonly OpenedDrop[], ingest: Ingest, log: Logger, metrics: Metrics): InFlight & { stores: { name: string; close(): Promise<void> } } {
+  const running = drops.map(({ pipeline, store }) => {
+    const runner = createConfiguredDropRunner(config, { pipeline, store }, ingest, log, metrics);
+    runner.start();
+    log.info({ pipeline: pipeline.name, source: `${store.type}:${store.where}` }, `watching drop ${pipeline.name}`);
+    return { runner, store };
+  });
+  return {
+    name: 'drops',
+    async stop() {
+      await Promise.all(running.map(({ runner }) => runner.stop()));
+    },
+    interrupt() {
+      for (const { runner } of running) runner.interrupt();
+    },
+    stores: {
+      name: 'drop stores',
+      async close() {
+        await Promise.all(running.map(({ store }) => store.close()));
+      },
+    },
+  };
+}
