@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { BatchOutcome } from './pipeline/ingest.js';
+import type { BatchOutcome } from './pipeline/batch.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';
 

@@ -77,7 +77,7 @@ async function firstBusinessId(options: ValidateFileOptions): Promise<string> {
   const records = await decode(options, '');
   let first: unknown;
   let empty = true;
-  if ('records' in records) {
+  if (records.mode === 'array') {
     empty = records.records.length === 0;
     first = records.records[0];
   } else {

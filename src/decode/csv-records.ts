@@ -5,7 +5,7 @@
  * ragged row, which means the file itself is broken.
  */
 import { MalformedBody } from '../errors.js';
-import type { CsvField, CsvLayout, CsvRecord } from './csv.js';
+import type { CsvField, CsvLayout, CsvRecord } from './csv-layout.js';
 
 /** A layout level resolved against the file: the cell index, name and type of each field. */
 interface Level {

@@ -1,11 +1,12 @@
 import { MalformedBody } from '../errors.js';
 import type { ConversionContext, LegacyConverter, LegacyProblem } from '../records/legacy/mapping.js';
-import type { Candidate, StreamPass } from '../pipeline/ingest.js';
+import type { Candidate, StreamPass } from './candidate.js';
 import { explainRecord, jsonLocator, locatedProblems, senderTerms, type RecordTerms, type SenderTerms } from '../records/legacy/sender-terms.js';
 import { csvLocation, decodeCsv, type CsvLayout, type CsvRecord } from './csv.js';
 
 /** A legacy (v1) batch turned into v2 candidates, with its errors' way back to the sender's input. */
 export interface ConvertedBatch {
+  readonly mode: 'array';
   readonly records: unknown[];
   readonly senderTerms: SenderTerms;
 }
@@ -31,7 +32,7 @@ export function convertLegacyJson(body: unknown, { converter, businessId, contex
   const records = legacy.map((item, index) => convertOne(converter, item, context, problems, index));
   // The parsed body is held anyway: errors are traced back through the record as sent.
   const legacyRecord = (index: number) => legacy[index];
-  return { records, senderTerms: senderTerms({ converter, businessId, locate: jsonLocator(root), problems, legacyRecord }) };
+  return { mode: 'array', records, senderTerms: senderTerms({ converter, businessId, locate: jsonLocator(root), problems, legacyRecord }) };
 }
 
 /**

@@ -7,7 +7,7 @@ import { issueProblems } from '../config.js';
 import { PARSE_OPTIONS } from '../records/issues.js';
 import { KIND_NAMES } from '../records/kind.js';
 import { cronProblem, timezoneProblem, type JobSchedule } from '../schedule.js';
-import { REPROCESS_STATUSES } from './reprocess.js';
+import { REPROCESS_STATUSES } from './state/input-state.js';
 
 /**
  * Pipeline definitions: one YAML file per partner drop under `pipelines/`. Choices only — where

@@ -2,7 +2,7 @@ import path from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { Ingest } from '../pipeline/ingest.js';
+import type { Ingest } from '../pipeline/batch.js';
 import type { InFlight } from '../shutdown.js';
 import { loadPipelines, type LoadedPipeline } from './definition.js';
 import { createRabbitMqLease, OWN_LEASE } from './lease.js';

@@ -6,7 +6,7 @@ import { GaveUp, Interrupted, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
 import { reconnectDelay } from '../publish/rabbitmq.js';
-import type { Ingest } from '../pipeline/ingest.js';
+import type { Ingest } from '../pipeline/batch.js';
 import type { Receipt } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from './definition.js';
 import { KINDS } from '../records/index.js';
@@ -159,24 +159,22 @@ export function createFileProcessor(options: FileProcessorOptions): (held: Claim
           maxJsonBytes: options.maxJsonBytes,
         });
         if (lost(held)) return 'skipped';
-        if (state.resume && 'open' in records) resumeAfter = await earlierIds(state.resume.confirmed);
+        if (state.resume && records.mode === 'stream') resumeAfter = await earlierIds(state.resume.confirmed);
         idFile = openIdFile(local.ids, { append: resumeAfter > 0 });
         const sink = idFile;
         const appendLineage = resumeAfter > 0 && (await earlierLineage(resumeAfter));
         lineage = openLineageFile(local.lineage, { pipeline: pipeline.name, businessId: pipeline.businessId, kind: kind.name, file: held.name, sha256: spooled.sha256 }, { append: appendLineage });
         const lineageSink = lineage;
+        const body = records.mode === 'stream' ? { ...records, onConfirmed: (ids: readonly string[]) => sink.append(ids), signal: options.signal, resumeAfter } : records;
         const response = await ingest({
           kind,
           businessId: pipeline.businessId,
-          ...records,
+          ...body,
           onValidated: async () => {
             state = { ...state, status: 'validated' };
             await save(state);
           },
-          onConfirmed: (ids) => sink.append(ids),
           onLineage: (confirmed) => lineageSink.append(confirmed),
-          signal: options.signal,
-          resumeAfter,
           correlationId,
           source: { type: store.type, name: pipeline.name },
           log: fileLog.child({ correlationId }),

@@ -1,7 +1,9 @@
 import type { Logger } from '../log.js';
 import type { PipelineDefinition } from './definition.js';
 import { claim, CLAIMS_FOLDER, parseClaim, type Claim } from './claims.js';
-import { listStates, readState, unfinished, type InputState } from './state/input-state.js';
+import { listStates, readState, unfinished, type InputState, type ReprocessStatus } from './state/input-state.js';
+
+export { REPROCESS_STATUSES, type ReprocessStatus } from './state/input-state.js';
 import type { Outcome, TryOptions } from './try-outcome.js';
 import { assertSafeName, type DropStore } from './stores/store.js';
 
@@ -13,8 +15,6 @@ import { assertSafeName, type DropStore } from './stores/store.js';
  * Every try counts an attempt, so an input that keeps failing goes dead after `retry.maxAttempts`;
  * dead inputs are never selected. Earlier receipts stay where they are; the new one says `attempt`.
  */
-export const REPROCESS_STATUSES = ['failed', 'retry-scheduled'] as const;
-export type ReprocessStatus = (typeof REPROCESS_STATUSES)[number];
 
 export interface ReprocessSelection {
   /** @default ['failed'] */

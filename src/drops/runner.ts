@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
-import type { Ingest } from '../pipeline/ingest.js';
+import type { Ingest } from '../pipeline/batch.js';
 import { receiptName } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from './definition.js';
 import type { OnboardingProfiles } from '../records/legacy/index.js';

@@ -2,6 +2,7 @@ import { RECEIPT_SUFFIX, receiptName, type Receipt } from '../pipeline/receipt.j
 import type { DropMetrics } from '../metrics.js';
 import type { PipelineDefinition } from './definition.js';
 import type { Claim } from './claims.js';
+import type { SettlePlan } from './state/input-state.js';
 import { writeReceiptFile } from './receipts.js';
 import type { DropStore } from './stores/store.js';
 
@@ -23,18 +24,6 @@ export interface Settled {
   location: string | undefined;
 }
 
-/**
- * Where a settle puts the input and its receipt, decided before anything is written and kept in
- * the input's state (`settling`): a worker that dies between the receipt and the move leaves
- * the plan behind, and the next try carries out the same plan — one receipt, not a second one
- * beside it under a time-prefixed name.
- */
-export interface SettlePlan {
-  readonly success: boolean;
-  /** `move`: the folder path; undefined otherwise (delete, keep). */
-  readonly moveTo?: string;
-  readonly receipt: string;
-}
 
 /**
  * The plan for settling `held`. `unfinished`: the plan of a settle of the same file that never

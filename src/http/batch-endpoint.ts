@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { isIngestError } from '../errors.js';
 import type { LineageJournal } from '../lineage/journal.js';
-import type { Batch, ConfirmedRecords, Ingest } from '../pipeline/ingest.js';
+import type { Batch, ConfirmedRecords, Ingest } from '../pipeline/batch.js';
 import type { RecordKind } from '../records/kind.js';
 import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { CsvField, CsvLayout } from '../decode/csv.js';
-import type { BulkResponse } from '../pipeline/ingest.js';
+import type { BulkResponse } from '../pipeline/batch.js';
 import type { LegacyConverter } from '../records/legacy/mapping.js';
 import type { RecordKind } from '../records/kind.js';
 

@@ -43,7 +43,7 @@ export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, dep
         const converted =
           format === 'json'
             ? convertLegacyJson(parseJson(joinChunks(chunks)), conversion)
-            : { open: legacyCsvCandidates(replay(chunks), conversion) };
+            : { mode: 'stream' as const, open: legacyCsvCandidates(replay(chunks), conversion) };
         return { ...converted, volatilePaths: converter.receiptTimePaths };
       },
     },

@@ -1,5 +1,5 @@
 import { TooManyRequests } from '../errors.js';
-import type { Ingest } from './ingest.js';
+import type { Ingest } from './batch.js';
 
 export interface BulkheadOptions {
   /** Batches of one business being validated or published at once. */

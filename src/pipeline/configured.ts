@@ -1,7 +1,8 @@
 import type { Config } from '../config.js';
 import type { Metrics } from '../metrics.js';
 import type { Publisher } from '../publish/publisher.js';
-import { createIngest, type Ingest } from './ingest.js';
+import type { Ingest } from './batch.js';
+import { createIngest } from './ingest.js';
 import { compileRoutingKey } from './route.js';
 
 /** The one `ingest()` every source feeds, routed as configured and counted in `metrics` when given. */

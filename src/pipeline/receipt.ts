@@ -1,5 +1,5 @@
 import type { ProblemDetails } from '../errors.js';
-import type { BulkResponse } from './ingest.js';
+import type { BulkResponse } from './batch.js';
 
 /**
  * What a dropped file gets back, written next to its final place as `<name>.receipt.json`:

@@ -1,6 +1,6 @@
 import { Interrupted, MalformedBody, PayloadTooLarge, ValidationFailed, type RecordErrors } from '../errors.js';
 import { validateRecord } from '../records/validate.js';
-import type { ArrayBatch, Batch, StreamBatch } from './ingest.js';
+import type { ArrayBatch, Batch, StreamBatch } from './batch.js';
 
 /** A streamed batch lists at most this many failing records (and says how many failed). */
 export const MAX_LISTED_FAILURES = 1000;
@@ -18,14 +18,14 @@ export type Verdict =
  * `MalformedBody` (no records) or `PayloadTooLarge` (over `maxRecords`), exactly as the API answers.
  */
 export async function validateBatch(batch: Batch, onValid?: (record: Record<string, unknown>) => void): Promise<Verdict> {
-  return 'records' in batch ? validateArray(batch) : validateStream(batch, onValid);
+  return batch.mode === 'array' ? validateArray(batch) : validateStream(batch, onValid);
 }
 
 export function checkCount(batch: Batch, count: number): void {
   if (count === 0) throw new MalformedBody({ detail: 'The batch holds no records.' });
   if (batch.maxRecords !== undefined && count > batch.maxRecords) {
     throw new PayloadTooLarge({
-      detail: `The batch holds ${count}${'records' in batch ? '' : ' or more'} records; the limit is ${batch.maxRecords} records per batch. Split it into smaller batches.`,
+      detail: `The batch holds ${count}${batch.mode === 'array' ? '' : ' or more'} records; the limit is ${batch.maxRecords} records per batch. Split it into smaller batches.`,
     });
   }
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { PUBLISH_CHUNK, type Candidate, type ConfirmedRecords } from '../../src/pipeline/ingest.js';
+import type { Candidate, ConfirmedRecords } from '../../src/pipeline/batch.js';
+import { PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
 import { KINDS } from '../../src/records/index.js';
 import { validRecords } from '../records/fixtures.js';
 import { useRealIngest } from '../support/real-ingest.js';
@@ -24,6 +25,7 @@ describe('ingest tells a lineage sink what the broker confirmed', () => {
     const told: ConfirmedRecords[] = [];
     const response = await real.ingest({
       ...base,
+      mode: 'stream',
       kind: KINDS['master-data'],
       async *open(): AsyncIterable<Candidate> {
         for (let i = 0; i < records.length; i++) yield { record: records[i], line: 2 + 3 * i };
@@ -45,10 +47,10 @@ describe('ingest tells a lineage sink what the broker confirmed', () => {
     const records = masterData(3);
     const told: ConfirmedRecords[] = [];
     const onLineage = (confirmed: ConfirmedRecords) => void told.push(confirmed);
-    const response = await real.ingest({ ...base, kind: KINDS['master-data'], records, onLineage });
+    const response = await real.ingest({ ...base, mode: 'array', kind: KINDS['master-data'], records, onLineage });
     expect(told).toEqual([{ first: 0, messageIds: response.messageIds, references: ['SKU-LIN-0', 'SKU-LIN-1', 'SKU-LIN-2'] }]);
 
-    await expect(real.ingest({ ...base, kind: KINDS['master-data'], records: [...records, { product: {} }], onLineage })).rejects.toThrow(/failed validation/);
+    await expect(real.ingest({ ...base, mode: 'array', kind: KINDS['master-data'], records: [...records, { product: {} }], onLineage })).rejects.toThrow(/failed validation/);
     expect(told).toHaveLength(1);
     await real.topology.messages();
   });

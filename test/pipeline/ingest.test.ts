@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Interrupted, MalformedBody, PayloadTooLarge, PublishFailed, ValidationFailed } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { createIngest, MAX_LISTED_FAILURES, PUBLISH_CHUNK, type Candidate } from '../../src/pipeline/ingest.js';
+import type { Candidate } from '../../src/pipeline/batch.js';
+import { createIngest, MAX_LISTED_FAILURES, PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
 import { createRabbitMqPublisher } from '../../src/publish/index.js';
 import { KINDS } from '../../src/records/index.js';
@@ -25,6 +26,7 @@ function orders(n: number, broken: (i: number) => boolean = () => false): unknow
 function streamOf(records: unknown[], explain = false) {
   const opened = { count: 0 };
   const batch = {
+    mode: 'stream' as const,
     kind: KINDS['sales-orders'],
     businessId: 'ACME',
     correlationId: 'stream-test',
@@ -55,7 +57,7 @@ describe('a streamed batch', () => {
   it('gives the same message ids as the same records ingested as an array', async () => {
     const records = orders(5);
     const streamed = await real.ingest(streamOf(records).batch);
-    const inMemory = await real.ingest({ ...streamOf(records).batch, records });
+    const inMemory = await real.ingest({ ...streamOf(records).batch, mode: 'array' as const, records });
     expect(inMemory.messageIds).toEqual(streamed.messageIds);
     await real.topology.messages();
   });

@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { convertLegacyJson, legacyCsvCandidates } from '../../src/decode/legacy.js';
 import { ValidationFailed } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import { createIngest, type Candidate } from '../../src/pipeline/ingest.js';
+import type { Candidate } from '../../src/pipeline/batch.js';
+import { createIngest } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
 import type { OutboundMessage, Publisher } from '../../src/publish/publisher.js';
 import { KIND_NAMES, KINDS, type KindName } from '../../src/records/index.js';
@@ -46,11 +47,11 @@ function capturingPublisher(): Publisher & { readonly bodies: unknown[] } {
 }
 
 /** The records part of a batch: in memory for JSON; streamed (opened twice) for CSV, as HTTP and file drops do. */
-function convert(kind: KindName, file: URL, profile: Profile): { records: unknown[]; senderTerms: SenderTerms } | { open: () => AsyncIterable<Candidate> } {
+function convert(kind: KindName, file: URL, profile: Profile): { mode: 'array'; records: unknown[]; senderTerms: SenderTerms } | { mode: 'stream'; open: () => AsyncIterable<Candidate> } {
   const converter = LEGACY[kind]!;
   const options = { converter, businessId: BUSINESS_ID, context: { defaults: profile, receivedAt: RECEIVED_AT } };
   // CSV is streamed from the file in small chunks, as an HTTP body or a file drop would be.
-  if (file.pathname.endsWith('.csv')) return { open: legacyCsvCandidates(() => createReadStream(file, { highWaterMark: 64 }), options) };
+  if (file.pathname.endsWith('.csv')) return { mode: 'stream', open: legacyCsvCandidates(() => createReadStream(file, { highWaterMark: 64 }), options) };
   return convertLegacyJson(readJson(file), options);
 }
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { createIngest, type Ingest } from '../../src/pipeline/ingest.js';
+import type { Ingest } from '../../src/pipeline/batch.js';
+import { createIngest } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';

@@ -1,5 +1,4 @@
-import type { BulkResponse } from '../../pipeline/ingest.js';
-import type { SettlePlan } from '../settle.js';
+import type { BulkResponse } from '../../pipeline/batch.js';
 import { WORK_FOLDER, type DropEntry, type DropStore } from '../stores/store.js';
 
 /**
@@ -141,3 +140,20 @@ function parseState(text: string): InputState | undefined {
     return undefined; // a torn or foreign file is treated as no state: the input is validated again
   }
 }
+
+/**
+ * Where a settle puts the input and its receipt, decided before anything is written and kept in
+ * the input's state (`settling`): a worker that dies between the receipt and the move leaves
+ * the plan behind, and the next try carries out the same plan — one receipt, not a second one
+ * beside it under a time-prefixed name.
+ */
+export interface SettlePlan {
+  readonly success: boolean;
+  /** `move`: the folder path; undefined otherwise (delete, keep). */
+  readonly moveTo?: string;
+  readonly receipt: string;
+}
+
+/** The statuses a reprocessing job may select (dead inputs never are). */
+export const REPROCESS_STATUSES = ['failed', 'retry-scheduled'] as const;
+export type ReprocessStatus = (typeof REPROCESS_STATUSES)[number];

@@ -2,7 +2,6 @@ import { createHash, createHmac } from 'node:crypto';
 import net from 'node:net';
 import { Readable } from 'node:stream';
 import SftpClient from 'ssh2-sftp-client';
-import type { SftpDropOptions } from './sftp.js';
 
 /**
  * The SFTP connection under `createSftpDrop`: opened lazily, verified against pinned host keys,
@@ -25,9 +24,41 @@ export interface Session {
   destroy(reason: SftpError): void;
 }
 
+/** How to reach and log in to an SFTP server (the drop store adds its folder). */
+export interface SftpConnectionOptions {
+  host: string;
+  /** @default 22 */
+  port?: number;
+  username: string;
+  /** Password authentication, for partners who offer nothing else. Prefer `privateKey`. */
+  password?: string;
+  /** A private key's contents (OpenSSH or PEM), not a path: secrets come from env or mounted files. */
+  privateKey?: string | Buffer;
+  /** Unlocks an encrypted `privateKey`. */
+  passphrase?: string;
+  /**
+   * The server's host key(s) as `ssh-keygen -l` prints them (`SHA256:…`). Pin these and/or give
+   * `knownHosts`: a server whose key matches neither is refused, and with neither given the
+   * store refuses to start — trusting whatever key a server shows lets anyone in the middle
+   * read partner files.
+   */
+  hostKeyFingerprints?: string[];
+  /** Contents of a known_hosts file (plain, `[host]:port`, wildcard and hashed names; `@revoked`). */
+  knownHosts?: string;
+  /**
+   * Bounds every call (connect excluded), and each wait for the next chunk of a read stream. On a
+   * timeout the connection is dropped and the next call opens a new one: some server failures
+   * leave the library waiting forever.
+   * @default 30000
+   */
+  timeoutMs?: number;
+  /** Bounds opening the connection (TCP, handshake, auth, SFTP channel). @default 10000 */
+  readyTimeoutMs?: number;
+}
+
 /** The store's options with every default filled in; the drop folder is the store's business. */
-export type SessionOptions = Required<Pick<SftpDropOptions, 'host' | 'port' | 'username' | 'timeoutMs' | 'readyTimeoutMs'>> &
-  Pick<SftpDropOptions, 'password' | 'privateKey' | 'passphrase' | 'hostKeyFingerprints' | 'knownHosts'>;
+export type SessionOptions = Required<Pick<SftpConnectionOptions, 'host' | 'port' | 'username' | 'timeoutMs' | 'readyTimeoutMs'>> &
+  Pick<SftpConnectionOptions, 'password' | 'privateKey' | 'passphrase' | 'hostKeyFingerprints' | 'knownHosts'>;
 
 export type SftpErrorCode = 'sftp-host-key-rejected' | 'sftp-unreachable' | 'sftp-timeout' | 'sftp-connection-lost' | 'sftp-failed';
 

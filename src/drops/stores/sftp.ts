@@ -2,44 +2,16 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import path from 'node:path/posix';
 import type { Readable } from 'node:stream';
-import { createConnection, guardedStream, messageOf, type Session, type Sftp } from './sftp-session.js';
+import { createConnection, guardedStream, messageOf, type Session, type Sftp, type SftpConnectionOptions } from './sftp-session.js';
 import { assertSafeName, type DropEntry, type DropStore } from './store.js';
 
 export { SftpError } from './sftp-session.js';
 
 export const NAME = 'sftp';
 
-export interface SftpDropOptions {
-  host: string;
-  /** @default 22 */
-  port?: number;
-  username: string;
-  /** Password authentication, for partners who offer nothing else. Prefer `privateKey`. */
-  password?: string;
-  /** A private key's contents (OpenSSH or PEM), not a path: secrets come from env or mounted files. */
-  privateKey?: string | Buffer;
-  /** Unlocks an encrypted `privateKey`. */
-  passphrase?: string;
-  /**
-   * The server's host key(s) as `ssh-keygen -l` prints them (`SHA256:…`). Pin these and/or give
-   * `knownHosts`: a server whose key matches neither is refused, and with neither given the
-   * store refuses to start — trusting whatever key a server shows lets anyone in the middle
-   * read partner files.
-   */
-  hostKeyFingerprints?: string[];
-  /** Contents of a known_hosts file (plain, `[host]:port`, wildcard and hashed names; `@revoked`). */
-  knownHosts?: string;
+export interface SftpDropOptions extends SftpConnectionOptions {
   /** The drop folder on the server; relative paths start at the login directory. */
   path: string;
-  /**
-   * Bounds every call (connect excluded), and each wait for the next chunk of a read stream. On a
-   * timeout the connection is dropped and the next call opens a new one: some server failures
-   * leave the library waiting forever.
-   * @default 30000
-   */
-  timeoutMs?: number;
-  /** Bounds opening the connection (TCP, handshake, auth, SFTP channel). @default 10000 */
-  readyTimeoutMs?: number;
 }
 
 /** SFTP status codes (draft-ietf-secsh-filexfer-02, the version OpenSSH speaks). */

@@ -1,0 +1,113 @@
+/**
+ * The contract between the sources and the one `ingest()` flow: what a batch is, where it came
+ * from, what an accepted batch answers and how a batch ended. Every source (HTTP, file drops,
+ * reprocessing) builds a `Batch`; nothing here depends on how it was received.
+ */
+import type { Logger } from '../log.js';
+import type { Candidate, StreamPass } from '../decode/candidate.js';
+import type { RecordKind } from '../records/kind.js';
+import type { SenderTerms } from '../records/legacy/sender-terms.js';
+
+export type { Candidate, StreamPass } from '../decode/candidate.js';
+
+/** Where a batch came from: written on every message and every log line of the batch. */
+export interface BatchSource {
+  /** `http`, `local`, `sftp`, `s3`, `reprocess`. */
+  readonly type: string;
+  /** The endpoint path, or the pipeline name for a file drop. */
+  readonly name: string;
+}
+
+interface BatchBase {
+  readonly kind: RecordKind;
+  /** The authenticated business (HTTP) or the business a pipeline acts for (file drop). */
+  readonly businessId: string;
+  readonly correlationId: string;
+  readonly source: BatchSource;
+  /** Logger already carrying the batch's context: correlation id, business, kind, and the file for a drop. */
+  readonly log: Logger;
+  /** More records than this: 413, before anything is published. */
+  readonly maxRecords?: number;
+  /** Fields that differ between tries of the same input (receipt time): left out of message ids. */
+  readonly volatilePaths?: readonly string[];
+  /**
+   * Lineage: told each record's own number (and input line) with its message id once the broker
+   * confirmed it — once for an array batch, once per confirmed chunk of a streamed one. A streamed
+   * batch that fails part-way has told some chunks already: a sink keeps them aside until
+   * `ingest()` resolves. Without a sink nothing is computed for lineage.
+   */
+  readonly onLineage?: (confirmed: ConfirmedRecords) => Promise<void> | void;
+  /** Called once every record passed validation, before anything is published (a file's durable state). */
+  readonly onValidated?: (recordCount: number) => Promise<void>;
+}
+
+/** Confirmed records of a batch, as parallel arrays in batch order (no object per record). */
+export interface ConfirmedRecords {
+  /** Index in the batch (0-based, as in the bulk response) of the first of these records. */
+  readonly first: number;
+  readonly messageIds: readonly string[];
+  /** Each record's own number (`kind.referencePath`); `''` when it has none. */
+  readonly references: readonly string[];
+  /** Each record's first input line, where the decoder knows it (CSV); absent for JSON. */
+  readonly lines?: ReadonlyArray<number | undefined>;
+}
+
+/** A batch held in memory (a JSON body): validated once, published at once. */
+export interface ArrayBatch extends BatchBase {
+  readonly mode: 'array';
+  /** Candidate v2 records, as decoded (or converted from a legacy shape). */
+  readonly records: readonly unknown[];
+  /** For converted (legacy) batches: puts errors in the sender's terms (legacy path, CSV line and column). */
+  readonly senderTerms?: SenderTerms;
+}
+
+/**
+ * A batch too large to hold as objects (a big CSV file): `open()` is called twice and must
+ * yield the same candidates in the same order — once to validate every record, once to publish.
+ * The publish pass may skip checks that need memory and can find nothing new (e.g. CSV order
+ * contiguity), since it runs only after the validation pass found no problem at all.
+ */
+export interface StreamBatch extends BatchBase {
+  readonly mode: 'stream';
+  open(pass: StreamPass): AsyncIterable<Candidate>;
+  /**
+   * Takes the message ids of each confirmed chunk, in order. With it the ids of a large file are
+   * not collected in memory, and the returned `messageIds` is empty: the sink has them all.
+   */
+  readonly onConfirmed?: (messageIds: readonly string[]) => Promise<void>;
+  /**
+   * Stops the batch at the next safe point (a stop of the worker): the validation pass just ends;
+   * the publish pass sends no new chunk, waits for the chunks in flight to be confirmed (their ids
+   * go to `onConfirmed`), and throws `Interrupted` with the number of records confirmed.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * The first records an earlier, interrupted try of the same input had confirmed: counted and
+   * given their ids (so later identical records are numbered as before), not published again.
+   * Their ids are the sink's already; `onConfirmed` gets only those published now. @default 0
+   */
+  readonly resumeAfter?: number;
+}
+
+export type Batch = ArrayBatch | StreamBatch;
+
+/** The `202` body (spec §2.1). */
+export interface BulkResponse {
+  success: true;
+  recordCount: number;
+  messageIds: string[];
+  correlationId: string;
+}
+
+
+/** How one batch ended: `rejected` is the input's fault (4xx), `failed` is ours or the broker's. */
+export interface BatchOutcome {
+  readonly batch: Batch;
+  readonly outcome: 'accepted' | 'rejected' | 'failed';
+  /** Records in the batch (0 when a stream was refused before it was counted). */
+  readonly records: number;
+  readonly ms: number;
+  readonly error?: unknown;
+}
+
+export type Ingest = (batch: Batch) => Promise<BulkResponse>;
