@@ -11,7 +11,16 @@ import { randomUUID } from 'node:crypto';
 import { connect } from 'amqplib';
 import { KINDS } from '../dist/records/index.js';
 
-const { AMQP_URL, HOST = '127.0.0.1', PORT = '0', BENCH_BUSINESS_ID, BENCH_EXCHANGE, BENCH_ROUTING_KEY, BENCH_AUTHORIZATION, BENCH_PATH } = process.env;
+const {
+  AMQP_URL,
+  HOST = '127.0.0.1',
+  PORT = '0',
+  BENCH_BUSINESS_ID,
+  BENCH_EXCHANGE,
+  BENCH_ROUTING_KEY,
+  BENCH_AUTHORIZATION,
+  BENCH_PATH,
+} = process.env;
 const schema = KINDS['sales-orders'].schema;
 
 const connection = await connect(AMQP_URL);
@@ -27,7 +36,7 @@ function publishAll(records, correlationId) {
     let failed;
     const confirmed = (error) => {
       if (error) failed ??= error;
-      if (--pending === 0) (failed ? reject(failed) : resolve(ids));
+      if (--pending === 0) failed ? reject(failed) : resolve(ids);
     };
     const ids = records.map((record) => {
       const messageId = randomUUID();
@@ -36,7 +45,16 @@ function publishAll(records, correlationId) {
         BENCH_EXCHANGE,
         BENCH_ROUTING_KEY,
         body,
-        { persistent: true, mandatory: true, messageId, correlationId, type: 'sales-orders', contentType: 'application/json', timestamp, headers },
+        {
+          persistent: true,
+          mandatory: true,
+          messageId,
+          correlationId,
+          type: 'sales-orders',
+          contentType: 'application/json',
+          timestamp,
+          headers,
+        },
         confirmed,
       );
       return messageId;
@@ -46,13 +64,18 @@ function publishAll(records, correlationId) {
 
 function send(res, status, body) {
   const json = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(json),
+  });
   res.end(json);
 }
 
 async function handle(req, res) {
-  if (req.method !== 'POST' || req.url !== BENCH_PATH) return send(res, 404, { error: 'not found' });
-  if (req.headers.authorization !== BENCH_AUTHORIZATION) return send(res, 401, { error: 'unauthorized' });
+  if (req.method !== 'POST' || req.url !== BENCH_PATH)
+    return send(res, 404, { error: 'not found' });
+  if (req.headers.authorization !== BENCH_AUTHORIZATION)
+    return send(res, 401, { error: 'unauthorized' });
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
   let records;
@@ -61,11 +84,16 @@ async function handle(req, res) {
   } catch {
     return send(res, 400, { error: 'malformed JSON' });
   }
-  if (!Array.isArray(records) || records.length === 0) return send(res, 400, { error: 'expected a non-empty array' });
+  if (!Array.isArray(records) || records.length === 0)
+    return send(res, 400, { error: 'expected a non-empty array' });
   const valid = new Array(records.length);
   for (let i = 0; i < records.length; i++) {
     const result = schema.safeParse(records[i]);
-    if (!result.success) return send(res, 400, { error: `record ${i} failed validation`, issues: result.error.issues });
+    if (!result.success)
+      return send(res, 400, {
+        error: `record ${i} failed validation`,
+        issues: result.error.issues,
+      });
     valid[i] = result.data;
   }
   try {

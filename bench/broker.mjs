@@ -27,7 +27,9 @@ export async function openBroker(url) {
     connection = await connect(url, { timeout: 3000 });
   } catch (error) {
     const reason = String(error?.message || error?.code || error).split('\n')[0];
-    console.error(`bench: cannot connect to RabbitMQ at ${safeUrl(url)}: ${reason} (start it with bash scripts/ensure-services.sh, or set AMQP_URL)`);
+    console.error(
+      `bench: cannot connect to RabbitMQ at ${safeUrl(url)}: ${reason} (start it with bash scripts/ensure-services.sh, or set AMQP_URL)`,
+    );
     process.exit(1);
   }
   connection.on('error', () => {});
@@ -61,7 +63,9 @@ async function boundByPolicy(url) {
   const definition = JSON.stringify({ 'max-length': MAX_LENGTH, overflow: 'drop-head' });
   const pattern = `^${QUEUE.replaceAll('.', '\\.')}$`;
   try {
-    await run('rabbitmqctl', ['set_policy', '--apply-to', 'queues', POLICY, pattern, definition], { timeout: 5000 });
+    await run('rabbitmqctl', ['set_policy', '--apply-to', 'queues', POLICY, pattern, definition], {
+      timeout: 5000,
+    });
     return `policy max-length ${MAX_LENGTH}, drop-head`;
   } catch {
     return false;

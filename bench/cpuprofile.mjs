@@ -12,7 +12,8 @@ function place(url) {
 }
 
 function area(url, functionName) {
-  if (!url) return functionName.startsWith('(') ? functionName : '(native: V8 builtins, JSON, crypto...)';
+  if (!url)
+    return functionName.startsWith('(') ? functionName : '(native: V8 builtins, JSON, crypto...)';
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (pkg) return pkg[1];
   if (/\/dist\//.test(url)) return 'warehouse-ingest (dist/)';
@@ -28,7 +29,8 @@ export function summarise(file, top = 15) {
     const id = profile.samples[i];
     selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i + 1] ?? 0));
   }
-  const keyOf = ({ functionName, url, lineNumber }) => `${functionName || '(anonymous)'} ${place(url)}${url ? `:${lineNumber + 1}` : ''}`;
+  const keyOf = ({ functionName, url, lineNumber }) =>
+    `${functionName || '(anonymous)'} ${place(url)}${url ? `:${lineNumber + 1}` : ''}`;
   const byFunction = new Map();
   const byArea = new Map();
   let busy = 0;
@@ -48,7 +50,10 @@ export function summarise(file, top = 15) {
   const walk = (node, open) => {
     let total = selfUs.get(node.id) ?? 0;
     const key = keyOf(node.callFrame);
-    const own = /\/(dist|bench)\//.test(node.callFrame.url) && !node.callFrame.url.includes("node_modules") && !open.has(key);
+    const own =
+      /\/(dist|bench)\//.test(node.callFrame.url) &&
+      !node.callFrame.url.includes('node_modules') &&
+      !open.has(key);
     if (own) open.add(key);
     for (const child of node.children ?? []) total += walk(byId.get(child), open);
     if (own) {
@@ -62,6 +67,15 @@ export function summarise(file, top = 15) {
     [...map]
       .sort((x, y) => y[1] - x[1])
       .slice(0, n)
-      .map(([what, us]) => ({ what, ms: Math.round(us / 1000), percent: Math.round((1000 * us) / busy) / 10 }));
-  return { busyMs: Math.round(busy / 1000), functions: rows(byFunction, top), areas: rows(byArea, 12), own: rows(inclusive, top) };
+      .map(([what, us]) => ({
+        what,
+        ms: Math.round(us / 1000),
+        percent: Math.round((1000 * us) / busy) / 10,
+      }));
+  return {
+    busyMs: Math.round(busy / 1000),
+    functions: rows(byFunction, top),
+    areas: rows(byArea, 12),
+    own: rows(inclusive, top),
+  };
 }

@@ -16,7 +16,17 @@
 // Knobs: AMQP_URL, BENCH_CSV_HTTP_LINES (100000,200000), BENCH_CSV_FILE_LINES (100000,1000000),
 // BENCH_CSV_TIMEOUT_SECONDS (240, per child run).
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,9 +43,14 @@ const CLI = path.join(ROOT, 'dist/cli.js');
 const PRELOAD = pathToFileURL(path.join(ROOT, 'bench/peak-rss.mjs')).href;
 const BUSINESS_ID = 'DEMO'; // config/development.yaml: the demo tenant, its key, its onboarding profile
 const AUTHORIZATION = `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`;
-const HEADER = 'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice';
+const HEADER =
+  'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice';
 /** Line counts from a knob, rounded down to whole orders (two lines each). */
-const sizes = (name, fallback) => (process.env[name] ?? fallback).split(',').map((s) => Math.floor(Number(s.trim()) / 2) * 2).filter((n) => n > 0);
+const sizes = (name, fallback) =>
+  (process.env[name] ?? fallback)
+    .split(',')
+    .map((s) => Math.floor(Number(s.trim()) / 2) * 2)
+    .filter((n) => n > 0);
 const settings = {
   httpLines: sizes('BENCH_CSV_HTTP_LINES', '100000,200000'),
   fileLines: sizes('BENCH_CSV_FILE_LINES', '100000,1000000'),
@@ -66,8 +81,16 @@ function track(child, name) {
   child.stdout.on('data', (chunk) => (child.output += chunk));
   child.stderr.on('data', (chunk) => (tail = (tail + chunk).slice(-4000)));
   child.stderrTail = () => tail;
-  child.exited = new Promise((resolve) => child.once('exit', (code, signal) => (children.delete(child), resolve({ code, signal }))));
-  child.died = child.exited.then(({ code, signal }) => `${name} exited (${signal ?? `code ${code}`}): ${`${child.output.slice(-1500)}\n${tail}`.trim().split('\n').slice(-3).join(' | ')}`);
+  child.exited = new Promise((resolve) =>
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+    }),
+  );
+  child.died = child.exited.then(
+    ({ code, signal }) =>
+      `${name} exited (${signal ?? `code ${code}`}): ${`${child.output.slice(-1500)}\n${tail}`.trim().split('\n').slice(-3).join(' | ')}`,
+  );
   return child;
 }
 
@@ -158,13 +181,16 @@ function writePipeline(file, name, dropDir) {
 /** A `VmXxx` line of /proc/<pid>/status in KiB; null when the process is gone. */
 function procKiB(pid, field) {
   try {
-    const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    const kb = new RegExp(`${field}:\\s+(\\d+) kB`).exec(
+      readFileSync(`/proc/${pid}/status`, 'utf8'),
+    )?.[1];
     return kb ? Number(kb) : null;
   } catch {
     return null;
   }
 }
-const mib = (kib) => (typeof kib === 'number' && Number.isFinite(kib) ? round(kib / 1024, 1) : null);
+const mib = (kib) =>
+  typeof kib === 'number' && Number.isFinite(kib) ? round(kib / 1024, 1) : null;
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function freePort() {
@@ -180,20 +206,47 @@ function freePort() {
 function childEnv(config, extra) {
   // INGEST_* and friends from the caller's shell must not change what is measured.
   const env = { ...process.env };
-  for (const key of ['INGEST_ENV', 'INGEST_CONFIG', 'PORT', 'HOST', 'AMQP_URL', 'LOG_LEVEL', 'NODE_OPTIONS']) delete env[key];
+  for (const key of [
+    'INGEST_ENV',
+    'INGEST_CONFIG',
+    'PORT',
+    'HOST',
+    'AMQP_URL',
+    'LOG_LEVEL',
+    'NODE_OPTIONS',
+  ])
+    delete env[key];
   return { ...env, INGEST_ENV: 'development', INGEST_CONFIG: config, ...extra };
 }
 
 async function startServe(amqpUrl, config, nodeArgs) {
   const port = await freePort();
-  const env = childEnv(config, { AMQP_URL: amqpUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' });
-  const child = track(spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }), 'service');
+  const env = childEnv(config, {
+    AMQP_URL: amqpUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+  });
+  const child = track(
+    spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+    'service',
+  );
   const url = `http://127.0.0.1:${port}`;
   const died = child.died.then((why) => Promise.reject(new Error(why)));
   died.catch(() => {});
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
-    const ready = await Promise.race([fetch(`${url}/readyz`).then((r) => r.status === 200, () => false), died]);
+    const ready = await Promise.race([
+      fetch(`${url}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      ),
+      died,
+    ]);
     if (ready) return { url, child };
     await Promise.race([sleep(100), died]);
   }
@@ -208,24 +261,41 @@ async function httpRun({ amqpUrl, config, lines, tag, nodeArgs }) {
   const { pid } = server.child;
   try {
     // The first authenticated request runs scrypt (N=2^15, 32 MiB); done here so it is not in the request's peak.
-    const warm = await fetch(`${server.url}/api/v1/customer/${BUSINESS_ID}/stock`, { headers: { authorization: AUTHORIZATION } });
+    const warm = await fetch(`${server.url}/api/v1/customer/${BUSINESS_ID}/stock`, {
+      headers: { authorization: AUTHORIZATION },
+    });
     await warm.arrayBuffer();
-    if (warm.status === 401) throw new Error('DEMO:demo-api-key refused: is config/development.yaml unchanged?');
+    if (warm.status === 401)
+      throw new Error('DEMO:demo-api-key refused: is config/development.yaml unchanged?');
     await broker.purge();
     await sleep(200);
     const beam = brokerPid();
-    const before = { hwm: procKiB(pid, 'VmHWM'), rss: procKiB(pid, 'VmRSS'), cpu: cpuMs(pid), broker: beam ? cpuMs(beam) : null };
+    const before = {
+      hwm: procKiB(pid, 'VmHWM'),
+      rss: procKiB(pid, 'VmRSS'),
+      cpu: cpuMs(pid),
+      broker: beam ? cpuMs(beam) : null,
+    };
     const started = performance.now();
     const died = server.child.died.then((why) => Promise.reject(new Error(why)));
     died.catch(() => {});
     const response = await Promise.race([
-      fetch(`${server.url}/api/v1/sales-orders`, { method: 'POST', headers: { authorization: AUTHORIZATION, 'content-type': 'text/csv' }, body }),
+      fetch(`${server.url}/api/v1/sales-orders`, {
+        method: 'POST',
+        headers: { authorization: AUTHORIZATION, 'content-type': 'text/csv' },
+        body,
+      }),
       died,
     ]);
     const text = await response.text();
     const seconds = (performance.now() - started) / 1000;
     checkInterrupted();
-    const after = { hwm: procKiB(pid, 'VmHWM'), rss: procKiB(pid, 'VmRSS'), cpu: cpuMs(pid), broker: beam ? cpuMs(beam) : null };
+    const after = {
+      hwm: procKiB(pid, 'VmHWM'),
+      rss: procKiB(pid, 'VmRSS'),
+      cpu: cpuMs(pid),
+      broker: beam ? cpuMs(beam) : null,
+    };
     let answer;
     try {
       answer = JSON.parse(text);
@@ -236,7 +306,10 @@ async function httpRun({ amqpUrl, config, lines, tag, nodeArgs }) {
     const records = response.status === 202 ? recordCount : 0;
     const problems = [];
     if (response.status !== 202) problems.push(`status ${response.status}: ${text.slice(0, 400)}`);
-    else if (recordCount !== orders || answer.messageIds?.length !== orders) problems.push(`recordCount ${recordCount}, ${answer.messageIds?.length} message ids, expected ${orders}`);
+    else if (recordCount !== orders || answer.messageIds?.length !== orders)
+      problems.push(
+        `recordCount ${recordCount}, ${answer.messageIds?.length} message ids, expected ${orders}`,
+      );
     return {
       lines,
       orders,
@@ -248,7 +321,8 @@ async function httpRun({ amqpUrl, config, lines, tag, nodeArgs }) {
       recordsPerSecond: Math.round(records / seconds),
       serverCpuSeconds: round((after.cpu - before.cpu) / 1000, 2),
       serverUsPerRecord: records ? round(((after.cpu - before.cpu) * 1000) / records, 1) : null,
-      brokerCpuSeconds: before.broker === null ? null : round((after.broker - before.broker) / 1000, 2),
+      brokerCpuSeconds:
+        before.broker === null ? null : round((after.broker - before.broker) / 1000, 2),
       peakRssBeforeMiB: mib(before.hwm),
       peakRssAfterMiB: mib(after.hwm),
       peakRssGrowthMiB: mib(after.hwm - before.hwm),
@@ -268,7 +342,10 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs }) {
   mkdirSync(dropDir, { recursive: true });
   const name = `orders-${lines}.csv`;
   const generating = performance.now();
-  await pipeline(Readable.from(csvChunks(tag, orders)), createWriteStream(path.join(dropDir, `${name}.part`)));
+  await pipeline(
+    Readable.from(csvChunks(tag, orders)),
+    createWriteStream(path.join(dropDir, `${name}.part`)),
+  );
   renameSync(path.join(dropDir, `${name}.part`), path.join(dropDir, name));
   const generateSeconds = (performance.now() - generating) / 1000;
   const fileMiB = round(statSync(path.join(dropDir, name)).size / 1048576, 1);
@@ -282,9 +359,19 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs }) {
   const brokerBefore = beam ? cpuMs(beam) : null;
   const env = childEnv(config, { AMQP_URL: amqpUrl, LOG_LEVEL: 'info', BENCH_PEAK_FILE: peakFile });
   const started = performance.now();
-  const child = track(spawn(process.execPath, ['--import', PRELOAD, ...nodeArgs, CLI, 'run', pipelineFile, '--once'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }), 'run --once');
+  const child = track(
+    spawn(
+      process.execPath,
+      ['--import', PRELOAD, ...nodeArgs, CLI, 'run', pipelineFile, '--once'],
+      { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    ),
+    'run --once',
+  );
   let polledKiB = 0;
-  const poll = setInterval(() => (polledKiB = Math.max(polledKiB, procKiB(child.pid, 'VmHWM') ?? 0)), 50);
+  const poll = setInterval(
+    () => (polledKiB = Math.max(polledKiB, procKiB(child.pid, 'VmHWM') ?? 0)),
+    50,
+  );
   // The peak so far when the child logs "batch accepted" (every message confirmed; the receipt and
   // state files are still to be written): splits the peak between ingesting and settling the file.
   let acceptedKiB = null;
@@ -303,20 +390,30 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs }) {
   checkInterrupted();
 
   const problems = [];
-  if (code !== 0) problems.push(`run --once exited with ${signal ?? `code ${code}`}${signal === 'SIGKILL' ? ` (timeout ${settings.timeoutSeconds} s?)` : ''}: ${child.stderrTail().trim().split('\n').slice(-3).join(' | ')}`);
-  const parsed = child.output.split('\n').filter(Boolean).map((line) => {
-    try {
-      return JSON.parse(line);
-    } catch {
-      return { unparsed: line };
-    }
-  });
-  const summaryLine = child.output.split('\n').find((line) => line.startsWith('{"pipeline"')) ?? null;
+  if (code !== 0)
+    problems.push(
+      `run --once exited with ${signal ?? `code ${code}`}${signal === 'SIGKILL' ? ` (timeout ${settings.timeoutSeconds} s?)` : ''}: ${child.stderrTail().trim().split('\n').slice(-3).join(' | ')}`,
+    );
+  const parsed = child.output
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      try {
+        return JSON.parse(line);
+      } catch {
+        return { unparsed: line };
+      }
+    });
+  const summaryLine =
+    child.output.split('\n').find((line) => line.startsWith('{"pipeline"')) ?? null;
   const summary = summaryLine ? JSON.parse(summaryLine) : null;
   const batchLog = parsed.find((entry) => entry.msg === 'batch accepted');
-  const warnings = parsed.filter((entry) => ['warn', 'error', 'fatal'].includes(entry.level)).map((entry) => `${entry.msg}${entry.reason ? `: ${entry.reason}` : ''}`);
+  const warnings = parsed
+    .filter((entry) => ['warn', 'error', 'fatal'].includes(entry.level))
+    .map((entry) => `${entry.msg}${entry.reason ? `: ${entry.reason}` : ''}`);
   if (!summary) problems.push('no summary line on stdout');
-  else if (summary.accepted !== 1) problems.push(`summary: accepted ${summary.accepted} (expected 1)`);
+  else if (summary.accepted !== 1)
+    problems.push(`summary: accepted ${summary.accepted} (expected 1)`);
   problems.push(...warnings.slice(0, 3).map((w) => `log: ${w}`));
 
   let receipt = null;
@@ -324,8 +421,20 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs }) {
     const processed = path.join(dropDir, 'processed');
     const receiptFile = readdirSync(processed).find((f) => f.endsWith('.receipt.json'));
     const parsedReceipt = JSON.parse(readFileSync(path.join(processed, receiptFile), 'utf8'));
-    receipt = { outcome: parsedReceipt.outcome, recordCount: parsedReceipt.response?.recordCount ?? null, messageIds: parsedReceipt.response?.messageIds?.length ?? null, sizeMiB: round(statSync(path.join(processed, receiptFile)).size / 1048576, 1) };
-    if (receipt.outcome !== 'accepted' || receipt.recordCount !== orders || receipt.messageIds !== orders) problems.push(`receipt: ${receipt.outcome}, recordCount ${receipt.recordCount}, ${receipt.messageIds} message ids (expected accepted, ${orders})`);
+    receipt = {
+      outcome: parsedReceipt.outcome,
+      recordCount: parsedReceipt.response?.recordCount ?? null,
+      messageIds: parsedReceipt.response?.messageIds?.length ?? null,
+      sizeMiB: round(statSync(path.join(processed, receiptFile)).size / 1048576, 1),
+    };
+    if (
+      receipt.outcome !== 'accepted' ||
+      receipt.recordCount !== orders ||
+      receipt.messageIds !== orders
+    )
+      problems.push(
+        `receipt: ${receipt.outcome}, recordCount ${receipt.recordCount}, ${receipt.messageIds} message ids (expected accepted, ${orders})`,
+      );
   } catch (error) {
     problems.push(`no readable receipt in processed/: ${error.message}`);
   }
@@ -352,7 +461,8 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs }) {
     linesPerSecond: records ? Math.round(lines / wallSeconds) : null,
     recordsPerSecond: Math.round(records / wallSeconds),
     childCpuSeconds: peak ? round((peak.cpuUserMs + peak.cpuSystemMs) / 1000, 2) : null,
-    childUsPerRecord: peak && records ? round(((peak.cpuUserMs + peak.cpuSystemMs) * 1000) / records, 1) : null,
+    childUsPerRecord:
+      peak && records ? round(((peak.cpuUserMs + peak.cpuSystemMs) * 1000) / records, 1) : null,
     brokerCpuSeconds: brokerBefore === null ? null : round((brokerAfter - brokerBefore) / 1000, 2),
     peakRssMiB: mib(peak?.vmHWMKiB) ?? mib(polledKiB),
     peakRssPolledMiB: mib(polledKiB),
@@ -367,7 +477,10 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs }) {
 export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
   const started = performance.now();
   const profileDir = path.join(resultsDir, 'profiles');
-  const nodeArgs = (name) => (profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`] : []);
+  const nodeArgs = (name) =>
+    profile
+      ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${name}.cpuprofile`]
+      : [];
   stopping = false;
   broker = await openBroker(amqpUrl);
   const bounded = await broker.declare();
@@ -377,13 +490,23 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
     writeConfig(config, temp);
     const tag = `B${Date.now().toString(36)}`;
 
-    console.log(`\nwarehouse-ingest CSV bench — node ${process.version}, ${os.cpus().length} CPUs (load average ${os.loadavg()[0].toFixed(2)}), RabbitMQ ${broker.version} at ${safeUrl(amqpUrl)}`);
-    console.log(`v1 sales orders, ${settings.linesPerOrder} lines per order, business ${BUSINESS_ID} (development config); queue ${QUEUE} (${bounded || 'no policy: rabbitmqctl unavailable'}; purged before every run)${profile ? '; every child under --cpu-prof' : ''}`);
+    console.log(
+      `\nwarehouse-ingest CSV bench — node ${process.version}, ${os.cpus().length} CPUs (load average ${os.loadavg()[0].toFixed(2)}), RabbitMQ ${broker.version} at ${safeUrl(amqpUrl)}`,
+    );
+    console.log(
+      `v1 sales orders, ${settings.linesPerOrder} lines per order, business ${BUSINESS_ID} (development config); queue ${QUEUE} (${bounded || 'no policy: rabbitmqctl unavailable'}; purged before every run)${profile ? '; every child under --cpu-prof' : ''}`,
+    );
 
     const http = [];
     console.log('\nHTTP: one POST /api/v1/sales-orders (text/csv) per run, fresh `serve` each');
     for (const lines of settings.httpLines) {
-      const r = await httpRun({ amqpUrl, config, lines, tag: `${tag}-H${lines}`, nodeArgs: nodeArgs(`csv-serve-${lines}`) });
+      const r = await httpRun({
+        amqpUrl,
+        config,
+        lines,
+        tag: `${tag}-H${lines}`,
+        nodeArgs: nodeArgs(`csv-serve-${lines}`),
+      });
       http.push(r);
       console.log(
         `  ${String(lines).padStart(8)} lines (${r.bodyMiB} MiB): ${r.status}, recordCount ${r.recordCount}, ${r.seconds} s, ${r.linesPerSecond} lines/s, ${r.recordsPerSecond} records/s;` +
@@ -393,11 +516,21 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
     }
 
     const files = [];
-    console.log('\nfile drops: `run <pipeline.yaml> --once` per file, local folder, readiness rename');
+    console.log(
+      '\nfile drops: `run <pipeline.yaml> --once` per file, local folder, readiness rename',
+    );
     for (const lines of settings.fileLines) {
-      const r = await fileRun({ amqpUrl, config, lines, tag: `${tag}-F${lines}`, nodeArgs: nodeArgs(`csv-run-${lines}`) });
+      const r = await fileRun({
+        amqpUrl,
+        config,
+        lines,
+        tag: `${tag}-F${lines}`,
+        nodeArgs: nodeArgs(`csv-run-${lines}`),
+      });
       files.push(r);
-      console.log(`  ${String(lines).padStart(8)} lines (${r.fileMiB} MiB, written in ${r.generateSeconds} s): ${r.summary ?? '(no summary line)'}`);
+      console.log(
+        `  ${String(lines).padStart(8)} lines (${r.fileMiB} MiB, written in ${r.generateSeconds} s): ${r.summary ?? '(no summary line)'}`,
+      );
       console.log(
         `           receipt recordCount ${r.receiptRecordCount} (${r.receiptMiB} MiB); wall ${r.wallSeconds} s (ingest ${r.ingestSeconds ?? '?'} s), ${r.linesPerSecond} lines/s, ${r.recordsPerSecond} records/s;` +
           ` CPU child ${r.childCpuSeconds ?? '?'} s (${r.childUsPerRecord ?? '-'} µs/record), broker ${r.brokerCpuSeconds ?? '?'} s; peak RSS ${r.peakRssMiB} MiB (${r.peakRssAtBatchAcceptedMiB ?? '?'} when the batch was accepted; poll ${r.peakRssPolledMiB})`,
@@ -408,17 +541,34 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
     printTables(http, files);
     const totalSeconds = round((performance.now() - started) / 1000, 1);
     const problems = [...http, ...files].reduce((n, r) => n + r.problems.length, 0);
-    console.log(`\nCSV part: ${totalSeconds} s${problems ? `; ${problems} PROBLEM(S), see above` : ''}`);
+    console.log(
+      `\nCSV part: ${totalSeconds} s${problems ? `; ${problems} PROBLEM(S), see above` : ''}`,
+    );
     if (problems) process.exitCode = 1;
     if (profile) {
       await cleanupCsv();
-      for (const name of [...settings.httpLines.map((l) => `csv-serve-${l}`), ...settings.fileLines.map((l) => `csv-run-${l}`)]) printProfile(path.join(profileDir, `${name}.cpuprofile`), name);
-      console.log(`\nprofiles in ${path.relative(process.cwd(), profileDir)} (open in Chrome DevTools → Performance)`);
+      for (const name of [
+        ...settings.httpLines.map((l) => `csv-serve-${l}`),
+        ...settings.fileLines.map((l) => `csv-run-${l}`),
+      ])
+        printProfile(path.join(profileDir, `${name}.cpuprofile`), name);
+      console.log(
+        `\nprofiles in ${path.relative(process.cwd(), profileDir)} (open in Chrome DevTools → Performance)`,
+      );
       return;
     }
     mkdirSync(resultsDir, { recursive: true });
     const file = path.join(resultsDir, 'csv-latest.json');
-    const meta = { date: new Date().toISOString(), node: process.version, cpus: os.cpus().length, loadAverage1m: round(os.loadavg()[0], 2), rabbitmq: broker.version, broker: safeUrl(amqpUrl), queueBound: bounded || 'purge only', totalSeconds };
+    const meta = {
+      date: new Date().toISOString(),
+      node: process.version,
+      cpus: os.cpus().length,
+      loadAverage1m: round(os.loadavg()[0], 2),
+      rabbitmq: broker.version,
+      broker: safeUrl(amqpUrl),
+      queueBound: bounded || 'purge only',
+      totalSeconds,
+    };
     writeFileSync(file, `${JSON.stringify({ ...meta, settings, http, files }, null, 2)}\n`);
     console.log(`written to ${path.relative(process.cwd(), file)}`);
   } finally {
@@ -428,10 +578,12 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
 
 function printTables(http, files) {
   const table = (title, cols, rows) => {
-    const width = (i) => Math.max(cols[i][0].length, ...rows.map((r) => String(cols[i][1](r) ?? '-').length));
+    const width = (i) =>
+      Math.max(cols[i][0].length, ...rows.map((r) => String(cols[i][1](r) ?? '-').length));
     console.log(`\n${title}`);
     console.log(cols.map((c, i) => c[0].padStart(width(i))).join('  '));
-    for (const r of rows) console.log(cols.map((c, i) => String(c[1](r) ?? '-').padStart(width(i))).join('  '));
+    for (const r of rows)
+      console.log(cols.map((c, i) => String(c[1](r) ?? '-').padStart(width(i))).join('  '));
   };
   table(
     'HTTP v1 CSV, one request per fresh server; server peak RSS (VmHWM) in MiB before and after it',
@@ -483,7 +635,9 @@ function printTables(http, files) {
   if (files.length >= 2) {
     const [small, large] = [files[0], files[files.length - 1]];
     const grow = round(large.peakRssMiB - small.peakRssMiB, 1);
-    console.log(`\n  peak RSS side by side: ${small.lines} lines ${small.peakRssMiB} MiB | ${large.lines} lines ${large.peakRssMiB} MiB (+${grow} MiB for ${large.orders - small.orders} more records: ${round((grow * 1048576) / Math.max(1, large.orders - small.orders), 0)} bytes/record)`);
+    console.log(
+      `\n  peak RSS side by side: ${small.lines} lines ${small.peakRssMiB} MiB | ${large.lines} lines ${large.peakRssMiB} MiB (+${grow} MiB for ${large.orders - small.orders} more records: ${round((grow * 1048576) / Math.max(1, large.orders - small.orders), 0)} bytes/record)`,
+    );
   }
 }
 
@@ -497,9 +651,18 @@ function printProfile(file, name) {
   }
   console.log(`\n${name}: busy ${summary.busyMs} ms of CPU over the whole process lifetime`);
   console.log('  self time by package:');
-  for (const row of summary.areas) console.log(`    ${String(row.percent).padStart(5)}%  ${String(row.ms).padStart(6)} ms  ${row.what}`);
+  for (const row of summary.areas)
+    console.log(
+      `    ${String(row.percent).padStart(5)}%  ${String(row.ms).padStart(6)} ms  ${row.what}`,
+    );
   console.log('  top functions by self time:');
-  for (const row of summary.functions) console.log(`    ${String(row.percent).padStart(5)}%  ${String(row.ms).padStart(6)} ms  ${row.what}`);
+  for (const row of summary.functions)
+    console.log(
+      `    ${String(row.percent).padStart(5)}%  ${String(row.ms).padStart(6)} ms  ${row.what}`,
+    );
   console.log('  own functions by total time (self + callees):');
-  for (const row of summary.own) console.log(`    ${String(row.percent).padStart(5)}%  ${String(row.ms).padStart(6)} ms  ${row.what}`);
+  for (const row of summary.own)
+    console.log(
+      `    ${String(row.percent).padStart(5)}%  ${String(row.ms).padStart(6)} ms  ${row.what}`,
+    );
 }

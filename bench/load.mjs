@@ -4,7 +4,16 @@
 import autocannon from 'autocannon';
 
 /** `stopWhen`: a promise that cuts the run short (the server died). */
-export async function load({ url, path, authorization, bodies, recordsPerBody, connections, seconds, stopWhen }) {
+export async function load({
+  url,
+  path,
+  authorization,
+  bodies,
+  recordsPerBody,
+  connections,
+  seconds,
+  stopWhen,
+}) {
   let next = 0;
   let non2xx = 0;
   let firstError;
@@ -36,7 +45,10 @@ export async function load({ url, path, authorization, bodies, recordsPerBody, c
   const elapsed = (result.finish - result.start) / 1000;
   const ok = result['2xx'];
   latencies.sort((a, b) => a - b);
-  const at = (q) => (latencies.length ? round(latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)], 2) : null);
+  const at = (q) =>
+    latencies.length
+      ? round(latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)], 2)
+      : null;
   return {
     seconds: round(elapsed, 2),
     requests: ok + non2xx,

@@ -9,7 +9,8 @@ if (file) {
   process.on('exit', () => {
     try {
       const status = readFileSync('/proc/self/status', 'utf8');
-      const kib = (name) => Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
+      const kib = (name) =>
+        Number(new RegExp(`${name}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN);
       const cpu = process.cpuUsage();
       const memory = process.memoryUsage();
       writeFileSync(

@@ -28,7 +28,10 @@ function stop(child, graceMs) {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => (clearTimeout(timer), resolve()));
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
     child.kill('SIGTERM');
   });
 }
@@ -40,7 +43,13 @@ function track(child, name) {
   child.stdout?.on('data', keep);
   child.stderr?.on('data', keep);
   child.once('exit', () => children.delete(child));
-  child.died = new Promise((resolve) => child.once('exit', (code, signal) => resolve(`${name} exited (${signal ?? `code ${code}`}): ${tail.trim().split('\n').slice(-3).join(' | ')}`)));
+  child.died = new Promise((resolve) =>
+    child.once('exit', (code, signal) =>
+      resolve(
+        `${name} exited (${signal ?? `code ${code}`}): ${tail.trim().split('\n').slice(-3).join(' | ')}`,
+      ),
+    ),
+  );
   return child;
 }
 
@@ -68,7 +77,15 @@ export function cpuMs(pid) {
 /** Busy CPU time of the whole machine in ms (all cores), from /proc/stat; null if unreadable. */
 export function machineBusyMs() {
   try {
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, _idle, _iowait, irq, softirq, steal] = readFileSync(
+      '/proc/stat',
+      'utf8',
+    )
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .slice(1)
+      .map(Number);
     return (user + nice + system + irq + softirq + steal) * 10;
   } catch {
     return null;
@@ -97,7 +114,9 @@ function freePort() {
 
 async function hashKey(key) {
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, [CLI, 'hash-key', '-'], (error, stdout) => (error ? reject(error) : resolve(stdout.trim())));
+    const child = execFile(process.execPath, [CLI, 'hash-key', '-'], (error, stdout) =>
+      error ? reject(error) : resolve(stdout.trim()),
+    );
     child.stdin.end(key);
   });
 }
@@ -115,7 +134,14 @@ async function waitFor(child, probe, timeoutMs, what) {
 }
 
 /** `node dist/cli.js serve` in production mode with a one-tenant bench config. */
-export async function startService({ amqpUrl, exchange, queue, businessId, apiKey, nodeArgs = [] }) {
+export async function startService({
+  amqpUrl,
+  exchange,
+  queue,
+  businessId,
+  apiKey,
+  nodeArgs = [],
+}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'ingest-bench-'));
   temporary.push(dir);
   const config = path.join(dir, 'bench.yaml');
@@ -141,18 +167,63 @@ export async function startService({ amqpUrl, exchange, queue, businessId, apiKe
     { mode: 0o600 },
   );
   const port = await freePort();
-  const env = { ...process.env, INGEST_ENV: 'production', AMQP_URL: amqpUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', INGEST_CONFIG: config };
-  const child = track(spawn(process.execPath, [...nodeArgs, CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] }), 'service');
+  const env = {
+    ...process.env,
+    INGEST_ENV: 'production',
+    AMQP_URL: amqpUrl,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    INGEST_CONFIG: config,
+  };
+  const child = track(
+    spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+    'service',
+  );
   const url = `http://127.0.0.1:${port}`;
-  const ready = () => fetch(`${url}/readyz`).then((r) => r.status === 200, () => false);
+  const ready = () =>
+    fetch(`${url}/readyz`).then(
+      (r) => r.status === 200,
+      () => false,
+    );
   await waitFor(child, ready, 20_000, 'service /readyz');
   return { name: 'service', url, child };
 }
 
 /** bench/baseline-server.mjs, forked; it reports its port over IPC once listening. */
-export async function startBaseline({ amqpUrl, exchange, routingKey, businessId, authorization, path: endpoint, nodeArgs = [] }) {
-  const env = { ...process.env, AMQP_URL: amqpUrl, HOST: '127.0.0.1', PORT: '0', BENCH_EXCHANGE: exchange, BENCH_ROUTING_KEY: routingKey, BENCH_BUSINESS_ID: businessId, BENCH_AUTHORIZATION: authorization, BENCH_PATH: endpoint };
-  const child = track(fork(path.join(ROOT, 'bench/baseline-server.mjs'), { cwd: ROOT, env, execArgv: nodeArgs, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] }), 'baseline');
+export async function startBaseline({
+  amqpUrl,
+  exchange,
+  routingKey,
+  businessId,
+  authorization,
+  path: endpoint,
+  nodeArgs = [],
+}) {
+  const env = {
+    ...process.env,
+    AMQP_URL: amqpUrl,
+    HOST: '127.0.0.1',
+    PORT: '0',
+    BENCH_EXCHANGE: exchange,
+    BENCH_ROUTING_KEY: routingKey,
+    BENCH_BUSINESS_ID: businessId,
+    BENCH_AUTHORIZATION: authorization,
+    BENCH_PATH: endpoint,
+  };
+  const child = track(
+    fork(path.join(ROOT, 'bench/baseline-server.mjs'), {
+      cwd: ROOT,
+      env,
+      execArgv: nodeArgs,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    }),
+    'baseline',
+  );
   let port;
   child.once('message', (message) => (port = message.port));
   await waitFor(child, async () => port !== undefined, 10_000, 'baseline server');

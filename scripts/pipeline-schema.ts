@@ -2,4 +2,7 @@
 import { writeFileSync } from 'node:fs';
 import { pipelineJsonSchema } from '../src/drops/definition.js';
 
-writeFileSync(new URL('../pipelines/pipeline.schema.json', import.meta.url), `${JSON.stringify(pipelineJsonSchema(), null, 2)}\n`);
+writeFileSync(
+  new URL('../pipelines/pipeline.schema.json', import.meta.url),
+  `${JSON.stringify(pipelineJsonSchema(), null, 2)}\n`,
+);

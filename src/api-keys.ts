@@ -5,14 +5,22 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
  *   $scrypt$ln=15,r=8,p=1$<salt, base64>$<hash, base64>
  * scrypt is memory-hard, so a stolen config file does not give the keys away cheaply.
  */
-export const API_KEY_HASH_PATTERN = /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
+export const API_KEY_HASH_PATTERN =
+  /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
 
 const DEFAULT_COST = { ln: 15, r: 8, p: 1 };
 const KEY_LENGTH = 32;
 
-function scryptAsync(secret: string, salt: Buffer, keyLength: number, options: ScryptOptions): Promise<Buffer> {
+function scryptAsync(
+  secret: string,
+  salt: Buffer,
+  keyLength: number,
+  options: ScryptOptions,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scrypt(secret, salt, keyLength, options, (error, derived) => (error ? reject(error) : resolve(derived)));
+    scrypt(secret, salt, keyLength, options, (error, derived) =>
+      error ? reject(error) : resolve(derived),
+    );
   });
 }
 
@@ -23,7 +31,12 @@ function scryptOptions(ln: number, r: number, p: number): ScryptOptions {
 
 export async function hashApiKey(apiKey: string, cost = DEFAULT_COST): Promise<string> {
   const salt = randomBytes(16);
-  const derived = await scryptAsync(apiKey, salt, KEY_LENGTH, scryptOptions(cost.ln, cost.r, cost.p));
+  const derived = await scryptAsync(
+    apiKey,
+    salt,
+    KEY_LENGTH,
+    scryptOptions(cost.ln, cost.r, cost.p),
+  );
   return `$scrypt$ln=${cost.ln},r=${cost.r},p=${cost.p}$${salt.toString('base64')}$${derived.toString('base64')}`;
 }
 
@@ -47,7 +60,15 @@ export function parseApiKeyHash(stored: string): ParsedHash | undefined {
     hash: Buffer.from(hash!, 'base64'),
   };
   // Bounds keep a hostile or mistyped config from asking for gigabytes per login.
-  if (parsed.ln < 10 || parsed.ln > 20 || parsed.r < 1 || parsed.r > 16 || parsed.p < 1 || parsed.p > 4) return undefined;
+  if (
+    parsed.ln < 10 ||
+    parsed.ln > 20 ||
+    parsed.r < 1 ||
+    parsed.r > 16 ||
+    parsed.p < 1 ||
+    parsed.p > 4
+  )
+    return undefined;
   if (parsed.salt.length < 8 || parsed.hash.length < 16) return undefined;
   return parsed;
 }
@@ -62,6 +83,11 @@ export function digestsEqual(a: Uint8Array, b: Uint8Array): boolean {
 
 /** Constant-time check of a presented key against a stored hash. */
 export async function verifyApiKey(apiKey: string, stored: ParsedHash): Promise<boolean> {
-  const derived = await scryptAsync(apiKey, stored.salt, stored.hash.length, scryptOptions(stored.ln, stored.r, stored.p));
+  const derived = await scryptAsync(
+    apiKey,
+    stored.salt,
+    stored.hash.length,
+    scryptOptions(stored.ln, stored.r, stored.p),
+  );
   return digestsEqual(derived, stored.hash);
 }

@@ -1,18 +1,29 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { hashApiKey } from './api-keys.js';
-import { CannotRead, lintCommand, parse, validateCommand, type Output } from './cli/check-commands.js';
+import {
+  CannotRead,
+  lintCommand,
+  parse,
+  validateCommand,
+  type Output,
+} from './cli/check-commands.js';
 import { COMMANDS, helpFor, UsageError } from './cli/help.js';
 import { statusCommand } from './cli/status.js';
 import { lineageCommand } from './cli/lineage.js';
 import { ConfigError } from './errors.js';
 
-const io: Output = { out: (text) => process.stdout.write(text), err: (text) => process.stderr.write(text) };
+const io: Output = {
+  out: (text) => process.stdout.write(text),
+  err: (text) => process.stderr.write(text),
+};
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /**
@@ -26,7 +37,11 @@ function onStopSignals(stop: () => Promise<void>, exitWhenStopped = true): void 
     if (signals > 1) process.exit(1);
     process.stderr.write(`${signal}: stopping\n`);
     const stopped = stop();
-    if (exitWhenStopped) stopped.then(() => process.exit(0), () => process.exit(1));
+    if (exitWhenStopped)
+      stopped.then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGTERM', () => handle('SIGTERM'));
   process.on('SIGINT', () => handle('SIGINT'));
@@ -40,7 +55,14 @@ async function serve(args: string[]): Promise<void> {
 }
 
 async function run(args: string[]): Promise<void> {
-  const { values, positionals } = parse('run', () => parseArgs({ args, options: { once: { type: 'boolean' } }, allowPositionals: true, strict: true }));
+  const { values, positionals } = parse('run', () =>
+    parseArgs({
+      args,
+      options: { once: { type: 'boolean' } },
+      allowPositionals: true,
+      strict: true,
+    }),
+  );
   const file = positionals[0];
   if (!file) throw new UsageError('run needs a pipeline file', 'run');
   const once = values.once === true;
@@ -51,7 +73,10 @@ async function run(args: string[]): Promise<void> {
   const running = await runPipelineFile(file, { once, stopSignal: stopSignal.signal });
   if (once) {
     process.stdout.write(`${JSON.stringify({ pipeline: file, ...running.summary })}\n`);
-    if (running.summary?.standby) process.stderr.write('warehouse-ingest: another worker holds this drop\'s lease and is processing it; nothing was done here\n');
+    if (running.summary?.standby)
+      process.stderr.write(
+        "warehouse-ingest: another worker holds this drop's lease and is processing it; nothing was done here\n",
+      );
     return;
   }
   onStopSignals(() => running.stop());
@@ -60,16 +85,24 @@ async function run(args: string[]): Promise<void> {
 async function hashKey(args: string[]): Promise<void> {
   // "-" is the key's own argument here, not an option.
   const key = args[0] === '-' ? await readStdin() : args[0];
-  if (!key) throw new UsageError('hash-key needs the key, or "-" to read it from standard input', 'hash-key');
-  if (key.length < 16) process.stderr.write('warning: an API key shorter than 16 characters is easy to guess\n');
+  if (!key)
+    throw new UsageError(
+      'hash-key needs the key, or "-" to read it from standard input',
+      'hash-key',
+    );
+  if (key.length < 16)
+    process.stderr.write('warning: an API key shorter than 16 characters is easy to guess\n');
   process.stdout.write(`${await hashApiKey(key)}\n`);
 }
 
+// biome-ignore lint/suspicious/noConfusingVoidType: a command that only prints returns nothing; one that decides the exit code returns it
 async function main(argv: string[]): Promise<number | void> {
   const [command, ...rest] = argv;
-  if (command === undefined || command === '--help' || command === '-h') return void process.stdout.write(helpFor(undefined));
+  if (command === undefined || command === '--help' || command === '-h')
+    return void process.stdout.write(helpFor(undefined));
   if (command === 'help') return void process.stdout.write(helpFor(rest[0]));
-  if (Object.hasOwn(COMMANDS, command) && (rest.includes('--help') || rest.includes('-h'))) return void process.stdout.write(helpFor(command));
+  if (Object.hasOwn(COMMANDS, command) && (rest.includes('--help') || rest.includes('-h')))
+    return void process.stdout.write(helpFor(command));
   switch (command) {
     case 'serve':
       return serve(rest);
@@ -86,7 +119,10 @@ async function main(argv: string[]): Promise<number | void> {
     case 'lineage':
       return lineageCommand(rest, io);
     case 'reprocess':
-      return (await import('./cli/reprocess.js')).reprocessCommand(rest, io, { out: process.stdout, err: process.stderr });
+      return (await import('./cli/reprocess.js')).reprocessCommand(rest, io, {
+        out: process.stdout,
+        err: process.stderr,
+      });
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -98,9 +134,16 @@ main(process.argv.slice(2)).then(
   },
   (error: unknown) => {
     // One clear message, never a stack trace: the unexpected case prints its message only.
-    if (error instanceof ConfigError) process.stderr.write(`warehouse-ingest: invalid configuration:\n${error.message}\n`);
-    else if (error instanceof UsageError) process.stderr.write(`warehouse-ingest: ${error.message}; see "warehouse-ingest help${error.command ? ` ${error.command}` : ''}"\n`);
-    else process.stderr.write(`warehouse-ingest: ${error instanceof Error ? error.message : String(error)}\n`);
+    if (error instanceof ConfigError)
+      process.stderr.write(`warehouse-ingest: invalid configuration:\n${error.message}\n`);
+    else if (error instanceof UsageError)
+      process.stderr.write(
+        `warehouse-ingest: ${error.message}; see "warehouse-ingest help${error.command ? ` ${error.command}` : ''}"\n`,
+      );
+    else
+      process.stderr.write(
+        `warehouse-ingest: ${error instanceof Error ? error.message : String(error)}\n`,
+      );
     process.exitCode = error instanceof UsageError || error instanceof CannotRead ? 2 : 1;
   },
 );

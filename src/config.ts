@@ -23,8 +23,12 @@ export type Environment = (typeof ENVIRONMENTS)[number];
 
 const tenantSchema = z.strictObject({
   // A colon would make the Basic-auth user-id ambiguous (RFC 7617).
-  businessId: z.string().regex(/^[^:\p{Cc}]{1,128}$/u, 'Expected 1-128 characters, no colon or control characters'),
-  apiKeyHash: z.string().regex(API_KEY_HASH_PATTERN, "Expected a scrypt hash printed by 'warehouse-ingest hash-key'"),
+  businessId: z
+    .string()
+    .regex(/^[^:\p{Cc}]{1,128}$/u, 'Expected 1-128 characters, no colon or control characters'),
+  apiKeyHash: z
+    .string()
+    .regex(API_KEY_HASH_PATTERN, "Expected a scrypt hash printed by 'warehouse-ingest hash-key'"),
   name: z.string().optional(),
 });
 
@@ -74,12 +78,18 @@ export const configSchema = z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   }),
   broker: z.strictObject({
-    url: z.string().regex(/^amqps?:\/\//, 'Expected an amqp:// or amqps:// URL').optional(),
+    url: z
+      .string()
+      .regex(/^amqps?:\/\//, 'Expected an amqp:// or amqps:// URL')
+      .optional(),
     exchange: z.string().min(1),
     routingKey: z.string().min(1),
     queues: z.array(queueSchema),
     publishTimeoutMs: z.int().positive(),
-    reconnect: z.strictObject({ initialDelayMs: z.int().positive(), maxDelayMs: z.int().positive() }),
+    reconnect: z.strictObject({
+      initialDelayMs: z.int().positive(),
+      maxDelayMs: z.int().positive(),
+    }),
   }),
   /** The journal of HTTP batches' lineage (README "Lineage"); a drop's lineage is kept in the drop. */
   lineage: z.strictObject({
@@ -95,7 +105,10 @@ export const configSchema = z.strictObject({
   }),
   tenants: z.array(tenantSchema),
   /** Per business id (or `*`), per kind: v2 path → value, filling what v1 records cannot carry. */
-  onboarding: z.record(z.string(), z.partialRecord(z.enum(KIND_NAMES), z.record(z.string(), z.unknown()))),
+  onboarding: z.record(
+    z.string(),
+    z.partialRecord(z.enum(KIND_NAMES), z.record(z.string(), z.unknown())),
+  ),
 });
 
 export type Config = z.infer<typeof configSchema>;
@@ -115,7 +128,13 @@ function isPlainObject(value: unknown): value is Plain {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function mergeInto(target: Plain, layer: Plain, origin: string, origins: Origins, prefix: string): void {
+function mergeInto(
+  target: Plain,
+  layer: Plain,
+  origin: string,
+  origins: Origins,
+  prefix: string,
+): void {
   for (const [key, value] of Object.entries(layer)) {
     const at = prefix ? `${prefix}.${key}` : key;
     const current = target[key];
@@ -142,11 +161,17 @@ function readYaml(file: string): Plain {
   try {
     parsed = parseYaml(readFileSync(file, 'utf8'));
   } catch (error) {
-    const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'file not found' : (error as Error).message;
+    const reason =
+      (error as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'file not found'
+        : (error as Error).message;
     throw new ConfigError([{ file, field: '(file)', message: reason.split('\n')[0] ?? reason }]);
   }
   if (parsed === null || parsed === undefined) return {};
-  if (!isPlainObject(parsed)) throw new ConfigError([{ file, field: '(file)', message: 'Expected a YAML mapping at the top level' }]);
+  if (!isPlainObject(parsed))
+    throw new ConfigError([
+      { file, field: '(file)', message: 'Expected a YAML mapping at the top level' },
+    ]);
   return parsed;
 }
 
@@ -155,12 +180,19 @@ function fieldName(issuePath: ReadonlyArray<PropertyKey>): string {
 }
 
 /** zod issues of a config or pipeline file as problems naming file and field; an unknown key is blamed on itself. */
-export function issueProblems(issues: readonly z.core.$ZodIssue[], fileOf: (path: readonly PropertyKey[]) => string): ConfigProblem[] {
+export function issueProblems(
+  issues: readonly z.core.$ZodIssue[],
+  fileOf: (path: readonly PropertyKey[]) => string,
+): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   for (const issue of issues) {
-    const paths = issue.code === 'unrecognized_keys' ? issue.keys.map((key) => [...issue.path, key]) : [issue.path];
+    const paths =
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((key) => [...issue.path, key])
+        : [issue.path];
     for (const at of paths) {
-      const message = issue.code === 'unrecognized_keys' ? 'Unknown setting (misspelt?)' : issue.message;
+      const message =
+        issue.code === 'unrecognized_keys' ? 'Unknown setting (misspelt?)' : issue.message;
       problems.push({ file: fileOf(at), field: fieldName(at), message });
     }
   }
@@ -168,9 +200,16 @@ export function issueProblems(issues: readonly z.core.$ZodIssue[], fileOf: (path
 }
 
 /** The layer that set the field, or the nearest enclosing object that some layer set. */
-function originOf(issuePath: ReadonlyArray<PropertyKey>, origins: Origins, fallback: string): string {
+function originOf(
+  issuePath: ReadonlyArray<PropertyKey>,
+  origins: Origins,
+  fallback: string,
+): string {
   for (let length = issuePath.length; length > 0; length--) {
-    const key = issuePath.slice(0, length).filter((k) => typeof k !== 'number').join('.');
+    const key = issuePath
+      .slice(0, length)
+      .filter((k) => typeof k !== 'number')
+      .join('.');
     const origin = origins.get(key);
     if (origin) return origin;
   }
@@ -197,7 +236,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const user = userFile ? readYaml(userFile) : {};
   mergeInto(merged, readYaml(defaultsFile), defaultsFile, origins, '');
 
-  const envName = env.INGEST_ENV ?? (typeof user.environment === 'string' ? user.environment : undefined) ?? merged.environment;
+  const envName =
+    env.INGEST_ENV ??
+    (typeof user.environment === 'string' ? user.environment : undefined) ??
+    merged.environment;
   if (typeof envName === 'string' && (ENVIRONMENTS as readonly string[]).includes(envName)) {
     const envFile = path.join(directory, `${envName}.yaml`);
     if (existsSync(envFile)) mergeInto(merged, readYaml(envFile), envFile, origins, '');
@@ -212,7 +254,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const result = configSchema.safeParse(merged, PARSE_OPTIONS);
   const problems: ConfigProblem[] = [];
   if (!result.success) {
-    problems.push(...issueProblems(result.error.issues, (at) => originOf(at, origins, defaultsFile)));
+    problems.push(
+      ...issueProblems(result.error.issues, (at) => originOf(at, origins, defaultsFile)),
+    );
   } else {
     problems.push(...crossFieldProblems(result.data, origins, defaultsFile));
   }
@@ -224,7 +268,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
 function holdsSecrets(layer: Plain): boolean {
   const broker = layer.broker;
   const url = isPlainObject(broker) && typeof broker.url === 'string' ? broker.url : '';
-  return (Array.isArray(layer.tenants) && layer.tenants.length > 0) || /^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(url);
+  return (
+    (Array.isArray(layer.tenants) && layer.tenants.length > 0) ||
+    /^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(url)
+  );
 }
 
 /** Environment variables of the operator contract, each named as its own origin. */
@@ -258,12 +305,25 @@ function crossFieldProblems(config: Config, origins: Origins, fallback: string):
     const file = originOf(['onboarding', businessId], origins, fallback);
     // The packaged files carry the demo profile, which need not match the operator's tenants.
     const packaged = file.startsWith(path.resolve(PACKAGE_CONFIG_DIRECTORY));
-    if (businessId !== FALLBACK_PROFILE && !businesses.has(businessId) && config.environment !== 'sandbox' && !packaged) {
-      problems.push({ file, field: `onboarding.${businessId}`, message: `No tenant has business id "${businessId}"` });
+    if (
+      businessId !== FALLBACK_PROFILE &&
+      !businesses.has(businessId) &&
+      config.environment !== 'sandbox' &&
+      !packaged
+    ) {
+      problems.push({
+        file,
+        field: `onboarding.${businessId}`,
+        message: `No tenant has business id "${businessId}"`,
+      });
     }
     for (const [kind, entries] of Object.entries(profile)) {
       for (const [path, value] of Object.entries(entries ?? {})) {
-        for (const message of profileEntryProblems(KINDS[kind as keyof typeof KINDS], path, value)) {
+        for (const message of profileEntryProblems(
+          KINDS[kind as keyof typeof KINDS],
+          path,
+          value,
+        )) {
           problems.push({ file, field: `onboarding.${businessId}.${kind}["${path}"]`, message });
         }
       }
@@ -273,7 +333,8 @@ function crossFieldProblems(config: Config, origins: Origins, fallback: string):
     problems.push({
       file: 'environment',
       field: 'broker.url',
-      message: 'Required in production: set AMQP_URL (the embedded publisher is for development only)',
+      message:
+        'Required in production: set AMQP_URL (the embedded publisher is for development only)',
     });
   }
   if (config.broker.reconnect.maxDelayMs < config.broker.reconnect.initialDelayMs) {

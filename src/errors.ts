@@ -95,7 +95,10 @@ export class Unauthorized extends IngestError {
   readonly code = 'unauthorized';
   readonly status = 401;
   constructor(detail: string) {
-    super({ detail, headers: { 'www-authenticate': 'Basic realm="warehouse-ingest", charset="UTF-8"' } });
+    super({
+      detail,
+      headers: { 'www-authenticate': 'Basic realm="warehouse-ingest", charset="UTF-8"' },
+    });
   }
 }
 
@@ -124,7 +127,10 @@ export class TooManyRequests extends IngestError {
   readonly code = 'too-many-requests';
   readonly status = 429;
   constructor(detail: string, retryAfterSeconds: number, headers: Record<string, string> = {}) {
-    super({ detail, headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } });
+    super({
+      detail,
+      headers: { ...headers, 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
+    });
   }
 }
 
@@ -190,7 +196,11 @@ export class ShuttingDown extends IngestError {
   readonly code = 'shutting-down';
   readonly status = 503;
   constructor() {
-    super({ detail: 'The service is stopping and takes no new requests; nothing of this request was accepted. Send it again.', headers: { 'retry-after': '5' } });
+    super({
+      detail:
+        'The service is stopping and takes no new requests; nothing of this request was accepted. Send it again.',
+      headers: { 'retry-after': '5' },
+    });
   }
 }
 
@@ -203,7 +213,10 @@ export class Interrupted extends IngestError {
   readonly code = 'interrupted';
   readonly status = 503;
   constructor(readonly confirmed: number) {
-    super({ detail: `Interrupted by a stop after ${confirmed} confirmed record(s); the rest was not published.`, headers: { 'retry-after': '5' } });
+    super({
+      detail: `Interrupted by a stop after ${confirmed} confirmed record(s); the rest was not published.`,
+      headers: { 'retry-after': '5' },
+    });
   }
 }
 
@@ -261,7 +274,10 @@ export function toProblem(
 ): { problem: ProblemDetails; headers: Record<string, string> } {
   const known = isIngestError(error)
     ? error
-    : new InternalError({ detail: 'The request could not be processed. It has been logged.', cause: error });
+    : new InternalError({
+        detail: 'The request could not be processed. It has been logged.',
+        cause: error,
+      });
   const problem: ProblemDetails = {
     type: problemType(known.code),
     title: reasonPhrase(known.status),

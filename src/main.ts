@@ -31,13 +31,30 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const stores = openDrops(config);
   const publisher = createPublisher(config, log);
   await publisher.start();
-  log.info({ environment: config.environment, publisher: publisher.name, target: publisher.target }, `publisher: ${publisher.name} (${publisher.target})`);
+  log.info(
+    { environment: config.environment, publisher: publisher.name, target: publisher.target },
+    `publisher: ${publisher.name} (${publisher.target})`,
+  );
 
-  const metrics = createMetrics({ businesses: config.tenants.map((t) => t.businessId), processMetrics: true });
+  const metrics = createMetrics({
+    businesses: config.tenants.map((t) => t.businessId),
+    processMetrics: true,
+  });
   let stopping: Promise<void> | undefined;
   const lineage = openLineageJournal(config, log, metrics);
-  const app = buildHttpApp(config, publisher, log, { metrics, drops: stores, lineage, stopping: () => stopping !== undefined });
-  const drops = startDropRunners(config, stores, configuredIngest(config, publisher, metrics), log, metrics);
+  const app = buildHttpApp(config, publisher, log, {
+    metrics,
+    drops: stores,
+    lineage,
+    stopping: () => stopping !== undefined,
+  });
+  const drops = startDropRunners(
+    config,
+    stores,
+    configuredIngest(config, publisher, metrics),
+    log,
+    metrics,
+  );
 
   const server = createHttpServer(app, config.http, log);
   await new Promise<void>((resolve, reject) => {
@@ -45,7 +62,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     server.listen(config.http.port, config.http.host, () => resolve());
   });
   const { port } = server.address() as AddressInfo;
-  const host = config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
+  const host =
+    config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   log.info({ url, environment: config.environment }, `listening on ${url}`);
 
@@ -65,7 +83,11 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         graceMs: config.shutdown.graceMs,
         log,
         work: [http, drops],
-        close: [drops.stores, publisher, ...(lineage ? [{ name: 'lineage journal', close: () => lineage.flush() }] : [])],
+        close: [
+          drops.stores,
+          publisher,
+          ...(lineage ? [{ name: 'lineage journal', close: () => lineage.flush() }] : []),
+        ],
       })),
   };
 }

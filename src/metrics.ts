@@ -34,7 +34,9 @@ export interface MetricsOptions {
   readonly processMetrics?: boolean;
 }
 
-const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const LATENCY_BUCKETS = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
+];
 
 export function createMetrics(options: MetricsOptions): Metrics {
   const registry = new Registry();
@@ -43,17 +45,52 @@ export function createMetrics(options: MetricsOptions): Metrics {
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
 
   const batchLabels = ['outcome', 'kind', 'source', 'business'] as const;
-  const batches = new Counter({ name: 'warehouse_ingest_batches_total', help: 'Batches that reached the pipeline, by outcome (accepted, rejected: the input\'s fault, failed: not confirmed or a bug).', labelNames: batchLabels, registers });
-  const records = new Counter({ name: 'warehouse_ingest_records_total', help: 'Records of those batches, by the batch outcome (all-or-nothing: a rejected batch counts all its records).', labelNames: batchLabels, registers });
-  const publishLatency = new Histogram({ name: 'warehouse_ingest_publish_duration_seconds', help: 'Time from publish() to the confirm of every message of the call.', labelNames: ['publisher', 'outcome'] as const, buckets: LATENCY_BUCKETS, registers });
-  const receiptFailures = new Counter({ name: 'warehouse_ingest_receipt_write_failures_total', help: 'Receipts that could not be written to a drop.', labelNames: ['pipeline'] as const, registers });
-  const lineageLost = new Counter({ name: 'warehouse_ingest_lineage_lost_records_total', help: 'Accepted HTTP records whose lineage could not be written to the journal (the batch stays accepted).', registers });
-  const inputs = new Gauge({ name: 'warehouse_ingest_inputs', help: 'Inputs of a drop pipeline, by state.', labelNames: ['pipeline', 'state'] as const, registers });
+  const batches = new Counter({
+    name: 'warehouse_ingest_batches_total',
+    help: "Batches that reached the pipeline, by outcome (accepted, rejected: the input's fault, failed: not confirmed or a bug).",
+    labelNames: batchLabels,
+    registers,
+  });
+  const records = new Counter({
+    name: 'warehouse_ingest_records_total',
+    help: 'Records of those batches, by the batch outcome (all-or-nothing: a rejected batch counts all its records).',
+    labelNames: batchLabels,
+    registers,
+  });
+  const publishLatency = new Histogram({
+    name: 'warehouse_ingest_publish_duration_seconds',
+    help: 'Time from publish() to the confirm of every message of the call.',
+    labelNames: ['publisher', 'outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const receiptFailures = new Counter({
+    name: 'warehouse_ingest_receipt_write_failures_total',
+    help: 'Receipts that could not be written to a drop.',
+    labelNames: ['pipeline'] as const,
+    registers,
+  });
+  const lineageLost = new Counter({
+    name: 'warehouse_ingest_lineage_lost_records_total',
+    help: 'Accepted HTTP records whose lineage could not be written to the journal (the batch stays accepted).',
+    registers,
+  });
+  const inputs = new Gauge({
+    name: 'warehouse_ingest_inputs',
+    help: 'Inputs of a drop pipeline, by state.',
+    labelNames: ['pipeline', 'state'] as const,
+    registers,
+  });
 
   return {
     registry,
     observeBatch({ batch, outcome, records: count }) {
-      const labels = { outcome, kind: batch.kind.name, source: batch.source.type, business: businesses.has(batch.businessId) ? batch.businessId : 'other' };
+      const labels = {
+        outcome,
+        kind: batch.kind.name,
+        source: batch.source.type,
+        business: businesses.has(batch.businessId) ? batch.businessId : 'other',
+      };
       batches.inc(labels);
       if (count > 0) records.inc(labels, count);
     },
@@ -78,7 +115,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     watchBroker(publisher) {
       // Registered only for RabbitMQ: an unlabelled gauge would read 0 for publishers with no connection at all.
-      if (!isRabbitMq(publisher) || registry.getSingleMetric('warehouse_ingest_broker_connected')) return;
+      if (!isRabbitMq(publisher) || registry.getSingleMetric('warehouse_ingest_broker_connected'))
+        return;
       new Gauge({
         name: 'warehouse_ingest_broker_connected',
         help: '1 while a publishing channel to RabbitMQ is open, 0 otherwise.',

@@ -15,7 +15,9 @@ import type { Logger } from './log.js';
  * tick. The guard is ours rather than node-cron's `noOverlap`, so both triggers share it and the
  * skipped tick is ours to log (node-cron warns about it in its own words).
  */
-export type JobSchedule = { readonly pollIntervalMs: number } | { readonly cron: string; readonly timezone?: string };
+export type JobSchedule =
+  | { readonly pollIntervalMs: number }
+  | { readonly cron: string; readonly timezone?: string };
 
 export interface Job {
   readonly name: string;
@@ -49,7 +51,10 @@ export function startJob({ name, schedule, run, log }: JobOptions): Job {
       try {
         await run();
       } catch (error) {
-        jobLog.error({ err: error, reason: (error as Error).message }, `job ${name} failed; it runs again ${next}`);
+        jobLog.error(
+          { err: error, reason: (error as Error).message },
+          `job ${name} failed; it runs again ${next}`,
+        );
       }
     })();
     current = started.finally(() => (current = undefined));
@@ -99,7 +104,8 @@ export function cronProblem(expression: string): string | undefined {
 /** Why a time zone is refused, or undefined when the platform knows it (an IANA name such as Europe/London). */
 export function timezoneProblem(zone: string): string | undefined {
   // Offsets and abbreviations ("+01:00", "CET") are not IANA zone names, whatever the platform accepts.
-  if (!/^(UTC|[A-Za-z]+(?:\/[A-Za-z0-9_+-]+)+)$/.test(zone)) return 'Expected an IANA time zone name, e.g. Europe/London or UTC';
+  if (!/^(UTC|[A-Za-z]+(?:\/[A-Za-z0-9_+-]+)+)$/.test(zone))
+    return 'Expected an IANA time zone name, e.g. Europe/London or UTC';
   try {
     new Intl.DateTimeFormat('en-GB', { timeZone: zone });
     return undefined;

@@ -37,22 +37,34 @@ export async function stopGracefully({ graceMs, log, work, close }: StopPlan): P
   const started = performance.now();
   const ms = () => Math.round(performance.now() - started);
   const failures: unknown[] = [];
-  log.info({ graceMs }, `stopping: no new requests or files; the work in flight has ${graceMs} ms to finish`);
+  log.info(
+    { graceMs },
+    `stopping: no new requests or files; the work in flight has ${graceMs} ms to finish`,
+  );
   const finished = Promise.all(
     work.map((part) =>
       part.stop().then(
-        () => log.info({ step: part.name, ms: ms() }, `stop: ${part.name}: nothing in flight any more`),
+        () =>
+          log.info({ step: part.name, ms: ms() }, `stop: ${part.name}: nothing in flight any more`),
         (error: unknown) => {
           failures.push(error);
-          log.error({ step: part.name, ms: ms(), reason: (error as Error).message }, `stop: ${part.name} did not stop cleanly`);
+          log.error(
+            { step: part.name, ms: ms(), reason: (error as Error).message },
+            `stop: ${part.name} did not stop cleanly`,
+          );
         },
       ),
     ),
   );
   let timer: NodeJS.Timeout | undefined;
-  const graceOver = new Promise<'grace over'>((resolve) => (timer = setTimeout(() => resolve('grace over'), graceMs)));
+  const graceOver = new Promise<'grace over'>(
+    (resolve) => (timer = setTimeout(() => resolve('grace over'), graceMs)),
+  );
   if ((await Promise.race([finished, graceOver])) === 'grace over') {
-    log.warn({ ms: ms(), graceMs }, 'stop: the grace time is over; interrupting the work still in flight');
+    log.warn(
+      { ms: ms(), graceMs },
+      'stop: the grace time is over; interrupting the work still in flight',
+    );
     for (const part of work) part.interrupt();
     await finished;
   }
@@ -63,7 +75,10 @@ export async function stopGracefully({ graceMs, log, work, close }: StopPlan): P
       log.info({ step: part.name, ms: ms() }, `stop: ${part.name} closed`);
     } catch (error) {
       failures.push(error);
-      log.error({ step: part.name, ms: ms(), reason: (error as Error).message }, `stop: ${part.name} did not close cleanly`);
+      log.error(
+        { step: part.name, ms: ms(), reason: (error as Error).message },
+        `stop: ${part.name} did not close cleanly`,
+      );
     }
   }
   log.info({ ms: ms() }, 'stopped');

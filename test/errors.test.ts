@@ -3,8 +3,18 @@ import { PublishFailed, Unauthorized, ValidationFailed, toProblem } from '../src
 
 describe('the one mapping to problem details', () => {
   it('maps a typed error with its status, type, errors and headers', () => {
-    const { problem, headers } = toProblem(new ValidationFailed({ detail: 'd', errors: [{ index: 0, errors: ['x: Required'] }] }), '/p');
-    expect(problem).toEqual({ type: '/problems/validation-failed', title: 'Bad Request', status: 400, detail: 'd', instance: '/p', errors: [{ index: 0, errors: ['x: Required'] }] });
+    const { problem, headers } = toProblem(
+      new ValidationFailed({ detail: 'd', errors: [{ index: 0, errors: ['x: Required'] }] }),
+      '/p',
+    );
+    expect(problem).toEqual({
+      type: '/problems/validation-failed',
+      title: 'Bad Request',
+      status: 400,
+      detail: 'd',
+      instance: '/p',
+      errors: [{ index: 0, errors: ['x: Required'] }],
+    });
     expect(headers).toEqual({});
     expect(toProblem(new PublishFailed('gone')).headers).toEqual({ 'retry-after': '5' });
     expect(toProblem(new Unauthorized('no')).headers['www-authenticate']).toContain('Basic');

@@ -4,7 +4,7 @@ import { ConfigError } from '../errors.js';
 import { openDrops } from '../drops/open.js';
 import { kindByName, KIND_NAMES } from '../records/index.js';
 import { UsageError } from './help.js';
-import { validateFile } from './validate.js';
+import { type FileVerdict, validateFile } from './validate.js';
 
 const FORMATS = ['v2-json', 'v1-json', 'v1-csv'] as const;
 
@@ -19,17 +19,33 @@ export function parse<T>(command: string, parseThem: () => T): T {
   try {
     return parseThem();
   } catch (error) {
-    throw new UsageError((error as Error).message.split('\n')[0]!.replace(/\. To specify a positional argument.*$/, ''), command);
+    throw new UsageError(
+      (error as Error).message
+        .split('\n')[0]!
+        .replace(/\. To specify a positional argument.*$/, ''),
+      command,
+    );
   }
 }
 
 /** `validate`: exit 0 valid, 1 invalid, 2 cannot run (usage, configuration, unreadable file). */
 export async function validateCommand(args: string[], io: Output): Promise<number> {
-  const options = { kind: { type: 'string' }, format: { type: 'string' }, business: { type: 'string' }, json: { type: 'boolean' } } as const;
-  const { values, positionals } = parse('validate', () => parseArgs({ args, options, allowPositionals: true, strict: true }));
+  const options = {
+    kind: { type: 'string' },
+    format: { type: 'string' },
+    business: { type: 'string' },
+    json: { type: 'boolean' },
+  } as const;
+  const { values, positionals } = parse('validate', () =>
+    parseArgs({ args, options, allowPositionals: true, strict: true }),
+  );
   const [file, ...extra] = positionals;
   if (!file) throw new UsageError('validate needs a file', 'validate');
-  if (extra.length > 0) throw new UsageError(`validate takes one file; also got ${JSON.stringify(extra[0])}`, 'validate');
+  if (extra.length > 0)
+    throw new UsageError(
+      `validate takes one file; also got ${JSON.stringify(extra[0])}`,
+      'validate',
+    );
   const kind = kindByName(values.kind ?? '');
   if (!kind) throw new UsageError(`--kind must be one of ${KIND_NAMES.join(', ')}`, 'validate');
   const format = FORMATS.find((f) => f === values.format);
@@ -37,21 +53,34 @@ export async function validateCommand(args: string[], io: Output): Promise<numbe
   if (values.business === '') throw new UsageError('--business must not be empty', 'validate');
 
   const config = configForCheck();
-  let verdict;
+  let verdict: FileVerdict;
   try {
-    verdict = await validateFile({ file, kind, format, onboarding: config.onboarding, ...(values.business ? { businessId: values.business } : {}) });
+    verdict = await validateFile({
+      file,
+      kind,
+      format,
+      onboarding: config.onboarding,
+      ...(values.business ? { businessId: values.business } : {}),
+    });
   } catch (error) {
     if (error instanceof UsageError) throw error;
-    throw new CannotRead(`cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    throw new CannotRead(
+      `cannot read ${file}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
   }
   if (values.json) {
-    io.out(`${JSON.stringify(verdict.ok ? { valid: true, businessId: verdict.businessId, recordCount: verdict.records } : verdict.problem, null, 2)}\n`);
+    io.out(
+      `${JSON.stringify(verdict.ok ? { valid: true, businessId: verdict.businessId, recordCount: verdict.records } : verdict.problem, null, 2)}\n`,
+    );
   } else if (verdict.ok) {
-    io.out(`${file}: valid — ${verdict.records} ${kind.name} record(s) for ${verdict.businessId}\n`);
+    io.out(
+      `${file}: valid — ${verdict.records} ${kind.name} record(s) for ${verdict.businessId}\n`,
+    );
   } else {
     const lines = [`${file}: invalid — ${verdict.problem.detail ?? verdict.problem.title}`];
     for (const entry of verdict.problem.errors ?? []) {
-      if ('index' in entry) lines.push(...entry.errors.map((message) => `  record ${entry.index}: ${message}`));
+      if ('index' in entry)
+        lines.push(...entry.errors.map((message) => `  record ${entry.index}: ${message}`));
       else lines.push(`  ${entry.path}: ${entry.message}`);
     }
     io.out(`${lines.join('\n')}\n`);
@@ -61,14 +90,21 @@ export async function validateCommand(args: string[], io: Output): Promise<numbe
 
 /** `lint`: configuration and every pipeline, as start-up reads them; stores are made (secrets read) but never connected. */
 export async function lintCommand(args: string[], io: Output): Promise<number> {
-  const { positionals } = parse('lint', () => parseArgs({ args, options: {}, allowPositionals: true, strict: true }));
-  if (positionals.length > 0) throw new UsageError(`lint takes no arguments; got ${JSON.stringify(positionals[0])}`, 'lint');
+  const { positionals } = parse('lint', () =>
+    parseArgs({ args, options: {}, allowPositionals: true, strict: true }),
+  );
+  if (positionals.length > 0)
+    throw new UsageError(`lint takes no arguments; got ${JSON.stringify(positionals[0])}`, 'lint');
   try {
     const config = loadConfig();
     const drops = openDrops(config);
     await Promise.all(drops.map(({ store }) => store.close()));
-    io.out(`configuration valid (environment ${config.environment}, ${config.tenants.length} tenant(s))\n`);
-    io.out(`${drops.length} pipeline(s) valid${drops.map(({ pipeline }) => `\n  ${pipeline.name} (${pipeline.source.type}, ${pipeline.kind}, ${pipeline.format}) ${pipeline.file}`).join('')}\n`);
+    io.out(
+      `configuration valid (environment ${config.environment}, ${config.tenants.length} tenant(s))\n`,
+    );
+    io.out(
+      `${drops.length} pipeline(s) valid${drops.map(({ pipeline }) => `\n  ${pipeline.name} (${pipeline.source.type}, ${pipeline.kind}, ${pipeline.format}) ${pipeline.file}`).join('')}\n`,
+    );
     return 0;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
@@ -82,7 +118,10 @@ function configForCheck(): Readonly<Config> {
   try {
     return loadConfig();
   } catch (error) {
-    if (error instanceof ConfigError) throw new CannotRead(`invalid configuration (run "warehouse-ingest lint"):\n${error.message}`);
+    if (error instanceof ConfigError)
+      throw new CannotRead(
+        `invalid configuration (run "warehouse-ingest lint"):\n${error.message}`,
+      );
     throw error;
   }
 }

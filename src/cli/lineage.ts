@@ -1,7 +1,13 @@
 import { parseArgs } from 'node:util';
 import { lineageDirectory, loadConfig } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { describeMatch, searchDrop, searchJournal, type LineageMatch, type LineageQuery } from '../lineage/search.js';
+import {
+  describeMatch,
+  searchDrop,
+  searchJournal,
+  type LineageMatch,
+  type LineageQuery,
+} from '../lineage/search.js';
 import { openDrops, type OpenedDrop } from '../drops/open.js';
 import { KIND_NAMES } from '../records/index.js';
 import { CannotRead, parse, type Output } from './check-commands.js';
@@ -13,22 +19,53 @@ import { UsageError } from './help.js';
  * could not be searched while nothing was found elsewhere.
  */
 export async function lineageCommand(args: string[], io: Output): Promise<number> {
-  const options = { kind: { type: 'string' }, business: { type: 'string' }, pipeline: { type: 'string' }, since: { type: 'string' }, json: { type: 'boolean' } } as const;
-  const { values, positionals } = parse('lineage', () => parseArgs({ args, options, allowPositionals: true, strict: true }));
+  const options = {
+    kind: { type: 'string' },
+    business: { type: 'string' },
+    pipeline: { type: 'string' },
+    since: { type: 'string' },
+    json: { type: 'boolean' },
+  } as const;
+  const { values, positionals } = parse('lineage', () =>
+    parseArgs({ args, options, allowPositionals: true, strict: true }),
+  );
   const [reference, ...extra] = positionals;
-  if (!reference) throw new UsageError('lineage needs a record number (order id, SKU, RGA id or work-order id)', 'lineage');
-  if (extra.length > 0) throw new UsageError(`lineage takes one record number; also got ${JSON.stringify(extra[0])}`, 'lineage');
-  if (values.kind !== undefined && !(KIND_NAMES as readonly string[]).includes(values.kind)) throw new UsageError(`--kind must be one of ${KIND_NAMES.join(', ')}`, 'lineage');
+  if (!reference)
+    throw new UsageError(
+      'lineage needs a record number (order id, SKU, RGA id or work-order id)',
+      'lineage',
+    );
+  if (extra.length > 0)
+    throw new UsageError(
+      `lineage takes one record number; also got ${JSON.stringify(extra[0])}`,
+      'lineage',
+    );
+  if (values.kind !== undefined && !(KIND_NAMES as readonly string[]).includes(values.kind))
+    throw new UsageError(`--kind must be one of ${KIND_NAMES.join(', ')}`, 'lineage');
   if (values.business === '') throw new UsageError('--business must not be empty', 'lineage');
   const since = values.since === undefined ? undefined : new Date(values.since);
-  if (since !== undefined && Number.isNaN(since.getTime())) throw new UsageError('--since must be a date (2026-11-22) or an ISO 8601 time (2026-11-22T09:30:00Z)', 'lineage');
-  const query: LineageQuery = { reference, ...(values.kind && { kind: values.kind }), ...(values.business && { businessId: values.business }), ...(since && { since }) };
+  if (since !== undefined && Number.isNaN(since.getTime()))
+    throw new UsageError(
+      '--since must be a date (2026-11-22) or an ISO 8601 time (2026-11-22T09:30:00Z)',
+      'lineage',
+    );
+  const query: LineageQuery = {
+    reference,
+    ...(values.kind && { kind: values.kind }),
+    ...(values.business && { businessId: values.business }),
+    ...(since && { since }),
+  };
 
   const { config, drops } = configured();
   try {
-    const searched = drops.filter(({ pipeline }) => values.pipeline === undefined || pipeline.name === values.pipeline);
+    const searched = drops.filter(
+      ({ pipeline }) => values.pipeline === undefined || pipeline.name === values.pipeline,
+    );
     if (values.pipeline !== undefined && searched.length === 0) {
-      throw new UsageError(`no pipeline named ${JSON.stringify(values.pipeline)} in ${config.pipelinesDirectory}`, 'lineage');
+      throw new UsageError(
+        `no pipeline named ${JSON.stringify(values.pipeline)} in ${config.pipelinesDirectory}`,
+        'lineage',
+      );
     }
     let found = 0;
     let unsearched = 0;
@@ -44,9 +81,12 @@ export async function lineageCommand(args: string[], io: Output): Promise<number
       }
     };
     // --pipeline names a drop: the HTTP journal is not searched then.
-    if (values.pipeline === undefined) await search('the HTTP lineage journal', searchJournal(lineageDirectory(config), query));
-    for (const drop of searched) await search(`drop "${drop.pipeline.name}" (${drop.store.type})`, searchDrop(drop, query));
-    if (found === 0 && unsearched === 0) io.err(`warehouse-ingest: no lineage of ${JSON.stringify(reference)}\n`);
+    if (values.pipeline === undefined)
+      await search('the HTTP lineage journal', searchJournal(lineageDirectory(config), query));
+    for (const drop of searched)
+      await search(`drop "${drop.pipeline.name}" (${drop.store.type})`, searchDrop(drop, query));
+    if (found === 0 && unsearched === 0)
+      io.err(`warehouse-ingest: no lineage of ${JSON.stringify(reference)}\n`);
     return found > 0 ? 0 : unsearched > 0 ? 2 : 1;
   } finally {
     await Promise.all(drops.map(({ store }) => store.close().catch(() => undefined)));
@@ -59,7 +99,10 @@ function configured(): { config: ReturnType<typeof loadConfig>; drops: OpenedDro
     const config = loadConfig();
     return { config, drops: openDrops(config) };
   } catch (error) {
-    if (error instanceof ConfigError) throw new CannotRead(`invalid configuration (run "warehouse-ingest lint"):\n${error.message}`);
+    if (error instanceof ConfigError)
+      throw new CannotRead(
+        `invalid configuration (run "warehouse-ingest lint"):\n${error.message}`,
+      );
     throw error;
   }
 }

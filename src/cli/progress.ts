@@ -39,7 +39,9 @@ export function createProgress(total: number, { out, err }: ProgressStreams): Pr
     update(done, label) {
       if (!bar) return;
       const filled = Math.round((done / total) * WIDTH);
-      draw(`[${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${String(done).padStart(String(total).length)}/${total}  ${label}`);
+      draw(
+        `[${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}] ${String(done).padStart(String(total).length)}/${total}  ${label}`,
+      );
     },
     end() {
       clear();

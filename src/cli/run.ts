@@ -19,18 +19,39 @@ const RUN_ONCE_LEASE_WAIT_MS = 60_000;
  */
 export async function runPipelineFile(
   file: string,
-  options: LoadConfigOptions & { log?: Logger; once: boolean; /** Aborted on SIGTERM/SIGINT: `--once` stops as `run` does. */ stopSignal?: AbortSignal },
+  options: LoadConfigOptions & {
+    log?: Logger;
+    once: boolean /** Aborted on SIGTERM/SIGINT: `--once` stops as `run` does. */;
+    stopSignal?: AbortSignal;
+  },
 ): Promise<{ summary?: RunSummary; stop(): Promise<void> }> {
   const config = loadConfig(options);
   const log = options.log ?? createLogger({ level: config.log.level });
-  const [pipeline] = loadPipelineFiles([path.resolve(file)], { tenants: config.tenants.map((t) => t.businessId) });
+  const [pipeline] = loadPipelineFiles([path.resolve(file)], {
+    tenants: config.tenants.map((t) => t.businessId),
+  });
   const store = createDropStore(pipeline!, pipeline!.file);
   const publisher = createPublisher(config, log);
   await publisher.start();
-  const runner = createConfiguredDropRunner(config, { pipeline: pipeline!, store }, configuredIngest(config, publisher), log);
+  const runner = createConfiguredDropRunner(
+    config,
+    { pipeline: pipeline!, store },
+    configuredIngest(config, publisher),
+    log,
+  );
   let stopping: Promise<void> | undefined;
-  const work: InFlight = { name: 'drop', stop: () => runner.stop(), interrupt: () => runner.interrupt() };
-  const stop = () => (stopping ??= stopGracefully({ graceMs: config.shutdown.graceMs, log, work: [work], close: [{ name: 'drop store', close: () => store.close() }, publisher] }));
+  const work: InFlight = {
+    name: 'drop',
+    stop: () => runner.stop(),
+    interrupt: () => runner.interrupt(),
+  };
+  const stop = () =>
+    (stopping ??= stopGracefully({
+      graceMs: config.shutdown.graceMs,
+      log,
+      work: [work],
+      close: [{ name: 'drop store', close: () => store.close() }, publisher],
+    }));
   const onSignal = () => void stop().catch(() => undefined); // logged step by step; the caller sees it through `stop()` or `summary`
   if (options.stopSignal?.aborted) onSignal();
   else options.stopSignal?.addEventListener('abort', onSignal, { once: true });
@@ -39,9 +60,19 @@ export async function runPipelineFile(
     return { stop };
   }
   try {
-    return { summary: await runner.runOnce({ waitForSettling: true, waitForLeaseMs: RUN_ONCE_LEASE_WAIT_MS }), stop: async () => {} };
+    return {
+      summary: await runner.runOnce({
+        waitForSettling: true,
+        waitForLeaseMs: RUN_ONCE_LEASE_WAIT_MS,
+      }),
+      stop: async () => {},
+    };
   } finally {
     // Done: close quietly, unless a signal began the logged stop (which this waits for).
-    await (stopping ?? runner.stop().then(() => store.close()).then(() => publisher.close()));
+    await (stopping ??
+      runner
+        .stop()
+        .then(() => store.close())
+        .then(() => publisher.close()));
   }
 }

@@ -1,7 +1,12 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDrops, type OpenedDrop } from '../drops/open.js';
-import { INPUT_STATUSES, listStates, type InputState, type InputStatus } from '../drops/state/input-state.js';
+import {
+  INPUT_STATUSES,
+  listStates,
+  type InputState,
+  type InputStatus,
+} from '../drops/state/input-state.js';
 import { parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';
 
@@ -12,7 +17,20 @@ export interface PipelineStatus {
   inputs: number;
   byStatus: Record<InputStatus, number>;
   /** The latest inputs whose last try failed (failed, retry-scheduled, dead), newest first. */
-  lastFailures: Array<Pick<InputState, 'file' | 'status' | 'attempts' | 'lastError' | 'updatedAt' | 'nextAttemptAt' | 'location' | 'receipt' | 'sha256'>>;
+  lastFailures: Array<
+    Pick<
+      InputState,
+      | 'file'
+      | 'status'
+      | 'attempts'
+      | 'lastError'
+      | 'updatedAt'
+      | 'nextAttemptAt'
+      | 'location'
+      | 'receipt'
+      | 'sha256'
+    >
+  >;
   /** Set when the drop could not be read. */
   error?: string;
 }
@@ -25,17 +43,34 @@ const FAILING: readonly InputStatus[] = ['failed', 'retry-scheduled', 'dead'];
  * not be read.
  */
 export async function statusCommand(args: string[], io: Output): Promise<number> {
-  const options = { pipeline: { type: 'string' }, failures: { type: 'string' }, json: { type: 'boolean' } } as const;
-  const { values, positionals } = parse('status', () => parseArgs({ args, options, allowPositionals: true, strict: true }));
-  if (positionals.length > 0) throw new UsageError(`status takes no arguments; got ${JSON.stringify(positionals[0])}`, 'status');
+  const options = {
+    pipeline: { type: 'string' },
+    failures: { type: 'string' },
+    json: { type: 'boolean' },
+  } as const;
+  const { values, positionals } = parse('status', () =>
+    parseArgs({ args, options, allowPositionals: true, strict: true }),
+  );
+  if (positionals.length > 0)
+    throw new UsageError(
+      `status takes no arguments; got ${JSON.stringify(positionals[0])}`,
+      'status',
+    );
   const failures = values.failures === undefined ? 10 : Number(values.failures);
-  if (!Number.isInteger(failures) || failures < 0) throw new UsageError('--failures must be a whole number', 'status');
+  if (!Number.isInteger(failures) || failures < 0)
+    throw new UsageError('--failures must be a whole number', 'status');
 
   const drops = openDrops(loadConfig());
   try {
-    const chosen = values.pipeline === undefined ? drops : drops.filter(({ pipeline }) => pipeline.name === values.pipeline);
+    const chosen =
+      values.pipeline === undefined
+        ? drops
+        : drops.filter(({ pipeline }) => pipeline.name === values.pipeline);
     if (values.pipeline !== undefined && chosen.length === 0) {
-      throw new UsageError(`no pipeline named "${values.pipeline}" (there are: ${drops.map((d) => d.pipeline.name).join(', ') || 'none'})`, 'status');
+      throw new UsageError(
+        `no pipeline named "${values.pipeline}" (there are: ${drops.map((d) => d.pipeline.name).join(', ') || 'none'})`,
+        'status',
+      );
     }
     const report = await Promise.all(chosen.map((drop) => statusOf(drop, failures)));
     io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : report.map(describe).join('\n'));
@@ -45,8 +80,14 @@ export async function statusCommand(args: string[], io: Output): Promise<number>
   }
 }
 
-export async function statusOf({ pipeline, store }: OpenedDrop, failures: number): Promise<PipelineStatus> {
-  const byStatus = Object.fromEntries(INPUT_STATUSES.map((s) => [s, 0])) as Record<InputStatus, number>;
+export async function statusOf(
+  { pipeline, store }: OpenedDrop,
+  failures: number,
+): Promise<PipelineStatus> {
+  const byStatus = Object.fromEntries(INPUT_STATUSES.map((s) => [s, 0])) as Record<
+    InputStatus,
+    number
+  >;
   const base = { pipeline: pipeline.name, source: `${store.type}:${store.where}` };
   let states: InputState[];
   try {
@@ -59,18 +100,45 @@ export async function statusOf({ pipeline, store }: OpenedDrop, failures: number
     .filter((s) => FAILING.includes(s.status))
     .sort((a, b) => (b.updatedAt ?? '').localeCompare(a.updatedAt ?? ''))
     .slice(0, failures)
-    .map(({ file, status, attempts, lastError, updatedAt, nextAttemptAt, location, receipt, sha256 }) => ({ file, status, attempts, lastError, updatedAt, nextAttemptAt, location, receipt, sha256 }));
+    .map(
+      ({
+        file,
+        status,
+        attempts,
+        lastError,
+        updatedAt,
+        nextAttemptAt,
+        location,
+        receipt,
+        sha256,
+      }) => ({
+        file,
+        status,
+        attempts,
+        lastError,
+        updatedAt,
+        nextAttemptAt,
+        location,
+        receipt,
+        sha256,
+      }),
+    );
   return { ...base, inputs: states.length, byStatus, lastFailures };
 }
 
 function describe(status: PipelineStatus): string {
-  const lines = [`${status.pipeline} (${status.source}): ${status.error ? `cannot read the drop: ${status.error}` : `${status.inputs} input(s)`}`];
+  const lines = [
+    `${status.pipeline} (${status.source}): ${status.error ? `cannot read the drop: ${status.error}` : `${status.inputs} input(s)`}`,
+  ];
   if (status.error) return `${lines[0]}\n`;
   lines.push(`  ${INPUT_STATUSES.map((s) => `${s} ${status.byStatus[s]}`).join('  ')}`);
   if (status.lastFailures.length > 0) lines.push('  last failures, newest first:');
   for (const f of status.lastFailures) {
-    const next = f.status === 'retry-scheduled' && f.nextAttemptAt ? `, next try ${f.nextAttemptAt}` : '';
-    lines.push(`    ${f.updatedAt ?? '?'}  ${f.status.padEnd(15)} ${f.location ?? f.file}  (attempts ${f.attempts}${next})`);
+    const next =
+      f.status === 'retry-scheduled' && f.nextAttemptAt ? `, next try ${f.nextAttemptAt}` : '';
+    lines.push(
+      `    ${f.updatedAt ?? '?'}  ${f.status.padEnd(15)} ${f.location ?? f.file}  (attempts ${f.attempts}${next})`,
+    );
     lines.push(`      ${(f.lastError ?? 'no reason recorded').replace(/\s+/g, ' ').slice(0, 300)}`);
   }
   return `${lines.join('\n')}\n`;

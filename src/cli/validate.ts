@@ -18,7 +18,11 @@ export interface ValidateFileOptions {
 
 export type FileVerdict =
   | { readonly ok: true; readonly businessId: string; readonly records: number }
-  | { readonly ok: false; readonly businessId?: string; /** What the API answers, and a drop's receipt holds, for this input. */ readonly problem: ProblemDetails };
+  | {
+      readonly ok: false;
+      readonly businessId?: string /** What the API answers, and a drop's receipt holds, for this input. */;
+      readonly problem: ProblemDetails;
+    };
 
 /** The drop runner's bound: a JSON file is parsed whole. */
 const MAX_JSON_BYTES = 256 * 1024 * 1024;
@@ -34,7 +38,8 @@ export async function validateFile(options: ValidateFileOptions): Promise<FileVe
   const { file, kind } = options;
   // The receipt's `instance` is the file name, as the drop runner writes it.
   const invalid = (error: unknown, businessId?: string): FileVerdict => {
-    if (isIngestError(error) && error.status < 500) return { ok: false, businessId, problem: toProblem(error, path.basename(file)).problem };
+    if (isIngestError(error) && error.status < 500)
+      return { ok: false, businessId, problem: toProblem(error, path.basename(file)).problem };
     throw error;
   };
   let businessId = options.businessId;
@@ -56,7 +61,9 @@ export async function validateFile(options: ValidateFileOptions): Promise<FileVe
       log: SILENT,
       volatilePaths: options.format === 'v2-json' ? [] : LEGACY[kind.name]?.receiptTimePaths,
     });
-    return verdict.ok ? { ok: true, businessId, records: verdict.total } : invalid(verdict.error, businessId);
+    return verdict.ok
+      ? { ok: true, businessId, records: verdict.total }
+      : invalid(verdict.error, businessId);
   } catch (error) {
     return invalid(error, businessId);
   }
@@ -67,7 +74,10 @@ function decode(options: ValidateFileOptions, businessId: string): Promise<FileR
     kind: options.kind,
     format: options.format,
     businessId,
-    context: { defaults: profileFor(options.onboarding, businessId, options.kind.name), receivedAt: new Date().toISOString() },
+    context: {
+      defaults: profileFor(options.onboarding, businessId, options.kind.name),
+      receivedAt: new Date().toISOString(),
+    },
     maxJsonBytes: MAX_JSON_BYTES,
   });
 }
@@ -89,7 +99,15 @@ async function firstBusinessId(options: ValidateFileOptions): Promise<string> {
   }
   if (empty) return '';
   let value: unknown = first;
-  for (const key of options.kind.businessIdPath) value = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[key] : undefined;
-  if (typeof value !== 'string' || value === '') throw new UsageError(`the first record names no business id (${options.kind.businessIdPath.join('.')}): pass --business <id>`, 'validate');
+  for (const key of options.kind.businessIdPath)
+    value =
+      typeof value === 'object' && value !== null
+        ? (value as Record<string, unknown>)[key]
+        : undefined;
+  if (typeof value !== 'string' || value === '')
+    throw new UsageError(
+      `the first record names no business id (${options.kind.businessIdPath.join('.')}): pass --business <id>`,
+      'validate',
+    );
   return value;
 }

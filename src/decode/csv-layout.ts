@@ -17,7 +17,11 @@ export interface CsvLayout {
      * Second level (work orders): `FGParts` inside each line, columns `FGParts_<field>`, one row
      * per part; consecutive rows of an order with the same value in the `lines.groupBy` column form one line.
      */
-    readonly parts?: { readonly name: string; readonly fields: readonly CsvField[]; readonly groupBy: string };
+    readonly parts?: {
+      readonly name: string;
+      readonly fields: readonly CsvField[];
+      readonly groupBy: string;
+    };
   };
   /** Header field whose value identifies an order; consecutive rows with the same value form one record. Absent: every row is its own record. */
   readonly groupBy?: string;

@@ -14,7 +14,11 @@ interface Level {
   readonly numeric: readonly boolean[];
 }
 
-function level(fields: readonly CsvField[], prefix: string, found: ReadonlyMap<string, number>): Level {
+function level(
+  fields: readonly CsvField[],
+  prefix: string,
+  found: ReadonlyMap<string, number>,
+): Level {
   return {
     names: fields.map((f) => f.name),
     at: fields.map((f) => found.get(prefix + f.name)!),
@@ -67,13 +71,17 @@ export class RecordBuilder {
     const parts = lines?.parts;
     this.parts = parts && { name: parts.name, ...level(parts.fields, `${parts.name}_`, found) };
     this.partGroupName = parts?.groupBy ?? '';
-    this.partGroupAt = parts ? required(found, `${lines!.name}_${parts.groupBy}`, 'lines.parts.groupBy') : -1;
+    this.partGroupAt = parts
+      ? required(found, `${lines!.name}_${parts.groupBy}`, 'lines.parts.groupBy')
+      : -1;
     this.seen = new OrderRanges(maxTrackedOrders);
   }
 
   add(cells: string[], line: number): CsvRecord | undefined {
     if (cells.length !== this.width) {
-      throw new MalformedBody({ detail: `line ${line} has ${cells.length} cells; the header has ${this.width}` });
+      throw new MalformedBody({
+        detail: `line ${line} has ${cells.length} cells; the header has ${this.width}`,
+      });
     }
     const key = this.groupAt === -1 ? '' : cells[this.groupAt]!;
     if (this.open && key !== '' && key === this.key) {
@@ -134,7 +142,14 @@ export class RecordBuilder {
     const lineKey = cells[this.partGroupAt]!;
     let item = this.items[this.items.length - 1];
     if (item !== undefined && lineKey !== '' && lineKey === this.lineKey) {
-      this.sameValues(lines, this.lineFirst, cells, line, `${lines.name}[${this.items.length - 1}].`, `${lines.name} entry`);
+      this.sameValues(
+        lines,
+        this.lineFirst,
+        cells,
+        line,
+        `${lines.name}[${this.items.length - 1}].`,
+        `${lines.name} entry`,
+      );
       if (this.lineRange) this.lineRange[1] = line;
     } else {
       const prefix = `${lines.name}[${this.items.length}].`;
@@ -146,7 +161,8 @@ export class RecordBuilder {
         });
       }
       this.lineRange = undefined;
-      if (earlier === undefined && lineKey !== '') this.lineSeen.set(lineKey, (this.lineRange = [line, line]));
+      if (earlier === undefined && lineKey !== '')
+        this.lineSeen.set(lineKey, (this.lineRange = [line, line]));
       item = {};
       fill(item, lines, cells, prefix, this.errors);
       item[this.parts.name] = [];
@@ -157,12 +173,25 @@ export class RecordBuilder {
     }
     const parts = item[this.parts.name] as Array<Record<string, unknown>>;
     const part: Record<string, unknown> = {};
-    fill(part, this.parts, cells, `${lines.name}[${this.items.length - 1}].${this.parts.name}[${parts.length}].`, this.errors);
+    fill(
+      part,
+      this.parts,
+      cells,
+      `${lines.name}[${this.items.length - 1}].${this.parts.name}[${parts.length}].`,
+      this.errors,
+    );
     parts.push(part);
   }
 
   /** Values that repeat on every row of an order (or of a finished good) must not differ. */
-  private sameValues(lvl: Level, first: readonly string[], cells: readonly string[], line: number, prefix: string, what: string): void {
+  private sameValues(
+    lvl: Level,
+    first: readonly string[],
+    cells: readonly string[],
+    line: number,
+    prefix: string,
+    what: string,
+  ): void {
     const { at } = lvl;
     for (let f = 0; f < at.length; f++) {
       const i = at[f]!;
@@ -170,7 +199,8 @@ export class RecordBuilder {
       const path = prefix + lvl.names[f]!;
       if (this.differing?.has(path)) continue;
       (this.differing ??= new Set()).add(path);
-      const firstLine = what === 'order' ? this.rows[0]! : this.rows[this.lineStarts[this.lineStarts.length - 1]!]!;
+      const firstLine =
+        what === 'order' ? this.rows[0]! : this.rows[this.lineStarts[this.lineStarts.length - 1]!]!;
       this.errors.push({
         path,
         message: `Expected the same value on every row of this ${what}: line ${firstLine} has ${shown(first[i]!)}, line ${line} has ${shown(cells[i]!)}`,
@@ -180,7 +210,13 @@ export class RecordBuilder {
 }
 
 /** Copies one level's cells into `target`: numbers parsed strictly, empty text left out. */
-function fill(target: Record<string, unknown>, lvl: Level, cells: readonly string[], prefix: string, errors: Errors): void {
+function fill(
+  target: Record<string, unknown>,
+  lvl: Level,
+  cells: readonly string[],
+  prefix: string,
+  errors: Errors,
+): void {
   const { names, at, numeric } = lvl;
   for (let f = 0; f < names.length; f++) {
     const cell = cells[at[f]!]!;
@@ -190,7 +226,10 @@ function fill(target: Record<string, unknown>, lvl: Level, cells: readonly strin
     }
     const n = parseNumber(cell);
     if (n === undefined) {
-      errors.push({ path: prefix + names[f]!, message: `Expected a number, received ${cell === '' ? 'an empty value' : shown(cell)}` });
+      errors.push({
+        path: prefix + names[f]!,
+        message: `Expected a number, received ${cell === '' ? 'an empty value' : shown(cell)}`,
+      });
     } else {
       target[names[f]!] = n;
     }
@@ -223,7 +262,8 @@ const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 function required(found: ReadonlyMap<string, number>, column: string, option: string): number {
   const at = found.get(column);
   // A layout bug, not the partner's: the column named by groupBy must be one of the layout's own.
-  if (at === undefined) throw new Error(`CsvLayout ${option} names ${column}, which is not a column of the layout`);
+  if (at === undefined)
+    throw new Error(`CsvLayout ${option} names ${column}, which is not a column of the layout`);
   return at;
 }
 
@@ -233,7 +273,8 @@ function shown(value: string): string {
   return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
 }
 
-export const lineRange = (first: number, last: number): string => (first === last ? `line ${first}` : `lines ${first}-${last}`);
+export const lineRange = (first: number, last: number): string =>
+  first === last ? `line ${first}` : `lines ${first}-${last}`;
 
 /** First and last row line of each order already finished, up to a limit; compact (two ints a key). */
 class OrderRanges {

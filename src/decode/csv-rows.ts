@@ -36,7 +36,9 @@ export const MAX_ROW_CHARS = 1024 * 1024;
  * line ends (mixed too), an optional UTF-8 BOM, and no final line end. The first batch's first
  * row is the header; its names are only used here to name columns in error messages.
  */
-export async function* readCsvRows(input: AsyncIterable<Uint8Array | string>): AsyncGenerator<RowBatch> {
+export async function* readCsvRows(
+  input: AsyncIterable<Uint8Array | string>,
+): AsyncGenerator<RowBatch> {
   const batch: RowBatch = { cells: [], lines: [] };
   // Line bookkeeping. csv-parse's own `info.lines` counts a quoted CRLF twice, so it is only
   // used to notice that a row spans more than one line; those rows are counted here.
@@ -70,7 +72,8 @@ export async function* readCsvRows(input: AsyncIterable<Uint8Array | string>): A
       parser.write(slice, (error) => (error ? reject(error) : resolve()));
     });
   const fail = (error: unknown): never => {
-    if (error instanceof CsvError) throw new MalformedBody({ detail: describeCsvError(error, nextLine, header), cause: error });
+    if (error instanceof CsvError)
+      throw new MalformedBody({ detail: describeCsvError(error, nextLine, header), cause: error });
     throw error;
   };
 
@@ -124,8 +127,12 @@ function isBlank(cell: string): boolean {
 }
 
 /** csv-parse's error codes in a sentence a partner can act on; never its stack or internals. */
-function describeCsvError(error: CsvError, line: number, header: readonly string[] | undefined): string {
-  const index = typeof error['column'] === 'number' ? error['column'] : undefined;
+function describeCsvError(
+  error: CsvError,
+  line: number,
+  header: readonly string[] | undefined,
+): string {
+  const index = typeof error.column === 'number' ? error.column : undefined;
   const name = index === undefined ? undefined : header?.[index]?.trim();
   const where = `line ${line}${name ? `, column ${name}` : index === undefined ? '' : `, cell ${index + 1}`}`;
   switch (error.code) {
@@ -151,7 +158,9 @@ class Utf8Check {
   private offset = 0;
 
   check(chunk: Uint8Array): Uint8Array {
-    let bytes = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    let bytes = Buffer.isBuffer(chunk)
+      ? chunk
+      : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     if (this.offset === 0 && this.carry === undefined && bytes.length >= 2 && isUtf16Bom(bytes)) {
       throw new MalformedBody({ detail: 'The file is UTF-16 text; send it as UTF-8' });
     }
@@ -161,7 +170,9 @@ class Utf8Check {
     }
     const cut = bytes.length - incompleteTail(bytes);
     if (!isUtf8(bytes.subarray(0, cut))) {
-      throw new MalformedBody({ detail: `The file is not valid UTF-8 (bad bytes at byte offset ${this.offset + firstInvalid(bytes)})` });
+      throw new MalformedBody({
+        detail: `The file is not valid UTF-8 (bad bytes at byte offset ${this.offset + firstInvalid(bytes)})`,
+      });
     }
     if (cut < bytes.length) this.carry = Buffer.from(bytes.subarray(cut));
     this.offset += cut;
@@ -178,12 +189,15 @@ class Utf8Check {
 
   end(): void {
     if (this.carry !== undefined) {
-      throw new MalformedBody({ detail: `The file is not valid UTF-8 (it ends inside a character, at byte offset ${this.offset})` });
+      throw new MalformedBody({
+        detail: `The file is not valid UTF-8 (it ends inside a character, at byte offset ${this.offset})`,
+      });
     }
   }
 }
 
-const isUtf16Bom = (b: Uint8Array): boolean => (b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff);
+const isUtf16Bom = (b: Uint8Array): boolean =>
+  (b[0] === 0xff && b[1] === 0xfe) || (b[0] === 0xfe && b[1] === 0xff);
 
 /** Bytes at the end that start a multi-byte character whose remaining bytes are in the next chunk. */
 function incompleteTail(bytes: Uint8Array): number {
@@ -202,7 +216,16 @@ function firstInvalid(bytes: Uint8Array): number {
   let i = 0;
   while (i < bytes.length) {
     const b = bytes[i]!;
-    const size = b < 0x80 ? 1 : b >= 0xc2 && b <= 0xdf ? 2 : b >= 0xe0 && b <= 0xef ? 3 : b >= 0xf0 && b <= 0xf4 ? 4 : 0;
+    const size =
+      b < 0x80
+        ? 1
+        : b >= 0xc2 && b <= 0xdf
+          ? 2
+          : b >= 0xe0 && b <= 0xef
+            ? 3
+            : b >= 0xf0 && b <= 0xf4
+              ? 4
+              : 0;
     // isUtf8 on the one character also refuses overlong forms, surrogates and stray continuation bytes.
     if (size === 0 || !isUtf8(bytes.subarray(i, i + size))) return i;
     i += size;

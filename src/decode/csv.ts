@@ -38,7 +38,11 @@ export async function* decodeCsv(
     const { cells, lines } = batch;
     let i = 0;
     if (builder === undefined) {
-      builder = new RecordBuilder(layout, headerIndexes(cells[0]!, columns), options.maxTrackedOrders ?? 1_000_000);
+      builder = new RecordBuilder(
+        layout,
+        headerIndexes(cells[0]!, columns),
+        options.maxTrackedOrders ?? 1_000_000,
+      );
       i = 1;
     }
     for (; i < cells.length; i++) {
@@ -96,30 +100,39 @@ function headerIndexes(row: readonly string[], expected: readonly string[]): Map
 export function csvLocation(record: CsvRecord, path: string, layout: CsvLayout): string {
   const { rows, lineStarts } = record;
   const all = lineRange(rows[0]!, rows[rows.length - 1]!);
-  const steps = path.replace(/\[(\d+)\]/g, '.$1').split('.').filter((s) => s !== '');
+  const steps = path
+    .replace(/\[(\d+)\]/g, '.$1')
+    .split('.')
+    .filter((s) => s !== '');
   const [top, index, field, partIndex, partField] = steps;
   const { lines } = layout;
   const at = (line: number | undefined, column?: string): string =>
     `${line === undefined ? all : `line ${line}`}${column === undefined ? '' : `, column ${column}`}`;
 
   if (steps.length === 1 && layout.header.some((f) => f.name === top)) return at(rows[0], top);
-  if (lines === undefined || top !== lines.name || index === undefined || !/^\d+$/.test(index)) return all;
+  if (lines === undefined || top !== lines.name || index === undefined || !/^\d+$/.test(index))
+    return all;
   const i = Number(index);
   const parts = lines.parts;
   // The rows of line i: one row per line, or (work orders) the run of part rows starting at lineStarts[i].
   let lineRows: readonly number[] | undefined;
   if (parts === undefined) lineRows = i < rows.length ? [rows[i]!] : undefined;
-  else if (lineStarts !== undefined && i < lineStarts.length) lineRows = rows.slice(lineStarts[i], lineStarts[i + 1] ?? rows.length);
-  const span = lineRows === undefined ? all : lineRange(lineRows[0]!, lineRows[lineRows.length - 1]!);
+  else if (lineStarts !== undefined && i < lineStarts.length)
+    lineRows = rows.slice(lineStarts[i], lineStarts[i + 1] ?? rows.length);
+  const span =
+    lineRows === undefined ? all : lineRange(lineRows[0]!, lineRows[lineRows.length - 1]!);
 
   if (field === undefined) return span;
-  if (lines.fields.some((f) => f.name === field) && steps.length === 3) return at(lineRows?.[0], `${lines.name}_${field}`);
+  if (lines.fields.some((f) => f.name === field) && steps.length === 3)
+    return at(lineRows?.[0], `${lines.name}_${field}`);
   if (parts === undefined || field !== parts.name) return span;
   if (partIndex === undefined || !/^\d+$/.test(partIndex)) return span;
   const partRow = lineRows?.[Number(partIndex)];
   if (partField === undefined) return partRow === undefined ? span : `line ${partRow}`;
   if (steps.length === 5 && parts.fields.some((f) => f.name === partField)) {
-    return partRow === undefined ? `${span}, column ${parts.name}_${partField}` : at(partRow, `${parts.name}_${partField}`);
+    return partRow === undefined
+      ? `${span}, column ${parts.name}_${partField}`
+      : at(partRow, `${parts.name}_${partField}`);
   }
   return partRow === undefined ? span : `line ${partRow}`;
 }

@@ -30,12 +30,23 @@ export interface FileDecodeOptions {
 export async function decodeFile(path: string, options: FileDecodeOptions): Promise<FileRecords> {
   const { kind, format, businessId, context } = options;
   const converter = LEGACY[kind.name];
-  if (format !== 'v2-json' && !converter) throw new MalformedBody({ detail: `There is no v1 shape for ${kind.name}.` });
-  if (format === 'v1-csv') return { mode: 'stream', open: legacyCsvCandidates(() => createReadStream(path, { highWaterMark: 64 * 1024 }), { converter: converter!, businessId, context }) };
+  if (format !== 'v2-json' && !converter)
+    throw new MalformedBody({ detail: `There is no v1 shape for ${kind.name}.` });
+  if (format === 'v1-csv')
+    return {
+      mode: 'stream',
+      open: legacyCsvCandidates(() => createReadStream(path, { highWaterMark: 64 * 1024 }), {
+        converter: converter!,
+        businessId,
+        context,
+      }),
+    };
 
   const { size } = await stat(path);
   if (size > options.maxJsonBytes) {
-    throw new PayloadTooLarge({ detail: `The JSON file has ${size} bytes; JSON files are limited to ${options.maxJsonBytes} bytes (CSV files are not).` });
+    throw new PayloadTooLarge({
+      detail: `The JSON file has ${size} bytes; JSON files are limited to ${options.maxJsonBytes} bytes (CSV files are not).`,
+    });
   }
   const bytes = await readFile(path);
   if (format === 'v2-json') return { mode: 'array', records: parseJsonArray(bytes) };

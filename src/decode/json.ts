@@ -16,7 +16,8 @@ function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
   for (let i = 0; i < bytes.length; i++) {
     const byte = bytes[i]!;
     if (inString) {
-      if (byte === 0x5c) i++; // backslash: skip the escaped byte
+      if (byte === 0x5c)
+        i++; // backslash: skip the escaped byte
       else if (byte === 0x22) inString = false;
     } else if (byte === 0x22) inString = true;
     else if (byte === 0x5b || byte === 0x7b) {
@@ -30,7 +31,9 @@ function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
 export function parseJson(bytes: Buffer): unknown {
   if (bytes.length === 0) throw new MalformedBody({ detail: 'The body is empty.' });
   if (nestsDeeperThan(bytes, MAX_JSON_DEPTH)) {
-    throw new MalformedBody({ detail: `The body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.` });
+    throw new MalformedBody({
+      detail: `The body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels.`,
+    });
   }
   let text: string;
   try {
@@ -42,7 +45,9 @@ export function parseJson(bytes: Buffer): unknown {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new MalformedBody({ detail: `The body is not valid JSON: ${(error as Error).message.slice(0, 200)}` });
+    throw new MalformedBody({
+      detail: `The body is not valid JSON: ${(error as Error).message.slice(0, 200)}`,
+    });
   }
   return value;
 }

@@ -1,7 +1,18 @@
 import { MalformedBody } from '../errors.js';
-import type { ConversionContext, LegacyConverter, LegacyProblem } from '../records/legacy/mapping.js';
+import type {
+  ConversionContext,
+  LegacyConverter,
+  LegacyProblem,
+} from '../records/legacy/mapping.js';
 import type { Candidate, StreamPass } from './candidate.js';
-import { explainRecord, jsonLocator, locatedProblems, senderTerms, type RecordTerms, type SenderTerms } from '../records/legacy/sender-terms.js';
+import {
+  explainRecord,
+  jsonLocator,
+  locatedProblems,
+  senderTerms,
+  type RecordTerms,
+  type SenderTerms,
+} from '../records/legacy/sender-terms.js';
 import { csvLocation, decodeCsv, type CsvLayout, type CsvRecord } from './csv.js';
 
 /** A legacy (v1) batch turned into v2 candidates, with its errors' way back to the sender's input. */
@@ -18,21 +29,45 @@ interface Options {
 }
 
 /** `{ "<root>": [ ...legacy records ] }` as spec §4.3 shows it, e.g. `{ "oOrders": [...] }`. */
-export function convertLegacyJson(body: unknown, { converter, businessId, context }: Options): ConvertedBatch {
+export function convertLegacyJson(
+  body: unknown,
+  { converter, businessId, context }: Options,
+): ConvertedBatch {
   const root = converter.root;
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || !Array.isArray((body as Record<string, unknown>)[root])) {
-    throw new MalformedBody({ detail: `Expected a JSON object with a "${root}" array (the v1 ${converter.kind} shape).` });
+  if (
+    typeof body !== 'object' ||
+    body === null ||
+    Array.isArray(body) ||
+    !Array.isArray((body as Record<string, unknown>)[root])
+  ) {
+    throw new MalformedBody({
+      detail: `Expected a JSON object with a "${root}" array (the v1 ${converter.kind} shape).`,
+    });
   }
   const extra = Object.keys(body).filter((key) => key !== root);
   if (extra.length > 0) {
-    throw new MalformedBody({ detail: `Unknown top-level field(s) ${extra.map((k) => `"${k.slice(0, 40)}"`).join(', ')}; expected only "${root}".` });
+    throw new MalformedBody({
+      detail: `Unknown top-level field(s) ${extra.map((k) => `"${k.slice(0, 40)}"`).join(', ')}; expected only "${root}".`,
+    });
   }
   const legacy = (body as Record<string, unknown[]>)[root]!;
   const problems = new Map<number, LegacyProblem[]>();
-  const records = legacy.map((item, index) => convertOne(converter, item, context, problems, index));
+  const records = legacy.map((item, index) =>
+    convertOne(converter, item, context, problems, index),
+  );
   // The parsed body is held anyway: errors are traced back through the record as sent.
   const legacyRecord = (index: number) => legacy[index];
-  return { mode: 'array', records, senderTerms: senderTerms({ converter, businessId, locate: jsonLocator(root), problems, legacyRecord }) };
+  return {
+    mode: 'array',
+    records,
+    senderTerms: senderTerms({
+      converter,
+      businessId,
+      locate: jsonLocator(root),
+      problems,
+      legacyRecord,
+    }),
+  };
 }
 
 /**
@@ -48,7 +83,11 @@ export function legacyCsvCandidates(
   const layout = converter.csv;
   return async function* candidates(pass = 'validate') {
     // Order contiguity was proven by the validation pass: the publish pass does not track orders again.
-    for await (const decoded of decodeCsv(read(), layout, pass === 'publish' ? { maxTrackedOrders: 0 } : {})) {
+    for await (const decoded of decodeCsv(
+      read(),
+      layout,
+      pass === 'publish' ? { maxTrackedOrders: 0 } : {},
+    )) {
       const problems: LegacyProblem[] = [...decoded.errors];
       const record = converter.toV2(decoded.value, context, problems);
       const terms: RecordTerms = {
@@ -60,7 +99,12 @@ export function legacyCsvCandidates(
         // the line numbers, and only for a record whose errors are being explained.
         legacy: () => shapeOf(decoded, layout),
       };
-      yield { record, early: locatedProblems(terms), explain: (v2Errors) => explainRecord(terms, v2Errors), line: decoded.rows[0] };
+      yield {
+        record,
+        early: locatedProblems(terms),
+        explain: (v2Errors) => explainRecord(terms, v2Errors),
+        line: decoded.rows[0],
+      };
     }
   };
 }
@@ -84,9 +128,14 @@ function shapeOf(record: CsvRecord, layout: CsvLayout): Record<string, unknown> 
   if (lines === undefined) return {};
   const { rows, lineStarts } = record;
   const empty = (length: number) => Array.from({ length }, () => ({}));
-  if (lines.parts === undefined || lineStarts === undefined) return { [lines.name]: empty(rows.length) };
+  if (lines.parts === undefined || lineStarts === undefined)
+    return { [lines.name]: empty(rows.length) };
   const parts = lines.parts.name;
-  return { [lines.name]: lineStarts.map((start, i) => ({ [parts]: empty((lineStarts[i + 1] ?? rows.length) - start) })) };
+  return {
+    [lines.name]: lineStarts.map((start, i) => ({
+      [parts]: empty((lineStarts[i + 1] ?? rows.length) - start),
+    })),
+  };
 }
 
 function convertOne(

@@ -21,32 +21,51 @@ export function claimName(name: string, workerId: string, at: number): string {
   return `${CLAIMS_FOLDER}/${at}~${workerId}~${name}`;
 }
 
-export function parseClaim(claimed: string): { at: number; workerId: string; name: string } | undefined {
+export function parseClaim(
+  claimed: string,
+): { at: number; workerId: string; name: string } | undefined {
   const base = claimed.slice(CLAIMS_FOLDER.length + 1);
   const match = /^(\d+)~([^~]+)~(.+)$/.exec(base);
   return match ? { at: Number(match[1]), workerId: match[2]!, name: match[3]! } : undefined;
 }
 
 /** Claims the file `name`, found at `from` (another place than its name when reprocessed, e.g. `failed/<name>`). */
-export async function claim(store: DropStore, name: string, workerId: string, now: number, from = name): Promise<Claim | undefined> {
+export async function claim(
+  store: DropStore,
+  name: string,
+  workerId: string,
+  now: number,
+  from = name,
+): Promise<Claim | undefined> {
   const target = claimName(name, workerId, now);
   return (await store.rename(from, target)) ? { name, current: target, lost: false } : undefined;
 }
 
 /** Claims older than `leaseMs`, taken over by this worker (each by exactly one worker). */
-export async function takeOverStale(store: DropStore, workerId: string, leaseMs: number, now: number): Promise<Claim[]> {
+export async function takeOverStale(
+  store: DropStore,
+  workerId: string,
+  leaseMs: number,
+  now: number,
+): Promise<Claim[]> {
   const taken: Claim[] = [];
   for (const entry of await store.list(CLAIMS_FOLDER)) {
     const parsed = parseClaim(entry.name);
     if (!parsed || now - parsed.at < leaseMs) continue;
     const target = claimName(parsed.name, workerId, now);
-    if (await store.rename(entry.name, target)) taken.push({ name: parsed.name, current: target, lost: false });
+    if (await store.rename(entry.name, target))
+      taken.push({ name: parsed.name, current: target, lost: false });
   }
   return taken;
 }
 
 /** Renews a claim (a fresh time in its name), so a long file is not taken over while it is worked on. */
-export async function renew(store: DropStore, held: Claim, workerId: string, now: number): Promise<void> {
+export async function renew(
+  store: DropStore,
+  held: Claim,
+  workerId: string,
+  now: number,
+): Promise<void> {
   if (held.lost) return;
   const target = claimName(held.name, workerId, now);
   if (await store.rename(held.current, target)) held.current = target;
@@ -62,7 +81,12 @@ export async function release(store: DropStore, held: Claim): Promise<boolean> {
  * Renews a claim every `intervalMs` while a file is worked on. `stop()` waits for a renewal in
  * flight: a renewal renames the claimed file, so it must never run while the file is settled.
  */
-export function startHeartbeat(store: DropStore, held: Claim, workerId: string, intervalMs: number): { stop(): Promise<void> } {
+export function startHeartbeat(
+  store: DropStore,
+  held: Claim,
+  workerId: string,
+  intervalMs: number,
+): { stop(): Promise<void> } {
   let beat: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     beat = renew(store, held, workerId, Date.now()).catch(() => undefined);

@@ -16,7 +16,10 @@ import { REPROCESS_STATUSES } from './state/input-state.js';
  */
 
 /** A secret is named, never written inline: an environment variable or a file (e.g. a mounted secret). */
-const secretRef = z.union([z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/) }), z.strictObject({ file: z.string().min(1) })]);
+const secretRef = z.union([
+  z.strictObject({ env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/) }),
+  z.strictObject({ file: z.string().min(1) }),
+]);
 export type SecretRef = z.infer<typeof secretRef>;
 
 const localSource = z.strictObject({
@@ -34,7 +37,16 @@ const sftpSource = z.strictObject({
   privateKey: secretRef.optional(),
   passphrase: secretRef.optional(),
   /** Pinned host keys as `ssh-keygen -l` prints them (`SHA256:…`). */
-  hostKeyFingerprints: z.array(z.string().regex(/^SHA256:[A-Za-z0-9+/]{43}=?$/, 'Expected SHA256:<base64> as ssh-keygen -l prints it')).optional(),
+  hostKeyFingerprints: z
+    .array(
+      z
+        .string()
+        .regex(
+          /^SHA256:[A-Za-z0-9+/]{43}=?$/,
+          'Expected SHA256:<base64> as ssh-keygen -l prints it',
+        ),
+    )
+    .optional(),
   /** A known_hosts file. */
   knownHosts: z.string().min(1).optional(),
   path: z.string().min(1),
@@ -64,7 +76,9 @@ const timeZone = z.string().superRefine((zone, context) => {
 
 export const pipelineSchema = z.strictObject({
   /** Unique; lower-case letters, digits and dashes. Used in logs, receipts and message headers. */
-  name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'Expected lower-case letters, digits and dashes (max 63)'),
+  name: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'Expected lower-case letters, digits and dashes (max 63)'),
   /** The business the partner acts for: file drops have no Basic auth. */
   businessId: z.string().min(1),
   kind: z.enum(KIND_NAMES),
@@ -85,7 +99,9 @@ export const pipelineSchema = z.strictObject({
       intervalMs: z.int().min(10).max(60_000).default(1_000),
       minAgeMs: z.int().min(0).default(0),
       markerSuffix: z.string().min(1).default('.done'),
-      temporarySuffixes: z.array(z.string().min(1)).default(['.part', '.tmp', '.filepart', '.partial']),
+      temporarySuffixes: z
+        .array(z.string().min(1))
+        .default(['.part', '.tmp', '.filepart', '.partial']),
     })
     .prefault({}),
   /**
@@ -101,13 +117,26 @@ export const pipelineSchema = z.strictObject({
     })
     .superRefine((schedule, context) => {
       if (schedule.cron !== undefined && schedule.pollIntervalMs !== undefined) {
-        context.addIssue({ code: 'custom', path: ['cron'], message: 'Give either pollIntervalMs or cron, not both' });
+        context.addIssue({
+          code: 'custom',
+          path: ['cron'],
+          message: 'Give either pollIntervalMs or cron, not both',
+        });
       }
       if (schedule.timezone !== undefined && schedule.cron === undefined) {
-        context.addIssue({ code: 'custom', path: ['timezone'], message: 'A time zone applies to a cron schedule only: give cron too' });
+        context.addIssue({
+          code: 'custom',
+          path: ['timezone'],
+          message: 'A time zone applies to a cron schedule only: give cron too',
+        });
       }
     })
-    .transform((s): JobSchedule => (s.cron === undefined ? { pollIntervalMs: s.pollIntervalMs ?? 5_000 } : { cron: s.cron, ...(s.timezone ? { timezone: s.timezone } : {}) }))
+    .transform(
+      (s): JobSchedule =>
+        s.cron === undefined
+          ? { pollIntervalMs: s.pollIntervalMs ?? 5_000 }
+          : { cron: s.cron, ...(s.timezone ? { timezone: s.timezone } : {}) },
+    )
     .prefault({}),
   /**
    * Reprocessing jobs of this drop: at each `cron` time, the inputs whose durable state is one of
@@ -118,7 +147,12 @@ export const pipelineSchema = z.strictObject({
     .array(
       z.strictObject({
         /** Names the job in logs: `reprocess:<pipeline>:<name>`. */
-        name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'Expected lower-case letters, digits and dashes (max 63)'),
+        name: z
+          .string()
+          .regex(
+            /^[a-z0-9][a-z0-9-]{0,62}$/,
+            'Expected lower-case letters, digits and dashes (max 63)',
+          ),
         cron: cronExpression,
         timezone: timeZone.optional(),
         statuses: z.array(z.enum(REPROCESS_STATUSES)).min(1).default(['failed']),
@@ -129,7 +163,12 @@ export const pipelineSchema = z.strictObject({
     .superRefine((jobs, context) => {
       const seen = new Set<string>();
       jobs.forEach((job, index) => {
-        if (seen.has(job.name)) context.addIssue({ code: 'custom', path: [index, 'name'], message: `Another reprocess job is named "${job.name}"` });
+        if (seen.has(job.name))
+          context.addIssue({
+            code: 'custom',
+            path: [index, 'name'],
+            message: `Another reprocess job is named "${job.name}"`,
+          });
         seen.add(job.name);
       });
     }),
@@ -164,19 +203,30 @@ export type PipelineDefinition = Readonly<z.infer<typeof pipelineSchema>>;
 export type LoadedPipeline = PipelineDefinition & { readonly file: string };
 
 /** Reads every `*.yaml` / `*.yml` directly in `directory`; all problems of all files at once. */
-export function loadPipelines(directory: string, options: { tenants?: readonly string[] } = {}): LoadedPipeline[] {
+export function loadPipelines(
+  directory: string,
+  options: { tenants?: readonly string[] } = {},
+): LoadedPipeline[] {
   let files: string[];
   try {
-    files = readdirSync(directory).filter((f) => /\.ya?ml$/.test(f)).sort();
+    files = readdirSync(directory)
+      .filter((f) => /\.ya?ml$/.test(f))
+      .sort();
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  return loadPipelineFiles(files.map((name) => path.join(directory, name)), options);
+  return loadPipelineFiles(
+    files.map((name) => path.join(directory, name)),
+    options,
+  );
 }
 
 /** Reads the given pipeline files; all problems of all files at once. */
-export function loadPipelineFiles(files: readonly string[], options: { tenants?: readonly string[] } = {}): LoadedPipeline[] {
+export function loadPipelineFiles(
+  files: readonly string[],
+  options: { tenants?: readonly string[] } = {},
+): LoadedPipeline[] {
   const problems: ConfigProblem[] = [];
   const pipelines: LoadedPipeline[] = [];
   const names = new Map<string, string>();
@@ -184,16 +234,38 @@ export function loadPipelineFiles(files: readonly string[], options: { tenants?:
     const parsed = parsePipeline(file, problems);
     if (!parsed) continue;
     const earlier = names.get(parsed.name);
-    if (earlier) problems.push({ file, field: 'name', message: `"${parsed.name}" is already the name of ${earlier}` });
+    if (earlier)
+      problems.push({
+        file,
+        field: 'name',
+        message: `"${parsed.name}" is already the name of ${earlier}`,
+      });
     names.set(parsed.name, file);
     if (options.tenants && !options.tenants.includes(parsed.businessId)) {
-      problems.push({ file, field: 'businessId', message: `No tenant has business id "${parsed.businessId}"` });
+      problems.push({
+        file,
+        field: 'businessId',
+        message: `No tenant has business id "${parsed.businessId}"`,
+      });
     }
-    if (parsed.source.type === 'sftp' && !parsed.source.hostKeyFingerprints?.length && !parsed.source.knownHosts) {
-      problems.push({ file, field: 'source.hostKeyFingerprints', message: 'Pin the server key (hostKeyFingerprints or knownHosts): host keys are never trusted blindly' });
+    if (
+      parsed.source.type === 'sftp' &&
+      !parsed.source.hostKeyFingerprints?.length &&
+      !parsed.source.knownHosts
+    ) {
+      problems.push({
+        file,
+        field: 'source.hostKeyFingerprints',
+        message:
+          'Pin the server key (hostKeyFingerprints or knownHosts): host keys are never trusted blindly',
+      });
     }
     if (parsed.source.type === 'sftp' && !parsed.source.password && !parsed.source.privateKey) {
-      problems.push({ file, field: 'source.privateKey', message: 'Give privateKey or password (by env or file)' });
+      problems.push({
+        file,
+        field: 'source.privateKey',
+        message: 'Give privateKey or password (by env or file)',
+      });
     }
     pipelines.push(Object.freeze({ ...parsed, file }));
   }
@@ -201,12 +273,19 @@ export function loadPipelineFiles(files: readonly string[], options: { tenants?:
   return pipelines;
 }
 
-function parsePipeline(file: string, problems: ConfigProblem[]): z.infer<typeof pipelineSchema> | undefined {
+function parsePipeline(
+  file: string,
+  problems: ConfigProblem[],
+): z.infer<typeof pipelineSchema> | undefined {
   let raw: unknown;
   try {
     raw = parseYaml(readFileSync(file, 'utf8'));
   } catch (error) {
-    problems.push({ file, field: '(file)', message: ((error as Error).message.split('\n')[0] ?? 'unreadable').slice(0, 200) });
+    problems.push({
+      file,
+      field: '(file)',
+      message: ((error as Error).message.split('\n')[0] ?? 'unreadable').slice(0, 200),
+    });
     return undefined;
   }
   const result = pipelineSchema.safeParse(raw, PARSE_OPTIONS);
@@ -217,5 +296,9 @@ function parsePipeline(file: string, problems: ConfigProblem[]): z.infer<typeof 
 
 /** The JSON Schema of a pipeline file, for editor completion (`pipelines/pipeline.schema.json`). */
 export function pipelineJsonSchema(): Record<string, unknown> {
-  return { $id: 'https://warehouse-ingest/pipeline.schema.json', title: 'warehouse-ingest pipeline', ...z.toJSONSchema(pipelineSchema, { io: 'input' }) };
+  return {
+    $id: 'https://warehouse-ingest/pipeline.schema.json',
+    title: 'warehouse-ingest pipeline',
+    ...z.toJSONSchema(pipelineSchema, { io: 'input' }),
+  };
 }

@@ -17,7 +17,11 @@ export interface DropLease {
 }
 
 /** Always held: for stores with atomic rename, and for a single worker without a broker. */
-export const OWN_LEASE: DropLease = { held: true, acquire: async () => true, close: async () => {} };
+export const OWN_LEASE: DropLease = {
+  held: true,
+  acquire: async () => true,
+  close: async () => {},
+};
 
 export interface RabbitMqLeaseOptions {
   /** Broker address; holds a password, never logged. */
@@ -59,7 +63,10 @@ export function createRabbitMqLease(options: RabbitMqLeaseOptions, log: Logger):
   const setHeld = (value: boolean) => {
     if (held === value) return;
     held = value;
-    log.info({ lease: queue }, value ? 'holding the drop lease: this worker takes files' : 'lease lost: standing by');
+    log.info(
+      { lease: queue },
+      value ? 'holding the drop lease: this worker takes files' : 'lease lost: standing by',
+    );
     if (value) for (const wake of waiters) wake();
   };
 
@@ -68,7 +75,9 @@ export function createRabbitMqLease(options: RabbitMqLeaseOptions, log: Logger):
     try {
       const url = new URL(options.url);
       url.searchParams.set('heartbeat', String(options.heartbeatSeconds ?? 10));
-      const model = await connect(url.toString(), { clientProperties: { connection_name: `warehouse-ingest lease ${options.pipeline}` } });
+      const model = await connect(url.toString(), {
+        clientProperties: { connection_name: `warehouse-ingest lease ${options.pipeline}` },
+      });
       connection = model;
       model.on('error', () => undefined); // 'close' follows and handles it
       model.on('close', () => {
@@ -83,7 +92,11 @@ export function createRabbitMqLease(options: RabbitMqLeaseOptions, log: Logger):
       await channel.assertQueue(queue, {
         durable: false,
         autoDelete: true,
-        arguments: { 'x-single-active-consumer': true, 'x-max-length': 1, 'x-overflow': 'drop-head' },
+        arguments: {
+          'x-single-active-consumer': true,
+          'x-max-length': 1,
+          'x-overflow': 'drop-head',
+        },
       });
       await channel.prefetch(1);
       channel.sendToQueue(queue, Buffer.from('lease'), { persistent: false });
@@ -97,7 +110,10 @@ export function createRabbitMqLease(options: RabbitMqLeaseOptions, log: Logger):
       attempt = 0;
       if (closed) await model.close().catch(() => undefined);
     } catch (error) {
-      log.warn({ lease: queue, reason: (error as Error).message }, 'could not reach the broker for the drop lease; standing by');
+      log.warn(
+        { lease: queue, reason: (error as Error).message },
+        'could not reach the broker for the drop lease; standing by',
+      );
       await connection?.close().catch(() => undefined);
       connection = undefined;
       schedule();
@@ -106,10 +122,13 @@ export function createRabbitMqLease(options: RabbitMqLeaseOptions, log: Logger):
 
   function schedule(): void {
     if (closed || retry) return;
-    retry = setTimeout(() => {
-      retry = undefined;
-      void open();
-    }, reconnectDelay(attempt++, initialDelayMs, maxDelayMs));
+    retry = setTimeout(
+      () => {
+        retry = undefined;
+        void open();
+      },
+      reconnectDelay(attempt++, initialDelayMs, maxDelayMs),
+    );
   }
 
   const opening = open();

@@ -21,10 +21,13 @@ export interface OpenedDrop {
  * throws `ConfigError` naming file and field. Stores connect lazily; close them when done.
  */
 export function openDrops(config: Readonly<Config>): OpenedDrop[] {
-  const pipelines = loadPipelines(path.resolve(config.pipelinesDirectory), { tenants: config.tenants.map((t) => t.businessId) });
+  const pipelines = loadPipelines(path.resolve(config.pipelinesDirectory), {
+    tenants: config.tenants.map((t) => t.businessId),
+  });
   const opened: OpenedDrop[] = [];
   try {
-    for (const pipeline of pipelines) opened.push({ pipeline, store: createDropStore(pipeline, pipeline.file) });
+    for (const pipeline of pipelines)
+      opened.push({ pipeline, store: createDropStore(pipeline, pipeline.file) });
   } catch (error) {
     void Promise.all(opened.map(({ store }) => store.close().catch(() => undefined)));
     throw error;
@@ -37,12 +40,28 @@ export function openDrops(config: Readonly<Config>): OpenedDrop[] {
  * lease on the broker, so several workers can serve one drop; without a broker there is no
  * shared place for it, and one worker per such drop is the rule (said in the log and the docs).
  */
-export function createConfiguredDropRunner(config: Readonly<Config>, { pipeline, store }: OpenedDrop, ingest: Ingest, log: Logger, metrics?: Metrics): DropRunner {
+export function createConfiguredDropRunner(
+  config: Readonly<Config>,
+  { pipeline, store }: OpenedDrop,
+  ingest: Ingest,
+  log: Logger,
+  metrics?: Metrics,
+): DropRunner {
   let lease = OWN_LEASE;
   if (!store.atomicRename && config.broker.url) {
-    lease = createRabbitMqLease({ url: config.broker.url, pipeline: pipeline.name, reconnect: { ...config.broker.reconnect } }, log.child({ pipeline: pipeline.name, component: 'lease' }));
+    lease = createRabbitMqLease(
+      {
+        url: config.broker.url,
+        pipeline: pipeline.name,
+        reconnect: { ...config.broker.reconnect },
+      },
+      log.child({ pipeline: pipeline.name, component: 'lease' }),
+    );
   } else if (!store.atomicRename) {
-    log.warn({ pipeline: pipeline.name }, `drop ${pipeline.name} (${store.type}) has no rename to claim files with, and without a broker no lease: run one worker for it`);
+    log.warn(
+      { pipeline: pipeline.name },
+      `drop ${pipeline.name} (${store.type}) has no rename to claim files with, and without a broker no lease: run one worker for it`,
+    );
   }
   return createDropRunner({
     pipeline,
@@ -57,11 +76,20 @@ export function createConfiguredDropRunner(config: Readonly<Config>, { pipeline,
 }
 
 /** One runner per opened drop, polling on its schedule; stopped and closed as one piece of work. */
-export function startDropRunners(config: Readonly<Config>, drops: readonly OpenedDrop[], ingest: Ingest, log: Logger, metrics: Metrics): InFlight & { stores: { name: string; close(): Promise<void> } } {
+export function startDropRunners(
+  config: Readonly<Config>,
+  drops: readonly OpenedDrop[],
+  ingest: Ingest,
+  log: Logger,
+  metrics: Metrics,
+): InFlight & { stores: { name: string; close(): Promise<void> } } {
   const running = drops.map(({ pipeline, store }) => {
     const runner = createConfiguredDropRunner(config, { pipeline, store }, ingest, log, metrics);
     runner.start();
-    log.info({ pipeline: pipeline.name, source: `${store.type}:${store.where}` }, `watching drop ${pipeline.name}`);
+    log.info(
+      { pipeline: pipeline.name, source: `${store.type}:${store.where}` },
+      `watching drop ${pipeline.name}`,
+    );
     return { runner, store };
   });
   return {

@@ -23,7 +23,10 @@ export const DROP_PROBE_TIMEOUT_MS = 3000;
 const inFlight = new WeakMap<DropStore, Promise<DropCheck>>();
 
 /** Lists each drop once, concurrently, each bounded by `timeoutMs`. */
-export function probeDrops(drops: readonly ProbedDrop[], timeoutMs = DROP_PROBE_TIMEOUT_MS): Promise<DropCheck[]> {
+export function probeDrops(
+  drops: readonly ProbedDrop[],
+  timeoutMs = DROP_PROBE_TIMEOUT_MS,
+): Promise<DropCheck[]> {
   return Promise.all(
     drops.map(({ pipeline, store }) => {
       let probe = inFlight.get(store);
@@ -36,7 +39,11 @@ export function probeDrops(drops: readonly ProbedDrop[], timeoutMs = DROP_PROBE_
   );
 }
 
-async function probeDrop(pipeline: string, store: DropStore, timeoutMs: number): Promise<DropCheck> {
+async function probeDrop(
+  pipeline: string,
+  store: DropStore,
+  timeoutMs: number,
+): Promise<DropCheck> {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -44,9 +51,20 @@ async function probeDrop(pipeline: string, store: DropStore, timeoutMs: number):
   });
   try {
     await Promise.race([store.list(), timeout]);
-    return { pipeline, source: store.type, reachable: true, ms: Math.round(performance.now() - started) };
+    return {
+      pipeline,
+      source: store.type,
+      reachable: true,
+      ms: Math.round(performance.now() - started),
+    };
   } catch (error) {
-    return { pipeline, source: store.type, reachable: false, ms: Math.round(performance.now() - started), problem: reason(error) };
+    return {
+      pipeline,
+      source: store.type,
+      reachable: false,
+      ms: Math.round(performance.now() - started),
+      problem: reason(error),
+    };
   } finally {
     clearTimeout(timer);
   }
@@ -64,6 +82,8 @@ class ProbeTimeout extends Error {
  */
 function reason(error: unknown): string {
   if (error instanceof ProbeTimeout) return error.message;
-  const code = (error as { code?: unknown; name?: unknown } | undefined)?.code ?? (error as { name?: unknown } | undefined)?.name;
+  const code =
+    (error as { code?: unknown; name?: unknown } | undefined)?.code ??
+    (error as { name?: unknown } | undefined)?.name;
   return typeof code === 'string' && code !== 'Error' ? code : 'listing failed';
 }

@@ -38,7 +38,6 @@ export function openIdFile(path: string, { append = false } = {}): IdFile {
   };
 }
 
-
 /** Stands in for the id list while the rest of the receipt is serialised. */
 const MARKER = '\u0000message-ids\u0000';
 
@@ -46,7 +45,11 @@ const MARKER = '\u0000message-ids\u0000';
  * Writes `receipt` to `path` as `serializeReceipt` would, with `response.messageIds` streamed
  * from `idsPath` (when given) instead of taken from the object.
  */
-export async function writeReceiptFile(path: string, receipt: Receipt, idsPath?: string): Promise<void> {
+export async function writeReceiptFile(
+  path: string,
+  receipt: Receipt,
+  idsPath?: string,
+): Promise<void> {
   const out = createWriteStream(path);
   const failed = new Promise<never>((_, reject) => out.once('error', reject));
   failed.catch(() => undefined);
@@ -56,13 +59,19 @@ export async function writeReceiptFile(path: string, receipt: Receipt, idsPath?:
   if (!idsPath) {
     await write(serializeReceipt(receipt));
   } else {
-    const text = serializeReceipt({ ...receipt, response: { ...receipt.response, messageIds: [MARKER] } } as Receipt);
+    const text = serializeReceipt({
+      ...receipt,
+      response: { ...receipt.response, messageIds: [MARKER] },
+    } as Receipt);
     const marker = text.indexOf(JSON.stringify(MARKER));
     const lineStart = text.lastIndexOf('\n', marker) + 1;
     const indent = text.slice(lineStart, marker);
     await write(text.slice(0, lineStart));
     let first = true;
-    for await (const id of createInterface({ input: createReadStream(idsPath), crlfDelay: Infinity })) {
+    for await (const id of createInterface({
+      input: createReadStream(idsPath),
+      crlfDelay: Infinity,
+    })) {
       if (id === '') continue;
       await write(`${first ? '' : ',\n'}${indent}"${id}"`);
       first = false;

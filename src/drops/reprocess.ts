@@ -1,7 +1,13 @@
 import type { Logger } from '../log.js';
 import type { PipelineDefinition } from './definition.js';
 import { claim, CLAIMS_FOLDER, parseClaim, type Claim } from './claims.js';
-import { listStates, readState, unfinished, type InputState, type ReprocessStatus } from './state/input-state.js';
+import {
+  listStates,
+  readState,
+  unfinished,
+  type InputState,
+  type ReprocessStatus,
+} from './state/input-state.js';
 
 export { REPROCESS_STATUSES, type ReprocessStatus } from './state/input-state.js';
 import type { Outcome, TryOptions } from './try-outcome.js';
@@ -24,7 +30,15 @@ export interface ReprocessSelection {
 }
 
 /** `gone`: the state names a file no longer in the drop (deleted, moved by hand); reported and left alone. `interrupted`: the worker stopped; the file went back to the drop to be resumed. */
-export type ReprocessOutcome = 'accepted' | 'duplicate' | 'rejected' | 'dead' | 'retried' | 'skipped' | 'gone' | 'interrupted';
+export type ReprocessOutcome =
+  | 'accepted'
+  | 'duplicate'
+  | 'rejected'
+  | 'dead'
+  | 'retried'
+  | 'skipped'
+  | 'gone'
+  | 'interrupted';
 
 /** One selected input: as selected, and what the try did. */
 export interface ReprocessedInput {
@@ -49,10 +63,16 @@ export interface ReprocessReport {
   readonly inputs: ReprocessedInput[];
 }
 
-const processedTime = (state: InputState) => Date.parse(state.processedAt ?? state.updatedAt ?? '') || 0;
+const processedTime = (state: InputState) =>
+  Date.parse(state.processedAt ?? state.updatedAt ?? '') || 0;
 
 /** The inputs of `pipeline` that match `selection`, oldest first. Dead inputs never match (no status selects them). */
-export async function selectForReprocess(store: DropStore, pipeline: string, selection: ReprocessSelection = {}, unfinishedAfterMs = Infinity): Promise<ReprocessedInput[]> {
+export async function selectForReprocess(
+  store: DropStore,
+  pipeline: string,
+  selection: ReprocessSelection = {},
+  unfinishedAfterMs = Infinity,
+): Promise<ReprocessedInput[]> {
   const statuses: readonly string[] = selection.statuses ?? ['failed'];
   const since = selection.since ?? 0;
   // The modification time of a state file is never older than its last change: a cheap first filter.
@@ -64,11 +84,27 @@ export async function selectForReprocess(store: DropStore, pipeline: string, sel
    * in a claim is left to the poller and the takeover.
    */
   const stranded = (s: InputState) =>
-    unfinished(s) && s.location !== undefined && s.location !== s.file && !s.location.startsWith(`${CLAIMS_FOLDER}/`) && Date.now() - Date.parse(s.updatedAt ?? '') >= unfinishedAfterMs;
+    unfinished(s) &&
+    s.location !== undefined &&
+    s.location !== s.file &&
+    !s.location.startsWith(`${CLAIMS_FOLDER}/`) &&
+    Date.now() - Date.parse(s.updatedAt ?? '') >= unfinishedAfterMs;
   return states
-    .filter((s) => (statuses.includes(s.status) || stranded(s)) && (s.pipeline === undefined || s.pipeline === pipeline) && processedTime(s) >= since)
+    .filter(
+      (s) =>
+        (statuses.includes(s.status) || stranded(s)) &&
+        (s.pipeline === undefined || s.pipeline === pipeline) &&
+        processedTime(s) >= since,
+    )
     .sort((a, b) => processedTime(a) - processedTime(b) || a.file.localeCompare(b.file))
-    .map((s) => ({ file: s.file, sha256: s.sha256, location: s.location, status: s.status, attempts: s.attempts, lastError: s.lastError }));
+    .map((s) => ({
+      file: s.file,
+      sha256: s.sha256,
+      location: s.location,
+      status: s.status,
+      attempts: s.attempts,
+      lastError: s.lastError,
+    }));
 }
 
 /** What the drop runner lends reprocessing: its store, claims and processing (`handle`, with back-off and put-back). */
@@ -85,7 +121,11 @@ export interface ReprocessDeps {
 }
 
 /** Tries each selected input once, in order; `onInput` hears of each as it ends. */
-export async function reprocessSelected(deps: ReprocessDeps, selected: readonly ReprocessedInput[], onInput?: (input: ReprocessedInput) => void): Promise<ReprocessedInput[]> {
+export async function reprocessSelected(
+  deps: ReprocessDeps,
+  selected: readonly ReprocessedInput[],
+  onInput?: (input: ReprocessedInput) => void,
+): Promise<ReprocessedInput[]> {
   const { log } = deps;
   const done: ReprocessedInput[] = [];
   for (const input of selected) {
@@ -99,7 +139,11 @@ export async function reprocessSelected(deps: ReprocessDeps, selected: readonly 
       result.reason = (error as Error).message;
       log.error({ file: input.file, reason: result.reason }, 'reprocessing: input not tried');
     }
-    if (result.outcome === 'gone') log.warn({ file: input.file, location: input.location, sha256: input.sha256 }, 'reprocessing: the input is no longer in the drop; skipped');
+    if (result.outcome === 'gone')
+      log.warn(
+        { file: input.file, location: input.location, sha256: input.sha256 },
+        'reprocessing: the input is no longer in the drop; skipped',
+      );
     done.push(result);
     onInput?.(result);
   }
@@ -112,7 +156,12 @@ async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Prom
   const there = location !== undefined && (await store.stat(location)) !== undefined;
   // Selected a moment ago, but another worker (or the poller) may have taken it since.
   const now = await readState(store, result.sha256);
-  if (!now || now.status !== result.status || now.location !== location || (!there && (await claimedElsewhere(store, result.file)))) {
+  if (
+    !now ||
+    now.status !== result.status ||
+    now.location !== location ||
+    (!there && (await claimedElsewhere(store, result.file)))
+  ) {
     result.outcome = 'skipped';
     result.reason = 'another worker took it since it was selected';
     return;
@@ -123,7 +172,9 @@ async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Prom
   }
   assertSafeName(location);
   // Stores with atomic rename: claim it first, so no other worker takes it while it is tried.
-  const held: Claim | undefined = store.atomicRename ? await claim(store, result.file, workerId, Date.now(), location) : { name: result.file, current: location, lost: false };
+  const held: Claim | undefined = store.atomicRename
+    ? await claim(store, result.file, workerId, Date.now(), location)
+    : { name: result.file, current: location, lost: false };
   if (!held) {
     result.outcome = 'skipped';
     result.reason = 'another worker claimed it first';
@@ -133,7 +184,8 @@ async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Prom
   const after = await readState(store, result.sha256).catch(() => undefined);
   result.attempt = after?.attempts;
   result.outcome = outcome === 'deferred' ? 'retried' : after?.status === 'dead' ? 'dead' : outcome;
-  if (result.outcome !== 'accepted' && result.outcome !== 'duplicate') result.reason = after?.lastError;
+  if (result.outcome !== 'accepted' && result.outcome !== 'duplicate')
+    result.reason = after?.lastError;
 }
 
 /** Whether some worker holds a claim on a file of this name right now (it took the input between our selection and our claim). */

@@ -9,7 +9,13 @@ import type { DropStore } from './stores/store.js';
  * False when the drop's copy is missing or holds fewer lines (the caller then starts over).
  * More lines (a crash between writing the list and the state): only those the state vouches for are kept.
  */
-export async function restoreLines(store: DropStore, name: string, work: string, target: string, lines: number): Promise<boolean> {
+export async function restoreLines(
+  store: DropStore,
+  name: string,
+  work: string,
+  target: string,
+  lines: number,
+): Promise<boolean> {
   const copy = await spool(store, name, work).catch(() => undefined);
   const length = copy ? await lengthOfLines(copy.path, lines) : undefined;
   if (!copy || length === undefined) return false;

@@ -13,7 +13,13 @@ import { RetryLater, type Outcome, type TryOptions } from './try-outcome.js';
 import { createReadiness } from './upload-ready.js';
 import { createStateCensus } from './state/census.js';
 import { sweepUnfinishedWrites } from './sweep.js';
-import { reprocessSelected, selectForReprocess, type ReprocessReport, type ReprocessSelection, type ReprocessedInput } from './reprocess.js';
+import {
+  reprocessSelected,
+  selectForReprocess,
+  type ReprocessReport,
+  type ReprocessSelection,
+  type ReprocessedInput,
+} from './reprocess.js';
 import { startJob, type Job } from '../schedule.js';
 import { assertSafeName, type DropEntry, type DropStore } from './stores/store.js';
 
@@ -73,7 +79,10 @@ export interface DropRunner {
    * it lies (README "Reprocessing"). Never at the same time as a look at the drop.
    * `waitForLeaseMs`: how long to wait for the drop's lease; `onInput` hears of each input as it ends.
    */
-  reprocess(selection?: ReprocessSelection, options?: { waitForLeaseMs?: number; onInput?: (input: ReprocessedInput) => void }): Promise<ReprocessReport>;
+  reprocess(
+    selection?: ReprocessSelection,
+    options?: { waitForLeaseMs?: number; onInput?: (input: ReprocessedInput) => void },
+  ): Promise<ReprocessReport>;
   /**
    * Looks at the drop on `schedule` (job `poll:<pipeline>`, never two looks at once) and runs the
    * pipeline's reprocessing jobs (`reprocess:<pipeline>:<name>`) until `stop()`.
@@ -95,9 +104,19 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
   const lease = options.lease ?? OWN_LEASE;
   const workerId = (options.workerId ?? `${hostname()}-${process.pid}`).replace(/~/g, '-');
   const readiness = createReadiness(pipeline);
-  const pipelineLog = log.child({ pipeline: pipeline.name, businessId: pipeline.businessId, kind: pipeline.kind });
+  const pipelineLog = log.child({
+    pipeline: pipeline.name,
+    businessId: pipeline.businessId,
+    kind: pipeline.kind,
+  });
   const interruption = new AbortController();
-  const processFile = createFileProcessor({ ...options, lease, workerId, maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024, signal: interruption.signal });
+  const processFile = createFileProcessor({
+    ...options,
+    lease,
+    workerId,
+    maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024,
+    signal: interruption.signal,
+  });
   /** Files that failed transiently: when each may be tried again. Forgotten once it settles or leaves. */
   const backOff = new Map<string, { failures: number; notBefore: number }>();
   const census = options.metrics && createStateCensus(store);
@@ -117,7 +136,9 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
 
   /** A kept file is done once its receipt is newer than it. */
   function unprocessed(entries: readonly DropEntry[]): DropEntry[] {
-    const receipts = new Map(entries.filter((e) => e.name.endsWith('.receipt.json')).map((e) => [e.name, e.modifiedMs]));
+    const receipts = new Map(
+      entries.filter((e) => e.name.endsWith('.receipt.json')).map((e) => [e.name, e.modifiedMs]),
+    );
     return entries.filter((e) => (receipts.get(receiptName(e.name)) ?? -1) < e.modifiedMs);
   }
 
@@ -134,7 +155,11 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     } catch (error) {
       // The processor scheduled the retry in the input's state; an earlier failure (the file could not be read) backs off here.
       const failures = (backOff.get(held.name)?.failures ?? 0) + 1;
-      const notBefore = error instanceof RetryLater ? error.notBefore : Date.now() + reconnectDelay(failures - 1, pipeline.retry.initialDelayMs, pipeline.retry.maxDelayMs);
+      const notBefore =
+        error instanceof RetryLater
+          ? error.notBefore
+          : Date.now() +
+            reconnectDelay(failures - 1, pipeline.retry.initialDelayMs, pipeline.retry.maxDelayMs);
       backOff.set(held.name, { failures, notBefore });
       if (error instanceof RetryLater && error.scheduled) {
         await putBack(held, fileLog);
@@ -142,7 +167,12 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       }
       const cause = error instanceof RetryLater && error.cause !== undefined ? error.cause : error;
       fileLog.warn(
-        { err: cause, reason: (cause as Error).message, failures, retryInMs: Math.max(0, notBefore - Date.now()) },
+        {
+          err: cause,
+          reason: (cause as Error).message,
+          failures,
+          retryInMs: Math.max(0, notBefore - Date.now()),
+        },
         'file not processed (transient): it stays in the drop and is tried again',
       );
       await putBack(held, fileLog);
@@ -158,11 +188,30 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
 
   async function putBack(held: Claim, fileLog: Logger): Promise<void> {
     if (held.current === held.name) return;
-    await release(store, held).catch((e: unknown) => fileLog.warn({ reason: (e as Error).message }, 'could not release the claim; the lease will free it'));
+    await release(store, held).catch((e: unknown) =>
+      fileLog.warn(
+        { reason: (e as Error).message },
+        'could not release the claim; the lease will free it',
+      ),
+    );
   }
 
-  async function runOnce({ waitForSettling = false, waitForLeaseMs = 0 } = {}): Promise<RunSummary> {
-    const summary: RunSummary = { accepted: 0, rejected: 0, duplicates: 0, dead: 0, retried: 0, skipped: 0, interrupted: 0, settling: 0, backingOff: 0, standby: false };
+  async function runOnce({
+    waitForSettling = false,
+    waitForLeaseMs = 0,
+  } = {}): Promise<RunSummary> {
+    const summary: RunSummary = {
+      accepted: 0,
+      rejected: 0,
+      duplicates: 0,
+      dead: 0,
+      retried: 0,
+      skipped: 0,
+      interrupted: 0,
+      settling: 0,
+      backingOff: 0,
+      standby: false,
+    };
     const count = (outcome: Outcome | 'deferred') => {
       if (outcome === 'duplicate') summary.duplicates += 1;
       else if (outcome === 'deferred') summary.backingOff += 1;
@@ -171,13 +220,20 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     if (!(await lease.acquire(waitForLeaseMs))) return { ...summary, standby: true };
     if (store.atomicRename) {
       for (const stale of await takeOverStale(store, workerId, pipeline.claimLeaseMs, Date.now())) {
-        pipelineLog.warn({ file: stale.name }, 'took over a claim whose worker did not finish within the lease');
+        pipelineLog.warn(
+          { file: stale.name },
+          'took over a claim whose worker did not finish within the lease',
+        );
         if (!stopping) count(await handle(stale));
         else await putBack(stale, pipelineLog.child({ file: stale.name })); // stopping: no claim is left behind
       }
     }
     let { ready, settling } = await look();
-    for (let looks = 1; waitForSettling && settling > 0 && looks <= pipeline.readiness.checks + 1 && !stopping; looks++) {
+    for (
+      let looks = 1;
+      waitForSettling && settling > 0 && looks <= pipeline.readiness.checks + 1 && !stopping;
+      looks++
+    ) {
       await new Promise((resolve) => setTimeout(resolve, pipeline.readiness.intervalMs));
       ({ ready, settling } = await look());
     }
@@ -192,7 +248,9 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       }
       try {
         assertSafeName(entry.name);
-        const held = store.atomicRename ? await claim(store, entry.name, workerId, Date.now()) : { name: entry.name, current: entry.name, lost: false };
+        const held = store.atomicRename
+          ? await claim(store, entry.name, workerId, Date.now())
+          : { name: entry.name, current: entry.name, lost: false };
         if (!held) {
           count('skipped');
           continue;
@@ -200,18 +258,30 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
         count(await handle(held));
       } catch (error) {
         // One bad name (control characters, `..`) or one failed claim must not stop the drop.
-        pipelineLog.error({ file: JSON.stringify(entry.name.slice(0, 200)), reason: (error as Error).message }, 'file skipped');
+        pipelineLog.error(
+          { file: JSON.stringify(entry.name.slice(0, 200)), reason: (error as Error).message },
+          'file skipped',
+        );
         count('retried');
       }
     }
     // Housekeeping, after the files: stores with rename write through a temporary name (S3 PUTs appear whole: nothing to sweep).
     if (store.atomicRename && !stopping && Date.now() - sweptAt >= SWEEP_EVERY_MS) {
       sweptAt = Date.now();
-      const removed = await sweepUnfinishedWrites(store, pipeline, pipeline.claimLeaseMs).catch((error: unknown) => {
-        pipelineLog.debug({ reason: (error as Error).message }, 'could not sweep unfinished writes; trying at the next sweep');
-        return [];
-      });
-      if (removed.length > 0) pipelineLog.info({ removed: removed.length, files: removed.slice(0, 10) }, 'removed temporary files of writes that never finished');
+      const removed = await sweepUnfinishedWrites(store, pipeline, pipeline.claimLeaseMs).catch(
+        (error: unknown) => {
+          pipelineLog.debug(
+            { reason: (error as Error).message },
+            'could not sweep unfinished writes; trying at the next sweep',
+          );
+          return [];
+        },
+      );
+      if (removed.length > 0)
+        pipelineLog.info(
+          { removed: removed.length, files: removed.slice(0, 10) },
+          'removed temporary files of writes that never finished',
+        );
     }
     return summary;
   }
@@ -220,26 +290,61 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
   async function countInputs(): Promise<void> {
     if (!census || !options.metrics) return;
     try {
-      for (const [status, count] of Object.entries(await census.count())) options.metrics.setInputs(pipeline.name, status, count);
+      for (const [status, count] of Object.entries(await census.count()))
+        options.metrics.setInputs(pipeline.name, status, count);
     } catch (error) {
-      pipelineLog.debug({ reason: (error as Error).message }, 'could not count the inputs per state');
+      pipelineLog.debug(
+        { reason: (error as Error).message },
+        'could not count the inputs per state',
+      );
     }
   }
 
-  async function reprocess(selection: ReprocessSelection = {}, { waitForLeaseMs = 0, onInput }: { waitForLeaseMs?: number; onInput?: (input: ReprocessedInput) => void } = {}): Promise<ReprocessReport> {
-    if (!(await lease.acquire(waitForLeaseMs))) return { pipeline: pipeline.name, standby: true, inputs: [] };
-    const selected = await selectForReprocess(store, pipeline.name, selection, pipeline.claimLeaseMs);
-    const deps = { pipeline, store, workerId, log: pipelineLog, stopping: () => stopping, leaseHeld: () => lease.held, handle };
-    return { pipeline: pipeline.name, standby: false, inputs: await reprocessSelected(deps, selected, onInput) };
+  async function reprocess(
+    selection: ReprocessSelection = {},
+    {
+      waitForLeaseMs = 0,
+      onInput,
+    }: { waitForLeaseMs?: number; onInput?: (input: ReprocessedInput) => void } = {},
+  ): Promise<ReprocessReport> {
+    if (!(await lease.acquire(waitForLeaseMs)))
+      return { pipeline: pipeline.name, standby: true, inputs: [] };
+    const selected = await selectForReprocess(
+      store,
+      pipeline.name,
+      selection,
+      pipeline.claimLeaseMs,
+    );
+    const deps = {
+      pipeline,
+      store,
+      workerId,
+      log: pipelineLog,
+      stopping: () => stopping,
+      leaseHeld: () => lease.held,
+      handle,
+    };
+    return {
+      pipeline: pipeline.name,
+      standby: false,
+      inputs: await reprocessSelected(deps, selected, onInput),
+    };
   }
 
   /** A reprocessing job of the pipeline file: its inputs of the last `sinceDays` days, a summary in the log. */
   async function reprocessJob(job: PipelineDefinition['reprocess'][number]): Promise<void> {
-    const report = await api.reprocess({ statuses: job.statuses, since: Date.now() - job.sinceDays * 86_400_000 });
+    const report = await api.reprocess({
+      statuses: job.statuses,
+      since: Date.now() - job.sinceDays * 86_400_000,
+    });
     if (report.standby || report.inputs.length === 0) return;
     const counts: Record<string, number> = {};
-    for (const input of report.inputs) counts[input.outcome ?? 'skipped'] = (counts[input.outcome ?? 'skipped'] ?? 0) + 1;
-    pipelineLog.info({ job: `reprocess:${pipeline.name}:${job.name}`, inputs: report.inputs.length, ...counts }, `reprocessed ${report.inputs.length} input(s)`);
+    for (const input of report.inputs)
+      counts[input.outcome ?? 'skipped'] = (counts[input.outcome ?? 'skipped'] ?? 0) + 1;
+    pipelineLog.info(
+      { job: `reprocess:${pipeline.name}:${job.name}`, inputs: report.inputs.length, ...counts },
+      `reprocessed ${report.inputs.length} input(s)`,
+    );
   }
 
   const api: DropRunner = {
@@ -251,9 +356,11 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       return mine;
     },
     reprocess(selection, options) {
-      const mine: Promise<ReprocessReport> = inTurn(() => reprocess(selection, options)).finally(() => {
-        if (reprocessing === mine) reprocessing = undefined;
-      });
+      const mine: Promise<ReprocessReport> = inTurn(() => reprocess(selection, options)).finally(
+        () => {
+          if (reprocessing === mine) reprocessing = undefined;
+        },
+      );
       reprocessing = mine;
       return mine;
     },
@@ -265,11 +372,19 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
             return summary;
           },
           (error: unknown) => {
-            throw new Error(`could not read the drop at ${store.where}: ${(error as Error).message}`, { cause: error });
+            throw new Error(
+              `could not read the drop at ${store.where}: ${(error as Error).message}`,
+              { cause: error },
+            );
           },
         );
       jobs = [
-        startJob({ name: `poll:${pipeline.name}`, schedule: pipeline.schedule, run: look, log: pipelineLog }),
+        startJob({
+          name: `poll:${pipeline.name}`,
+          schedule: pipeline.schedule,
+          run: look,
+          log: pipelineLog,
+        }),
         ...pipeline.reprocess.map((job) =>
           startJob({
             name: `reprocess:${pipeline.name}:${job.name}`,

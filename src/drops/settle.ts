@@ -24,13 +24,22 @@ export interface Settled {
   location: string | undefined;
 }
 
-
 /**
  * The plan for settling `held`. `unfinished`: the plan of a settle of the same file that never
  * completed (its file is not at `moveTo`); it is carried out again, overwriting its own receipt.
  */
-export async function planSettle({ pipeline, store }: SettleOptions, held: Claim, success: boolean, unfinished?: SettlePlan): Promise<SettlePlan> {
-  if (unfinished?.success === success && unfinished.moveTo !== undefined && !(await store.stat(unfinished.moveTo))) return unfinished;
+export async function planSettle(
+  { pipeline, store }: SettleOptions,
+  held: Claim,
+  success: boolean,
+  unfinished?: SettlePlan,
+): Promise<SettlePlan> {
+  if (
+    unfinished?.success === success &&
+    unfinished.moveTo !== undefined &&
+    !(await store.stat(unfinished.moveTo))
+  )
+    return unfinished;
   const moveTo = await finalPlace(pipeline, store, held.name, success);
   return { success, ...(moveTo ? { moveTo } : {}), receipt: receiptName(moveTo ?? held.name) };
 }
@@ -54,13 +63,15 @@ export async function settle(
     throw error;
   }
   if (moveTo) {
-    if (!(await store.rename(held.current, moveTo))) throw new Error(`could not move ${held.current} to ${moveTo}`);
+    if (!(await store.rename(held.current, moveTo)))
+      throw new Error(`could not move ${held.current} to ${moveTo}`);
   } else if (action === 'delete') {
     await store.remove(held.current);
   } else if (held.current !== held.name && !(await store.rename(held.current, held.name))) {
     throw new Error(`could not put ${held.current} back as ${held.name}`);
   }
-  if (pipeline.readiness.strategy === 'marker') await store.remove(`${held.name}${pipeline.readiness.markerSuffix}`);
+  if (pipeline.readiness.strategy === 'marker')
+    await store.remove(`${held.name}${pipeline.readiness.markerSuffix}`);
   return { receipt: written, location: moveTo ?? (action === 'delete' ? undefined : held.name) };
 }
 
@@ -68,7 +79,12 @@ export async function settle(
  * Where a settled file goes. A name already taken there — by a file or by the receipt of an
  * earlier try of the same name — gets a time prefix: neither a file nor a receipt is ever overwritten.
  */
-async function finalPlace(pipeline: PipelineDefinition, store: DropStore, name: string, success: boolean): Promise<string | undefined> {
+async function finalPlace(
+  pipeline: PipelineDefinition,
+  store: DropStore,
+  name: string,
+  success: boolean,
+): Promise<string | undefined> {
   const action = success ? pipeline.after.success : pipeline.after.failure;
   if (action !== 'move') return undefined;
   const folder = success ? pipeline.after.processedFolder : pipeline.after.failedFolder;

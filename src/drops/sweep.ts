@@ -12,7 +12,12 @@ const WRITING = /\.[0-9a-f]{8}\.tmp$/;
  * takes that long). Only the worker's own folders are looked at; in the drop itself only a
  * receipt's temporary file, so a partner's `.tmp` upload is never touched. Returns the names removed.
  */
-export async function sweepUnfinishedWrites(store: DropStore, pipeline: PipelineDefinition, olderThanMs: number, now = Date.now()): Promise<string[]> {
+export async function sweepUnfinishedWrites(
+  store: DropStore,
+  pipeline: PipelineDefinition,
+  olderThanMs: number,
+  now = Date.now(),
+): Promise<string[]> {
   const folders = [STATE_FOLDER, pipeline.after.processedFolder, pipeline.after.failedFolder];
   const removed: string[] = [];
   for (const folder of ['', ...folders]) {

@@ -12,7 +12,14 @@ import { isIngestError } from '../errors.js';
  * the worker is stopping; what was confirmed is recorded in the state (`resume`) and the caller
  * puts the file back, for the next start to publish the rest.
  */
-export type Outcome = 'accepted' | 'rejected' | 'duplicate' | 'dead' | 'retried' | 'skipped' | 'interrupted';
+export type Outcome =
+  | 'accepted'
+  | 'rejected'
+  | 'duplicate'
+  | 'dead'
+  | 'retried'
+  | 'skipped'
+  | 'interrupted';
 
 /** How a try is started: `ignoreSchedule` for reprocessing by hand, which does not wait out a back-off. */
 export interface TryOptions {
@@ -34,11 +41,15 @@ export class RetryLater extends Error {
 }
 
 /** Rejections are the input's fault (4xx): the file fails. Anything else may pass: it is retried. */
-export const isRejection = (error: unknown) => isIngestError(error) && error.status >= 400 && error.status < 500;
+export const isRejection = (error: unknown) =>
+  isIngestError(error) && error.status >= 400 && error.status < 500;
 
 /**
  * The broker or the store was not there (503, or a system error from a connection): nobody's
  * fault in the input, so the try does not count towards `retry.maxAttempts`.
  */
 export const isUnavailable = (error: unknown) =>
-  isIngestError(error) ? error.status === 503 : typeof (error as { code?: unknown })?.code === 'string' || (error as { $metadata?: unknown })?.$metadata !== undefined;
+  isIngestError(error)
+    ? error.status === 503
+    : typeof (error as { code?: unknown })?.code === 'string' ||
+      (error as { $metadata?: unknown })?.$metadata !== undefined;

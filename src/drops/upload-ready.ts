@@ -14,13 +14,18 @@ export interface Readiness {
 }
 
 export function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${body}$`, "s");
+  const body = glob
+    .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
+  return new RegExp(`^${body}$`, 's');
 }
 
 export function createReadiness(pipeline: PipelineDefinition): Readiness {
   const { strategy, checks, minAgeMs, markerSuffix, temporarySuffixes } = pipeline.readiness;
-  const pattern = globToRegExp(pipeline.pattern ?? (pipeline.format === 'v1-csv' ? '*.csv' : '*.json'));
+  const pattern = globToRegExp(
+    pipeline.pattern ?? (pipeline.format === 'v1-csv' ? '*.csv' : '*.json'),
+  );
   // name → what the previous looks saw
   const seen = new Map<string, { size: number; modifiedMs: number; looks: number }>();
 
@@ -39,14 +44,21 @@ export function createReadiness(pipeline: PipelineDefinition): Readiness {
       for (const entry of entries) {
         if (!isInput(entry.name)) continue;
         const previous = seen.get(entry.name);
-        const unchanged = previous !== undefined && previous.size === entry.size && previous.modifiedMs === entry.modifiedMs;
+        const unchanged =
+          previous !== undefined &&
+          previous.size === entry.size &&
+          previous.modifiedMs === entry.modifiedMs;
         const looks = unchanged ? previous.looks + 1 : 1;
         seen.set(entry.name, { size: entry.size, modifiedMs: entry.modifiedMs, looks });
         // Only with a minimum age: mtimes have sub-millisecond precision and Date.now() does not,
         // so a file written this millisecond would otherwise look younger than zero.
         const oldEnough = minAgeMs === 0 || now - entry.modifiedMs >= minAgeMs;
         const isReady =
-          strategy === 'marker' ? names.has(`${entry.name}${markerSuffix}`) : strategy === 'rename' ? true : looks >= checks;
+          strategy === 'marker'
+            ? names.has(`${entry.name}${markerSuffix}`)
+            : strategy === 'rename'
+              ? true
+              : looks >= checks;
         if (isReady && oldEnough) ready.push(entry);
         else if (strategy === 'stable' || !oldEnough) settling += 1;
       }

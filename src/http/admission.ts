@@ -35,7 +35,10 @@ export function createAdmission(options: AdmissionOptions): Admission {
     const wait = throttle.addressRetryAfter(address);
     if (wait > 0) {
       context.log.warn({ address }, 'login refused: too many failed logins from this address');
-      throw new TooManyRequests('Too many failed logins from this address. Retry later with valid credentials.', wait);
+      throw new TooManyRequests(
+        'Too many failed logins from this address. Retry later with valid credentials.',
+        wait,
+      );
     }
     // A malformed header costs no scrypt run and guesses nothing: refused (401) without counting.
     const claimed = parseBasic(authorization).businessId;
@@ -72,10 +75,15 @@ export function createAdmission(options: AdmissionOptions): Admission {
 /** The socket's address, or the one `hops` proxies of ours saw (X-Forwarded-For, counted from the right). */
 export function clientAddress(event: H3Event, hops: number): string {
   if (hops > 0) {
-    const chain = (event.req.headers.get('x-forwarded-for') ?? '').split(',').map((part) => part.trim()).filter(Boolean);
+    const chain = (event.req.headers.get('x-forwarded-for') ?? '')
+      .split(',')
+      .map((part) => part.trim())
+      .filter(Boolean);
     const seen = chain[chain.length - hops];
     if (seen) return seen.slice(0, 64);
   }
-  const nodeRequest = (event.req as { runtime?: { node?: { req?: { socket?: { remoteAddress?: string } } } } }).runtime?.node?.req;
+  const nodeRequest = (
+    event.req as { runtime?: { node?: { req?: { socket?: { remoteAddress?: string } } } } }
+  ).runtime?.node?.req;
   return nodeRequest?.socket?.remoteAddress ?? 'local';
 }

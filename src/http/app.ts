@@ -1,5 +1,13 @@
-import { H3, HTTPError, type H3Event } from 'h3';
-import { isIngestError, MalformedBody, MethodNotAllowed, NotFound, NotReady, ShuttingDown, type IngestError } from '../errors.js';
+import { H3, type HTTPError, type H3Event } from 'h3';
+import {
+  isIngestError,
+  MalformedBody,
+  MethodNotAllowed,
+  NotFound,
+  NotReady,
+  ShuttingDown,
+  type IngestError,
+} from '../errors.js';
 import type { Registry } from 'prom-client';
 import type { DropCheck } from '../drops/probe.js';
 import type { ReadinessCheck } from '../publish/publisher.js';
@@ -8,7 +16,13 @@ import { LEGACY } from '../records/legacy/index.js';
 import { docsAsset, docsPage } from './docs.js';
 import { v2BatchHandler } from './v2.js';
 import { openApiDocument } from './openapi.js';
-import { deprecationHeaders, stockHandler, V1_DEPRECATED_SINCE, v1BatchHandler, type V1Dependencies } from './v1.js';
+import {
+  deprecationHeaders,
+  stockHandler,
+  V1_DEPRECATED_SINCE,
+  v1BatchHandler,
+  type V1Dependencies,
+} from './v1.js';
 import { jsonResponse, metricsResponse, problemResponse, requestContext } from './respond.js';
 
 export interface HttpAppDependencies extends V1Dependencies {
@@ -28,7 +42,8 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
   const extra = deps.responseHeaders;
   const app = new H3({
     silent: true,
-    onError: (error, event) => problemResponse(fromH3Error(error), event, requestContext(event, deps.log), extra),
+    onError: (error, event) =>
+      problemResponse(fromH3Error(error), event, requestContext(event, deps.log), extra),
   });
 
   const guard =
@@ -42,10 +57,18 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
     };
   // First of all: a request that arrives after the stop began is not taken (one in flight finishes).
   const { stopping } = deps;
-  if (stopping) app.use((event) => (stopping() ? problemResponse(new ShuttingDown(), event, requestContext(event, deps.log), extra) : undefined));
+  if (stopping)
+    app.use((event) =>
+      stopping()
+        ? problemResponse(new ShuttingDown(), event, requestContext(event, deps.log), extra)
+        : undefined,
+    );
   const onlyMethods = (allow: string, headers = extra) =>
     guard(async () => {
-      throw new MethodNotAllowed({ detail: `This resource accepts ${allow} only.`, headers: { allow } });
+      throw new MethodNotAllowed({
+        detail: `This resource accepts ${allow} only.`,
+        headers: { allow },
+      });
     }, headers);
 
   for (const kind of Object.values(KINDS)) {
@@ -66,26 +89,45 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
   app.get(stock, guard(stockHandler(deps), { ...extra, deprecation: `@${V1_DEPRECATED_SINCE}` }));
   app.all(stock, onlyMethods('GET'));
 
-  app.get('/healthz', (event) => jsonResponse(200, { status: 'ok' }, requestContext(event, deps.log), extra));
+  app.get('/healthz', (event) =>
+    jsonResponse(200, { status: 'ok' }, requestContext(event, deps.log), extra),
+  );
   app.get(
     '/readyz',
     guard(async (event) => {
       const check = await deps.readiness();
       // `drops` only when there are some: the body stays `{"status":"ready"}` for an HTTP-only service.
-      if (check.ready) return jsonResponse(200, { status: 'ready', ...(check.drops?.length ? { drops: check.drops } : {}) }, requestContext(event, deps.log), extra);
+      if (check.ready)
+        return jsonResponse(
+          200,
+          { status: 'ready', ...(check.drops?.length ? { drops: check.drops } : {}) },
+          requestContext(event, deps.log),
+          extra,
+        );
       throw new NotReady(check.problems);
     }),
   );
-  app.get('/metrics', (event) => metricsResponse(deps.metrics, requestContext(event, deps.log), extra));
-  app.get('/openapi.json', (event) => jsonResponse(200, openApiDocument(), requestContext(event, deps.log), { ...extra, 'cache-control': 'no-cache' }));
+  app.get('/metrics', (event) =>
+    metricsResponse(deps.metrics, requestContext(event, deps.log), extra),
+  );
+  app.get('/openapi.json', (event) =>
+    jsonResponse(200, openApiDocument(), requestContext(event, deps.log), {
+      ...extra,
+      'cache-control': 'no-cache',
+    }),
+  );
   app.get('/docs', () => docsPage(extra));
-  app.get('/docs/:asset', guard(async (event) => docsAsset(event.context.params?.asset, extra)));
+  app.get(
+    '/docs/:asset',
+    guard(async (event) => docsAsset(event.context.params?.asset, extra)),
+  );
   return app;
 }
 
 function fromH3Error(error: HTTPError): IngestError | unknown {
   if (isIngestError(error.cause)) return error.cause;
-  if (error.status === 404) return new NotFound({ detail: 'No resource at this path. The API lives under /api/v2/.' });
+  if (error.status === 404)
+    return new NotFound({ detail: 'No resource at this path. The API lives under /api/v2/.' });
   if (error.status === 400) return new MalformedBody({ detail: 'The request URL is malformed.' });
   if (error.status === 405) return new MethodNotAllowed({ detail: 'Method not allowed.' });
   return error.cause ?? error;

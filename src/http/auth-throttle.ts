@@ -59,7 +59,15 @@ class FailureLog {
 }
 
 export function createAuthThrottle(options: AuthThrottleOptions): AuthThrottle {
-  const { windowSeconds, maxFailuresPerAddress, failuresBeforeSlowdown, slowdownStepMs, maxSlowdownMs, now = Date.now, maxKeys = 10_000 } = options;
+  const {
+    windowSeconds,
+    maxFailuresPerAddress,
+    failuresBeforeSlowdown,
+    slowdownStepMs,
+    maxSlowdownMs,
+    now = Date.now,
+    maxKeys = 10_000,
+  } = options;
   const windowMs = windowSeconds * 1000;
   const steps = slowdownStepMs > 0 ? Math.ceil(maxSlowdownMs / slowdownStepMs) : 0;
   const addresses = new FailureLog(windowMs, maxFailuresPerAddress, maxKeys);

@@ -25,13 +25,20 @@ export interface AuthenticatorOptions {
 const BASIC = /^basic +([A-Za-z0-9+/]+={0,2}) *$/i;
 const MAX_HEADER = 1024;
 
-export function parseBasic(authorization: string | null | undefined): { businessId: string; apiKey: string } {
-  if (!authorization) throw new Unauthorized('Send HTTP Basic credentials: businessId as user-id, API key as password.');
+export function parseBasic(authorization: string | null | undefined): {
+  businessId: string;
+  apiKey: string;
+} {
+  if (!authorization)
+    throw new Unauthorized(
+      'Send HTTP Basic credentials: businessId as user-id, API key as password.',
+    );
   const match = authorization.length <= MAX_HEADER ? BASIC.exec(authorization) : null;
-  if (!match) throw new Unauthorized('The Authorization header is not well-formed HTTP Basic credentials.');
+  if (!match)
+    throw new Unauthorized('The Authorization header is not well-formed HTTP Basic credentials.');
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
   if (colon <= 0 || colon === decoded.length - 1 || /[\u0000-\u001f\u007f\ufffd]/.test(decoded)) {
     throw new Unauthorized('The Authorization header is not well-formed HTTP Basic credentials.');
   }
@@ -39,9 +46,15 @@ export function parseBasic(authorization: string | null | undefined): { business
 }
 
 export function createAuthenticator(options: AuthenticatorOptions): Authenticator {
-  const { acceptAnyCredentials, cacheTtlMs = 300_000, cacheSize = 10_000, verify = verifyApiKey } = options;
+  const {
+    acceptAnyCredentials,
+    cacheTtlMs = 300_000,
+    cacheSize = 10_000,
+    verify = verifyApiKey,
+  } = options;
   const hashes = new Map<string, ParsedHash>();
-  for (const tenant of options.tenants) hashes.set(tenant.businessId, parseApiKeyHash(tenant.apiKeyHash)!);
+  for (const tenant of options.tenants)
+    hashes.set(tenant.businessId, parseApiKeyHash(tenant.apiKeyHash)!);
 
   // Verified credentials, keyed by an HMAC under a per-process secret: the cache never holds
   // a key, and a lookup's timing says nothing useful about one.
@@ -50,7 +63,8 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   const checking = new Map<string, Promise<boolean>>();
   // An unknown business id still costs one scrypt, so timing does not reveal which ids exist.
   let decoy: Promise<ParsedHash> | undefined;
-  const decoyHash = () => (decoy ??= hashApiKey(randomBytes(16).toString('hex')).then((h) => parseApiKeyHash(h)!));
+  const decoyHash = () =>
+    (decoy ??= hashApiKey(randomBytes(16).toString('hex')).then((h) => parseApiKeyHash(h)!));
 
   const cachedBusiness = (authorization: string): string | undefined => {
     const hit = verified.get(createHmac('sha256', pepper).update(authorization).digest('base64'));
@@ -82,11 +96,13 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       let check = checking.get(cacheKey);
       if (!check) {
         const stored = hashes.get(businessId);
-        check = (async () => (await verify(apiKey, stored ?? (await decoyHash()))) && stored !== undefined)();
+        check = (async () =>
+          (await verify(apiKey, stored ?? (await decoyHash()))) && stored !== undefined)();
         checking.set(cacheKey, check);
         void check.finally(() => checking.delete(cacheKey)).catch(() => undefined);
       }
-      if (!(await check)) throw new Unauthorized('The credentials are not recognised for this business.');
+      if (!(await check))
+        throw new Unauthorized('The credentials are not recognised for this business.');
 
       verified.delete(cacheKey);
       if (verified.size >= cacheSize) verified.delete(verified.keys().next().value!);

@@ -33,10 +33,16 @@ export interface BatchEndpoint {
   /** Headers on every answer of this endpoint (e.g. v1's deprecation). */
   readonly headers: Record<string, string>;
   /** The batch's records from the body, as a record array or a re-openable stream. */
-  toBatch(format: BodyFormat, chunks: readonly Uint8Array[], businessId: string): DistributiveBatchBody;
+  toBatch(
+    format: BodyFormat,
+    chunks: readonly Uint8Array[],
+    businessId: string,
+  ): DistributiveBatchBody;
 }
 
-type BatchBody<B> = B extends unknown ? Omit<B, 'kind' | 'businessId' | 'correlationId' | 'source' | 'log' | 'maxRecords'> : never;
+type BatchBody<B> = B extends unknown
+  ? Omit<B, 'kind' | 'businessId' | 'correlationId' | 'source' | 'log' | 'maxRecords'>
+  : never;
 export type DistributiveBatchBody = BatchBody<Batch>;
 
 /** Outcomes a retry with the same key gets again: the accepted batch and the refusals of its content. */
@@ -68,14 +74,29 @@ export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies)
         maxRecords: deps.maxRecordsPerBatch,
         source: { type: 'http', name: endpoint.path },
         log: context.log,
-        ...(deps.lineage && { onLineage: (records: ConfirmedRecords) => void confirmed.push(records) }),
+        ...(deps.lineage && {
+          onLineage: (records: ConfirmedRecords) => void confirmed.push(records),
+        }),
       });
-      deps.lineage?.record({ businessId, kind: endpoint.kind.name, endpoint: endpoint.path, correlationId: context.correlationId, at: new Date() }, confirmed);
+      deps.lineage?.record(
+        {
+          businessId,
+          kind: endpoint.kind.name,
+          endpoint: endpoint.path,
+          correlationId: context.correlationId,
+          at: new Date(),
+        },
+        confirmed,
+      );
       return jsonResponse(202, accepted, context, headers);
     };
     if (key === undefined) return run();
 
-    const claim = deps.idempotency.claim(businessId, key, fingerprint(endpoint.path, format, chunks));
+    const claim = deps.idempotency.claim(
+      businessId,
+      key,
+      fingerprint(endpoint.path, format, chunks),
+    );
     if (claim.replay) return replayed(claim.replay, context, headers);
     try {
       const response = await run();
@@ -100,11 +121,22 @@ function fingerprint(path: string, format: BodyFormat, chunks: readonly Uint8Arr
 }
 
 async function stored(response: Response): Promise<StoredAnswer> {
-  return { status: response.status, contentType: response.headers.get('content-type') ?? 'application/json', body: await response.clone().text() };
+  return {
+    status: response.status,
+    contentType: response.headers.get('content-type') ?? 'application/json',
+    body: await response.clone().text(),
+  };
 }
 
-function replayed(answer: StoredAnswer, context: RequestContext, headers: Record<string, string>): Response {
-  context.log.info({ status: answer.status }, 'idempotent replay: the stored answer of the first request');
+function replayed(
+  answer: StoredAnswer,
+  context: RequestContext,
+  headers: Record<string, string>,
+): Response {
+  context.log.info(
+    { status: answer.status },
+    'idempotent replay: the stored answer of the first request',
+  );
   return new Response(answer.body, {
     status: answer.status,
     headers: {

@@ -29,18 +29,29 @@ export interface HttpAppParts {
 }
 
 /** The HTTP facade over the shared pipeline, as configured; tests build it the same way, without a socket. */
-export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log: Logger, parts: HttpAppParts = {}): H3 {
+export function buildHttpApp(
+  config: Readonly<Config>,
+  publisher: Publisher,
+  log: Logger,
+  parts: HttpAppParts = {},
+): H3 {
   const sandbox = config.environment === 'sandbox';
   const { abuse } = config.http;
-  const metrics = parts.metrics ?? createMetrics({ businesses: config.tenants.map((t) => t.businessId) });
+  const metrics =
+    parts.metrics ?? createMetrics({ businesses: config.tenants.map((t) => t.businessId) });
   metrics.watchBroker(publisher);
   const drops = parts.drops ?? [];
   const lineage = parts.lineage ?? openLineageJournal(config, log, metrics);
   return createHttpApp({
-    ingest: withBulkhead(configuredIngest(config, publisher, metrics), { maxInFlight: abuse.maxInFlightBatches }),
+    ingest: withBulkhead(configuredIngest(config, publisher, metrics), {
+      maxInFlight: abuse.maxInFlightBatches,
+    }),
     metrics: metrics.registry,
     admission: createAdmission({
-      authenticator: createAuthenticator({ tenants: config.tenants, acceptAnyCredentials: sandbox }),
+      authenticator: createAuthenticator({
+        tenants: config.tenants,
+        acceptAnyCredentials: sandbox,
+      }),
       throttle: createAuthThrottle(abuse.authThrottle),
       rateLimiter: createRateLimiter(abuse.rateLimit),
       trustProxyHops: config.http.trustProxyHops,
@@ -63,9 +74,18 @@ export function buildHttpApp(config: Readonly<Config>, publisher: Publisher, log
   });
 }
 
-function withDrops(check: ReadinessCheck, drops: readonly DropCheck[]): ReadinessCheck & { drops: readonly DropCheck[] } {
-  const unreachable = drops.filter((d) => !d.reachable).map((d) => `drop "${d.pipeline}" (${d.source}) is not reachable: ${d.problem ?? 'unknown'}`);
-  return { ready: check.ready && unreachable.length === 0, problems: [...check.problems, ...unreachable], drops };
+function withDrops(
+  check: ReadinessCheck,
+  drops: readonly DropCheck[],
+): ReadinessCheck & { drops: readonly DropCheck[] } {
+  const unreachable = drops
+    .filter((d) => !d.reachable)
+    .map((d) => `drop "${d.pipeline}" (${d.source}) is not reachable: ${d.problem ?? 'unknown'}`);
+  return {
+    ready: check.ready && unreachable.length === 0,
+    problems: [...check.problems, ...unreachable],
+    drops,
+  };
 }
 
 /**
@@ -73,16 +93,21 @@ function withDrops(check: ReadinessCheck, drops: readonly DropCheck[]): Readines
  * routing key that some declared binding matches. Templates that use record fields are
  * checked per record at publish time instead (an unroutable record fails its batch with 503).
  */
-async function routesReadiness(config: Readonly<Config>, publisher: Publisher): Promise<ReadinessCheck> {
+async function routesReadiness(
+  config: Readonly<Config>,
+  publisher: Publisher,
+): Promise<ReadinessCheck> {
   const check = await publisher.readiness();
-  if (publisher.name !== 'rabbitmq' || templateFields(config.broker.routingKey).length > 0) return check;
+  if (publisher.name !== 'rabbitmq' || templateFields(config.broker.routingKey).length > 0)
+    return check;
   const routingKeyFor = compileRoutingKey(config.broker.routingKey);
   const bindings = config.broker.queues.flatMap((q) => q.bindingKeys);
   const problems = [...check.problems];
   for (const tenant of config.tenants) {
     for (const kind of KIND_NAMES) {
       const key = routingKeyFor(kind, tenant.businessId, {});
-      if (!bindings.some((binding) => topicMatches(binding, key))) problems.push(`routing key "${key}" reaches no declared queue`);
+      if (!bindings.some((binding) => topicMatches(binding, key)))
+        problems.push(`routing key "${key}" reaches no declared queue`);
     }
   }
   return { ready: problems.length === 0, problems };

@@ -36,19 +36,34 @@ const ASSETS: Record<string, string> = {
 };
 
 // Swagger UI sets inline styles (React style attributes); scripts stay 'self' only.
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
 
 const folder = path.dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const cache = new Map<string, Buffer>();
 
 export function docsPage(headers: Record<string, string>): Response {
-  return new Response(PAGE, { headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': CSP, 'cache-control': 'no-cache', ...headers } });
+  return new Response(PAGE, {
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'content-security-policy': CSP,
+      'cache-control': 'no-cache',
+      ...headers,
+    },
+  });
 }
 
 /** One of the page's assets; anything else (no directory listing, no `..`) is a 404. */
 export function docsAsset(name: string | undefined, headers: Record<string, string>): Response {
-  const common = { 'cache-control': 'public, max-age=3600', 'x-content-type-options': 'nosniff', ...headers };
-  if (name === 'start.js') return new Response(START, { headers: { 'content-type': 'text/javascript; charset=utf-8', ...common } });
+  const common = {
+    'cache-control': 'public, max-age=3600',
+    'x-content-type-options': 'nosniff',
+    ...headers,
+  };
+  if (name === 'start.js')
+    return new Response(START, {
+      headers: { 'content-type': 'text/javascript; charset=utf-8', ...common },
+    });
   const type = name !== undefined && Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
   if (!name || !type) throw new NotFound({ detail: 'No such asset of the API reference page.' });
   let bytes = cache.get(name);

@@ -23,11 +23,19 @@ export interface StoredAnswer {
 
 type Entry =
   | { readonly fingerprint: string; readonly expires: number; readonly answer?: undefined }
-  | { readonly fingerprint: string; readonly expires: number; readonly answer: StoredAnswer; readonly bytes: number };
+  | {
+      readonly fingerprint: string;
+      readonly expires: number;
+      readonly answer: StoredAnswer;
+      readonly bytes: number;
+    };
 
 export type Claim =
   | { readonly replay: StoredAnswer }
-  | { readonly replay?: undefined; /** Stores the answer, or (undefined) forgets the key so a retry runs again. */ settle(answer: StoredAnswer | undefined): void };
+  | {
+      readonly replay?: undefined /** Stores the answer, or (undefined) forgets the key so a retry runs again. */;
+      settle(answer: StoredAnswer | undefined): void;
+    };
 
 export interface IdempotencyStore {
   /** Claims `key` for this request, or gives the stored answer; throws 409 (in flight) or 422 (other request). */
@@ -65,9 +73,17 @@ export function createIdempotencyStore(options: IdempotencyOptions): Idempotency
       const entry = entries.get(id);
       if (entry) {
         if (entry.fingerprint !== fingerprint) {
-          throw new IdempotencyKeyReused({ detail: 'This Idempotency-Key was used with a different request (endpoint or body). Use a new key for a new batch.' });
+          throw new IdempotencyKeyReused({
+            detail:
+              'This Idempotency-Key was used with a different request (endpoint or body). Use a new key for a new batch.',
+          });
         }
-        if (!entry.answer) throw new IdempotencyKeyInUse({ detail: 'A request with this Idempotency-Key is still being processed. Retry after it is answered.', headers: { 'retry-after': '1' } });
+        if (!entry.answer)
+          throw new IdempotencyKeyInUse({
+            detail:
+              'A request with this Idempotency-Key is still being processed. Retry after it is answered.',
+            headers: { 'retry-after': '1' },
+          });
         entries.delete(id); // most recently used last
         entries.set(id, entry);
         return { replay: entry.answer };
@@ -105,9 +121,16 @@ export function parseIdempotencyKey(header: string | null): string | undefined {
   if (header === null) return undefined;
   const text = header.trim();
   const quoted = SF_STRING.exec(text);
-  const key = quoted ? quoted[1]!.replace(/\\(["\\])/g, '$1') : !text.startsWith('"') && BARE_TOKEN.test(text) ? text : undefined;
+  const key = quoted
+    ? quoted[1]!.replace(/\\(["\\])/g, '$1')
+    : !text.startsWith('"') && BARE_TOKEN.test(text)
+      ? text
+      : undefined;
   if (key === undefined || key.length === 0 || key.length > 255) {
-    throw new InvalidIdempotencyKey({ detail: 'Idempotency-Key must be 1-255 printable ASCII characters, e.g. "8e03978e-40d5-43e8-bc93-6894a57f9324".' });
+    throw new InvalidIdempotencyKey({
+      detail:
+        'Idempotency-Key must be 1-255 printable ASCII characters, e.g. "8e03978e-40d5-43e8-bc93-6894a57f9324".',
+    });
   }
   return key;
 }

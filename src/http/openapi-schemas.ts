@@ -14,38 +14,68 @@ export type JsonSchema = Record<string, unknown>;
 export const bulkResponseSchema = z.strictObject({
   success: z.literal(true),
   recordCount: z.int().min(1).meta({ description: 'Records accepted (v1: v2 records produced).' }),
-  messageIds: z.array(z.string()).meta({ description: 'One per record, in order; stable across retries of the same batch.' }),
-  correlationId: z.string().meta({ description: 'The x-correlation-id sent, or a generated UUID.' }),
+  messageIds: z
+    .array(z.string())
+    .meta({ description: 'One per record, in order; stable across retries of the same batch.' }),
+  correlationId: z
+    .string()
+    .meta({ description: 'The x-correlation-id sent, or a generated UUID.' }),
 });
 
 // Fails to compile when the documented body drifts from the one ingest() returns.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-export type BulkResponseIsDocumented = Same<z.infer<typeof bulkResponseSchema>, BulkResponse> extends true ? true : never;
+export type BulkResponseIsDocumented =
+  Same<z.infer<typeof bulkResponseSchema>, BulkResponse> extends true ? true : never;
 
 const recordErrors = z.strictObject({
-  index: z.int().min(0).meta({ description: 'Position of the failing record in the batch (v1: of the legacy order or product).' }),
-  errors: z.array(z.string()).meta({ description: 'Every failing field as `<path>: <message>`, e.g. `shipmentLines[0].quantities.ordered: Required`.' }),
+  index: z.int().min(0).meta({
+    description:
+      'Position of the failing record in the batch (v1: of the legacy order or product).',
+  }),
+  errors: z.array(z.string()).meta({
+    description:
+      'Every failing field as `<path>: <message>`, e.g. `shipmentLines[0].quantities.ordered: Required`.',
+  }),
 });
 
 export const problemSchema = z.looseObject({
-  type: z.string().meta({ description: 'Relative URI reference, e.g. `/problems/validation-failed`.' }),
+  type: z
+    .string()
+    .meta({ description: 'Relative URI reference, e.g. `/problems/validation-failed`.' }),
   title: z.string().meta({ description: 'The HTTP reason phrase.' }),
   status: z.int(),
   detail: z.string().optional(),
   instance: z.string().optional().meta({ description: 'The request path.' }),
-  errors: z.array(z.union([recordErrors, z.strictObject({ path: z.string(), message: z.string() })])).optional().meta({ description: 'On 400 validation-failed: one entry per failing record.' }),
+  errors: z
+    .array(z.union([recordErrors, z.strictObject({ path: z.string(), message: z.string() })]))
+    .optional()
+    .meta({ description: 'On 400 validation-failed: one entry per failing record.' }),
 });
 
 export const readyBodySchema = z.strictObject({
   status: z.literal('ready'),
-  drops: z.optional(z.array(
-    z.strictObject({ pipeline: z.string(), source: z.string(), reachable: z.boolean(), ms: z.number(), problem: z.string().optional() }),
-  )).meta({ description: 'One entry per configured drop; absent when there are none.' }),
+  drops: z
+    .optional(
+      z.array(
+        z.strictObject({
+          pipeline: z.string(),
+          source: z.string(),
+          reachable: z.boolean(),
+          ms: z.number(),
+          problem: z.string().optional(),
+        }),
+      ),
+    )
+    .meta({ description: 'One entry per configured drop; absent when there are none.' }),
 });
 
 /** zod → JSON Schema 2020-12, the dialect of OpenAPI 3.1 (so the `$schema` line is dropped). */
 export function jsonSchema(schema: z.ZodType, description?: string): JsonSchema {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { io: 'input', target: 'draft-2020-12', unrepresentable: 'any' });
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, {
+    io: 'input',
+    target: 'draft-2020-12',
+    unrepresentable: 'any',
+  });
   return description ? { description, ...rest } : rest;
 }
 
@@ -57,18 +87,34 @@ const fieldSchema = (field: CsvField): JsonSchema =>
   field.type === 'number'
     ? { type: 'number' }
     : field.type === 'date'
-      ? { type: 'string', description: 'Date or date-time, e.g. 2026-02-03, 2026-02-03T14:30, 2026-02-03T14:30:05+01:00 (no zone: UTC).' }
+      ? {
+          type: 'string',
+          description:
+            'Date or date-time, e.g. 2026-02-03, 2026-02-03T14:30, 2026-02-03T14:30:05+01:00 (no zone: UTC).',
+        }
       : { type: 'string' };
 
-function objectOf(fields: readonly CsvField[], nested: Record<string, JsonSchema> = {}): JsonSchema {
-  return { type: 'object', properties: { ...Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f)])), ...nested }, additionalProperties: false };
+function objectOf(
+  fields: readonly CsvField[],
+  nested: Record<string, JsonSchema> = {},
+): JsonSchema {
+  return {
+    type: 'object',
+    properties: { ...Object.fromEntries(fields.map((f) => [f.name, fieldSchema(f)])), ...nested },
+    additionalProperties: false,
+  };
 }
 
 /** `{ "<root>": [ legacy records ] }`, from the same mapping table that converts it. */
 export function legacyJsonSchema(converter: LegacyConverter): JsonSchema {
   const { header, lines } = converter.csv;
-  const parts = lines?.parts ? { [lines.parts.name]: { type: 'array', items: objectOf(lines.parts.fields) } } : {};
-  const item = objectOf(header, lines ? { [lines.name]: { type: 'array', items: objectOf(lines.fields, parts) } } : {});
+  const parts = lines?.parts
+    ? { [lines.parts.name]: { type: 'array', items: objectOf(lines.parts.fields) } }
+    : {};
+  const item = objectOf(
+    header,
+    lines ? { [lines.name]: { type: 'array', items: objectOf(lines.fields, parts) } } : {},
+  );
   return {
     description: `The v1 ${converter.kind} shape. Unknown fields are refused.`,
     type: 'object',
@@ -81,8 +127,10 @@ export function legacyJsonSchema(converter: LegacyConverter): JsonSchema {
 /** The CSV columns, in the order a header row lists them. */
 export function csvColumns(layout: CsvLayout): string[] {
   const columns = layout.header.map((f) => f.name);
-  if (layout.lines) columns.push(...layout.lines.fields.map((f) => `${layout.lines!.name}_${f.name}`));
-  if (layout.lines?.parts) columns.push(...layout.lines.parts.fields.map((f) => `${layout.lines!.parts!.name}_${f.name}`));
+  if (layout.lines)
+    columns.push(...layout.lines.fields.map((f) => `${layout.lines!.name}_${f.name}`));
+  if (layout.lines?.parts)
+    columns.push(...layout.lines.parts.fields.map((f) => `${layout.lines!.parts!.name}_${f.name}`));
   return columns;
 }
 

@@ -1,30 +1,65 @@
 import { readFileSync } from 'node:fs';
 import { KINDS } from '../records/index.js';
 import { LEGACY } from '../records/legacy/index.js';
-import { bulkResponseSchema, jsonSchema, legacyCsvSchema, legacyJsonSchema, problemSchema, readyBodySchema, recordSchema, type JsonSchema } from './openapi-schemas.js';
+import {
+  bulkResponseSchema,
+  jsonSchema,
+  legacyCsvSchema,
+  legacyJsonSchema,
+  problemSchema,
+  readyBodySchema,
+  recordSchema,
+  type JsonSchema,
+} from './openapi-schemas.js';
 
 /**
  * GET /openapi.json: OpenAPI 3.1, built once from the schemas the service validates with, so
  * the document cannot drift from the code. test/ops/openapi.test.ts checks that every route
  * of the app is in it and that it is valid OpenAPI 3.1.
  */
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const problem = (description: string) => ({ description, content: { 'application/problem+json': { schema: ref('Problem') } }, headers: { 'x-correlation-id': { $ref: '#/components/headers/CorrelationId' } } });
+const problem = (description: string) => ({
+  description,
+  content: { 'application/problem+json': { schema: ref('Problem') } },
+  headers: { 'x-correlation-id': { $ref: '#/components/headers/CorrelationId' } },
+});
 const PROBLEMS = {
-  '400': problem('`/problems/validation-failed`: `errors` lists every failing record; or `/problems/malformed-body`. Nothing is accepted.'),
-  '401': problem('`/problems/unauthorized`: credentials missing or wrong (`WWW-Authenticate: Basic`).'),
+  '400': problem(
+    '`/problems/validation-failed`: `errors` lists every failing record; or `/problems/malformed-body`. Nothing is accepted.',
+  ),
+  '401': problem(
+    '`/problems/unauthorized`: credentials missing or wrong (`WWW-Authenticate: Basic`).',
+  ),
   '405': problem('`/problems/method-not-allowed`; `Allow` names the method.'),
-  '413': problem('`/problems/payload-too-large`: body or record count over the limit stated in `detail`.'),
+  '413': problem(
+    '`/problems/payload-too-large`: body or record count over the limit stated in `detail`.',
+  ),
   '415': problem('`/problems/unsupported-media-type`.'),
   '500': problem('`/problems/internal-error`: a bug; the body says only that it was logged.'),
-  '503': problem('`/problems/publish-failed`: the broker did not confirm every message. Nothing is accepted; retrying is safe (same message ids). `Retry-After` is set.'),
+  '503': problem(
+    '`/problems/publish-failed`: the broker did not confirm every message. Nothing is accepted; retrying is safe (same message ids). `Retry-After` is set.',
+  ),
 };
-const accepted = { description: 'Every record passed and the broker confirmed every message.', content: { 'application/json': { schema: ref('BulkResponse') } }, headers: { 'x-correlation-id': { $ref: '#/components/headers/CorrelationId' } } };
+const accepted = {
+  description: 'Every record passed and the broker confirmed every message.',
+  content: { 'application/json': { schema: ref('BulkResponse') } },
+  headers: { 'x-correlation-id': { $ref: '#/components/headers/CorrelationId' } },
+};
 const correlation = { $ref: '#/components/parameters/CorrelationId' };
-const schemaName = (kind: string, suffix = '') => `${kind.replace(/(^|-)(\w)/g, (_m, _d: string, c: string) => c.toUpperCase())}${suffix}`;
-const open = (summary: string, description: string, responses: Record<string, unknown>, tag = 'Operations') => ({ get: { tags: [tag], summary, description, security: [], responses } });
+const schemaName = (kind: string, suffix = '') =>
+  `${kind.replace(/(^|-)(\w)/g, (_m, _d: string, c: string) => c.toUpperCase())}${suffix}`;
+const open = (
+  summary: string,
+  description: string,
+  responses: Record<string, unknown>,
+  tag = 'Operations',
+) => ({ get: { tags: [tag], summary, description, security: [], responses } });
 
 function paths(): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -36,7 +71,14 @@ function paths(): Record<string, unknown> {
         summary: `Send a batch of ${kind.label}s`,
         description: `A JSON array of ${kind.label}s, validated all-or-nothing. \`202\` only after the broker confirmed every message.`,
         parameters: [correlation],
-        requestBody: { required: true, content: { 'application/json': { schema: { type: 'array', minItems: 1, items: ref(schemaName(kind.name)) } } } },
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': {
+              schema: { type: 'array', minItems: 1, items: ref(schemaName(kind.name)) },
+            },
+          },
+        },
         responses: { '202': accepted, ...PROBLEMS },
       },
     };
@@ -51,7 +93,13 @@ function paths(): Record<string, unknown> {
         summary: `Send ${kind.label}s in the v1 shape (JSON or CSV)`,
         description: `Converted to v2 ${kind.label}s (fields v1 lacks come from the onboarding profile) and handled like \`POST /api/v2/${kind.name}\`. Errors name the legacy path, or the CSV line and column. Answers carry \`Deprecation\` and a \`Link\` to the successor.`,
         parameters: [correlation],
-        requestBody: { required: true, content: { 'application/json': { schema: ref(schemaName(kind.name, 'V1')) }, 'text/csv': { schema: ref(schemaName(kind.name, 'V1Csv')) } } },
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': { schema: ref(schemaName(kind.name, 'V1')) },
+            'text/csv': { schema: ref(schemaName(kind.name, 'V1Csv')) },
+          },
+        },
         responses: { '202': accepted, ...PROBLEMS },
       },
     };
@@ -63,21 +111,71 @@ function paths(): Record<string, unknown> {
       deprecated: true,
       summary: 'Stock snapshot (not available)',
       description: 'Always `501` (no stock source is connected), the same for every account id.',
-      parameters: [{ name: 'accountId', in: 'path', required: true, schema: { type: 'string' } }, correlation],
+      parameters: [
+        { name: 'accountId', in: 'path', required: true, schema: { type: 'string' } },
+        correlation,
+      ],
       responses: { '501': problem('`/problems/not-implemented`.'), '401': PROBLEMS['401'] },
     },
   };
-  out['/healthz'] = open('Liveness', 'The process runs.', { '200': { description: 'Alive.', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] } } } } });
-  out['/readyz'] = open('Readiness', 'Ready when the publisher is, every tenant and kind routes to a queue, and every drop can be listed (each within 3 s).', {
-    '200': { description: 'Ready; lists each drop.', content: { 'application/json': { schema: ref('Ready') } } },
-    '503': problem('`/problems/not-ready`: `detail` names what is not ready.'),
+  out['/healthz'] = open('Liveness', 'The process runs.', {
+    '200': {
+      description: 'Alive.',
+      content: {
+        'application/json': {
+          schema: { type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] },
+        },
+      },
+    },
   });
-  out['/metrics'] = open('Prometheus metrics', 'Text exposition format 0.0.4. No authentication: expose it on the internal network only.', { '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } } });
-  out['/openapi.json'] = open('This document', 'OpenAPI 3.1, generated from the schemas the service validates with.', { '200': { description: 'The document.', content: { 'application/json': { schema: { type: 'object' } } } } }, 'Documentation');
-  out['/docs'] = open('API reference', 'This document rendered for reading (Swagger UI, served locally).', { '200': { description: 'HTML page.', content: { 'text/html': { schema: { type: 'string' } } } } }, 'Documentation');
+  out['/readyz'] = open(
+    'Readiness',
+    'Ready when the publisher is, every tenant and kind routes to a queue, and every drop can be listed (each within 3 s).',
+    {
+      '200': {
+        description: 'Ready; lists each drop.',
+        content: { 'application/json': { schema: ref('Ready') } },
+      },
+      '503': problem('`/problems/not-ready`: `detail` names what is not ready.'),
+    },
+  );
+  out['/metrics'] = open(
+    'Prometheus metrics',
+    'Text exposition format 0.0.4. No authentication: expose it on the internal network only.',
+    {
+      '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
+    },
+  );
+  out['/openapi.json'] = open(
+    'This document',
+    'OpenAPI 3.1, generated from the schemas the service validates with.',
+    {
+      '200': {
+        description: 'The document.',
+        content: { 'application/json': { schema: { type: 'object' } } },
+      },
+    },
+    'Documentation',
+  );
+  out['/docs'] = open(
+    'API reference',
+    'This document rendered for reading (Swagger UI, served locally).',
+    {
+      '200': {
+        description: 'HTML page.',
+        content: { 'text/html': { schema: { type: 'string' } } },
+      },
+    },
+    'Documentation',
+  );
   out['/docs/{asset}'] = {
     get: {
-      ...open('API reference assets', 'Scripts and styles of the reference page.', { '200': { description: 'The asset.' }, '404': problem('`/problems/not-found`.') }, 'Documentation').get,
+      ...open(
+        'API reference assets',
+        'Scripts and styles of the reference page.',
+        { '200': { description: 'The asset.' }, '404': problem('`/problems/not-found`.') },
+        'Documentation',
+      ).get,
       parameters: [{ name: 'asset', in: 'path', required: true, schema: { type: 'string' } }],
     },
   };
@@ -108,16 +206,39 @@ export function openApiDocument(): Record<string, unknown> {
     info: {
       title: 'warehouse-ingest',
       version: VERSION,
-      description: 'Takes in batches of business records (master data, sales orders, purchase orders, return goods, work orders), validates each batch all-or-nothing and publishes it to RabbitMQ. `202` means the broker confirmed every message.',
+      description:
+        'Takes in batches of business records (master data, sales orders, purchase orders, return goods, work orders), validates each batch all-or-nothing and publishes it to RabbitMQ. `202` means the broker confirmed every message.',
     },
     servers: [{ url: '/' }],
     security: [{ basicAuth: [] }],
-    tags: [{ name: 'v2' }, { name: 'v1 (deprecated)' }, { name: 'Operations' }, { name: 'Documentation' }],
+    tags: [
+      { name: 'v2' },
+      { name: 'v1 (deprecated)' },
+      { name: 'Operations' },
+      { name: 'Documentation' },
+    ],
     paths: paths(),
     components: {
-      securitySchemes: { basicAuth: { type: 'http', scheme: 'basic', description: 'User-id: the business id. Password: its API key.' } },
-      parameters: { CorrelationId: { name: 'x-correlation-id', in: 'header', required: false, description: '1–128 printable ASCII characters without spaces; otherwise a UUID is generated.', schema: { type: 'string' } } },
-      headers: { CorrelationId: { description: 'The request\'s correlation id.', schema: { type: 'string' } } },
+      securitySchemes: {
+        basicAuth: {
+          type: 'http',
+          scheme: 'basic',
+          description: 'User-id: the business id. Password: its API key.',
+        },
+      },
+      parameters: {
+        CorrelationId: {
+          name: 'x-correlation-id',
+          in: 'header',
+          required: false,
+          description:
+            '1–128 printable ASCII characters without spaces; otherwise a UUID is generated.',
+          schema: { type: 'string' },
+        },
+      },
+      headers: {
+        CorrelationId: { description: "The request's correlation id.", schema: { type: 'string' } },
+      },
       schemas: schemas(),
     },
   });

@@ -78,7 +78,10 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   };
 }
 
-export function rateLimitHeaders(limiter: RateLimiter, decision: RateDecision): Record<string, string> {
+export function rateLimitHeaders(
+  limiter: RateLimiter,
+  decision: RateDecision,
+): Record<string, string> {
   return {
     'ratelimit-policy': limiter.policy,
     ratelimit: `"${POLICY_NAME}";r=${decision.remaining};t=${decision.resetSeconds}`,

@@ -40,36 +40,76 @@ export function requestContext(event: H3Event, log: Logger): RequestContext {
   const existing = event.context.request as RequestContext | undefined;
   if (existing) return existing;
   const sent = event.req.headers.get('x-correlation-id');
-  const context = new RequestContext(sent !== null && CORRELATION_ID.test(sent) ? sent : randomUUID(), log);
-  if (sent !== null && sent !== context.correlationId) log.debug({ correlationId: context.correlationId }, 'x-correlation-id was not printable ASCII of 1-128 characters; replaced');
+  const context = new RequestContext(
+    sent !== null && CORRELATION_ID.test(sent) ? sent : randomUUID(),
+    log,
+  );
+  if (sent !== null && sent !== context.correlationId)
+    log.debug(
+      { correlationId: context.correlationId },
+      'x-correlation-id was not printable ASCII of 1-128 characters; replaced',
+    );
   event.context.request = context;
   return context;
 }
 
-export function jsonResponse(status: number, body: unknown, context: RequestContext, extraHeaders: Record<string, string>): Response {
+export function jsonResponse(
+  status: number,
+  body: unknown,
+  context: RequestContext,
+  extraHeaders: Record<string, string>,
+): Response {
   return new Response(JSON.stringify(body), {
     status,
     statusText: reasonPhrase(status),
-    headers: { 'content-type': 'application/json', 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...context.headers, ...extraHeaders },
+    headers: {
+      'content-type': 'application/json',
+      'x-correlation-id': context.correlationId,
+      'cache-control': 'no-store',
+      ...context.headers,
+      ...extraHeaders,
+    },
   });
 }
 
 /** Prometheus text exposition of one registry (the app's own, never the process-global one). */
-export async function metricsResponse(registry: Registry, context: RequestContext, extraHeaders: Record<string, string>): Promise<Response> {
+export async function metricsResponse(
+  registry: Registry,
+  context: RequestContext,
+  extraHeaders: Record<string, string>,
+): Promise<Response> {
   return new Response(await registry.metrics(), {
     status: 200,
-    headers: { 'content-type': registry.contentType, 'x-correlation-id': context.correlationId, 'cache-control': 'no-store', ...extraHeaders },
+    headers: {
+      'content-type': registry.contentType,
+      'x-correlation-id': context.correlationId,
+      'cache-control': 'no-store',
+      ...extraHeaders,
+    },
   });
 }
 
 /** The one place an error becomes an HTTP answer (and a log line). */
-export function problemResponse(error: unknown, event: H3Event, context: RequestContext, extraHeaders: Record<string, string>): Response {
+export function problemResponse(
+  error: unknown,
+  event: H3Event,
+  context: RequestContext,
+  extraHeaders: Record<string, string>,
+): Response {
   const { problem, headers } = toProblem(error, event.url.pathname);
   // The business id is a binding of the request's logger already; a field too would print it twice.
-  const fields = { status: problem.status, code: problem.type, method: event.req.method, path: event.url.pathname };
-  if (problem.status >= 500 && problem.status !== 503) context.log.error({ ...fields, err: error }, 'request failed');
-  else if (problem.type === '/problems/shutting-down') context.log.info(fields, 'request refused: the service is stopping');
-  else if (problem.status === 503) context.log.warn({ ...fields, err: error }, 'request not accepted: publisher unavailable');
+  const fields = {
+    status: problem.status,
+    code: problem.type,
+    method: event.req.method,
+    path: event.url.pathname,
+  };
+  if (problem.status >= 500 && problem.status !== 503)
+    context.log.error({ ...fields, err: error }, 'request failed');
+  else if (problem.type === '/problems/shutting-down')
+    context.log.info(fields, 'request refused: the service is stopping');
+  else if (problem.status === 503)
+    context.log.warn({ ...fields, err: error }, 'request not accepted: publisher unavailable');
   else context.log.info({ ...fields, detail: problem.detail }, 'request refused');
   return new Response(JSON.stringify(problem), {
     status: problem.status,

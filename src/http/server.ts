@@ -1,7 +1,14 @@
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { toNodeHandler, type H3 } from 'h3';
-import { HeaderFieldsTooLarge, MalformedBody, RequestTimeout, toProblem, PROBLEM_MEDIA_TYPE, type IngestError } from '../errors.js';
+import {
+  HeaderFieldsTooLarge,
+  MalformedBody,
+  RequestTimeout,
+  toProblem,
+  PROBLEM_MEDIA_TYPE,
+  type IngestError,
+} from '../errors.js';
 import type { Logger } from '../log.js';
 
 export interface HttpServerOptions {
@@ -35,7 +42,10 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
       headersTimeout: Math.min(options.requestTimeoutMs, 60_000),
       maxHeaderSize: options.maxHeaderBytes,
       // Node looks for timed-out requests only this often (30 s by default): a timeout is honoured within it.
-      connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(options.requestTimeoutMs / 4))),
+      connectionsCheckingInterval: Math.max(
+        100,
+        Math.min(1000, Math.floor(options.requestTimeoutMs / 4)),
+      ),
     },
     toNodeHandler(app),
   );
@@ -83,13 +93,20 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
   });
 }
 
-function clientProblem(error: NodeJS.ErrnoException, options: HttpServerOptions): IngestError | undefined {
+function clientProblem(
+  error: NodeJS.ErrnoException,
+  options: HttpServerOptions,
+): IngestError | undefined {
   if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return undefined;
   if (error.code === 'HPE_HEADER_OVERFLOW') {
-    return new HeaderFieldsTooLarge({ detail: `The request's header section exceeds the limit of ${options.maxHeaderBytes} bytes.` });
+    return new HeaderFieldsTooLarge({
+      detail: `The request's header section exceeds the limit of ${options.maxHeaderBytes} bytes.`,
+    });
   }
   if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT') {
-    return new RequestTimeout({ detail: `The request was not received completely within ${options.requestTimeoutMs} ms.` });
+    return new RequestTimeout({
+      detail: `The request was not received completely within ${options.requestTimeoutMs} ms.`,
+    });
   }
   return new MalformedBody({ detail: 'The request is not well-formed HTTP/1.1.' });
 }

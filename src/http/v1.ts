@@ -2,7 +2,11 @@ import type { H3Event } from 'h3';
 import { NotImplemented } from '../errors.js';
 import { convertLegacyJson, legacyCsvCandidates } from '../decode/legacy.js';
 import type { RecordKind } from '../records/kind.js';
-import { profileFor, type LegacyConverter, type OnboardingProfiles } from '../records/legacy/index.js';
+import {
+  profileFor,
+  type LegacyConverter,
+  type OnboardingProfiles,
+} from '../records/legacy/index.js';
 import { parseJson } from '../decode/json.js';
 import { joinChunks, replay } from './body.js';
 import { batchHandler, type HandlerDependencies } from './batch-endpoint.js';
@@ -16,7 +20,10 @@ import { requestContext } from './respond.js';
 export const V1_DEPRECATED_SINCE = Date.UTC(2026, 0, 1) / 1000;
 
 export function deprecationHeaders(successor: string): Record<string, string> {
-  return { deprecation: `@${V1_DEPRECATED_SINCE}`, link: `<${successor}>; rel="successor-version"` };
+  return {
+    deprecation: `@${V1_DEPRECATED_SINCE}`,
+    link: `<${successor}>; rel="successor-version"`,
+  };
 }
 
 export interface V1Dependencies extends HandlerDependencies {
@@ -36,7 +43,10 @@ export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, dep
         const conversion = {
           converter,
           businessId,
-          context: { defaults: profileFor(deps.onboarding, businessId, kind.name), receivedAt: new Date().toISOString() },
+          context: {
+            defaults: profileFor(deps.onboarding, businessId, kind.name),
+            receivedAt: new Date().toISOString(),
+          },
         };
         // CSV is kept as raw bytes (bounded by the body limit, far smaller than the records they
         // become) and decoded twice by the pipeline: once to validate, once to publish.
@@ -59,6 +69,9 @@ export function stockHandler(deps: V1Dependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     await deps.admission.admit(event, context);
-    throw new NotImplemented({ detail: 'The stock snapshot is not available: no stock source is connected to this service yet.' });
+    throw new NotImplemented({
+      detail:
+        'The stock snapshot is not available: no stock source is connected to this service yet.',
+    });
   };
 }

@@ -13,7 +13,10 @@ export function v2BatchHandler(kind: RecordKind, deps: HandlerDependencies) {
       path: `/api/v2/${kind.name}`,
       formats: ['json'],
       headers: {},
-      toBatch: (_format, chunks) => ({ mode: 'array', records: parseJsonArray(joinChunks(chunks)) }),
+      toBatch: (_format, chunks) => ({
+        mode: 'array',
+        records: parseJsonArray(joinChunks(chunks)),
+      }),
     },
     deps,
   );

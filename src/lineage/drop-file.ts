@@ -55,7 +55,11 @@ export interface LineageFile {
  * A local lineage file, written as chunks are confirmed: memory does not grow with the input.
  * Opened at the first confirmed chunk (or at `end()`), so a rejected input never opens it.
  */
-export function openLineageFile(path: string, header: Omit<FileLineageHeader, 'format'>, { append = false } = {}): LineageFile {
+export function openLineageFile(
+  path: string,
+  header: Omit<FileLineageHeader, 'format'>,
+  { append = false } = {},
+): LineageFile {
   let opened: { out: WriteStream; failed: Promise<never> } | undefined;
   const open = () => {
     const out = createWriteStream(path, { flags: append ? 'a' : 'w' });
@@ -89,7 +93,10 @@ export function openLineageFile(path: string, header: Omit<FileLineageHeader, 'f
  * Reads a lineage file and yields the records whose reference is `reference`. Lines are only
  * split when they hold `TAB reference TAB`, so a million-record file is scanned, not parsed.
  */
-export async function* findInLineageFile(input: Readable, reference: string): AsyncGenerator<{ header: FileLineageHeader; record: FileLineageRecord }> {
+export async function* findInLineageFile(
+  input: Readable,
+  reference: string,
+): AsyncGenerator<{ header: FileLineageHeader; record: FileLineageRecord }> {
   const needle = `\t${escapeField(reference)}\t`;
   let header: FileLineageHeader | undefined;
   const lines = createInterface({ input, crlfDelay: Infinity });
@@ -97,7 +104,8 @@ export async function* findInLineageFile(input: Readable, reference: string): As
     for await (const text of lines) {
       if (header === undefined) {
         header = JSON.parse(text) as FileLineageHeader;
-        if (header.format !== LINEAGE_FORMAT) throw new Error(`not a lineage file of format ${LINEAGE_FORMAT}`);
+        if (header.format !== LINEAGE_FORMAT)
+          throw new Error(`not a lineage file of format ${LINEAGE_FORMAT}`);
         continue;
       }
       if (!text.includes(needle)) continue;
@@ -112,7 +120,12 @@ export async function* findInLineageFile(input: Readable, reference: string): As
 
 function parseRecord(text: string): FileLineageRecord {
   const [index, line, escaped, messageId] = text.split('\t');
-  return { index: Number(index), ...(line ? { line: Number(line) } : {}), reference: unescapeField(escaped ?? ''), messageId: messageId ?? '' };
+  return {
+    index: Number(index),
+    ...(line ? { line: Number(line) } : {}),
+    reference: unescapeField(escaped ?? ''),
+    messageId: messageId ?? '',
+  };
 }
 
 // A record's number is any non-empty string: tabs, line breaks and backslashes are escaped as `\t`, `\n`, `\r`, `\\`.
@@ -125,5 +138,7 @@ export function escapeField(value: string): string {
 }
 
 function unescapeField(value: string): string {
-  return value.includes('\\') ? value.replace(/\\([tnr\\])/g, (_, c: string) => UNESCAPES[c]!) : value;
+  return value.includes('\\')
+    ? value.replace(/\\([tnr\\])/g, (_, c: string) => UNESCAPES[c]!)
+    : value;
 }

@@ -81,7 +81,10 @@ export function createLineageJournal(options: LineageJournalOptions, log: Logger
 
   const lost = (lines: number, error: unknown) => {
     options.onWriteFailure?.(lines);
-    log.error({ err: error, reason: (error as Error).message, lines, directory }, 'lineage journal write failed: these records have no HTTP lineage');
+    log.error(
+      { err: error, reason: (error as Error).message, lines, directory },
+      'lineage journal write failed: these records have no HTTP lineage',
+    );
   };
 
   async function prune(today: string): Promise<void> {
@@ -94,7 +97,10 @@ export function createLineageJournal(options: LineageJournalOptions, log: Logger
       }
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      log.warn({ reason: (error as Error).message, directory }, 'could not delete old lineage journal files');
+      log.warn(
+        { reason: (error as Error).message, directory },
+        'could not delete old lineage journal files',
+      );
     }
   }
 
@@ -178,10 +184,18 @@ export async function journalFiles(directory: string, sinceDay?: string): Promis
 export const entryPrefix = (reference: string) => `{"reference":${JSON.stringify(reference)},`;
 
 /** The HTTP lineage journal as configured; none in the sandbox, which publishes nothing to trace. */
-export function openLineageJournal(config: Readonly<Config>, log: Logger, metrics: Metrics): LineageJournal | undefined {
+export function openLineageJournal(
+  config: Readonly<Config>,
+  log: Logger,
+  metrics: Metrics,
+): LineageJournal | undefined {
   if (config.environment === 'sandbox') return undefined;
   return createLineageJournal(
-    { directory: lineageDirectory(config), retentionDays: config.lineage.retentionDays, onWriteFailure: (records) => metrics.lineageLost(records) },
+    {
+      directory: lineageDirectory(config),
+      retentionDays: config.lineage.retentionDays,
+      onWriteFailure: (records) => metrics.lineageLost(records),
+    },
     log.child({ component: 'lineage' }),
   );
 }

@@ -49,11 +49,17 @@ export interface FileMatch extends Omit<JournalEntry, 'endpoint' | 'correlationI
 export type LineageMatch = HttpMatch | FileMatch;
 
 /** Entries of the HTTP journal in `directory` for the query, oldest first. */
-export async function* searchJournal(directory: string, query: LineageQuery): AsyncGenerator<HttpMatch> {
+export async function* searchJournal(
+  directory: string,
+  query: LineageQuery,
+): AsyncGenerator<HttpMatch> {
   const since = query.since?.toISOString();
   const prefix = entryPrefix(query.reference);
   for (const file of await journalFiles(directory, since?.slice(0, 10))) {
-    for await (const text of createInterface({ input: createReadStream(file), crlfDelay: Infinity })) {
+    for await (const text of createInterface({
+      input: createReadStream(file),
+      crlfDelay: Infinity,
+    })) {
       if (!text.startsWith(prefix)) continue;
       let entry: JournalEntry;
       try {
@@ -61,14 +67,21 @@ export async function* searchJournal(directory: string, query: LineageQuery): As
       } catch {
         continue; // a line torn by a crash mid-write
       }
-      if (!matches(query, entry.kind, entry.businessId) || (since !== undefined && entry.at < since)) continue;
+      if (
+        !matches(query, entry.kind, entry.businessId) ||
+        (since !== undefined && entry.at < since)
+      )
+        continue;
       yield { source: 'http', ...entry };
     }
   }
 }
 
 /** Records of a drop's accepted inputs for the query. */
-export async function* searchDrop({ pipeline, store }: OpenedDrop, query: LineageQuery): AsyncGenerator<FileMatch> {
+export async function* searchDrop(
+  { pipeline, store }: OpenedDrop,
+  query: LineageQuery,
+): AsyncGenerator<FileMatch> {
   if (!matches(query, pipeline.kind, pipeline.businessId)) return;
   const drop = `${store.type}:${store.where}`;
   for (const entry of await store.list(`${WORK_FOLDER}/state`)) {
@@ -78,9 +91,13 @@ export async function* searchDrop({ pipeline, store }: OpenedDrop, query: Lineag
     if (query.since) {
       // The state is small: inputs processed earlier are skipped without reading their lineage.
       input = await inputOf(sha256);
-      if (!input.state?.processedAt || Date.parse(input.state.processedAt) < query.since.getTime()) continue;
+      if (!input.state?.processedAt || Date.parse(input.state.processedAt) < query.since.getTime())
+        continue;
     }
-    for await (const { header, record } of findInLineageFile(await store.read(entry.name), query.reference)) {
+    for await (const { header, record } of findInLineageFile(
+      await store.read(entry.name),
+      query.reference,
+    )) {
       input ??= await inputOf(sha256);
       const { state, location } = input;
       yield {
@@ -103,14 +120,19 @@ export async function* searchDrop({ pipeline, store }: OpenedDrop, query: Lineag
   /** The input's state, and where the file sits now: next to its receipt, unless it was deleted or moved away. */
   async function inputOf(sha256: string): Promise<{ state?: InputState; location?: string }> {
     const state = await readState(store, sha256);
-    const place = state?.location ?? (state?.receipt?.endsWith(RECEIPT_SUFFIX) ? state.receipt.slice(0, -RECEIPT_SUFFIX.length) : undefined);
+    const place =
+      state?.location ??
+      (state?.receipt?.endsWith(RECEIPT_SUFFIX)
+        ? state.receipt.slice(0, -RECEIPT_SUFFIX.length)
+        : undefined);
     const location = place !== undefined && (await store.stat(place)) ? place : undefined;
     return { ...(state && { state }), ...(location && { location }) };
   }
 }
 
 const matches = (query: LineageQuery, kind: string, businessId: string) =>
-  (query.kind === undefined || query.kind === kind) && (query.businessId === undefined || query.businessId === businessId);
+  (query.kind === undefined || query.kind === kind) &&
+  (query.businessId === undefined || query.businessId === businessId);
 
 /** One readable line per match: the input, the line, the message id and the receipt. */
 export function describeMatch(match: LineageMatch): string {
@@ -122,8 +144,10 @@ export function describeMatch(match: LineageMatch): string {
   }
   const m = match;
   const line = m.line === undefined ? '' : `line ${m.line}, `;
-  const where = m.location === undefined ? `${m.drop}, no longer in the drop` : `${m.drop}/${m.location}`;
-  const receipt = m.receipt === undefined ? `no receipt yet (${m.status ?? 'no state'})` : `receipt ${m.receipt}`;
+  const where =
+    m.location === undefined ? `${m.drop}, no longer in the drop` : `${m.drop}/${m.location}`;
+  const receipt =
+    m.receipt === undefined ? `no receipt yet (${m.status ?? 'no state'})` : `receipt ${m.receipt}`;
   const processed = m.processedAt === undefined ? '' : `, processed ${m.processedAt}`;
   return `${head} file ${m.file}, ${line}record ${m.index}, pipeline ${m.pipeline} (${where}) — message ${m.messageId}, ${receipt}${processed}`;
 }

@@ -99,7 +99,6 @@ export interface BulkResponse {
   correlationId: string;
 }
 
-
 /** How one batch ended: `rejected` is the input's fault (4xx), `failed` is ours or the broker's. */
 export interface BatchOutcome {
   readonly batch: Batch;

@@ -23,7 +23,10 @@ export function withBulkhead(ingest: Ingest, options: BulkheadOptions): Ingest {
   return async (batch) => {
     const running = inFlight.get(batch.businessId) ?? 0;
     if (running >= maxInFlight) {
-      batch.log.info({ inFlight: running }, 'batch refused: too many batches of this business in flight');
+      batch.log.info(
+        { inFlight: running },
+        'batch refused: too many batches of this business in flight',
+      );
       throw new TooManyRequests(
         `This business already has ${running} batch(es) being processed; at most ${maxInFlight} at once. Retry after the others are answered.`,
         retryAfterSeconds,

@@ -6,8 +6,16 @@ import { createIngest } from './ingest.js';
 import { compileRoutingKey } from './route.js';
 
 /** The one `ingest()` every source feeds, routed as configured and counted in `metrics` when given. */
-export function configuredIngest(config: Readonly<Config>, publisher: Publisher, metrics?: Metrics): Ingest {
+export function configuredIngest(
+  config: Readonly<Config>,
+  publisher: Publisher,
+  metrics?: Metrics,
+): Ingest {
   const routingKeyFor = compileRoutingKey(config.broker.routingKey);
   if (!metrics) return createIngest({ publisher, routingKeyFor });
-  return createIngest({ publisher: metrics.timed(publisher), routingKeyFor, observer: metrics.observeBatch });
+  return createIngest({
+    publisher: metrics.timed(publisher),
+    routingKeyFor,
+    observer: metrics.observeBatch,
+  });
 }

@@ -9,7 +9,6 @@ import type { RoutingKeyFor } from './route.js';
 import { validateBatch, type Verdict } from './validate-batch.js';
 import type { ArrayBatch, Batch, BatchOutcome, Ingest, StreamBatch } from './batch.js';
 
-
 export interface IngestDependencies {
   readonly publisher: Publisher;
   readonly routingKeyFor: RoutingKeyFor;
@@ -28,7 +27,13 @@ export const PUBLISH_CHUNK = 1000;
  * `PublishFailed` (nothing reported accepted; a retry is safe: same records, same ids).
  */
 export function createIngest({ publisher, routingKeyFor, observer }: IngestDependencies): Ingest {
-  function toMessage(batch: Batch, ids: MessageIds, record: Record<string, unknown>, timestamp: number, headers: Record<string, string>): OutboundMessage {
+  function toMessage(
+    batch: Batch,
+    ids: MessageIds,
+    record: Record<string, unknown>,
+    timestamp: number,
+    headers: Record<string, string>,
+  ): OutboundMessage {
     const body = Buffer.from(JSON.stringify(record));
     return {
       messageId: ids.forRecord(record, body),
@@ -41,21 +46,35 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     };
   }
 
-  async function ingestArray(batch: ArrayBatch, accepted: Record<string, unknown>[]): Promise<Published> {
+  async function ingestArray(
+    batch: ArrayBatch,
+    accepted: Record<string, unknown>[],
+  ): Promise<Published> {
     const ids = new MessageIds(batch.businessId, batch.kind.name, batch.volatilePaths);
     const timestamp = Date.now();
     const headers = messageHeaders(batch);
     const messages = accepted.map((record) => toMessage(batch, ids, record, timestamp, headers));
     await publisher.publish(messages);
     const messageIds = messages.map((message) => message.messageId);
-    if (batch.onLineage) await batch.onLineage({ first: 0, messageIds, references: accepted.map((record) => referenceOf(batch.kind, record)) });
+    if (batch.onLineage)
+      await batch.onLineage({
+        first: 0,
+        messageIds,
+        references: accepted.map((record) => referenceOf(batch.kind, record)),
+      });
     return { count: messages.length, messageIds };
   }
 
-  async function ingestStream(batch: StreamBatch, total: number, repeats: RepeatFilter): Promise<Published> {
+  async function ingestStream(
+    batch: StreamBatch,
+    total: number,
+    repeats: RepeatFilter,
+  ): Promise<Published> {
     const { kind, businessId, signal } = batch;
     // Pass 2: publish in confirmed chunks; a failure part-way leaves only stable-id copies behind.
-    const ids = new MessageIds(businessId, kind.name, batch.volatilePaths, (hex) => repeats.mayRepeat(hex));
+    const ids = new MessageIds(businessId, kind.name, batch.volatilePaths, (hex) =>
+      repeats.mayRepeat(hex),
+    );
     const timestamp = Date.now();
     const headers = messageHeaders(batch);
     const messageIds: string[] = [];
@@ -96,7 +115,11 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     try {
       for await (const candidate of batch.open('publish')) {
         const result = validateRecord(kind, candidate.record, businessId);
-        if (!result.ok) throw new InternalError({ detail: 'The input changed between validation and publishing; nothing more was published.' });
+        if (!result.ok)
+          throw new InternalError({
+            detail:
+              'The input changed between validation and publishing; nothing more was published.',
+          });
         position += 1;
         if (position <= skip) {
           ids.forRecord(result.record, Buffer.from(JSON.stringify(result.record))); // numbers repeats as the first try did
@@ -120,7 +143,8 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       await previous; // nothing is left publishing behind the caller's back, also after an error
     }
     if (interrupted) throw new Interrupted(published);
-    if (published !== total) throw new InternalError({ detail: 'The input changed between validation and publishing.' });
+    if (published !== total)
+      throw new InternalError({ detail: 'The input changed between validation and publishing.' });
     return { count: published, messageIds };
   }
 
@@ -128,7 +152,9 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
    * For a streamed batch, the validation pass also finds which records may repeat (so that the
    * publish pass numbers identical records without remembering every one): see `RepeatFilter`.
    */
-  function repeatsOf(batch: Batch): { filter: RepeatFilter; onValid: (record: Record<string, unknown>) => void } | undefined {
+  function repeatsOf(
+    batch: Batch,
+  ): { filter: RepeatFilter; onValid: (record: Record<string, unknown>) => void } | undefined {
     if (batch.mode === 'array') return undefined;
     const filter = new RepeatFilter();
     const digests = new MessageIds(batch.businessId, batch.kind.name, batch.volatilePaths);
@@ -143,14 +169,19 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
 
   return async function ingest(batch) {
     const started = performance.now();
-    const observe = (outcome: BatchOutcome['outcome'], records: number, error?: unknown) => observer?.({ batch, outcome, records, ms: performance.now() - started, error });
+    const observe = (outcome: BatchOutcome['outcome'], records: number, error?: unknown) =>
+      observer?.({ batch, outcome, records, ms: performance.now() - started, error });
     let verdict: Verdict;
     const repeats = repeatsOf(batch);
     try {
       verdict = await validateBatch(batch, repeats?.onValid);
     } catch (error) {
       // A stream that cannot be read (broken CSV is a 4xx; a disk error is not) fails here too.
-      observe(isIngestError(error) && error.status < 500 ? 'rejected' : 'failed', batch.mode === 'array' ? batch.records.length : 0, error);
+      observe(
+        isIngestError(error) && error.status < 500 ? 'rejected' : 'failed',
+        batch.mode === 'array' ? batch.records.length : 0,
+        error,
+      );
       throw error;
     }
     if (!verdict.ok) {
@@ -161,13 +192,19 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     let published: Published;
     try {
       if (batch.onValidated) await batch.onValidated(verdict.total);
-      published = batch.mode === 'array' ? await ingestArray(batch, verdict.accepted ?? []) : await ingestStream(batch, verdict.total, repeats!.filter);
+      published =
+        batch.mode === 'array'
+          ? await ingestArray(batch, verdict.accepted ?? [])
+          : await ingestStream(batch, verdict.total, repeats!.filter);
     } catch (error) {
       observe('failed', verdict.total, error);
       throw error;
     }
     const { count, messageIds } = published;
-    batch.log.info({ records: count, publisher: publisher.name, ms: Math.round(performance.now() - started) }, 'batch accepted');
+    batch.log.info(
+      { records: count, publisher: publisher.name, ms: Math.round(performance.now() - started) },
+      'batch accepted',
+    );
     observe('accepted', count);
     return { success: true, recordCount: count, messageIds, correlationId: batch.correlationId };
   };
@@ -180,5 +217,9 @@ interface Published {
 }
 
 function messageHeaders(batch: Batch): Record<string, string> {
-  return { 'business-id': batch.businessId, source: batch.source.type, 'source-name': batch.source.name };
+  return {
+    'business-id': batch.businessId,
+    source: batch.source.type,
+    'source-name': batch.source.name,
+  };
 }

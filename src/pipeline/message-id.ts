@@ -26,7 +26,11 @@ export class MessageIds {
 
   /** The SHA-256 that identifies a record whose published bytes are `body` (before occurrence numbering). */
   digest(record: Record<string, unknown>, body: Buffer): Buffer {
-    return this.hash(this.volatilePaths.length === 0 ? body : Buffer.from(JSON.stringify(withoutPaths(record, this.volatilePaths))));
+    return this.hash(
+      this.volatilePaths.length === 0
+        ? body
+        : Buffer.from(JSON.stringify(withoutPaths(record, this.volatilePaths))),
+    );
   }
 
   /** The id for a record whose published bytes are `body`. */
@@ -40,7 +44,13 @@ export class MessageIds {
   }
 
   private hash(bytes: Buffer): Buffer {
-    return createHash('sha256').update(this.businessId).update('\0').update(this.kind).update('\0').update(bytes).digest();
+    return createHash('sha256')
+      .update(this.businessId)
+      .update('\0')
+      .update(this.kind)
+      .update('\0')
+      .update(bytes)
+      .digest();
   }
 
   private fromDigest(digest: string): string {
@@ -67,7 +77,10 @@ function uuidV8(hex: string): string {
  * A copy of `record` without the given paths, sharing everything off those paths (only the
  * objects along each path are copied), so the record itself is not changed.
  */
-export function withoutPaths(record: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+export function withoutPaths(
+  record: Record<string, unknown>,
+  paths: readonly string[],
+): Record<string, unknown> {
   let out = record;
   for (const path of paths) out = drop(out, path.split('.')) as Record<string, unknown>;
   return out;
@@ -78,7 +91,8 @@ function drop(node: unknown, keys: readonly string[]): unknown {
   const [first, ...rest] = keys as [string, ...string[]];
   const each = first.endsWith('[]');
   const key = each ? first.slice(0, -2) : first;
-  if (typeof node !== 'object' || node === null || Array.isArray(node) || !Object.hasOwn(node, key)) return node;
+  if (typeof node !== 'object' || node === null || Array.isArray(node) || !Object.hasOwn(node, key))
+    return node;
   const copy = { ...(node as Record<string, unknown>) };
   if (rest.length === 0 && !each) {
     delete copy[key];

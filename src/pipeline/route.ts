@@ -6,7 +6,11 @@ import type { KindName } from '../records/kind.js';
  * `*`, `#` and white space inside a value become `_` so a value can never add words or
  * wildcards; a missing value becomes `_`.
  */
-export type RoutingKeyFor = (kind: KindName, businessId: string, record: Record<string, unknown>) => string;
+export type RoutingKeyFor = (
+  kind: KindName,
+  businessId: string,
+  record: Record<string, unknown>,
+) => string;
 
 type Part = string | { field: readonly string[] } | 'kind' | 'businessId';
 
@@ -37,7 +41,9 @@ export function compileRoutingKey(template: string): RoutingKeyFor {
 
 /** Placeholders naming record fields, e.g. `identifiers.site`. */
 export function templateFields(template: string): string[] {
-  return [...template.matchAll(PLACEHOLDER)].map((m) => m[1]!).filter((n) => n !== 'kind' && n !== 'businessId');
+  return [...template.matchAll(PLACEHOLDER)]
+    .map((m) => m[1]!)
+    .filter((n) => n !== 'kind' && n !== 'businessId');
 }
 
 function fieldValue(record: Record<string, unknown>, field: readonly string[]): unknown {

@@ -1,4 +1,10 @@
-import { Interrupted, MalformedBody, PayloadTooLarge, ValidationFailed, type RecordErrors } from '../errors.js';
+import {
+  Interrupted,
+  MalformedBody,
+  PayloadTooLarge,
+  ValidationFailed,
+  type RecordErrors,
+} from '../errors.js';
 import { validateRecord } from '../records/validate.js';
 import type { ArrayBatch, Batch, StreamBatch } from './batch.js';
 
@@ -10,14 +16,26 @@ export const MAX_LISTED_FAILURES = 1000;
  * offline `validate` command (which only prints), so both word every failure the same way.
  */
 export type Verdict =
-  | { readonly ok: true; readonly total: number; /** Array batches only: the validated records, in order. */ readonly accepted?: Record<string, unknown>[] }
-  | { readonly ok: false; readonly total: number; readonly failing: number; readonly error: ValidationFailed };
+  | {
+      readonly ok: true;
+      readonly total: number /** Array batches only: the validated records, in order. */;
+      readonly accepted?: Record<string, unknown>[];
+    }
+  | {
+      readonly ok: false;
+      readonly total: number;
+      readonly failing: number;
+      readonly error: ValidationFailed;
+    };
 
 /**
  * Validates every record of a batch (all-or-nothing). Resolves with the verdict; throws
  * `MalformedBody` (no records) or `PayloadTooLarge` (over `maxRecords`), exactly as the API answers.
  */
-export async function validateBatch(batch: Batch, onValid?: (record: Record<string, unknown>) => void): Promise<Verdict> {
+export async function validateBatch(
+  batch: Batch,
+  onValid?: (record: Record<string, unknown>) => void,
+): Promise<Verdict> {
   return batch.mode === 'array' ? validateArray(batch) : validateStream(batch, onValid);
 }
 
@@ -32,7 +50,10 @@ export function checkCount(batch: Batch, count: number): void {
 
 function rejected(failures: RecordErrors[], failing: number, total: number): Verdict {
   const listed = failing > failures.length ? `; the first ${failures.length} are listed` : '';
-  const error = new ValidationFailed({ detail: `${failing} of ${total} record(s) failed validation${listed}; no record was accepted.`, errors: failures });
+  const error = new ValidationFailed({
+    detail: `${failing} of ${total} record(s) failed validation${listed}; no record was accepted.`,
+    errors: failures,
+  });
   return { ok: false, total, failing, error };
 }
 
@@ -56,7 +77,10 @@ function validateArray(batch: ArrayBatch): Verdict {
  * Reads the stream once (or until `batch.signal` aborts it); nothing is kept but the errors. `onValid` sees each valid record while
  * no record has failed yet (after a failure nothing will be published, so nothing more is needed).
  */
-async function validateStream(batch: StreamBatch, onValid?: (record: Record<string, unknown>) => void): Promise<Verdict> {
+async function validateStream(
+  batch: StreamBatch,
+  onValid?: (record: Record<string, unknown>) => void,
+): Promise<Verdict> {
   const { kind, businessId } = batch;
   const failures: RecordErrors[] = [];
   let failing = 0;
@@ -69,7 +93,10 @@ async function validateStream(batch: StreamBatch, onValid?: (record: Record<stri
       failing += 1;
       if (failures.length < MAX_LISTED_FAILURES) {
         const v2Errors = result.ok ? [] : result.errors;
-        failures.push({ index: total, errors: candidate.explain ? candidate.explain(v2Errors) : v2Errors });
+        failures.push({
+          index: total,
+          errors: candidate.explain ? candidate.explain(v2Errors) : v2Errors,
+        });
       }
     }
     total += 1;

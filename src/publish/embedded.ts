@@ -85,8 +85,14 @@ export function createEmbeddedPublisher(options: EmbeddedOptions, log: Logger): 
         await writeGroup(group.map((entry) => entry.text).join(''));
         for (const entry of group) entry.resolve();
       } catch (error) {
-        log.error({ directory, reason: error instanceof Error ? error.message : String(error) }, 'could not write the embedded outbox');
-        const failure = new PublishFailed('The records could not be stored; the batch was not accepted.', error);
+        log.error(
+          { directory, reason: error instanceof Error ? error.message : String(error) },
+          'could not write the embedded outbox',
+        );
+        const failure = new PublishFailed(
+          'The records could not be stored; the batch was not accepted.',
+          error,
+        );
         for (const entry of group) entry.reject(failure);
       }
     }
@@ -104,14 +110,20 @@ export function createEmbeddedPublisher(options: EmbeddedOptions, log: Logger): 
         await mkdir(directory, { recursive: true });
       } catch (error) {
         // Not fatal: readiness reports it and every publish answers 503 until it is fixed.
-        log.error({ directory, reason: error instanceof Error ? error.message : String(error) }, 'could not create the embedded outbox folder');
+        log.error(
+          { directory, reason: error instanceof Error ? error.message : String(error) },
+          'could not create the embedded outbox folder',
+        );
       }
     },
     async publish(messages) {
-      if (closed) throw new PublishFailed('The service is shutting down; the batch was not accepted.');
+      if (closed)
+        throw new PublishFailed('The service is shutting down; the batch was not accepted.');
       if (messages.length === 0) return;
       const text = messages.map(toLine).join('');
-      const stored = new Promise<void>((resolve, reject) => waiting.push({ text, resolve, reject }));
+      const stored = new Promise<void>((resolve, reject) =>
+        waiting.push({ text, resolve, reject }),
+      );
       flushing ??= flushLoop();
       return stored;
     },

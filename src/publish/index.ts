@@ -7,8 +7,17 @@ import type { Publisher } from './publisher.js';
 import { createRabbitMqPublisher } from './rabbitmq.js';
 
 export type { OutboundMessage, Publisher, ReadinessCheck } from './publisher.js';
-export { createRabbitMqPublisher, type RabbitMqOptions, type RabbitMqPublisher, type RabbitMqState } from './rabbitmq.js';
-export { createEmbeddedPublisher, type EmbeddedOptions, type EmbeddedPublisher } from './embedded.js';
+export {
+  createRabbitMqPublisher,
+  type RabbitMqOptions,
+  type RabbitMqPublisher,
+  type RabbitMqState,
+} from './rabbitmq.js';
+export {
+  createEmbeddedPublisher,
+  type EmbeddedOptions,
+  type EmbeddedPublisher,
+} from './embedded.js';
 export { createNonePublisher } from './none.js';
 
 /**
@@ -22,7 +31,11 @@ export function createPublisher(config: Readonly<Config>, log: Logger): Publishe
       {
         url: config.broker.url,
         exchange: config.broker.exchange,
-        queues: config.broker.queues.map((q) => ({ name: q.name, bindingKeys: [...q.bindingKeys], ...(q.arguments ? { arguments: q.arguments } : {}) })),
+        queues: config.broker.queues.map((q) => ({
+          name: q.name,
+          bindingKeys: [...q.bindingKeys],
+          ...(q.arguments ? { arguments: q.arguments } : {}),
+        })),
         publishTimeoutMs: config.broker.publishTimeoutMs,
         reconnect: { ...config.broker.reconnect },
         clientName: 'warehouse-ingest',
@@ -30,5 +43,8 @@ export function createPublisher(config: Readonly<Config>, log: Logger): Publishe
       log.child({ component: 'rabbitmq', broker: safeUrl(config.broker.url) }),
     );
   }
-  return createEmbeddedPublisher({ directory: path.resolve(config.dataDirectory, 'outbox') }, log.child({ component: 'embedded-publisher' }));
+  return createEmbeddedPublisher(
+    { directory: path.resolve(config.dataDirectory, 'outbox') },
+    log.child({ component: 'embedded-publisher' }),
+  );
 }

@@ -36,7 +36,11 @@ interface Returned {
  * same id, but identical ids imply identical content and route, so which copy consumes the
  * return does not matter.
  */
-export function confirmedChannel(channel: ConfirmChannel, exchange: string, timeoutMs: number): ConfirmedChannel {
+export function confirmedChannel(
+  channel: ConfirmChannel,
+  exchange: string,
+  timeoutMs: number,
+): ConfirmedChannel {
   const inFlight = new Set<Batch>();
   const returns = new Map<string, Returned>();
   let lastError: Error | undefined;
@@ -48,7 +52,11 @@ export function confirmedChannel(channel: ConfirmChannel, exchange: string, time
   channel.on('return', (message: Message) => {
     const id = String(message.properties.messageId);
     const fields = message.fields as Message['fields'] & { replyCode?: number; replyText?: string };
-    const entry = returns.get(id) ?? { count: 0, routingKey: fields.routingKey, reply: `${fields.replyCode ?? '?'} ${fields.replyText ?? ''}`.trim() };
+    const entry = returns.get(id) ?? {
+      count: 0,
+      routingKey: fields.routingKey,
+      reply: `${fields.replyCode ?? '?'} ${fields.replyText ?? ''}`.trim(),
+    };
     entry.count += 1;
     returns.set(id, entry);
   });
@@ -76,14 +84,21 @@ export function confirmedChannel(channel: ConfirmChannel, exchange: string, time
     let resolveOutcome!: () => void;
     let rejectOutcome!: (error: PublishFailed) => void;
     let finish!: () => void;
-    const outcome = new Promise<void>((resolve, reject) => ((resolveOutcome = resolve), (rejectOutcome = reject)));
+    const outcome = new Promise<void>((resolve, reject) => {
+      resolveOutcome = resolve;
+      rejectOutcome = reject;
+    });
     const finished = new Promise<void>((resolve) => (finish = resolve));
     const batch: Batch = {
       unconfirmed: size,
       settled: false,
       finished,
       timer: setTimeout(() => {
-        batch.settle(new PublishFailed(`The broker did not confirm ${batch.unconfirmed} of ${size} messages within ${timeoutMs} ms.`));
+        batch.settle(
+          new PublishFailed(
+            `The broker did not confirm ${batch.unconfirmed} of ${size} messages within ${timeoutMs} ms.`,
+          ),
+        );
       }, timeoutMs),
       // Settles once; anything later (late acks after a timeout) is ignored.
       settle(error) {
@@ -105,7 +120,11 @@ export function confirmedChannel(channel: ConfirmChannel, exchange: string, time
     const returned = error ? undefined : takeReturn(message.messageId);
     if (batch.settled) return;
     if (error) {
-      batch.settle(new PublishFailed(`The broker refused message ${message.messageId} (nack); the batch was not accepted.`));
+      batch.settle(
+        new PublishFailed(
+          `The broker refused message ${message.messageId} (nack); the batch was not accepted.`,
+        ),
+      );
     } else if (returned) {
       batch.settle(
         new PublishFailed(
@@ -152,7 +171,12 @@ export function confirmedChannel(channel: ConfirmChannel, exchange: string, time
         );
       } catch (error) {
         // Closed channel (IllegalOperationError) or an oversized header table (RangeError).
-        batch.settle(new PublishFailed(`Message ${message.messageId} could not be sent to the broker: ${String(error)}`, error));
+        batch.settle(
+          new PublishFailed(
+            `Message ${message.messageId} could not be sent to the broker: ${String(error)}`,
+            error,
+          ),
+        );
         return;
       }
       if (!flowing) await drained(batch);
@@ -163,7 +187,10 @@ export function confirmedChannel(channel: ConfirmChannel, exchange: string, time
     channel,
     closed,
     publish(messages) {
-      if (isClosed) return Promise.reject(new PublishFailed('The publishing channel is closed; the batch was not accepted.'));
+      if (isClosed)
+        return Promise.reject(
+          new PublishFailed('The publishing channel is closed; the batch was not accepted.'),
+        );
       if (messages.length === 0) return Promise.resolve();
       const { batch, outcome } = startBatch(messages.length);
       // Not awaited: the outcome promise already has its reader (our caller), and awaiting

@@ -3,7 +3,11 @@ import type { Channel, ChannelModel } from 'amqplib';
 /** What the publisher declares on every (re)connect, and what readiness checks still exists. */
 export interface Topology {
   readonly exchange: string;
-  readonly queues: ReadonlyArray<{ readonly name: string; readonly bindingKeys: readonly string[]; readonly arguments?: Readonly<Record<string, unknown>> }>;
+  readonly queues: ReadonlyArray<{
+    readonly name: string;
+    readonly bindingKeys: readonly string[];
+    readonly arguments?: Readonly<Record<string, unknown>>;
+  }>;
 }
 
 /**
@@ -54,7 +58,10 @@ export async function assertTopology(connection: ChannelModel, topology: Topolog
     for (const queue of topology.queues) {
       step = `declaration of queue '${queue.name}' (durable)`;
       // Arguments must match an existing queue's exactly (x-queue-type, x-max-length, dead-lettering…).
-      await channel.assertQueue(queue.name, { durable: true, ...(queue.arguments ? { arguments: { ...queue.arguments } } : {}) });
+      await channel.assertQueue(queue.name, {
+        durable: true,
+        ...(queue.arguments ? { arguments: { ...queue.arguments } } : {}),
+      });
       for (const key of queue.bindingKeys) {
         step = `binding of queue '${queue.name}' to exchange '${topology.exchange}' with key '${key}'`;
         await channel.bindQueue(queue.name, topology.exchange, key);
@@ -62,7 +69,9 @@ export async function assertTopology(connection: ChannelModel, topology: Topolog
     }
   } catch (error) {
     if (replyCode(error) === undefined) throw error; // connection trouble: the caller reconnects
-    throw new TopologyError(`The broker refused the ${step}: ${messageOf(error)}`, { cause: error });
+    throw new TopologyError(`The broker refused the ${step}: ${messageOf(error)}`, {
+      cause: error,
+    });
   } finally {
     closeQuietly(channel);
   }
@@ -73,7 +82,10 @@ export async function assertTopology(connection: ChannelModel, topology: Topolog
  * deleted them). A failed passive check closes its channel, so a fresh one is opened after
  * each failure. Returns one safe line per problem.
  */
-export async function checkTopology(connection: ChannelModel, topology: Topology): Promise<string[]> {
+export async function checkTopology(
+  connection: ChannelModel,
+  topology: Topology,
+): Promise<string[]> {
   const checks: Array<[string, (channel: Channel) => Promise<unknown>]> = [
     [`exchange '${topology.exchange}'`, (ch) => ch.checkExchange(topology.exchange)],
     ...topology.queues.map((q): [string, (channel: Channel) => Promise<unknown>] => [
@@ -90,7 +102,11 @@ export async function checkTopology(connection: ChannelModel, topology: Topology
         await check(channel);
       } catch (error) {
         channel = undefined; // the broker closed it
-        problems.push(replyCode(error) === 404 ? `${what} does not exist on the broker` : `${what}: ${messageOf(error)}`);
+        problems.push(
+          replyCode(error) === 404
+            ? `${what} does not exist on the broker`
+            : `${what}: ${messageOf(error)}`,
+        );
       }
     }
   } catch (error) {

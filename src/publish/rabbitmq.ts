@@ -3,7 +3,13 @@ import { PublishFailed } from '../errors.js';
 import { safeUrl, type Logger } from '../log.js';
 import type { Publisher, ReadinessCheck } from './publisher.js';
 import { confirmedChannel, type ConfirmedChannel } from './rabbitmq-confirms.js';
-import { assertTopology, checkTopology, messageOf, TopologyError, type Topology } from './rabbitmq-topology.js';
+import {
+  assertTopology,
+  checkTopology,
+  messageOf,
+  TopologyError,
+  type Topology,
+} from './rabbitmq-topology.js';
 
 export interface RabbitMqOptions {
   /**
@@ -22,7 +28,11 @@ export interface RabbitMqOptions {
    * owns the queues (readiness then checks only the exchange).
    * @default []
    */
-  queues?: ReadonlyArray<{ name: string; bindingKeys: readonly string[]; arguments?: Readonly<Record<string, unknown>> }>;
+  queues?: ReadonlyArray<{
+    name: string;
+    bindingKeys: readonly string[];
+    arguments?: Readonly<Record<string, unknown>>;
+  }>;
   /**
    * How long a `publish` call may wait for every confirm. A blocked or silent broker would
    * otherwise hold HTTP requests forever; past this the batch fails with 503 and is retried.
@@ -55,7 +65,11 @@ export interface RabbitMqPublisher extends Publisher {
 }
 
 /** Exponential back-off with "equal jitter": at least half the step, never above the cap. */
-export function reconnectDelay(attempt: number, initialDelayMs: number, maxDelayMs: number): number {
+export function reconnectDelay(
+  attempt: number,
+  initialDelayMs: number,
+  maxDelayMs: number,
+): number {
   const step = Math.min(maxDelayMs, initialDelayMs * 2 ** attempt);
   return Math.round(step / 2 + (Math.random() * step) / 2);
 }
@@ -93,7 +107,9 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
   let requestStop!: () => void;
-  const stopRequested = new Promise<{ error?: Error }>((resolve) => (requestStop = () => resolve({})));
+  const stopRequested = new Promise<{ error?: Error }>(
+    (resolve) => (requestStop = () => resolve({})),
+  );
   let started: Promise<void> | undefined;
   let supervisor: Promise<void> = Promise.resolve();
   let closing: Promise<void> | undefined;
@@ -117,7 +133,10 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
     });
     model.on('blocked', (reason: string) => {
       blockedBy = reason;
-      log.warn({ reason }, 'the broker is blocking publishes (resource alarm); batches will time out until it unblocks');
+      log.warn(
+        { reason },
+        'the broker is blocking publishes (resource alarm); batches will time out until it unblocks',
+      );
     });
     model.on('unblocked', () => {
       blockedBy = undefined;
@@ -139,19 +158,30 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
         if (!connection) {
           const model = await openConnection();
           if (stopping) {
-            await within(model.close().catch(() => {}), CLOSE_GRACE_MS, undefined);
+            await within(
+              model.close().catch(() => {}),
+              CLOSE_GRACE_MS,
+              undefined,
+            );
             break;
           }
           connection = model;
         }
         await assertTopology(connection, topology);
-        const channel = confirmedChannel(await connection.createConfirmChannel(), topology.exchange, publishTimeoutMs);
+        const channel = confirmedChannel(
+          await connection.createConfirmChannel(),
+          topology.exchange,
+          publishTimeoutMs,
+        );
         if (stopping) {
           channel.channel.close().catch(() => {});
           break;
         }
         publishing = channel;
-        log.info({ broker: target, afterFailedAttempts: failures }, everConnected ? 'reconnected to the message broker' : 'connected to the message broker');
+        log.info(
+          { broker: target, afterFailedAttempts: failures },
+          everConnected ? 'reconnected to the message broker' : 'connected to the message broker',
+        );
         everConnected = true;
         failures = 0;
         setState('connected');
@@ -160,17 +190,31 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
         publishing = undefined;
         if (stopping) break;
         setState('reconnecting');
-        if (connection) log.warn({ reason: error?.message }, 'the broker closed the publishing channel; reopening it');
-        else log.warn({ broker: target, reason: lostWith ? messageOf(lostWith) : 'closed' }, 'lost the connection to the message broker; reconnecting');
+        if (connection)
+          log.warn(
+            { reason: error?.message },
+            'the broker closed the publishing channel; reopening it',
+          );
+        else
+          log.warn(
+            { broker: target, reason: lostWith ? messageOf(lostWith) : 'closed' },
+            'lost the connection to the message broker; reconnecting',
+          );
       } catch (error) {
         if (stopping) break; // our own close() cut the attempt short: not a failure to report
         failures += 1;
         setState(everConnected ? 'reconnecting' : 'connecting');
         const retryInMs = reconnectDelay(failures, initialDelayMs, maxDelayMs);
         if (error instanceof TopologyError) {
-          log.error({ reason: error.message, retryInMs }, 'the broker refused the configured topology; fix the broker or the configuration');
+          log.error(
+            { reason: error.message, retryInMs },
+            'the broker refused the configured topology; fix the broker or the configuration',
+          );
         } else {
-          log.warn({ broker: target, reason: messageOf(error), attempt: failures, retryInMs }, 'could not connect to the message broker');
+          log.warn(
+            { broker: target, reason: messageOf(error), attempt: failures, retryInMs },
+            'could not connect to the message broker',
+          );
         }
         firstAttemptDone();
         await pause(retryInMs);
@@ -183,9 +227,12 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
   async function readiness(): Promise<ReadinessCheck> {
     const model = connection;
     if (state === 'closed') return { ready: false, problems: ['the publisher is closed'] };
-    if (!model || !publishing) return { ready: false, problems: [`not connected to the message broker at ${target}`] };
+    if (!model || !publishing)
+      return { ready: false, problems: [`not connected to the message broker at ${target}`] };
     const budget = Math.min(publishTimeoutMs, 5000);
-    const problems = await within(checkTopology(model, topology), budget, [`the broker did not answer the topology check within ${budget} ms`]);
+    const problems = await within(checkTopology(model, topology), budget, [
+      `the broker did not answer the topology check within ${budget} ms`,
+    ]);
     if (blockedBy !== undefined) problems.push(`the broker is blocking publishes: ${blockedBy}`);
     return { ready: problems.length === 0, problems };
   }
@@ -200,8 +247,18 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
     const model = connection;
     publishing = undefined;
     connection = undefined;
-    if (channel) await within(channel.close().catch(() => {}), CLOSE_GRACE_MS, undefined);
-    if (model) await within(model.close().catch(() => {}), CLOSE_GRACE_MS, undefined);
+    if (channel)
+      await within(
+        channel.close().catch(() => {}),
+        CLOSE_GRACE_MS,
+        undefined,
+      );
+    if (model)
+      await within(
+        model.close().catch(() => {}),
+        CLOSE_GRACE_MS,
+        undefined,
+      );
     await supervisor;
     log.info({ broker: target }, 'closed the connection to the message broker');
   }
@@ -233,9 +290,13 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
     },
     async publish(messages) {
       if (messages.length === 0) return; // nothing to confirm, even while the broker is away
-      if (stopping) throw new PublishFailed('The service is shutting down; the batch was not accepted.');
+      if (stopping)
+        throw new PublishFailed('The service is shutting down; the batch was not accepted.');
       const current = publishing;
-      if (!current) throw new PublishFailed('The message broker is not reachable right now; the batch was not accepted.');
+      if (!current)
+        throw new PublishFailed(
+          'The message broker is not reachable right now; the batch was not accepted.',
+        );
       const outcome = current.publish(messages);
       const settled = outcome.then(
         () => {},

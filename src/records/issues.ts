@@ -25,7 +25,8 @@ export function receivedType(input: unknown): string {
   return typeof input;
 }
 
-const plural = (n: number | bigint, one: string, many: string): string => `${n} ${n === 1 ? one : many}`;
+const plural = (n: number | bigint, one: string, many: string): string =>
+  `${n} ${n === 1 ? one : many}`;
 
 /** "character" / "item" by the issue's origin; numbers are worded as comparisons. */
 function sizeBound(origin: string, bound: number | bigint): string {

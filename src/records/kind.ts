@@ -1,7 +1,13 @@
 import type { z } from 'zod';
 
 /** The five record kinds of spec §2.3–2.7; also the URL segment and the routing-key `{kind}`. */
-export const KIND_NAMES = ['master-data', 'sales-orders', 'purchase-orders', 'return-goods', 'work-orders'] as const;
+export const KIND_NAMES = [
+  'master-data',
+  'sales-orders',
+  'purchase-orders',
+  'return-goods',
+  'work-orders',
+] as const;
 export type KindName = (typeof KIND_NAMES)[number];
 
 /**

@@ -4,7 +4,12 @@ import type { RecordKind } from './kind.js';
 import { id, nonEmptyArray, obj, quantity, text, timestamp } from './fields.js';
 
 const line = obj({
-  identifiers: obj({ returnAuthorizationId: text, lineNumber: text, skuId: text, businessSkuId: text }),
+  identifiers: obj({
+    returnAuthorizationId: text,
+    lineNumber: text,
+    skuId: text,
+    businessSkuId: text,
+  }),
   product: obj({ unitOfMeasure: text }),
   quantities: obj({ ordered: quantity, advised: quantity }),
   dates: obj({ receipt: timestamp }),

@@ -19,7 +19,8 @@ function isIdName(key: string): boolean {
 /** Whether any business-id-like key holds another value (the primary one included). */
 function hasForeignId(value: unknown, businessId: string): boolean {
   if (Array.isArray(value)) {
-    for (const item of value) if (typeof item === 'object' && item !== null && hasForeignId(item, businessId)) return true;
+    for (const item of value)
+      if (typeof item === 'object' && item !== null && hasForeignId(item, businessId)) return true;
     return false;
   }
   // for-in: no key array allocated (JSON-parsed objects have no inherited enumerable keys).
@@ -32,18 +33,26 @@ function hasForeignId(value: unknown, businessId: string): boolean {
 }
 
 /** Paths of business-id-like keys (other than `primary`, checked on its own) whose value is not `businessId`. */
-export function foreignIdPaths(input: unknown, businessId: string, primary: readonly string[]): string[] {
+export function foreignIdPaths(
+  input: unknown,
+  businessId: string,
+  primary: readonly string[],
+): string[] {
   if (typeof input !== 'object' || input === null || !hasForeignId(input, businessId)) return [];
   // Rare: walk again, this time keeping paths.
   const found: string[] = [];
   const path: PropertyKey[] = [];
-  const isPrimary = () => path.length === primary.length && path.every((segment, i) => segment === primary[i]);
+  const isPrimary = () =>
+    path.length === primary.length && path.every((segment, i) => segment === primary[i]);
   const walk = (value: unknown): void => {
     if (typeof value !== 'object' || value === null) return;
-    const entries: Array<[PropertyKey, unknown]> = Array.isArray(value) ? value.map((v, i) => [i, v]) : Object.entries(value);
+    const entries: Array<[PropertyKey, unknown]> = Array.isArray(value)
+      ? value.map((v, i) => [i, v])
+      : Object.entries(value);
     for (const [key, child] of entries) {
       path.push(key);
-      if (typeof key === 'string' && child !== businessId && isIdName(key) && !isPrimary()) found.push(formatPath(path));
+      if (typeof key === 'string' && child !== businessId && isIdName(key) && !isPrimary())
+        found.push(formatPath(path));
       walk(child);
       path.pop();
     }

@@ -7,7 +7,9 @@ import type { RecordKind } from './kind.js';
 import { PARSE_OPTIONS, formatIssues, formatPath } from './issues.js';
 import { foreignIdPaths } from './tenancy.js';
 
-export type ValidationResult = { ok: true; record: Record<string, unknown> } | { ok: false; errors: string[] };
+export type ValidationResult =
+  | { ok: true; record: Record<string, unknown> }
+  | { ok: false; errors: string[] };
 
 /** Deliberately silent about both values: the caller knows its own id, and echoing another is a leak. */
 const TENANCY_MESSAGE = 'Must equal the authenticated business id';
@@ -48,14 +50,26 @@ function isForeign(kind: RecordKind, input: unknown, businessId: string): boolea
  * Validates one record for the authenticated `businessId`. Every failing field is listed;
  * a tenancy error comes first, then the schema errors in schema order.
  */
-export function validateRecord(kind: RecordKind, input: unknown, businessId: string): ValidationResult {
+export function validateRecord(
+  kind: RecordKind,
+  input: unknown,
+  businessId: string,
+): ValidationResult {
   const result = kind.schema.safeParse(input, PARSE_OPTIONS);
   const foreign = isForeign(kind, input, businessId);
-  const others = foreignIdPaths(input, businessId, kind.businessIdPath).map((path) => `${path}: ${TENANCY_MESSAGE}`);
+  const others = foreignIdPaths(input, businessId, kind.businessIdPath).map(
+    (path) => `${path}: ${TENANCY_MESSAGE}`,
+  );
 
   if (result.success) {
     if (foreign || others.length > 0) {
-      return { ok: false, errors: [...(foreign ? [`${formatPath(kind.businessIdPath)}: ${TENANCY_MESSAGE}`] : []), ...others] };
+      return {
+        ok: false,
+        errors: [
+          ...(foreign ? [`${formatPath(kind.businessIdPath)}: ${TENANCY_MESSAGE}`] : []),
+          ...others,
+        ],
+      };
     }
     // Every kind's schema is an object schema, so a successful parse is a plain object.
     const record = result.data as Record<string, unknown>;

@@ -27,7 +27,12 @@ const roleQuantity = z.superRefine<Record<string, unknown>>(
     if ((role !== 'finished_good' && role !== 'component') || !isObject(quantities)) return;
     const key = QUANTITY_FOR_ROLE[role];
     if (quantities[key] === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'Required', path: ['quantities', key], input: undefined });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'Required',
+        path: ['quantities', key],
+        input: undefined,
+      });
     }
   },
   { when: (payload) => isObject(payload.value) },
@@ -43,10 +48,18 @@ const lineCounts = z.superRefine<unknown[]>(
       else if (line.role === 'component') components++;
     }
     if (finished !== 1) {
-      ctx.addIssue({ code: 'custom', message: `Expected exactly 1 finished_good line, received ${finished}`, input: lines });
+      ctx.addIssue({
+        code: 'custom',
+        message: `Expected exactly 1 finished_good line, received ${finished}`,
+        input: lines,
+      });
     }
     if (components < 1) {
-      ctx.addIssue({ code: 'custom', message: 'Expected at least 1 component line, received 0', input: lines });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'Expected at least 1 component line, received 0',
+        input: lines,
+      });
     }
   },
   // An empty array already reports "Expected at least 1 item"; counting it again adds noise.

@@ -3,7 +3,8 @@ import { parseApiKeyHash, verifyApiKey } from '../../src/api-keys.js';
 import { runCli } from '../support/cli-process.js';
 
 const CLI = ['--import', 'tsx', 'src/cli.ts'];
-const cli = (args: string[], input?: string, env: NodeJS.ProcessEnv = {}) => runCli(args, { input, env, timeoutMs: 20_000 });
+const cli = (args: string[], input?: string, env: NodeJS.ProcessEnv = {}) =>
+  runCli(args, { input, env, timeoutMs: 20_000 });
 
 describe('warehouse-ingest CLI', () => {
   it('hash-key prints a scrypt hash that verifies the key', async () => {
@@ -18,7 +19,9 @@ describe('warehouse-ingest CLI', () => {
   it('hash-key - reads the key from standard input, keeping it out of argv', async () => {
     const { code, stdout } = await cli(['hash-key', '-'], 'key-from-stdin-0123456789\n');
     expect(code).toBe(0);
-    expect(await verifyApiKey('key-from-stdin-0123456789', parseApiKeyHash(stdout.trim())!)).toBe(true);
+    expect(await verifyApiKey('key-from-stdin-0123456789', parseApiKeyHash(stdout.trim())!)).toBe(
+      true,
+    );
   });
 
   it('answers an unknown command with one line and usage, exit 2', async () => {
@@ -31,7 +34,9 @@ describe('warehouse-ingest CLI', () => {
   it('serve with a broken config prints the file and field, no stack trace, exit 1', async () => {
     const { code, stderr } = await cli(['serve'], undefined, { PORT: 'eighty' });
     expect(code).toBe(1);
-    expect(stderr).toBe('warehouse-ingest: invalid configuration:\nenvironment: http.port: Expected number, received string\n');
+    expect(stderr).toBe(
+      'warehouse-ingest: invalid configuration:\nenvironment: http.port: Expected number, received string\n',
+    );
   });
 });
 
@@ -44,7 +49,13 @@ describe('warehouse-ingest serve', () => {
     writeFileSync(`${data}/config.yaml`, `dataDirectory: ${data}\n`);
     const child = spawn(process.execPath, [...CLI, 'serve'], {
       cwd: new URL('../..', import.meta.url).pathname,
-      env: { ...process.env, PORT: '0', HOST: '127.0.0.1', INGEST_ENV: 'development', INGEST_CONFIG: `${data}/config.yaml` },
+      env: {
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        INGEST_ENV: 'development',
+        INGEST_CONFIG: `${data}/config.yaml`,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));

@@ -12,15 +12,24 @@ import { ordersCsv, PROFILE } from '../drops/stores/drop-contract.js';
 const exec = promisify(execFile);
 const ROOT = new URL('../..', import.meta.url).pathname;
 /** A well-formed key hash (the development tenant's): ACME sends files, never requests, here. */
-const KEY_HASH = '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
+const KEY_HASH =
+  '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
 /** ACME's sales-orders onboarding profile: what its v1 files cannot carry. Without it they are rejected. */
 const ACME_PROFILE = stringifyYaml({ onboarding: { ACME: { 'sales-orders': PROFILE } } });
 
 /** The CLI as a separate process, as an operator (or cron) runs it; stdout and stderr are pipes, not a terminal. */
 async function cli(args: string[], env: NodeJS.ProcessEnv) {
-  return exec(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, timeout: 60_000 }).then(
+  return exec(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    timeout: 60_000,
+  }).then(
     (r) => ({ code: 0, ...r }),
-    (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+    (e: { code: number; stdout: string; stderr: string }) => ({
+      code: e.code,
+      stdout: e.stdout,
+      stderr: e.stderr,
+    }),
   );
 }
 
@@ -56,7 +65,10 @@ function setUp(pipelineExtra = '') {
     read: (file: string) => JSON.parse(readFileSync(path.join(drop, file), 'utf8')),
     list: (folder: string) => readdirSync(path.join(drop, folder)).sort(),
     /** Every file of the drop with its size and modification time: what "changes nothing" compares. */
-    snapshot: () => readdirSync(drop, { recursive: true, encoding: 'utf8' }).sort().map((f) => [f, statSync(path.join(drop, f)).mtimeMs, statSync(path.join(drop, f)).size]),
+    snapshot: () =>
+      readdirSync(drop, { recursive: true, encoding: 'utf8' })
+        .sort()
+        .map((f) => [f, statSync(path.join(drop, f)).mtimeMs, statSync(path.join(drop, f)).size]),
   };
 }
 
@@ -73,16 +85,25 @@ describe('warehouse-ingest reprocess', () => {
     const dry = await t.reprocess('--dry-run');
     expect(dry.code).toBe(0);
     expect(dry.stdout.split('\n')[0]).toBe(`1 input(s) of ${t.name} would be reprocessed:`);
-    expect(dry.stdout.split('\n')[1]).toBe('orders.csv\tfailed\tattempts 1\tfailed/orders.csv\t2 of 2 record(s) failed validation; no record was accepted.');
+    expect(dry.stdout.split('\n')[1]).toBe(
+      'orders.csv\tfailed\tattempts 1\tfailed/orders.csv\t2 of 2 record(s) failed validation; no record was accepted.',
+    );
     expect(t.snapshot()).toEqual(before);
     expect(await topology.count()).toBe(0);
 
     t.fixMasterData();
     const run = await t.reprocess();
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toBe(`orders.csv → accepted (attempt 2)\nreprocessed 1 input(s) of ${t.name}: 1 accepted\n`);
-    expect(run.stdout + run.stderr).not.toMatch(/[\r\u001b]/); // plain lines when not on a terminal
-    expect(t.read('processed/orders.csv.receipt.json')).toMatchObject({ outcome: 'accepted', attempt: 2, file: { name: 'orders.csv' } });
+    expect(run.stdout).toBe(
+      `orders.csv → accepted (attempt 2)\nreprocessed 1 input(s) of ${t.name}: 1 accepted\n`,
+    );
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: plain lines when not on a terminal (no CR, no escape)
+    expect(run.stdout + run.stderr).not.toMatch(/[\r\u001b]/);
+    expect(t.read('processed/orders.csv.receipt.json')).toMatchObject({
+      outcome: 'accepted',
+      attempt: 2,
+      file: { name: 'orders.csv' },
+    });
     expect(t.read('failed/orders.csv.receipt.json')).toEqual(first);
     expect(t.list('failed')).toEqual(['orders.csv.receipt.json']);
     expect(await topology.count()).toBe(2);
@@ -100,20 +121,37 @@ describe('warehouse-ingest reprocess', () => {
     const since = new Date().toISOString();
     t.put('new.csv', ordersCsv(`NEW-${Date.now()}`, 1));
     await t.runOnce();
-    expect(t.list('failed')).toEqual(['new.csv', 'new.csv.receipt.json', 'old.csv', 'old.csv.receipt.json']);
+    expect(t.list('failed')).toEqual([
+      'new.csv',
+      'new.csv.receipt.json',
+      'old.csv',
+      'old.csv.receipt.json',
+    ]);
 
     const dry = await t.reprocess('--dry-run', '--since', since);
-    expect(dry.stdout.trim().split('\n').slice(1).map((l) => l.split('\t')[0])).toEqual(['new.csv']);
+    expect(
+      dry.stdout
+        .trim()
+        .split('\n')
+        .slice(1)
+        .map((l) => l.split('\t')[0]),
+    ).toEqual(['new.csv']);
     expect((await t.reprocess('--dry-run', '--since', '1d')).stdout).toMatch(/^2 input\(s\)/);
 
     t.fixMasterData();
     const run = await t.reprocess('--since', since);
-    expect(run).toMatchObject({ code: 0, stdout: `new.csv → accepted (attempt 2)\nreprocessed 1 input(s) of ${t.name}: 1 accepted\n` });
+    expect(run).toMatchObject({
+      code: 0,
+      stdout: `new.csv → accepted (attempt 2)\nreprocessed 1 input(s) of ${t.name}: 1 accepted\n`,
+    });
     expect(t.list('failed')).toEqual(['new.csv.receipt.json', 'old.csv', 'old.csv.receipt.json']);
 
     rmSync(path.join(t.drop, 'failed', 'old.csv')); // an operator deleted it
     const gone = await t.reprocess();
-    expect(gone).toMatchObject({ code: 0, stdout: `old.csv → gone (failed/old.csv is no longer in the drop)\nreprocessed 1 input(s) of ${t.name}: 1 gone\n` });
+    expect(gone).toMatchObject({
+      code: 0,
+      stdout: `old.csv → gone (failed/old.csv is no longer in the drop)\nreprocessed 1 input(s) of ${t.name}: 1 gone\n`,
+    });
     expect(await topology.count()).toBe(1);
     await topology.messages();
   });
@@ -126,10 +164,19 @@ describe('warehouse-ingest reprocess', () => {
     expect(run.code).toBe(1);
     expect(run.stdout.split('\n')[0]).toMatch(/^poison\.csv → dead \(attempt 2\): .*column/);
     expect(run.stdout.split('\n')[1]).toBe(`reprocessed 1 input(s) of ${t.name}: 1 dead`);
-    const states = readdirSync(path.join(t.drop, '.warehouse-ingest', 'state')).filter((f) => f.endsWith('.json'));
-    expect(JSON.parse(readFileSync(path.join(t.drop, '.warehouse-ingest', 'state', states[0]!), 'utf8'))).toMatchObject({ status: 'dead', attempts: 2 });
-    expect((await t.reprocess('--dry-run')).stdout).toBe(`0 input(s) of ${t.name} would be reprocessed\n`);
-    expect(await t.reprocess()).toMatchObject({ code: 0, stdout: `nothing to reprocess in ${t.name}\n` });
+    const states = readdirSync(path.join(t.drop, '.warehouse-ingest', 'state')).filter((f) =>
+      f.endsWith('.json'),
+    );
+    expect(
+      JSON.parse(readFileSync(path.join(t.drop, '.warehouse-ingest', 'state', states[0]!), 'utf8')),
+    ).toMatchObject({ status: 'dead', attempts: 2 });
+    expect((await t.reprocess('--dry-run')).stdout).toBe(
+      `0 input(s) of ${t.name} would be reprocessed\n`,
+    );
+    expect(await t.reprocess()).toMatchObject({
+      code: 0,
+      stdout: `nothing to reprocess in ${t.name}\n`,
+    });
     expect(await topology.count()).toBe(0);
   });
 
@@ -137,10 +184,19 @@ describe('warehouse-ingest reprocess', () => {
     const t = setUp();
     const cases: Array<[string[], RegExp]> = [
       [['reprocess'], /reprocess needs --pipeline <name>/],
-      [['reprocess', '--pipeline', t.name, '--status', 'dead'], /dead inputs are never reprocessed/],
-      [['reprocess', '--pipeline', t.name, '--status', 'failed,done'], /--status must be one or more of failed, retry-scheduled; got "done"/],
+      [
+        ['reprocess', '--pipeline', t.name, '--status', 'dead'],
+        /dead inputs are never reprocessed/,
+      ],
+      [
+        ['reprocess', '--pipeline', t.name, '--status', 'failed,done'],
+        /--status must be one or more of failed, retry-scheduled; got "done"/,
+      ],
       [['reprocess', '--pipeline', t.name, '--since', 'yesterday'], /--since must be a duration/],
-      [['reprocess', '--pipeline', 'nobody'], new RegExp(`no pipeline named "nobody" in .*\\(pipelines: ${t.name}\\)`)],
+      [
+        ['reprocess', '--pipeline', 'nobody'],
+        new RegExp(`no pipeline named "nobody" in .*\\(pipelines: ${t.name}\\)`),
+      ],
     ];
     for (const [args, message] of cases) {
       const { code, stderr } = await cli(args, t.env);
@@ -157,7 +213,10 @@ describe('reprocess progress', () => {
   it('draws a bar on stderr when it is a terminal, and keeps the result lines on stdout', () => {
     const out: string[] = [];
     const err: string[] = [];
-    const progress = createProgress(2, { out: { write: (s: string) => out.push(s) }, err: { isTTY: true, columns: 80, write: (s: string) => err.push(s) } });
+    const progress = createProgress(2, {
+      out: { write: (s: string) => out.push(s) },
+      err: { isTTY: true, columns: 80, write: (s: string) => err.push(s) },
+    });
     progress.line('a.csv → accepted (attempt 2)');
     progress.update(1, 'a.csv');
     progress.line('b.csv → rejected (attempt 2): bad');
@@ -171,7 +230,10 @@ describe('reprocess progress', () => {
 
   it('draws nothing when stderr is not a terminal', () => {
     const err: string[] = [];
-    const progress = createProgress(3, { out: { write: () => true }, err: { write: (s: string) => err.push(s) } });
+    const progress = createProgress(3, {
+      out: { write: () => true },
+      err: { write: (s: string) => err.push(s) },
+    });
     progress.update(1, 'a.csv');
     progress.end();
     expect(err).toEqual([]);

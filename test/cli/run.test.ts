@@ -9,7 +9,8 @@ import { tempFolder } from '../support/temp.js';
 import { ordersCsv } from '../drops/stores/drop-contract.js';
 
 /** `warehouse-ingest run <file> --once` as a separate process, as an operator or cron would run it. */
-const runOnce = (pipelineFile: string, env: NodeJS.ProcessEnv) => runCli(['run', pipelineFile, '--once'], { env });
+const runOnce = (pipelineFile: string, env: NodeJS.ProcessEnv) =>
+  runCli(['run', pipelineFile, '--once'], { env });
 
 /** DEMO's orders: the development profile completes them. */
 const demoCsv = (tag: string) => ordersCsv(tag).replaceAll('ACME,', 'DEMO,');
@@ -24,12 +25,16 @@ function setUp(files: number) {
   const temp = tempFolder('run-cli-');
   const drop = path.join(temp.dir, 'drop');
   mkdirSync(drop);
-  for (let i = 0; i < files; i++) writeFileSync(path.join(drop, `orders-${i}.csv`), demoCsv(`RUN${i}-${Date.now()}`));
+  for (let i = 0; i < files; i++)
+    writeFileSync(path.join(drop, `orders-${i}.csv`), demoCsv(`RUN${i}-${Date.now()}`));
   const pipeline = temp.write(
     'demo.yaml',
     `name: demo-drop\nbusinessId: DEMO\nkind: sales-orders\nformat: v1-csv\nsource: { type: local, path: ${drop} }\nreadiness: { strategy: rename }\n`,
   );
-  const config = temp.write('config.yaml', `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\n`);
+  const config = temp.write(
+    'config.yaml',
+    `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\n`,
+  );
   return { drop, pipeline, env: { INGEST_CONFIG: config, AMQP_URL } };
 }
 
@@ -40,7 +45,12 @@ describe('warehouse-ingest run --once', () => {
     const { code, stdout } = await runOnce(pipeline, env);
     expect(code).toBe(0);
     expect(JSON.parse(stdout.trim())).toMatchObject({ accepted: 2, rejected: 1, retried: 0 });
-    expect(readdirSync(path.join(drop, 'processed')).sort()).toEqual(['orders-0.csv', 'orders-0.csv.receipt.json', 'orders-1.csv', 'orders-1.csv.receipt.json']);
+    expect(readdirSync(path.join(drop, 'processed')).sort()).toEqual([
+      'orders-0.csv',
+      'orders-0.csv.receipt.json',
+      'orders-1.csv',
+      'orders-1.csv.receipt.json',
+    ]);
     expect(existsSync(path.join(drop, 'failed', 'broken.csv.receipt.json'))).toBe(true);
     expect(await topology.count()).toBe(4);
     await topology.messages();
@@ -76,7 +86,14 @@ describe('warehouse-ingest run --once', () => {
       const files = 8;
       for (let i = 0; i < files; i++) {
         const body = demoCsv(`S3RUN${i}-${Date.now()}`);
-        await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `in/orders-${i}.csv`, Body: body, ContentLength: Buffer.byteLength(body) }));
+        await s3.client.send(
+          new PutObjectCommand({
+            Bucket: s3.bucket,
+            Key: `in/orders-${i}.csv`,
+            Body: body,
+            ContentLength: Buffer.byteLength(body),
+          }),
+        );
       }
       const { pipeline, env } = setUp(0);
       writeFileSync(
@@ -97,8 +114,12 @@ describe('warehouse-ingest run --once', () => {
       const [sa, sb] = [JSON.parse(a.stdout.trim()), JSON.parse(b.stdout.trim())];
       expect(sa.accepted + sb.accepted).toBe(files);
       expect(sa.duplicates + sb.duplicates).toBe(0);
-      const listed = await s3.client.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'in/processed/' }));
-      expect((listed.Contents ?? []).filter((o) => o.Key!.endsWith('.receipt.json'))).toHaveLength(files);
+      const listed = await s3.client.send(
+        new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'in/processed/' }),
+      );
+      expect((listed.Contents ?? []).filter((o) => o.Key!.endsWith('.receipt.json'))).toHaveLength(
+        files,
+      );
       const messages = await topology.messages();
       expect(messages).toHaveLength(files * 2);
       expect(new Set(messages.map((m) => m.properties.messageId)).size).toBe(files * 2);

@@ -9,7 +9,8 @@ import { ordersCsv } from '../drops/stores/drop-contract.js';
 
 const cli = (args: string[], env: NodeJS.ProcessEnv) => runCli(args, { env });
 
-const state = (sha256: string, fields: Record<string, unknown>) => JSON.stringify({ sha256, file: `${sha256.slice(0, 4)}.csv`, attempts: 1, ...fields });
+const state = (sha256: string, fields: Record<string, unknown>) =>
+  JSON.stringify({ sha256, file: `${sha256.slice(0, 4)}.csv`, attempts: 1, ...fields });
 
 describe('warehouse-ingest status', () => {
   let topology: TestTopology;
@@ -21,19 +22,48 @@ describe('warehouse-ingest status', () => {
     topology = await declareTestTopology({ bindingKeys: ['#'] });
     mkdirSync(drop);
     mkdirSync(path.join(temp.dir, 'pipelines'));
-    const pipelineFile = temp.write('pipelines/demo.yaml', `name: demo-drop\nbusinessId: DEMO\nkind: sales-orders\nformat: v1-csv\nsource: { type: local, path: ${drop} }\nreadiness: { strategy: rename }\n`);
+    const pipelineFile = temp.write(
+      'pipelines/demo.yaml',
+      `name: demo-drop\nbusinessId: DEMO\nkind: sales-orders\nformat: v1-csv\nsource: { type: local, path: ${drop} }\nreadiness: { strategy: rename }\n`,
+    );
     // A second pipeline whose drop cannot be read (its folder is a file).
     writeFileSync(path.join(temp.dir, 'not-a-folder'), '');
-    temp.write('pipelines/broken.yaml', `name: broken-drop\nbusinessId: DEMO\nkind: sales-orders\nformat: v1-csv\nsource: { type: local, path: ${temp.dir}/not-a-folder }\n`);
-    env.INGEST_CONFIG = temp.write('config.yaml', `dataDirectory: ${temp.dir}/data\npipelinesDirectory: ${temp.dir}/pipelines\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\n`);
-    writeFileSync(path.join(drop, 'good.csv'), ordersCsv(`ST-${Date.now()}`).replaceAll('ACME,', 'DEMO,'));
+    temp.write(
+      'pipelines/broken.yaml',
+      `name: broken-drop\nbusinessId: DEMO\nkind: sales-orders\nformat: v1-csv\nsource: { type: local, path: ${temp.dir}/not-a-folder }\n`,
+    );
+    env.INGEST_CONFIG = temp.write(
+      'config.yaml',
+      `dataDirectory: ${temp.dir}/data\npipelinesDirectory: ${temp.dir}/pipelines\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\n`,
+    );
+    writeFileSync(
+      path.join(drop, 'good.csv'),
+      ordersCsv(`ST-${Date.now()}`).replaceAll('ACME,', 'DEMO,'),
+    );
     writeFileSync(path.join(drop, 'bad.csv'), 'not,a,legacy,file\n1,2,3,4\n');
     const run = await cli(['run', pipelineFile, '--once'], env);
     expect(run.code, run.stderr).toBe(0);
     // Two more inputs as other workers would have left them: one waiting for a retry, one given up on.
     const states = path.join(drop, '.warehouse-ingest', 'state');
-    writeFileSync(path.join(states, `${'a'.repeat(64)}.json`), state('a'.repeat(64), { status: 'retry-scheduled', attempts: 2, lastError: 'Channel closed by server', nextAttemptAt: '2099-01-01T00:00:00.000Z', updatedAt: '2098-01-01T00:00:00.000Z' }));
-    writeFileSync(path.join(states, `${'b'.repeat(64)}.json`), state('b'.repeat(64), { status: 'dead', attempts: 5, lastError: 'Gave up after 5 tries', updatedAt: '2000-01-01T00:00:00.000Z' }));
+    writeFileSync(
+      path.join(states, `${'a'.repeat(64)}.json`),
+      state('a'.repeat(64), {
+        status: 'retry-scheduled',
+        attempts: 2,
+        lastError: 'Channel closed by server',
+        nextAttemptAt: '2099-01-01T00:00:00.000Z',
+        updatedAt: '2098-01-01T00:00:00.000Z',
+      }),
+    );
+    writeFileSync(
+      path.join(states, `${'b'.repeat(64)}.json`),
+      state('b'.repeat(64), {
+        status: 'dead',
+        attempts: 5,
+        lastError: 'Gave up after 5 tries',
+        updatedAt: '2000-01-01T00:00:00.000Z',
+      }),
+    );
   });
   afterAll(async () => {
     await topology.cleanup();
@@ -44,9 +74,13 @@ describe('warehouse-ingest status', () => {
     expect(code).toBe(0);
     const lines = stdout.split('\n');
     expect(lines[0]).toBe(`demo-drop (local:${drop}): 4 input(s)`);
-    expect(lines[1]).toBe('  received 0  validated 0  published 0  receipted 1  failed 1  retry-scheduled 1  dead 1');
+    expect(lines[1]).toBe(
+      '  received 0  validated 0  published 0  receipted 1  failed 1  retry-scheduled 1  dead 1',
+    );
     expect(lines[2]).toBe('  last failures, newest first:');
-    expect(lines[3]).toMatch(/^ {4}2098-01-01T00:00:00.000Z {2}retry-scheduled +aaaa\.csv {2}\(attempts 2, next try 2099-01-01T00:00:00.000Z\)$/);
+    expect(lines[3]).toMatch(
+      /^ {4}2098-01-01T00:00:00.000Z {2}retry-scheduled +aaaa\.csv {2}\(attempts 2, next try 2099-01-01T00:00:00.000Z\)$/,
+    );
     expect(lines[4]).toBe('      Channel closed by server');
     expect(lines[5]).toMatch(/^ {4}\d{4}-\S+ {2}failed +failed\/bad\.csv {2}\(attempts 1\)$/);
     expect(lines[6]).toMatch(/^ {6}Missing column\(s\)/);
@@ -54,11 +88,24 @@ describe('warehouse-ingest status', () => {
   });
 
   it('gives the same report as JSON, limited by --failures', async () => {
-    const { code, stdout } = await cli(['status', '--pipeline', 'demo-drop', '--json', '--failures', '1'], env);
+    const { code, stdout } = await cli(
+      ['status', '--pipeline', 'demo-drop', '--json', '--failures', '1'],
+      env,
+    );
     expect(code).toBe(0);
     const [report] = JSON.parse(stdout) as PipelineStatus[];
-    expect(report).toMatchObject({ pipeline: 'demo-drop', inputs: 4, byStatus: { receipted: 1, failed: 1, 'retry-scheduled': 1, dead: 1, received: 0 } });
-    expect(report!.lastFailures).toEqual([expect.objectContaining({ status: 'retry-scheduled', attempts: 2, lastError: 'Channel closed by server' })]);
+    expect(report).toMatchObject({
+      pipeline: 'demo-drop',
+      inputs: 4,
+      byStatus: { receipted: 1, failed: 1, 'retry-scheduled': 1, dead: 1, received: 0 },
+    });
+    expect(report!.lastFailures).toEqual([
+      expect.objectContaining({
+        status: 'retry-scheduled',
+        attempts: 2,
+        lastError: 'Channel closed by server',
+      }),
+    ]);
   });
 
   it('reports every pipeline, and exits 1 when a drop cannot be read', async () => {
@@ -71,6 +118,8 @@ describe('warehouse-ingest status', () => {
   it('says which pipelines exist when asked for an unknown one (exit 2)', async () => {
     const { code, stderr } = await cli(['status', '--pipeline', 'nope'], env);
     expect(code).toBe(2);
-    expect(stderr.trim()).toBe('warehouse-ingest: no pipeline named "nope" (there are: broken-drop, demo-drop); see "warehouse-ingest help status"');
+    expect(stderr.trim()).toBe(
+      'warehouse-ingest: no pipeline named "nope" (there are: broken-drop, demo-drop); see "warehouse-ingest help status"',
+    );
   });
 });

@@ -10,43 +10,81 @@ import { tempFolder } from '../support/temp.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const folder = tempFolder('cli-validate-');
-const profile = (kind: string, file = 'profile.json') => JSON.parse(readFileSync(new URL(`${kind}/v1/${file}`, FIXTURES), 'utf8')) as Record<string, unknown>;
+const profile = (kind: string, file = 'profile.json') =>
+  JSON.parse(readFileSync(new URL(`${kind}/v1/${file}`, FIXTURES), 'utf8')) as Record<
+    string,
+    unknown
+  >;
 const profiles = Object.fromEntries(KIND_NAMES.map((kind) => [kind, profile(kind)]));
 const tenants = [{ businessId: 'ACME', apiKeyHash: await hashApiKey('acme-cli-test-key-0123') }];
-const config = folder.write('config.yaml', stringify({ dataDirectory: `${folder.dir}/data`, tenants, onboarding: { ACME: profiles } }));
+const config = folder.write(
+  'config.yaml',
+  stringify({ dataDirectory: `${folder.dir}/data`, tenants, onboarding: { ACME: profiles } }),
+);
 
 /** JSON as a client sends it: `1e999` (Infinity after parsing) survives, where JSON.stringify writes null. */
-const wireJson = (value: unknown) => JSON.stringify(value, (_key, v: unknown) => (v === Infinity ? '\u0000inf' : v)).replaceAll('"\\u0000inf"', '1e999');
+const wireJson = (value: unknown) =>
+  JSON.stringify(value, (_key, v: unknown) => (v === Infinity ? '\u0000inf' : v)).replaceAll(
+    '"\\u0000inf"',
+    '1e999',
+  );
 
-const cli = (args: string[], env: NodeJS.ProcessEnv = {}) => runCli(args, { env: { INGEST_ENV: 'development', INGEST_CONFIG: config, ...env }, timeoutMs: 20_000 });
+const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
+  runCli(args, {
+    env: { INGEST_ENV: 'development', INGEST_CONFIG: config, ...env },
+    timeoutMs: 20_000,
+  });
 
 describe('validateFile: the errors of the API and the receipts, offline', () => {
   describe.each(KIND_NAMES)('%s', (kind) => {
-    it.each(invalidFixtures(kind).map((f) => [f.file, f] as const))('v2 %s gives the golden errors', async (_name, fixture) => {
-      const file = folder.write(`${kind}-${fixture.file}`, wireJson(fixture.batch));
-      const verdict = await validateFile({ file, kind: KINDS[kind], format: 'v2-json', businessId: 'ACME', onboarding: {} });
-      expect(verdict.ok).toBe(false);
-      expect(!verdict.ok && verdict.problem.errors).toEqual(fixture.errors);
-    });
+    it.each(invalidFixtures(kind).map((f) => [f.file, f] as const))(
+      'v2 %s gives the golden errors',
+      async (_name, fixture) => {
+        const file = folder.write(`${kind}-${fixture.file}`, wireJson(fixture.batch));
+        const verdict = await validateFile({
+          file,
+          kind: KINDS[kind],
+          format: 'v2-json',
+          businessId: 'ACME',
+          onboarding: {},
+        });
+        expect(verdict.ok).toBe(false);
+        expect(!verdict.ok && verdict.problem.errors).toEqual(fixture.errors);
+      },
+    );
 
     const invalid = new URL(`${kind}/v1/invalid/`, FIXTURES);
-    const inputs = readdirSync(invalid).filter((f) => /\.(json|csv)$/.test(f) && !/\.(expected|profile)\.json$/.test(f));
-    it.each(inputs)('v1 %s gives the golden errors (legacy path, or CSV line and column)', async (input) => {
-      const own = input.replace(/\.(json|csv)$/, '.profile.json');
-      const kindProfile = existsSync(new URL(own, invalid)) ? profile(kind, `invalid/${own}`) : profiles[kind];
-      const verdict = await validateFile({
-        file: new URL(input, invalid).pathname,
-        kind: KINDS[kind],
-        format: input.endsWith('.csv') ? 'v1-csv' : 'v1-json',
-        businessId: 'ACME',
-        onboarding: { ACME: { [kind]: kindProfile } },
-      });
-      const expected = JSON.parse(readFileSync(new URL(input.replace(/\.(json|csv)$/, '.expected.json'), invalid), 'utf8'));
-      expect(!verdict.ok && verdict.problem.errors).toEqual(expected);
-    });
+    const inputs = readdirSync(invalid).filter(
+      (f) => /\.(json|csv)$/.test(f) && !/\.(expected|profile)\.json$/.test(f),
+    );
+    it.each(inputs)(
+      'v1 %s gives the golden errors (legacy path, or CSV line and column)',
+      async (input) => {
+        const own = input.replace(/\.(json|csv)$/, '.profile.json');
+        const kindProfile = existsSync(new URL(own, invalid))
+          ? profile(kind, `invalid/${own}`)
+          : profiles[kind];
+        const verdict = await validateFile({
+          file: new URL(input, invalid).pathname,
+          kind: KINDS[kind],
+          format: input.endsWith('.csv') ? 'v1-csv' : 'v1-json',
+          businessId: 'ACME',
+          onboarding: { ACME: { [kind]: kindProfile } },
+        });
+        const expected = JSON.parse(
+          readFileSync(new URL(input.replace(/\.(json|csv)$/, '.expected.json'), invalid), 'utf8'),
+        );
+        expect(!verdict.ok && verdict.problem.errors).toEqual(expected);
+      },
+    );
 
     it.each(['valid.json', 'valid.csv'])('v1 %s is valid', async (input) => {
-      const verdict = await validateFile({ file: new URL(`${kind}/v1/${input}`, FIXTURES).pathname, kind: KINDS[kind], format: input.endsWith('.csv') ? 'v1-csv' : 'v1-json', onboarding: { ACME: profiles } });
+      const verdict = await validateFile({
+        file: new URL(`${kind}/v1/${input}`, FIXTURES).pathname,
+        kind: KINDS[kind],
+        format: input.endsWith('.csv') ? 'v1-csv' : 'v1-json',
+        onboarding: { ACME: profiles },
+      });
       expect(verdict).toMatchObject({ ok: true, businessId: 'ACME' });
     });
   });
@@ -54,26 +92,75 @@ describe('validateFile: the errors of the API and the receipts, offline', () => 
 
 describe('warehouse-ingest validate (a real process)', () => {
   it('exits 0 for a valid file, naming the business taken from the first record, with no broker reachable', async () => {
-    const { code, stdout, stderr } = await cli(['validate', 'fixtures/sales-orders/valid.json', '--kind', 'sales-orders', '--format', 'v2-json'], { AMQP_URL: 'amqp://127.0.0.1:1' });
+    const { code, stdout, stderr } = await cli(
+      [
+        'validate',
+        'fixtures/sales-orders/valid.json',
+        '--kind',
+        'sales-orders',
+        '--format',
+        'v2-json',
+      ],
+      { AMQP_URL: 'amqp://127.0.0.1:1' },
+    );
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
-    expect(stdout).toBe('fixtures/sales-orders/valid.json: valid — 3 sales-orders record(s) for ACME\n');
+    expect(stdout).toBe(
+      'fixtures/sales-orders/valid.json: valid — 3 sales-orders record(s) for ACME\n',
+    );
   });
 
-  it('exits 1 for an invalid CSV, printing the receipt\'s problem details with --json, and line and column in lines without', async () => {
+  it("exits 1 for an invalid CSV, printing the receipt's problem details with --json, and line and column in lines without", async () => {
     const input = 'fixtures/sales-orders/v1/invalid/bad-number.csv';
-    const expected = JSON.parse(readFileSync(`${ROOT}fixtures/sales-orders/v1/invalid/bad-number.expected.json`, 'utf8')) as Array<{ index: number; errors: string[] }>;
-    const json = await cli(['validate', input, '--kind', 'sales-orders', '--format', 'v1-csv', '--business', 'ACME', '--json']);
+    const expected = JSON.parse(
+      readFileSync(`${ROOT}fixtures/sales-orders/v1/invalid/bad-number.expected.json`, 'utf8'),
+    ) as Array<{ index: number; errors: string[] }>;
+    const json = await cli([
+      'validate',
+      input,
+      '--kind',
+      'sales-orders',
+      '--format',
+      'v1-csv',
+      '--business',
+      'ACME',
+      '--json',
+    ]);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.stdout)).toMatchObject({ type: '/problems/validation-failed', status: 400, instance: 'bad-number.csv', errors: expected });
-    const lines = await cli(['validate', input, '--kind', 'sales-orders', '--format', 'v1-csv', '--business', 'ACME']);
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      type: '/problems/validation-failed',
+      status: 400,
+      instance: 'bad-number.csv',
+      errors: expected,
+    });
+    const lines = await cli([
+      'validate',
+      input,
+      '--kind',
+      'sales-orders',
+      '--format',
+      'v1-csv',
+      '--business',
+      'ACME',
+    ]);
     expect(lines.code).toBe(1);
-    expect(lines.stdout.split('\n').slice(1, -1)).toEqual(expected.flatMap((e) => e.errors.map((m) => `  record ${e.index}: ${m}`)));
+    expect(lines.stdout.split('\n').slice(1, -1)).toEqual(
+      expected.flatMap((e) => e.errors.map((m) => `  record ${e.index}: ${m}`)),
+    );
     expect(lines.stdout).toMatch(/line \d+, column /);
   });
 
   it('exits 1 for a body the API refuses as a whole (not JSON)', async () => {
     const file = folder.write('broken.json', '[{"identifiers": ');
-    const { code, stdout } = await cli(['validate', file, '--kind', 'sales-orders', '--format', 'v2-json', '--business', 'ACME']);
+    const { code, stdout } = await cli([
+      'validate',
+      file,
+      '--kind',
+      'sales-orders',
+      '--format',
+      'v2-json',
+      '--business',
+      'ACME',
+    ]);
     expect(code).toBe(1);
     expect(stdout).toMatch(/: invalid — .*JSON/);
   });
@@ -82,7 +169,15 @@ describe('warehouse-ingest validate (a real process)', () => {
     for (const args of [
       ['validate', 'fixtures/sales-orders/valid.json', '--kind', 'sales-orders'],
       ['validate', 'fixtures/sales-orders/valid.json', '--kind', 'orders', '--format', 'v2-json'],
-      ['validate', 'fixtures/sales-orders/valid.json', '--kind', 'sales-orders', '--format', 'v2-json', '--colour'],
+      [
+        'validate',
+        'fixtures/sales-orders/valid.json',
+        '--kind',
+        'sales-orders',
+        '--format',
+        'v2-json',
+        '--colour',
+      ],
       ['validate', 'no-such-file.json', '--kind', 'sales-orders', '--format', 'v2-json'],
     ]) {
       const { code, stdout, stderr } = await cli(args);
@@ -94,39 +189,70 @@ describe('warehouse-ingest validate (a real process)', () => {
 
 describe('warehouse-ingest help', () => {
   it('prints the same help for "help validate" and "validate --help", and the overview lists every command', async () => {
-    const [a, b, overview] = await Promise.all([cli(['help', 'validate']), cli(['validate', '--help']), cli(['help'])]);
-    expect(a).toEqual({ code: 0, stdout: expect.stringContaining('Usage: warehouse-ingest validate <file> --kind'), stderr: '' });
+    const [a, b, overview] = await Promise.all([
+      cli(['help', 'validate']),
+      cli(['validate', '--help']),
+      cli(['help']),
+    ]);
+    expect(a).toEqual({
+      code: 0,
+      stdout: expect.stringContaining('Usage: warehouse-ingest validate <file> --kind'),
+      stderr: '',
+    });
     expect(b.stdout).toBe(a.stdout);
-    for (const command of ['serve', 'run', 'validate', 'lint', 'hash-key', 'help']) expect(overview.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
+    for (const command of ['serve', 'run', 'validate', 'lint', 'hash-key', 'help'])
+      expect(overview.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
   });
 
   it('answers help for an unknown command with exit 2', async () => {
     const { code, stderr } = await cli(['help', 'frobnicate']);
     expect(code).toBe(2);
-    expect(stderr).toBe('warehouse-ingest: unknown command "frobnicate"; see "warehouse-ingest help"\n');
+    expect(stderr).toBe(
+      'warehouse-ingest: unknown command "frobnicate"; see "warehouse-ingest help"\n',
+    );
   });
 });
 
 describe('warehouse-ingest lint', () => {
   const pipelines = `${folder.dir}/pipelines`;
   mkdirSync(pipelines, { recursive: true });
-  const withPipelines = folder.write('lint.yaml', stringify({ dataDirectory: `${folder.dir}/data`, pipelinesDirectory: pipelines }));
+  const withPipelines = folder.write(
+    'lint.yaml',
+    stringify({ dataDirectory: `${folder.dir}/data`, pipelinesDirectory: pipelines }),
+  );
   const pipeline = (name: string, extra: Record<string, unknown>) =>
-    folder.write(`pipelines/${name}.yaml`, stringify({ name, businessId: 'DEMO', kind: 'sales-orders', format: 'v1-csv', source: { type: 'local', path: `${folder.dir}/drop` }, ...extra }));
+    folder.write(
+      `pipelines/${name}.yaml`,
+      stringify({
+        name,
+        businessId: 'DEMO',
+        kind: 'sales-orders',
+        format: 'v1-csv',
+        source: { type: 'local', path: `${folder.dir}/drop` },
+        ...extra,
+      }),
+    );
 
   it('exits 0 naming every pipeline when configuration and pipelines are valid', async () => {
     pipeline('demo-orders', {});
     const { code, stdout, stderr } = await cli(['lint'], { INGEST_CONFIG: withPipelines });
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toContain('configuration valid (environment development');
-    expect(stdout).toContain(`1 pipeline(s) valid\n  demo-orders (local, sales-orders, v1-csv) ${pipelines}/demo-orders.yaml`);
+    expect(stdout).toContain(
+      `1 pipeline(s) valid\n  demo-orders (local, sales-orders, v1-csv) ${pipelines}/demo-orders.yaml`,
+    );
   });
 
   it('exits 1 listing every problem by file and field, as start-up would refuse them', async () => {
     const bad = pipeline('nobody-orders', { businessId: 'NOBODY', kind: 'invoices' });
-    const { code, stdout, stderr } = await cli(['lint'], { INGEST_CONFIG: withPipelines, PORT: 'eighty' });
+    const { code, stdout, stderr } = await cli(['lint'], {
+      INGEST_CONFIG: withPipelines,
+      PORT: 'eighty',
+    });
     expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
-    expect(stderr).toBe('1 problem(s):\nenvironment: http.port: Expected number, received string\n');
+    expect(stderr).toBe(
+      '1 problem(s):\nenvironment: http.port: Expected number, received string\n',
+    );
     const again = await cli(['lint'], { INGEST_CONFIG: withPipelines });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`${bad}: kind: `);

@@ -4,7 +4,8 @@ import { problemsOf } from '../support/config-problems.js';
 import { tempFolder } from '../support/temp.js';
 
 const temp = tempFolder();
-const HASH = '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
+const HASH =
+  '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
 
 describe('loadConfig', () => {
   it('runs on the embedded defaults alone: development, demo tenant, no broker', () => {
@@ -17,7 +18,14 @@ describe('loadConfig', () => {
   });
 
   it('applies the operator environment variables over the files', () => {
-    const config = loadConfig({ env: { PORT: '8081', HOST: '127.0.0.1', AMQP_URL: 'amqp://u:p@mq:5672', INGEST_ENV: 'sandbox' } });
+    const config = loadConfig({
+      env: {
+        PORT: '8081',
+        HOST: '127.0.0.1',
+        AMQP_URL: 'amqp://u:p@mq:5672',
+        INGEST_ENV: 'sandbox',
+      },
+    });
     expect(config.http).toMatchObject({ port: 8081, host: '127.0.0.1' });
     expect(config.broker.url).toBe('amqp://u:p@mq:5672');
     expect(config.environment).toBe('sandbox');
@@ -36,32 +44,51 @@ describe('loadConfig', () => {
   });
 
   it('names the file and the field of every problem', () => {
-    const file = temp.write('bad.yaml', `http:\n  port: "eighty"\ntenants:\n  - businessId: ACME\n    apiKeyHash: plain-text-key\n  - {}\n`);
+    const file = temp.write(
+      'bad.yaml',
+      `http:\n  port: "eighty"\ntenants:\n  - businessId: ACME\n    apiKeyHash: plain-text-key\n  - {}\n`,
+    );
     const problems = problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } }));
     expect(problems).toEqual([
       { file, field: 'http.port', message: expect.stringMatching(/expected number/i) },
-      { file, field: 'tenants[0].apiKeyHash', message: "Expected a scrypt hash printed by 'warehouse-ingest hash-key'" },
+      {
+        file,
+        field: 'tenants[0].apiKeyHash',
+        message: "Expected a scrypt hash printed by 'warehouse-ingest hash-key'",
+      },
       { file, field: 'tenants[1].businessId', message: expect.any(String) },
       { file, field: 'tenants[1].apiKeyHash', message: expect.any(String) },
     ]);
   });
 
-  it('has a shutdown grace time that fits Kubernetes\' 30 s, and checks one that is set', () => {
+  it("has a shutdown grace time that fits Kubernetes' 30 s, and checks one that is set", () => {
     expect(loadConfig({ env: {} }).shutdown.graceMs).toBe(25_000);
-    expect(loadConfig({ env: { INGEST_CONFIG: temp.write('grace.yaml', 'shutdown:\n  graceMs: 5000\n') } }).shutdown.graceMs).toBe(5000);
+    expect(
+      loadConfig({
+        env: { INGEST_CONFIG: temp.write('grace.yaml', 'shutdown:\n  graceMs: 5000\n') },
+      }).shutdown.graceMs,
+    ).toBe(5000);
     const file = temp.write('bad-grace.yaml', 'shutdown:\n  graceMs: -1\n  grace: 3\n');
-    expect(problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } })).map((p) => `${p.file}: ${p.field}`)).toEqual([`${file}: shutdown.graceMs`, `${file}: shutdown.grace`]);
+    expect(
+      problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } })).map(
+        (p) => `${p.file}: ${p.field}`,
+      ),
+    ).toEqual([`${file}: shutdown.graceMs`, `${file}: shutdown.grace`]);
   });
 
   it('rejects unknown keys, so a typo does not silently fall back to a default', () => {
     const file = temp.write('typo.yaml', `http:\n  bodyLimit: 5\n`);
     const problems = problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } }));
-    expect(problems).toEqual([{ file, field: 'http.bodyLimit', message: 'Unknown setting (misspelt?)' }]);
+    expect(problems).toEqual([
+      { file, field: 'http.bodyLimit', message: 'Unknown setting (misspelt?)' },
+    ]);
   });
 
   it('names the environment variable when one is wrong', () => {
     const problems = problemsOf(() => loadConfig({ env: { PORT: 'abc' } }));
-    expect(problems).toEqual([{ file: 'environment', field: 'http.port', message: expect.any(String) }]);
+    expect(problems).toEqual([
+      { file: 'environment', field: 'http.port', message: expect.any(String) },
+    ]);
   });
 
   it('requires a broker in production and refuses duplicate tenants', () => {
@@ -69,7 +96,9 @@ describe('loadConfig', () => {
       'prod.yaml',
       `tenants:\n  - { businessId: ACME, apiKeyHash: "${HASH}" }\n  - { businessId: ACME, apiKeyHash: "${HASH}" }\n`,
     );
-    const problems = problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file, INGEST_ENV: 'production' } }));
+    const problems = problemsOf(() =>
+      loadConfig({ env: { INGEST_CONFIG: file, INGEST_ENV: 'production' } }),
+    );
     expect(problems).toEqual([
       { file, field: 'tenants[1].businessId', message: 'Duplicate business id "ACME"' },
       { file: 'environment', field: 'broker.url', message: expect.stringContaining('AMQP_URL') },
@@ -87,7 +116,10 @@ describe('loadConfig', () => {
       { file: missing, field: '(file)', message: 'file not found' },
     ]);
     const list = temp.write('list.yaml', '- a\n- b\n');
-    expect(problemsOf(() => loadConfig({ env: { INGEST_CONFIG: list } }))[0]).toMatchObject({ file: list, field: '(file)' });
+    expect(problemsOf(() => loadConfig({ env: { INGEST_CONFIG: list } }))[0]).toMatchObject({
+      file: list,
+      field: '(file)',
+    });
   });
 
   it('finds the packaged defaults folder', () => {

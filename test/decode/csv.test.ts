@@ -52,7 +52,10 @@ const WORK: CsvLayout = {
 };
 
 const MASTER: CsvLayout = {
-  header: ['ProductID', 'AccountID', 'ShortDesc', 'LongDesc', 'UoM'].map((name) => ({ name, type: 'string' as const })),
+  header: ['ProductID', 'AccountID', 'ShortDesc', 'LongDesc', 'UoM'].map((name) => ({
+    name,
+    type: 'string' as const,
+  })),
 };
 
 const SALES_HEADER =
@@ -101,14 +104,24 @@ function sliced(data: string | Uint8Array, size: number): Uint8Array[] {
   return out;
 }
 
-async function decode(input: string | Array<string | Uint8Array>, layout: CsvLayout = SALES): Promise<CsvRecord[]> {
+async function decode(
+  input: string | Array<string | Uint8Array>,
+  layout: CsvLayout = SALES,
+): Promise<CsvRecord[]> {
   const out: CsvRecord[] = [];
-  for await (const record of decodeCsv(chunks(...(typeof input === 'string' ? [input] : input)), layout)) out.push(record);
+  for await (const record of decodeCsv(
+    chunks(...(typeof input === 'string' ? [input] : input)),
+    layout,
+  ))
+    out.push(record);
   return out;
 }
 
 /** The MalformedBody a decode throws; fails the test if it throws anything else or nothing. */
-async function malformed(input: string | Array<string | Uint8Array>, layout: CsvLayout = SALES): Promise<string> {
+async function malformed(
+  input: string | Array<string | Uint8Array>,
+  layout: CsvLayout = SALES,
+): Promise<string> {
   const error = await decode(input, layout).then(
     () => undefined,
     (e: unknown) => e,
@@ -136,14 +149,16 @@ describe('decodeCsv: the sales-order example', () => {
   it('gives the same records whatever the chunking, down to one byte at a time, and from text chunks', async () => {
     expect(await decode(sliced(EXAMPLE, 1))).toEqual(EXAMPLE_RECORDS);
     expect(await decode(sliced(EXAMPLE, 7))).toEqual(EXAMPLE_RECORDS);
-    expect(await decode(EXAMPLE.match(/[^]{1,5}/g)!)).toEqual(EXAMPLE_RECORDS);
+    expect(await decode(EXAMPLE.match(/[\s\S]{1,5}/g)!)).toEqual(EXAMPLE_RECORDS);
   });
 
   it('keeps a UTF-8 character that is cut between two chunks', async () => {
     const text = sales('ACME,SO-1,2026-02-03,1,Café ☕ 𝄞,2,EA,1\n');
     for (const size of [1, 2, 3]) {
       const [record] = await decode(sliced(text, size));
-      expect((record!.value['oOrderLines'] as Array<Record<string, unknown>>)[0]!['ProductID']).toBe('Café ☕ 𝄞');
+      expect((record!.value.oOrderLines as Array<Record<string, unknown>>)[0]!.ProductID).toBe(
+        'Café ☕ 𝄞',
+      );
     }
   });
 
@@ -173,10 +188,12 @@ describe('decodeCsv: the sales-order example', () => {
 
 describe('decodeCsv: quoting and line numbers', () => {
   it('reads quoted values with commas, doubled quotes and line breaks', async () => {
-    const text = sales('ACME,SO-1,2026-02-03,1,"SKU, ""big""",2,EA,1\nACME,SO-1,2026-02-03,2,"two\nlines",1,EA,1\nACME,SO-1,2026-02-03,3,"crlf\r\ntoo",1,EA,1\n');
+    const text = sales(
+      'ACME,SO-1,2026-02-03,1,"SKU, ""big""",2,EA,1\nACME,SO-1,2026-02-03,2,"two\nlines",1,EA,1\nACME,SO-1,2026-02-03,3,"crlf\r\ntoo",1,EA,1\n',
+    );
     const [record] = await decode(text);
-    const lines = record!.value['oOrderLines'] as Array<Record<string, unknown>>;
-    expect(lines.map((l) => l['ProductID'])).toEqual(['SKU, "big"', 'two\nlines', 'crlf\r\ntoo']);
+    const lines = record!.value.oOrderLines as Array<Record<string, unknown>>;
+    expect(lines.map((l) => l.ProductID)).toEqual(['SKU, "big"', 'two\nlines', 'crlf\r\ntoo']);
     expect(record!.rows).toEqual([2, 3, 5]);
   });
 
@@ -192,20 +209,31 @@ describe('decodeCsv: quoting and line numbers', () => {
       const records = await decode(input);
       expect(records.map((r) => r.rows)).toEqual([[2], [5], [7], [10]]);
       const last = records[3]!;
-      expect(last.errors).toEqual([{ path: 'oOrderLines[0].Qty', message: 'Expected a number, received "x"' }]);
-      expect(csvLocation(last, 'oOrderLines[0].Qty', SALES)).toBe('line 10, column oOrderLines_Qty');
+      expect(last.errors).toEqual([
+        { path: 'oOrderLines[0].Qty', message: 'Expected a number, received "x"' },
+      ]);
+      expect(csvLocation(last, 'oOrderLines[0].Qty', SALES)).toBe(
+        'line 10, column oOrderLines_Qty',
+      );
     }
   });
 
   it('names the line and column of a quoted value that is never closed', async () => {
-    const text = sales('ACME,SO-1,2026-02-03,1,"a\nb",2,EA,1\nACME,SO-2,2026-02-03,1,"open,2,EA,1\nACME,SO-3,2026-02-03,1,SKU,2,EA,1\n');
-    const expected = 'Broken quoting on line 4, column oOrderLines_ProductID: a quoted value is never closed (the quote runs to the end of the file)';
+    const text = sales(
+      'ACME,SO-1,2026-02-03,1,"a\nb",2,EA,1\nACME,SO-2,2026-02-03,1,"open,2,EA,1\nACME,SO-3,2026-02-03,1,SKU,2,EA,1\n',
+    );
+    const expected =
+      'Broken quoting on line 4, column oOrderLines_ProductID: a quoted value is never closed (the quote runs to the end of the file)';
     expect(await malformed(text)).toBe(expected);
     expect(await malformed(sliced(text, 3))).toBe(expected);
   });
 
   it('names the line of a closing quote followed by other text', async () => {
-    expect(await malformed(sales('ACME,SO-1,2026-02-03,1,SKU,2,EA,1\nACME,SO-1,2026-02-03,2,"SKU"x,2,EA,1\n'))).toBe(
+    expect(
+      await malformed(
+        sales('ACME,SO-1,2026-02-03,1,SKU,2,EA,1\nACME,SO-1,2026-02-03,2,"SKU"x,2,EA,1\n'),
+      ),
+    ).toBe(
       'Broken quoting on line 3, column oOrderLines_ProductID: a closing quote must be followed by a comma or the end of the line; write a quote inside a quoted value as two quotes ("")',
     );
   });
@@ -225,14 +253,17 @@ describe('decodeCsv: quoting and line numbers', () => {
     }
     const error = await drain(decodeCsv(input(), SALES)).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(MalformedBody);
-    expect((error as Error).message).toBe('The row starting on line 2 is longer than 1048576 characters; is a quote left open?');
+    expect((error as Error).message).toBe(
+      'The row starting on line 2 is longer than 1048576 characters; is a quote left open?',
+    );
     expect(fed).toBeLessThan(20);
   });
 });
 
 describe('decodeCsv: the header row', () => {
   it('accepts names with spaces around them and columns in any order', async () => {
-    const header = ' oOrderLines_SalesUnitPrice , AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM ';
+    const header =
+      ' oOrderLines_SalesUnitPrice , AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM ';
     const [record] = await decode(`${header}\n9.99,ACME,SO-1,2026-02-03,1,SKU-1,2,EA\n`);
     expect(record!.value).toEqual({
       AccountID: 'ACME',
@@ -257,16 +288,17 @@ describe('decodeCsv: the header row', () => {
   });
 
   it('refuses a duplicate column and an unnamed one', async () => {
-    expect(await malformed(`${SALES_HEADER},OrdNumber\nACME,SO-1,2026-02-03,1,SKU-1,2,EA,9.99,SO-1\n`)).toBe(
-      `Duplicate column(s): OrdNumber. Expected columns: ${SALES_COLUMNS}`,
-    );
+    expect(
+      await malformed(`${SALES_HEADER},OrdNumber\nACME,SO-1,2026-02-03,1,SKU-1,2,EA,9.99,SO-1\n`),
+    ).toBe(`Duplicate column(s): OrdNumber. Expected columns: ${SALES_COLUMNS}`);
     expect(await malformed(`${SALES_HEADER},\nACME,SO-1,2026-02-03,1,SKU-1,2,EA,9.99,\n`)).toBe(
       `Unknown column(s): (unnamed column 9). Expected columns: ${SALES_COLUMNS}`,
     );
   });
 
   it('refuses an empty file and a file with no data rows', async () => {
-    for (const empty of ['', '\n\r\n', '\uFEFF', '  \n']) expect(await malformed(empty)).toBe('The file is empty');
+    for (const empty of ['', '\n\r\n', '\uFEFF', '  \n'])
+      expect(await malformed(empty)).toBe('The file is empty');
     expect(await malformed([])).toBe('The file is empty');
     expect(await malformed(SALES_HEADER)).toBe('The file has no data rows');
     expect(await malformed(`\uFEFF${SALES_HEADER}\r\n\r\n`)).toBe('The file has no data rows');
@@ -275,17 +307,29 @@ describe('decodeCsv: the header row', () => {
 
 describe('decodeCsv: ragged rows and encoding', () => {
   it('names the line of a row with fewer or more cells than the header', async () => {
-    expect(await malformed(sales('ACME,SO-1,2026-02-03,1,"a\nb",2,EA,9.99\nACME,SO-1,2026-02-03,2,SKU-2,1,EA\n'))).toBe(
-      'line 4 has 7 cells; the header has 8',
+    expect(
+      await malformed(
+        sales('ACME,SO-1,2026-02-03,1,"a\nb",2,EA,9.99\nACME,SO-1,2026-02-03,2,SKU-2,1,EA\n'),
+      ),
+    ).toBe('line 4 has 7 cells; the header has 8');
+    expect(await malformed(sales('ACME,SO-1,2026-02-03,1,SKU-1,2,EA,9.99,extra\n'))).toBe(
+      'line 2 has 9 cells; the header has 8',
     );
-    expect(await malformed(sales('ACME,SO-1,2026-02-03,1,SKU-1,2,EA,9.99,extra\n'))).toBe('line 2 has 9 cells; the header has 8');
   });
 
   it('refuses bytes that are not UTF-8, wherever the chunks are cut', async () => {
-    const bytes = Buffer.concat([Buffer.from(sales('ACME,SO-1,2026-02-03,1,Caf')), Buffer.from([0xe9]), Buffer.from(',2,EA,1\n')]);
+    const bytes = Buffer.concat([
+      Buffer.from(sales('ACME,SO-1,2026-02-03,1,Caf')),
+      Buffer.from([0xe9]),
+      Buffer.from(',2,EA,1\n'),
+    ]);
     const at = bytes.indexOf(0xe9);
-    expect(await malformed([bytes])).toBe(`The file is not valid UTF-8 (bad bytes at byte offset ${at})`);
-    expect(await malformed(sliced(bytes, 3))).toBe(`The file is not valid UTF-8 (bad bytes at byte offset ${at})`);
+    expect(await malformed([bytes])).toBe(
+      `The file is not valid UTF-8 (bad bytes at byte offset ${at})`,
+    );
+    expect(await malformed(sliced(bytes, 3))).toBe(
+      `The file is not valid UTF-8 (bad bytes at byte offset ${at})`,
+    );
     expect(await malformed(sliced(bytes, 1))).toMatch(/^The file is not valid UTF-8/);
   });
 
@@ -312,37 +356,67 @@ describe('decodeCsv: cell values', () => {
     expect(parseNumber(text)).toBe(expected);
   });
 
-  it.each(['12abc', '', ' ', '1,000', '1e3', '1.', '.5', '+1', '--1', '-', '1.2.3', '0x10', 'NaN', 'Infinity', '１２'])(
-    'refuses %j as a number',
-    (text) => {
-      expect(parseNumber(text)).toBeUndefined();
-    },
-  );
+  it.each([
+    '12abc',
+    '',
+    ' ',
+    '1,000',
+    '1e3',
+    '1.',
+    '.5',
+    '+1',
+    '--1',
+    '-',
+    '1.2.3',
+    '0x10',
+    'NaN',
+    'Infinity',
+    '１２',
+  ])('refuses %j as a number', (text) => {
+    expect(parseNumber(text)).toBeUndefined();
+  });
 
   it('reports a bad number at its legacy path and leaves the field out', async () => {
-    const [record] = await decode(sales('ACME,SO-1,2026-02-03,1,SKU-1,12abc,EA,9.99\nACME,SO-1,2026-02-03,,SKU-2,"1,000",EA,1e3\n'));
+    const [record] = await decode(
+      sales(
+        'ACME,SO-1,2026-02-03,1,SKU-1,12abc,EA,9.99\nACME,SO-1,2026-02-03,,SKU-2,"1,000",EA,1e3\n',
+      ),
+    );
     expect(record!.errors).toEqual([
       { path: 'oOrderLines[0].Qty', message: 'Expected a number, received "12abc"' },
       { path: 'oOrderLines[1].LineNumber', message: 'Expected a number, received an empty value' },
       { path: 'oOrderLines[1].Qty', message: 'Expected a number, received "1,000"' },
       { path: 'oOrderLines[1].SalesUnitPrice', message: 'Expected a number, received "1e3"' },
     ]);
-    expect(record!.value['oOrderLines']).toEqual([
+    expect(record!.value.oOrderLines).toEqual([
       { LineNumber: 1, ProductID: 'SKU-1', UoM: 'EA', SalesUnitPrice: 9.99 },
       { ProductID: 'SKU-2', UoM: 'EA' },
     ]);
   });
 
   it('reports a bad order-level number at the plain field name', async () => {
-    const layout: CsvLayout = { header: [{ name: 'OrdNumber', type: 'string' }, { name: 'Qty', type: 'number' }] };
+    const layout: CsvLayout = {
+      header: [
+        { name: 'OrdNumber', type: 'string' },
+        { name: 'Qty', type: 'number' },
+      ],
+    };
     const [good, bad] = await decode('OrdNumber,Qty\nA,5\nB, \n', layout);
     expect(good).toEqual({ value: { OrdNumber: 'A', Qty: 5 }, errors: [], rows: [2] });
-    expect(bad).toEqual({ value: { OrdNumber: 'B' }, errors: [{ path: 'Qty', message: 'Expected a number, received " "' }], rows: [3] });
+    expect(bad).toEqual({
+      value: { OrdNumber: 'B' },
+      errors: [{ path: 'Qty', message: 'Expected a number, received " "' }],
+      rows: [3],
+    });
   });
 
   it('leaves empty text and date cells out, never as "", and keeps other text as given', async () => {
     const [record] = await decode(sales('ACME,SO-1,,1,,2, EA ,1\n'));
-    expect(record!.value).toEqual({ AccountID: 'ACME', OrdNumber: 'SO-1', oOrderLines: [{ LineNumber: 1, Qty: 2, UoM: ' EA ', SalesUnitPrice: 1 }] });
+    expect(record!.value).toEqual({
+      AccountID: 'ACME',
+      OrdNumber: 'SO-1',
+      oOrderLines: [{ LineNumber: 1, Qty: 2, UoM: ' EA ', SalesUnitPrice: 1 }],
+    });
     expect(record!.errors).toEqual([]);
   });
 
@@ -365,16 +439,30 @@ describe('decodeCsv: grouping rows into orders', () => {
     );
     expect(records).toHaveLength(1);
     expect(records[0]!.errors).toEqual([
-      { path: 'AccountID', message: 'Expected the same value on every row of this order: line 2 has "ACME", line 4 has "ACMF"' },
-      { path: 'DueOutDate', message: 'Expected the same value on every row of this order: line 2 has "2026-02-03", line 4 has "2026-02-05"' },
+      {
+        path: 'AccountID',
+        message:
+          'Expected the same value on every row of this order: line 2 has "ACME", line 4 has "ACMF"',
+      },
+      {
+        path: 'DueOutDate',
+        message:
+          'Expected the same value on every row of this order: line 2 has "2026-02-03", line 4 has "2026-02-05"',
+      },
     ]);
-    expect(records[0]!.value['DueOutDate']).toBe('2026-02-03');
+    expect(records[0]!.value.DueOutDate).toBe('2026-02-03');
     expect(records[0]!.rows).toEqual([2, 3, 4, 5, 6]);
     expect(csvLocation(records[0]!, 'DueOutDate', SALES)).toBe('line 2, column DueOutDate');
 
-    const [emptyLater] = await decode(sales('ACME,SO-1,2026-02-03,1,SKU-1,2,EA,9.99\nACME,SO-1,,2,SKU-2,1,EA,4.50\n'));
+    const [emptyLater] = await decode(
+      sales('ACME,SO-1,2026-02-03,1,SKU-1,2,EA,9.99\nACME,SO-1,,2,SKU-2,1,EA,4.50\n'),
+    );
     expect(emptyLater!.errors).toEqual([
-      { path: 'DueOutDate', message: 'Expected the same value on every row of this order: line 2 has "2026-02-03", line 3 has an empty value' },
+      {
+        path: 'DueOutDate',
+        message:
+          'Expected the same value on every row of this order: line 2 has "2026-02-03", line 3 has an empty value',
+      },
     ]);
   });
 
@@ -389,7 +477,7 @@ describe('decodeCsv: grouping rows into orders', () => {
           'ACME,SO-1,2026-02-03,4,SKU-4,1,EA,1\n',
       ),
     );
-    expect(records.map((r) => [r.value['OrdNumber'], r.rows])).toEqual([
+    expect(records.map((r) => [r.value.OrdNumber, r.rows])).toEqual([
       ['SO-1', [2, 3]],
       ['SO-2', [4]],
       ['SO-1', [5]],
@@ -399,16 +487,36 @@ describe('decodeCsv: grouping rows into orders', () => {
     expect(errorsOf(records)).toEqual([
       [],
       [],
-      [{ path: 'OrdNumber', message: 'Order "SO-1" already appeared at lines 2-3; the rows of one order must be contiguous' }],
-      [{ path: 'OrdNumber', message: 'Order "SO-2" already appeared at line 4; the rows of one order must be contiguous' }],
-      [{ path: 'OrdNumber', message: 'Order "SO-1" already appeared at lines 2-3; the rows of one order must be contiguous' }],
+      [
+        {
+          path: 'OrdNumber',
+          message:
+            'Order "SO-1" already appeared at lines 2-3; the rows of one order must be contiguous',
+        },
+      ],
+      [
+        {
+          path: 'OrdNumber',
+          message:
+            'Order "SO-2" already appeared at line 4; the rows of one order must be contiguous',
+        },
+      ],
+      [
+        {
+          path: 'OrdNumber',
+          message:
+            'Order "SO-1" already appeared at lines 2-3; the rows of one order must be contiguous',
+        },
+      ],
     ]);
   });
 
   it('makes each row with an empty order number a record of its own', async () => {
-    const records = await decode(sales('ACME,,2026-02-03,1,SKU-1,2,EA,9.99\nACME,,2026-02-03,2,SKU-2,1,EA,4.50\n'));
+    const records = await decode(
+      sales('ACME,,2026-02-03,1,SKU-1,2,EA,9.99\nACME,,2026-02-03,2,SKU-2,1,EA,4.50\n'),
+    );
     expect(records.map((r) => r.rows)).toEqual([[2], [3]]);
-    expect(records.map((r) => r.value['OrdNumber'])).toEqual([undefined, undefined]);
+    expect(records.map((r) => r.value.OrdNumber)).toEqual([undefined, undefined]);
     expect(errorsOf(records)).toEqual([[], []]);
   });
 
@@ -417,14 +525,16 @@ describe('decodeCsv: grouping rows into orders', () => {
     const released = new Promise<void>((resolve) => (release = resolve));
     let finished = false;
     async function* input() {
-      yield sales('ACME,SO-1,2026-02-03,1,SKU-1,2,EA,9.99\nACME,SO-2,2026-02-04,1,SKU-9,5,BOX,12\nACME,SO-2,2026-');
+      yield sales(
+        'ACME,SO-1,2026-02-03,1,SKU-1,2,EA,9.99\nACME,SO-2,2026-02-04,1,SKU-9,5,BOX,12\nACME,SO-2,2026-',
+      );
       await released; // never resolves unless SO-1 came out first
       yield '02-04,2,SKU-8,5,BOX,12\n';
       finished = true;
     }
     const records = decodeCsv(input(), SALES);
     const first = await records.next();
-    expect(first.value?.value['OrdNumber']).toBe('SO-1');
+    expect(first.value?.value.OrdNumber).toBe('SO-1');
     expect(finished).toBe(false);
     release();
     const second = await records.next();
@@ -446,7 +556,8 @@ describe('decodeCsv: grouping rows into orders', () => {
         closed = true;
       }
     }
-    for await (const record of decodeCsv(input(), SALES)) if (record.value['OrdNumber'] === 'SO-3') break;
+    for await (const record of decodeCsv(input(), SALES))
+      if (record.value.OrdNumber === 'SO-3') break;
     expect(closed).toBe(true);
     expect(pulled).toBeLessThan(10);
   });
@@ -491,7 +602,13 @@ ACME,WO-2,2026-02-02,1,KIT-C,1,2026-03-03,P-9,1
                 { ProductID: 'P-2\nrev b', Qty: 1 },
               ],
             },
-            { LineNumber: 2, ProductID: 'KIT-B', Qty: 5, ExpDelDate: '2026-03-02', FGParts: [{ ProductID: 'P-3', Qty: 4 }] },
+            {
+              LineNumber: 2,
+              ProductID: 'KIT-B',
+              Qty: 5,
+              ExpDelDate: '2026-03-02',
+              FGParts: [{ ProductID: 'P-3', Qty: 4 }],
+            },
           ],
         },
         errors: [],
@@ -503,7 +620,15 @@ ACME,WO-2,2026-02-02,1,KIT-C,1,2026-03-03,P-9,1
           AccountID: 'ACME',
           OrdNumber: 'WO-2',
           CreatedDate: '2026-02-02',
-          FinishedGoods: [{ LineNumber: 1, ProductID: 'KIT-C', Qty: 1, ExpDelDate: '2026-03-03', FGParts: [{ ProductID: 'P-9', Qty: 1 }] }],
+          FinishedGoods: [
+            {
+              LineNumber: 1,
+              ProductID: 'KIT-C',
+              Qty: 1,
+              ExpDelDate: '2026-03-03',
+              FGParts: [{ ProductID: 'P-9', Qty: 1 }],
+            },
+          ],
         },
         errors: [],
         rows: [6],
@@ -515,15 +640,21 @@ ACME,WO-2,2026-02-02,1,KIT-C,1,2026-03-03,P-9,1
   it('locates finished-good and part fields on their own rows', async () => {
     const [wo1] = await decode(WORK_FILE, WORK);
     expect(csvLocation(wo1!, 'CreatedDate', WORK)).toBe('line 2, column CreatedDate');
-    expect(csvLocation(wo1!, 'FinishedGoods[1].ExpDelDate', WORK)).toBe('line 5, column FinishedGoods_ExpDelDate');
-    expect(csvLocation(wo1!, 'FinishedGoods[0].FGParts[1].Qty', WORK)).toBe('line 3, column FGParts_Qty');
+    expect(csvLocation(wo1!, 'FinishedGoods[1].ExpDelDate', WORK)).toBe(
+      'line 5, column FinishedGoods_ExpDelDate',
+    );
+    expect(csvLocation(wo1!, 'FinishedGoods[0].FGParts[1].Qty', WORK)).toBe(
+      'line 3, column FGParts_Qty',
+    );
     expect(csvLocation(wo1!, 'FinishedGoods[0].FGParts[1]', WORK)).toBe('line 3');
     expect(csvLocation(wo1!, 'FinishedGoods[0].FGParts', WORK)).toBe('lines 2-3');
     expect(csvLocation(wo1!, 'FinishedGoods[0]', WORK)).toBe('lines 2-3');
     expect(csvLocation(wo1!, 'FinishedGoods.1.Qty', WORK)).toBe('line 5, column FinishedGoods_Qty');
     // Without lineStarts (a caller that kept only `rows`), the order's lines, still with the column.
     const { lineStarts: _, ...rowsOnly } = wo1!;
-    expect(csvLocation(rowsOnly, 'FinishedGoods[0].FGParts[1].Qty', WORK)).toBe('lines 2-5, column FGParts_Qty');
+    expect(csvLocation(rowsOnly, 'FinishedGoods[0].FGParts[1].Qty', WORK)).toBe(
+      'lines 2-5, column FGParts_Qty',
+    );
   });
 
   it('reports finished-good values that differ between its part rows, and a finished good that is not contiguous', async () => {
@@ -539,18 +670,24 @@ ACME,WO-1,2026-02-01,1,KIT-A,10,2026-03-01,P-4,1
     expect(record!.errors).toEqual([
       {
         path: 'FinishedGoods[0].ExpDelDate',
-        message: 'Expected the same value on every row of this FinishedGoods entry: line 2 has "2026-03-01", line 3 has "2026-03-09"',
+        message:
+          'Expected the same value on every row of this FinishedGoods entry: line 2 has "2026-03-01", line 3 has "2026-03-09"',
       },
       { path: 'FinishedGoods[0].FGParts[1].Qty', message: 'Expected a number, received "x"' },
       {
         path: 'FinishedGoods[2].LineNumber',
-        message: 'LineNumber "1" already appeared at lines 2-3 of this order; the rows of one FinishedGoods entry must be contiguous',
+        message:
+          'LineNumber "1" already appeared at lines 2-3 of this order; the rows of one FinishedGoods entry must be contiguous',
       },
     ]);
-    expect((record!.value['FinishedGoods'] as unknown[]).length).toBe(3);
+    expect((record!.value.FinishedGoods as unknown[]).length).toBe(3);
     expect(record!.lineStarts).toEqual([0, 2, 3]);
-    expect(csvLocation(record!, 'FinishedGoods[0].FGParts[1].Qty', WORK)).toBe('line 3, column FGParts_Qty');
-    expect(csvLocation(record!, 'FinishedGoods[2].LineNumber', WORK)).toBe('line 5, column FinishedGoods_LineNumber');
+    expect(csvLocation(record!, 'FinishedGoods[0].FGParts[1].Qty', WORK)).toBe(
+      'line 3, column FGParts_Qty',
+    );
+    expect(csvLocation(record!, 'FinishedGoods[2].LineNumber', WORK)).toBe(
+      'line 5, column FinishedGoods_LineNumber',
+    );
   });
 });
 
@@ -561,9 +698,27 @@ describe('decodeCsv: master data (no lines)', () => {
       MASTER,
     );
     expect(records).toEqual([
-      { value: { ProductID: 'SKU-1', AccountID: 'ACME', ShortDesc: 'Widget', LongDesc: 'A widget, blue', UoM: 'EA' }, errors: [], rows: [2] },
-      { value: { ProductID: 'SKU-2', AccountID: 'ACME', ShortDesc: 'Gadget', UoM: 'BOX' }, errors: [], rows: [3] },
-      { value: { ProductID: 'SKU-2', AccountID: 'ACME', ShortDesc: 'Gadget', UoM: 'BOX' }, errors: [], rows: [4] },
+      {
+        value: {
+          ProductID: 'SKU-1',
+          AccountID: 'ACME',
+          ShortDesc: 'Widget',
+          LongDesc: 'A widget, blue',
+          UoM: 'EA',
+        },
+        errors: [],
+        rows: [2],
+      },
+      {
+        value: { ProductID: 'SKU-2', AccountID: 'ACME', ShortDesc: 'Gadget', UoM: 'BOX' },
+        errors: [],
+        rows: [3],
+      },
+      {
+        value: { ProductID: 'SKU-2', AccountID: 'ACME', ShortDesc: 'Gadget', UoM: 'BOX' },
+        errors: [],
+        rows: [4],
+      },
     ]);
     expect(csvLocation(records[1]!, 'UoM', MASTER)).toBe('line 3, column UoM');
   });
@@ -573,16 +728,22 @@ describe('csvLocation', () => {
   it('points a line field at its row, a header field at the first row, and anything else at the record', async () => {
     const [so1] = await decode(EXAMPLE);
     expect(csvLocation(so1!, 'oOrderLines[1].Qty', SALES)).toBe('line 3, column oOrderLines_Qty');
-    expect(csvLocation(so1!, 'oOrderLines[0].LineNumber', SALES)).toBe('line 2, column oOrderLines_LineNumber');
+    expect(csvLocation(so1!, 'oOrderLines[0].LineNumber', SALES)).toBe(
+      'line 2, column oOrderLines_LineNumber',
+    );
     expect(csvLocation(so1!, 'DueOutDate', SALES)).toBe('line 2, column DueOutDate');
     expect(csvLocation(so1!, 'oOrderLines[1]', SALES)).toBe('line 3');
     expect(csvLocation(so1!, 'oOrderLines', SALES)).toBe('lines 2-3');
     expect(csvLocation(so1!, '', SALES)).toBe('lines 2-3');
-    expect(csvLocation(so1!, 'oOrderLines[7].Qty', SALES)).toBe('lines 2-3, column oOrderLines_Qty');
+    expect(csvLocation(so1!, 'oOrderLines[7].Qty', SALES)).toBe(
+      'lines 2-3, column oOrderLines_Qty',
+    );
     expect(csvLocation(so1!, 'oOrderLines[0].Colour', SALES)).toBe('line 2');
     expect(csvLocation(so1!, 'Colour', SALES)).toBe('lines 2-3');
     // It needs only the rows, not the value.
-    expect(csvLocation({ value: {}, errors: [], rows: [9] }, 'oOrderLines[0].Qty', SALES)).toBe('line 9, column oOrderLines_Qty');
+    expect(csvLocation({ value: {}, errors: [], rows: [9] }, 'oOrderLines[0].Qty', SALES)).toBe(
+      'line 9, column oOrderLines_Qty',
+    );
   });
 });
 
@@ -623,7 +784,9 @@ describe('decodeCsv: large files', () => {
     expect(rows).toBe(ROWS);
     expect(errors).toBe(0);
     const growth = (peak - before) / 2 ** 20;
-    console.info(`decodeCsv: ${ROWS} rows in ${seconds.toFixed(2)} s (${Math.round(ROWS / seconds)} rows/s, with 20 forced GCs), heap growth ${growth.toFixed(1)} MB`);
+    console.info(
+      `decodeCsv: ${ROWS} rows in ${seconds.toFixed(2)} s (${Math.round(ROWS / seconds)} rows/s, with 20 forced GCs), heap growth ${growth.toFixed(1)} MB`,
+    );
     // Keeping every record instead measures ~64 MB here; streaming stays under 10 MB.
     expect(growth).toBeLessThan(32);
   });

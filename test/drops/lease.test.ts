@@ -11,7 +11,10 @@ afterEach(async () => {
 });
 
 function lease(pipeline: string, url = AMQP_URL): DropLease {
-  const made = createRabbitMqLease({ url, pipeline, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } }, log);
+  const made = createRabbitMqLease(
+    { url, pipeline, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } },
+    log,
+  );
   cleanups.push(() => made.close());
   return made;
 }

@@ -21,19 +21,35 @@ const receipt = (messageIds: string[]): Receipt => ({
 
 describe('receipt files', () => {
   it('stream the message ids from a file into exactly the receipt serializeReceipt would write', async () => {
-    const ids = Array.from({ length: 25_000 }, (_, i) => `00000000-0000-8000-8000-${String(i).padStart(12, '0')}`);
+    const ids = Array.from(
+      { length: 25_000 },
+      (_, i) => `00000000-0000-8000-8000-${String(i).padStart(12, '0')}`,
+    );
     const idFile = openIdFile(path.join(temp.dir, 'ids'));
     for (let i = 0; i < ids.length; i += 1000) await idFile.append(ids.slice(i, i + 1000));
     await idFile.end();
     const out = path.join(temp.dir, 'receipt.json');
     const whole = receipt(ids);
-    await writeReceiptFile(out, { ...whole, response: { ...whole.response, messageIds: [] } }, idFile.path);
+    await writeReceiptFile(
+      out,
+      { ...whole, response: { ...whole.response, messageIds: [] } },
+      idFile.path,
+    );
     expect(readFileSync(out, 'utf8')).toBe(serializeReceipt(whole));
   });
 
   it('write a receipt without ids (a rejection) as it is', async () => {
     const out = path.join(temp.dir, 'rejected.json');
-    const rejected: Receipt = { ...receipt([]), outcome: 'rejected', response: { type: 'about:blank', title: 'Bad Request', status: 400, errors: [{ index: 0, errors: ['x: Required'] }] } };
+    const rejected: Receipt = {
+      ...receipt([]),
+      outcome: 'rejected',
+      response: {
+        type: 'about:blank',
+        title: 'Bad Request',
+        status: 400,
+        errors: [{ index: 0, errors: ['x: Required'] }],
+      },
+    };
     await writeReceiptFile(out, rejected);
     expect(JSON.parse(readFileSync(out, 'utf8'))).toEqual(rejected);
   });

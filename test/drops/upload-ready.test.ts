@@ -3,7 +3,17 @@ import { pipelineSchema } from '../../src/drops/definition.js';
 import { createReadiness, globToRegExp } from '../../src/drops/upload-ready.js';
 
 const readinessOf = (readiness: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  createReadiness(pipelineSchema.parse({ name: 'p', businessId: 'A', kind: 'sales-orders', format: 'v1-csv', source: { type: 'local', path: '/x' }, readiness, ...extra }));
+  createReadiness(
+    pipelineSchema.parse({
+      name: 'p',
+      businessId: 'A',
+      kind: 'sales-orders',
+      format: 'v1-csv',
+      source: { type: 'local', path: '/x' },
+      readiness,
+      ...extra,
+    }),
+  );
 const file = (name: string, size = 10, modifiedMs = 1_000_000.5) => ({ name, size, modifiedMs });
 
 describe('readiness', () => {
@@ -30,13 +40,30 @@ describe('readiness', () => {
   it('marker: ready only when the marker exists; the marker itself is no input', () => {
     const r = readinessOf({ strategy: 'marker' });
     expect(r.look([file('a.csv')], 1).ready).toEqual([]);
-    expect(r.look([file('a.csv'), file('a.csv.done', 0)], 2).ready.map((e) => e.name)).toEqual(['a.csv']);
+    expect(r.look([file('a.csv'), file('a.csv.done', 0)], 2).ready.map((e) => e.name)).toEqual([
+      'a.csv',
+    ]);
   });
 
   it('never takes temporary names, hidden files, receipts or other patterns', () => {
     const r = readinessOf({ strategy: 'rename' });
-    const names = ['a.csv.part', 'a.csv.tmp', '.hidden.csv', 'a.csv.receipt.json', 'notes.txt', 'b.csv', 'line\nbreak.csv'];
-    expect(r.look(names.map((n) => file(n)), 1).ready.map((e) => e.name)).toEqual(['b.csv', 'line\nbreak.csv']);
+    const names = [
+      'a.csv.part',
+      'a.csv.tmp',
+      '.hidden.csv',
+      'a.csv.receipt.json',
+      'notes.txt',
+      'b.csv',
+      'line\nbreak.csv',
+    ];
+    expect(
+      r
+        .look(
+          names.map((n) => file(n)),
+          1,
+        )
+        .ready.map((e) => e.name),
+    ).toEqual(['b.csv', 'line\nbreak.csv']);
   });
 
   it('matches globs with * and ? only', () => {

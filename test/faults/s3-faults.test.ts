@@ -4,7 +4,13 @@ import type { Receipt } from '../../src/pipeline/receipt.js';
 import type { RunSummary } from '../../src/drops/runner.js';
 import { createS3Drop, S3DropError } from '../../src/drops/stores/s3.js';
 import { AMQP_URL } from '../support/broker.js';
-import { demoOrdersCsv, shipmentIdOf, startDropHarness, timed, type DropHarness } from '../support/drop-harness.js';
+import {
+  demoOrdersCsv,
+  shipmentIdOf,
+  startDropHarness,
+  timed,
+  type DropHarness,
+} from '../support/drop-harness.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { startS3rver, type S3rver } from '../support/s3rver.js';
 import { tapStore, type StoreTap } from '../support/store-tap.js';
@@ -50,17 +56,27 @@ describe('S3 faults', () => {
   });
 
   async function put(name: string, content: string): Promise<void> {
-    await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: name, Body: content, ContentLength: Buffer.byteLength(content) }));
+    await s3.client.send(
+      new PutObjectCommand({
+        Bucket: s3.bucket,
+        Key: name,
+        Body: content,
+        ContentLength: Buffer.byteLength(content),
+      }),
+    );
   }
   async function receiptOf(name: string): Promise<Receipt | undefined> {
     if (!(await tap.store.stat(`processed/${name}.receipt.json`))) return undefined;
-    return JSON.parse((await readAll(await tap.store.read(`processed/${name}.receipt.json`))).toString('utf8')) as Receipt;
+    return JSON.parse(
+      (await readAll(await tap.store.read(`processed/${name}.receipt.json`))).toString('utf8'),
+    ) as Receipt;
   }
   /** Fresh files (unique content) under the drop's root; returns their names. */
   async function dropFiles(count: number, label: string): Promise<string[]> {
     folder += 1;
     const names = Array.from({ length: count }, (_, i) => `${label}-${folder}-${i}.csv`);
-    for (const [n, name] of names.entries()) await put(name, demoOrdersCsv(`S3-${label}-${folder}-${n}-${Date.now()}`, ORDERS));
+    for (const [n, name] of names.entries())
+      await put(name, demoOrdersCsv(`S3-${label}-${folder}-${n}-${Date.now()}`, ORDERS));
     return names;
   }
 
@@ -71,7 +87,11 @@ describe('S3 faults', () => {
       async () => {
         looks += 1;
         await harness.runner.runOnce().catch(() => undefined); // the first look may still meet the restart
-        for (const name of names) expect(await receiptOf(name), `${name}: ${harness.warnings.slice(-2).join('')}`).toMatchObject({ outcome: 'accepted' });
+        for (const name of names)
+          expect(
+            await receiptOf(name),
+            `${name}: ${harness.warnings.slice(-2).join('')}`,
+          ).toMatchObject({ outcome: 'accepted' });
       },
       { timeout: 30_000, interval: 250 },
     );
@@ -105,7 +125,8 @@ describe('S3 faults', () => {
     await s3.restart(); // same port, same data directory
     const looks = await processedOnceBack(names);
     const receipts = await Promise.all(names.map(receiptOf));
-    for (const name of names) expect(await tap.store.stat(name), `${name} left in the drop`).toBeUndefined();
+    for (const name of names)
+      expect(await tap.store.stat(name), `${name} left in the drop`).toBeUndefined();
 
     const audit = auditQueue(await drainQueue(AMQP_URL, harness.topology.queue), shipmentIdOf);
     figures.push(
@@ -141,7 +162,9 @@ describe('S3 faults', () => {
 
     const looks = await processedOnceBack([name!]);
     const audit = auditQueue(await drainQueue(AMQP_URL, harness.topology.queue), shipmentIdOf);
-    figures.push(`server frozen on a download: that look ended in ${frozen.ms} ms (request timeout ${TIMEOUT_MS} ms), processed ${looks} look(s) after the thaw, in the queue ${audit.messages}, duplicates ${audit.duplicates}`);
+    figures.push(
+      `server frozen on a download: that look ended in ${frozen.ms} ms (request timeout ${TIMEOUT_MS} ms), processed ${looks} look(s) after the thaw, in the queue ${audit.messages}, duplicates ${audit.duplicates}`,
+    );
     expect(audit.messages).toBe(ORDERS);
     expect(audit.distinctIds).toBe(ORDERS);
   }, 90_000);
@@ -170,21 +193,31 @@ describe('S3 faults', () => {
   }
 
   it('a server gone after the broker confirmed (before the state is recorded): published again under the same ids, one receipt', async () => {
-    const { name, looks, receipt, audit } = await killBeforeWrite('confirmed', (key) => key.startsWith('.warehouse-ingest/state/') && key.endsWith('.ids'));
-    figures.push(`server killed between the confirm and the state: records ${ORDERS}, in the queue ${audit.messages} (${audit.distinctIds} distinct ids), duplicates ${audit.duplicates}, processed ${looks} look(s) after the restart`);
+    const { name, looks, receipt, audit } = await killBeforeWrite(
+      'confirmed',
+      (key) => key.startsWith('.warehouse-ingest/state/') && key.endsWith('.ids'),
+    );
+    figures.push(
+      `server killed between the confirm and the state: records ${ORDERS}, in the queue ${audit.messages} (${audit.distinctIds} distinct ids), duplicates ${audit.duplicates}, processed ${looks} look(s) after the restart`,
+    );
     // The second publish repeated every record under its first id: a consumer de-duplicates it.
     expect(audit.messages).toBe(2 * ORDERS);
     expect(audit.distinctIds).toBe(ORDERS);
     expect(audit.recordsUnderSeveralIds).toEqual([]);
-    expect(new Set((receipt!.response as { messageIds: string[] }).messageIds)).toEqual(new Set(audit.bodyOf.keys()));
+    expect(new Set((receipt!.response as { messageIds: string[] }).messageIds)).toEqual(
+      new Set(audit.bodyOf.keys()),
+    );
     expect(await tap.store.stat(name)).toBeUndefined();
   }, 90_000);
 
   it('a server killed after the state is recorded, before the receipt: the receipt is completed later, nothing published twice', async () => {
-    const { name, looks, audit } = await killBeforeWrite('receipt', (key) => key.endsWith('.receipt.json'));
-    figures.push(`server killed between the state and the receipt: receipt completed ${looks} look(s) after the restart, records ${ORDERS}, in the queue ${audit.messages}, duplicates ${audit.duplicates}`);
+    const { name, looks, audit } = await killBeforeWrite('receipt', (key) =>
+      key.endsWith('.receipt.json'),
+    );
+    figures.push(
+      `server killed between the state and the receipt: receipt completed ${looks} look(s) after the restart, records ${ORDERS}, in the queue ${audit.messages}, duplicates ${audit.duplicates}`,
+    );
     expect(audit.messages).toBe(ORDERS); // the state said "published": not sent again
     expect(await tap.store.stat(name)).toBeUndefined();
   }, 90_000);
 });
-

@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
 import type { RunSummary } from '../../src/drops/runner.js';
 import { createSftpDrop, SftpError } from '../../src/drops/stores/sftp.js';
-import { demoOrdersCsv, shipmentIdOf, startDropHarness, timed, type DropHarness } from '../support/drop-harness.js';
+import {
+  demoOrdersCsv,
+  shipmentIdOf,
+  startDropHarness,
+  timed,
+  type DropHarness,
+} from '../support/drop-harness.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { sftpOptionsFor } from '../support/sftp-fixture.js';
 import { startSshd, type TestSshd } from '../support/sshd.js';
@@ -33,7 +39,9 @@ describe('SFTP faults', () => {
     sshd = await startSshd();
     drop = path.join(sshd.dataDir, 'drop');
     mkdirSync(drop);
-    tap = tapStore(createSftpDrop(sftpOptionsFor(sshd, { timeoutMs: TIMEOUT_MS, readyTimeoutMs: TIMEOUT_MS })));
+    tap = tapStore(
+      createSftpDrop(sftpOptionsFor(sshd, { timeoutMs: TIMEOUT_MS, readyTimeoutMs: TIMEOUT_MS })),
+    );
     harness = await startDropHarness(tap.store, 'sftp-faults');
   });
   afterAll(async () => {
@@ -55,18 +63,33 @@ describe('SFTP faults', () => {
       async () => {
         looks += 1;
         await harness.runner.runOnce().catch(() => undefined); // the first looks may still meet the reconnect
-        expect(existsSync(path.join(drop, 'processed', `${file}.receipt.json`)), harness.warnings.slice(-3).join('')).toBe(true);
+        expect(
+          existsSync(path.join(drop, 'processed', `${file}.receipt.json`)),
+          harness.warnings.slice(-3).join(''),
+        ).toBe(true);
       },
       { timeout: 30_000, interval: 250 },
     );
     expect(
-      { processed: existsSync(path.join(drop, 'processed', file)), inDrop: existsSync(path.join(drop, file)), claims: claims() },
+      {
+        processed: existsSync(path.join(drop, 'processed', file)),
+        inDrop: existsSync(path.join(drop, file)),
+        claims: claims(),
+      },
       `${file} after the look that wrote its receipt: ${harness.warnings.slice(-2).join('')}`,
     ).toEqual({ processed: true, inDrop: false, claims: [] });
-    return { receipt: JSON.parse(readFileSync(path.join(drop, 'processed', `${file}.receipt.json`), 'utf8')) as Receipt, looks };
+    return {
+      receipt: JSON.parse(
+        readFileSync(path.join(drop, 'processed', `${file}.receipt.json`), 'utf8'),
+      ) as Receipt,
+      looks,
+    };
   }
 
-  const claims = () => (existsSync(path.join(drop, '.warehouse-ingest', 'claims')) ? readdirSync(path.join(drop, '.warehouse-ingest', 'claims')) : []);
+  const claims = () =>
+    existsSync(path.join(drop, '.warehouse-ingest', 'claims'))
+      ? readdirSync(path.join(drop, '.warehouse-ingest', 'claims'))
+      : [];
 
   it('a server killed mid-download: the file is retried, and processed once the server is back', async () => {
     const csv = demoOrdersCsv(`SFTP-KILL-${Date.now()}`, BIG_ORDERS);
@@ -79,7 +102,9 @@ describe('SFTP faults', () => {
     await sshd.kill();
     hold.release();
     const { outcome: first, ms } = await timed(() => run);
-    const delivered = [...tap.delivered].filter(([name]) => name.endsWith('big.csv')).reduce((sum, [, bytes]) => sum + bytes, 0);
+    const delivered = [...tap.delivered]
+      .filter(([name]) => name.endsWith('big.csv'))
+      .reduce((sum, [, bytes]) => sum + bytes, 0);
     expect(first).toMatchObject({ accepted: 0, retried: 1 } satisfies Partial<RunSummary>);
     expect(delivered, 'the download was cut short').toBeLessThan(size);
     expect(await harness.topology.count()).toBe(0);
@@ -91,7 +116,11 @@ describe('SFTP faults', () => {
 
     await sshd.restart();
     const { receipt, looks } = await processedOnceBack('big.csv');
-    expect(receipt).toMatchObject({ outcome: 'accepted', file: { name: 'big.csv', size }, response: { recordCount: BIG_ORDERS } });
+    expect(receipt).toMatchObject({
+      outcome: 'accepted',
+      file: { name: 'big.csv', size },
+      response: { recordCount: BIG_ORDERS },
+    });
     expect(existsSync(path.join(drop, 'big.csv'))).toBe(false);
     expect(existsSync(path.join(drop, 'processed', 'big.csv'))).toBe(true);
 
@@ -102,7 +131,9 @@ describe('SFTP faults', () => {
     );
     expect(audit.messages).toBe(BIG_ORDERS);
     expect(audit.distinctIds).toBe(BIG_ORDERS);
-    expect(new Set((receipt.response as { messageIds: string[] }).messageIds)).toEqual(new Set(audit.bodyOf.keys()));
+    expect(new Set((receipt.response as { messageIds: string[] }).messageIds)).toEqual(
+      new Set(audit.bodyOf.keys()),
+    );
   }, 90_000);
 
   it('a frozen server: calls end at the per-call timeout instead of hanging; the file is processed after the thaw', async () => {
@@ -124,7 +155,10 @@ describe('SFTP faults', () => {
       sshd.thaw();
     }
     // The download's next chunk times out, then putting the claim back does too: bounded, not hung.
-    expect(frozenRun.outcome).toMatchObject({ accepted: 0, retried: 1 } satisfies Partial<RunSummary>);
+    expect(frozenRun.outcome).toMatchObject({
+      accepted: 0,
+      retried: 1,
+    } satisfies Partial<RunSummary>);
     expect(frozenRun.ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
     expect(frozenRun.ms).toBeLessThan(TIMEOUT_MS * 5);
     expect(frozenLook.outcome).toBeInstanceOf(SftpError);
@@ -133,7 +167,11 @@ describe('SFTP faults', () => {
     expect(harness.warnings.join('')).toMatch(/no data for 2000 ms/);
 
     const { receipt, looks } = await processedOnceBack('frozen.csv');
-    expect(receipt).toMatchObject({ outcome: 'accepted', file: { name: 'frozen.csv' }, response: { recordCount: FROZEN_ORDERS } });
+    expect(receipt).toMatchObject({
+      outcome: 'accepted',
+      file: { name: 'frozen.csv' },
+      response: { recordCount: FROZEN_ORDERS },
+    });
     const audit = auditQueue(await drainQueue(AMQP_URL, harness.topology.queue), shipmentIdOf);
     figures.push(
       `frozen run ended in ${frozenRun.ms} ms, a look at the frozen server in ${frozenLook.ms} ms (timeout ${TIMEOUT_MS} ms), processed ${looks} look(s) after the thaw, ` +
@@ -144,7 +182,10 @@ describe('SFTP faults', () => {
   }, 90_000);
 
   it('a server killed after the broker confirmed, before the receipt: the receipt is completed later, nothing published twice', async () => {
-    writeFileSync(path.join(drop, 'confirmed.csv'), demoOrdersCsv(`SFTP-RECEIPT-${Date.now()}`, SMALL_ORDERS));
+    writeFileSync(
+      path.join(drop, 'confirmed.csv'),
+      demoOrdersCsv(`SFTP-RECEIPT-${Date.now()}`, SMALL_ORDERS),
+    );
     tap.before(async (operation, name) => {
       if (operation === 'write' && name.endsWith('confirmed.csv.receipt.json')) {
         tap.before(undefined);
@@ -158,14 +199,19 @@ describe('SFTP faults', () => {
     await sshd.restart();
     const { receipt, looks } = await processedOnceBack('confirmed.csv');
     const audit = auditQueue(await drainQueue(AMQP_URL, harness.topology.queue), shipmentIdOf);
-    figures.push(`killed between the confirm and the receipt: receipt completed ${looks} look(s) after the restart (attempt ${receipt.attempt}), records ${SMALL_ORDERS}, in the queue ${audit.messages}, duplicates ${audit.duplicates}`);
+    figures.push(
+      `killed between the confirm and the receipt: receipt completed ${looks} look(s) after the restart (attempt ${receipt.attempt}), records ${SMALL_ORDERS}, in the queue ${audit.messages}, duplicates ${audit.duplicates}`,
+    );
     expect(receipt).toMatchObject({ outcome: 'accepted', response: { recordCount: SMALL_ORDERS } });
     expect(audit.messages).toBe(SMALL_ORDERS); // the state said "published": not sent again
     expect(existsSync(path.join(drop, 'confirmed.csv'))).toBe(false);
   }, 90_000);
 
   it('the claim heartbeat never races the move to processed/ (found by the frozen-server case)', async () => {
-    writeFileSync(path.join(drop, 'renewed.csv'), demoOrdersCsv(`SFTP-RENEW-${Date.now()}`, SMALL_ORDERS));
+    writeFileSync(
+      path.join(drop, 'renewed.csv'),
+      demoOrdersCsv(`SFTP-RENEW-${Date.now()}`, SMALL_ORDERS),
+    );
     // Hold the settling move until a renewal of the claim is under way (at most a little over
     // one heartbeat, 1 s with this lease): the two renames of one claim then run together.
     let renewalStarted!: () => void;
@@ -174,22 +220,36 @@ describe('SFTP faults', () => {
     tap.before(async (operation, name) => {
       if (operation !== 'rename') return;
       const [, to = ''] = name.split(' -> ');
-      if (to.startsWith('.warehouse-ingest/claims/') && name.startsWith('.warehouse-ingest/claims/')) renewalStarted();
+      if (
+        to.startsWith('.warehouse-ingest/claims/') &&
+        name.startsWith('.warehouse-ingest/claims/')
+      )
+        renewalStarted();
       if (to === 'processed/renewed.csv') {
         movesHeld += 1;
         let timer: NodeJS.Timeout | undefined;
-        await Promise.race([renewal, new Promise((resolve) => (timer = setTimeout(resolve, 2500)))]);
+        await Promise.race([
+          renewal,
+          new Promise((resolve) => (timer = setTimeout(resolve, 2500))),
+        ]);
         clearTimeout(timer);
       }
     });
     try {
       const summary = await harness.runner.runOnce();
       expect(movesHeld).toBe(1);
-      expect(summary, harness.warnings.slice(-2).join('')).toMatchObject({ accepted: 1, retried: 0 } satisfies Partial<RunSummary>);
+      expect(summary, harness.warnings.slice(-2).join('')).toMatchObject({
+        accepted: 1,
+        retried: 0,
+      } satisfies Partial<RunSummary>);
     } finally {
       tap.before(undefined);
     }
-    expect({ processed: existsSync(path.join(drop, 'processed', 'renewed.csv')), inDrop: existsSync(path.join(drop, 'renewed.csv')), claims: claims() }).toEqual({
+    expect({
+      processed: existsSync(path.join(drop, 'processed', 'renewed.csv')),
+      inDrop: existsSync(path.join(drop, 'renewed.csv')),
+      claims: claims(),
+    }).toEqual({
       processed: true,
       inDrop: false,
       claims: [],
@@ -198,4 +258,3 @@ describe('SFTP faults', () => {
     await drainQueue(AMQP_URL, harness.topology.queue);
   }, 30_000);
 });
-

@@ -39,8 +39,15 @@ function beginRequest(url: string): Promise<{ finish(rest: string): Promise<RawA
         const at = raw.indexOf('\r\n\r\n');
         const head = raw.slice(0, at).toLowerCase();
         const status = Number(head.split(' ')[1]);
-        if (at === -1 || !status) return fail(new Error(`no HTTP answer: ${JSON.stringify(raw.slice(0, 200))}`));
-        done({ status, head, body: head.includes('transfer-encoding: chunked') ? unchunk(raw.slice(at + 4)) : raw.slice(at + 4) });
+        if (at === -1 || !status)
+          return fail(new Error(`no HTTP answer: ${JSON.stringify(raw.slice(0, 200))}`));
+        done({
+          status,
+          head,
+          body: head.includes('transfer-encoding: chunked')
+            ? unchunk(raw.slice(at + 4))
+            : raw.slice(at + 4),
+        });
       });
     });
     closed.catch(() => undefined);
@@ -77,7 +84,8 @@ describe('the service stopped while a batch is in flight', () => {
     topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'shutdown-http' });
   });
   afterAll(async () => {
-    if (service && service.child.exitCode === null && service.child.signalCode === null) service.child.kill('SIGKILL');
+    if (service && service.child.exitCode === null && service.child.signalCode === null)
+      service.child.kill('SIGKILL');
     await topology.cleanup();
   });
 
@@ -101,7 +109,12 @@ describe('the service stopped while a batch is in flight', () => {
         '',
       ].join('\n'),
     );
-    service = startCli(['serve'], { INGEST_CONFIG: config, AMQP_URL, PORT: '0', HOST: '127.0.0.1' });
+    service = startCli(['serve'], {
+      INGEST_CONFIG: config,
+      AMQP_URL,
+      PORT: '0',
+      HOST: '127.0.0.1',
+    });
     const running = service;
     // The log redacts URL fields; the message names the address.
     const listening = () => running.lines.find((l) => String(l.msg).startsWith('listening on '));
@@ -122,7 +135,12 @@ describe('the service stopped while a batch is in flight', () => {
     await expect.poll(() => topology.count(), { timeout: 60_000, interval: 20 }).toBeGreaterThan(0);
     const signalled = performance.now();
     running.child.kill('SIGTERM');
-    await expect.poll(() => running.lines.some((l) => String(l.msg).startsWith('stopping:')), { timeout: 10_000, interval: 5 }).toBe(true);
+    await expect
+      .poll(() => running.lines.some((l) => String(l.msg).startsWith('stopping:')), {
+        timeout: 10_000,
+        interval: 5,
+      })
+      .toBe(true);
 
     // A new connection (never one fetch keeps alive from the first /healthz): refused (or 503), never anything else.
     const fresh = await new Promise<number | string>((resolve) => {
@@ -134,7 +152,9 @@ describe('the service stopped while a batch is in flight', () => {
     });
     expect([503, 'ECONNREFUSED']).toContain(fresh);
     // A request on a connection that was open when the stop began: a whole 503 answer, then the connection closes.
-    const answer = await late.finish(`content-type: application/json\r\nauthorization: ${basicAuth(DEMO)}\r\ncontent-length: 2\r\n\r\n[]`);
+    const answer = await late.finish(
+      `content-type: application/json\r\nauthorization: ${basicAuth(DEMO)}\r\ncontent-length: 2\r\n\r\n[]`,
+    );
     expect(answer.status).toBe(503);
     expect(answer.head).toContain('retry-after: 5');
     expect(answer.head).toContain('connection: close');
@@ -154,6 +174,8 @@ describe('the service stopped while a batch is in flight', () => {
     expect(audit.recordsUnderSeveralIds).toEqual([]);
     expect(messages.map((m) => m.messageId)).toEqual(accepted.messageIds);
     expect(running.count('request refused: the service is stopping')).toBe(1);
-    console.log(`[faults] shutdown of serve with a ${ORDERS}-record batch in flight: 202 kept, late request 503, new connection ${fresh}; stopped in ${stopMs} ms`);
+    console.log(
+      `[faults] shutdown of serve with a ${ORDERS}-record batch in flight: 202 kept, late request 503, new connection ${fresh}; stopped in ${stopMs} ms`,
+    );
   }, 120_000);
 });

@@ -31,7 +31,10 @@ let topology: TestTopology;
 let publisher: RabbitMqPublisher;
 beforeAll(async () => {
   topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'resume' });
-  publisher = createRabbitMqPublisher({ url: AMQP_URL, exchange: topology.exchange, queues: [] }, log);
+  publisher = createRabbitMqPublisher(
+    { url: AMQP_URL, exchange: topology.exchange, queues: [] },
+    log,
+  );
   await publisher.start();
 });
 afterAll(async () => {
@@ -74,7 +77,9 @@ function dropWith(name: string, csv: string) {
 async function interruptedRun(make: () => ReturnType<typeof createDropRunner>, atLeast: number) {
   const runner = make();
   const summary = runner.runOnce();
-  await expect.poll(() => topology.count(), { timeout: 60_000, interval: 10 }).toBeGreaterThanOrEqual(atLeast);
+  await expect
+    .poll(() => topology.count(), { timeout: 60_000, interval: 10 })
+    .toBeGreaterThanOrEqual(atLeast);
   const stopped = runner.stop();
   runner.interrupt();
   await stopped;
@@ -94,22 +99,32 @@ describe('resuming an interrupted file', () => {
     appendFileSync(d.idsPath, 'not-a-confirmed-id-1\nnot-a-confirmed-id-2\n');
 
     expect(await d.runner().runOnce()).toMatchObject({ accepted: 1, interrupted: 0 });
-    const receipt = JSON.parse(readFileSync(path.join(d.drop, 'processed', 'orders.csv.receipt.json'), 'utf8')) as Receipt;
-    const { messageIds, recordCount } = receipt.response as { messageIds: string[]; recordCount: number };
+    const receipt = JSON.parse(
+      readFileSync(path.join(d.drop, 'processed', 'orders.csv.receipt.json'), 'utf8'),
+    ) as Receipt;
+    const { messageIds, recordCount } = receipt.response as {
+      messageIds: string[];
+      recordCount: number;
+    };
     expect(recordCount).toBe(RECORDS);
     const messages = await drainQueue(AMQP_URL, topology.queue);
     expect(messages.map((m) => m.messageId)).toEqual(messageIds);
-    expect(messages.map((m) => shipmentIdOf(m.body))).toEqual(Array.from({ length: RECORDS }, (_, i) => `${tag}-${i}`));
+    expect(messages.map((m) => shipmentIdOf(m.body))).toEqual(
+      Array.from({ length: RECORDS }, (_, i) => `${tag}-${i}`),
+    );
   });
 
   it('publishes the whole file again, under the same ids, when the kept ids are gone', async () => {
     const d = dropWith('orders.csv', demoOrdersCsv(`LOST${Date.now().toString(36)}`, RECORDS));
     expect(await interruptedRun(d.runner, 2000)).toMatchObject({ interrupted: 1 });
-    const confirmed = (JSON.parse(readFileSync(d.statePath, 'utf8')) as InputState).resume!.confirmed;
+    const confirmed = (JSON.parse(readFileSync(d.statePath, 'utf8')) as InputState).resume!
+      .confirmed;
     rmSync(d.idsPath);
 
     expect(await d.runner().runOnce()).toMatchObject({ accepted: 1 });
-    const receipt = JSON.parse(readFileSync(path.join(d.drop, 'processed', 'orders.csv.receipt.json'), 'utf8')) as Receipt;
+    const receipt = JSON.parse(
+      readFileSync(path.join(d.drop, 'processed', 'orders.csv.receipt.json'), 'utf8'),
+    ) as Receipt;
     const { messageIds } = receipt.response as { messageIds: string[] };
     expect(messageIds).toHaveLength(RECORDS);
     const audit = auditQueue(await drainQueue(AMQP_URL, topology.queue), shipmentIdOf);

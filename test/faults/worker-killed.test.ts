@@ -21,9 +21,15 @@ const KILLS = 5;
 /** The shortest lease allowed: a killed worker's claim is taken over after it. */
 const LEASE_MS = 1000;
 
-const SETTLED = ['file accepted', 'file rejected', 'receipt completed', 'duplicate of an accepted file: not published again'];
+const SETTLED = [
+  'file accepted',
+  'file rejected',
+  'receipt completed',
+  'duplicate of an accepted file: not published again',
+];
 const TOOK_OVER = 'took over a claim whose worker did not finish within the lease';
-const shipmentIdOf = (body: string) => (JSON.parse(body) as { identifiers: { shipmentId: string } }).identifiers.shipmentId;
+const shipmentIdOf = (body: string) =>
+  (JSON.parse(body) as { identifiers: { shipmentId: string } }).identifiers.shipmentId;
 
 /** Every receipt in the drop's final folders, with where it lies. */
 function receiptsIn(drop: string): Array<{ folder: string; receipt: Receipt }> {
@@ -32,13 +38,18 @@ function receiptsIn(drop: string): Array<{ folder: string; receipt: Receipt }> {
     const dir = path.join(drop, folder);
     if (!existsSync(dir)) continue;
     for (const name of readdirSync(dir).filter((n) => n.endsWith('.receipt.json'))) {
-      found.push({ folder, receipt: JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as Receipt });
+      found.push({
+        folder,
+        receipt: JSON.parse(readFileSync(path.join(dir, name), 'utf8')) as Receipt,
+      });
     }
   }
   return found;
 }
 
-const inputsLeft = (drop: string) => readdirSync(drop, { withFileTypes: true }).filter((e) => e.isFile() && !e.name.startsWith('.')).length;
+const inputsLeft = (drop: string) =>
+  readdirSync(drop, { withFileTypes: true }).filter((e) => e.isFile() && !e.name.startsWith('.'))
+    .length;
 const claimsIn = (drop: string) => {
   const dir = path.join(drop, '.warehouse-ingest', 'claims');
   return existsSync(dir) ? readdirSync(dir) : [];
@@ -52,7 +63,9 @@ describe('worker killed while it works', () => {
     topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'faults' });
   });
   afterAll(async () => {
-    for (const worker of workers) if (worker.child.exitCode === null && worker.child.signalCode === null) await stopCli(worker, 'SIGKILL');
+    for (const worker of workers)
+      if (worker.child.exitCode === null && worker.child.signalCode === null)
+        await stopCli(worker, 'SIGKILL');
     await topology.cleanup();
   });
 
@@ -61,10 +74,18 @@ describe('worker killed while it works', () => {
     const drop = path.join(temp.dir, 'drop');
     mkdirSync(drop);
     const tag = Date.now().toString(36);
-    const valid = Array.from({ length: VALID_FILES }, (_, i) => `orders-${String(i).padStart(3, '0')}.csv`);
+    const valid = Array.from(
+      { length: VALID_FILES },
+      (_, i) => `orders-${String(i).padStart(3, '0')}.csv`,
+    );
     const invalid = Array.from({ length: INVALID_FILES }, (_, i) => `broken-${i}.csv`);
-    valid.forEach((name, i) => writeFileSync(path.join(drop, name), ordersCsv(`K${tag}-${i}`, ORDERS_PER_FILE).replaceAll('ACME,', 'DEMO,')));
-    invalid.forEach((name, i) => writeFileSync(path.join(drop, name), `not,a,legacy,file\n${i},2,3,4\n`));
+    for (const [i, name] of valid.entries())
+      writeFileSync(
+        path.join(drop, name),
+        ordersCsv(`K${tag}-${i}`, ORDERS_PER_FILE).replaceAll('ACME,', 'DEMO,'),
+      );
+    for (const [i, name] of invalid.entries())
+      writeFileSync(path.join(drop, name), `not,a,legacy,file\n${i},2,3,4\n`);
     const pipeline = temp.write(
       'killed.yaml',
       [
@@ -79,7 +100,10 @@ describe('worker killed while it works', () => {
         '',
       ].join('\n'),
     );
-    const config = temp.write('config.yaml', `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\n`);
+    const config = temp.write(
+      'config.yaml',
+      `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\n`,
+    );
     const env = { INGEST_CONFIG: config, AMQP_URL };
 
     const kills: string[] = [];
@@ -91,33 +115,58 @@ describe('worker killed while it works', () => {
       // Mid-work, not while starting: after a random number of files this worker settled, then a random moment.
       const settledFirst = 1 + Math.floor(Math.random() * 4);
       await expect
-        .poll(() => SETTLED.reduce((sum, m) => sum + worker.count(m), 0), { timeout: 30_000, interval: 5, message: `worker ${k} settled too few files: ${worker.stderr()}` })
+        .poll(() => SETTLED.reduce((sum, m) => sum + worker.count(m), 0), {
+          timeout: 30_000,
+          interval: 5,
+          message: `worker ${k} settled too few files: ${worker.stderr()}`,
+        })
         .toBeGreaterThanOrEqual(settledFirst);
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 100)); // the random moment (bounded)
       // Every other kill lands while a file is claimed, so abandoned claims (and the lease) are always exercised.
-      if (k % 2 === 0) await expect.poll(() => claimsLeft(drop), { timeout: 10_000, interval: 2 }).toBeGreaterThan(0);
+      if (k % 2 === 0)
+        await expect
+          .poll(() => claimsLeft(drop), { timeout: 10_000, interval: 2 })
+          .toBeGreaterThan(0);
       expect(inputsLeft(drop) + claimsLeft(drop), `work left for kill ${k}`).toBeGreaterThan(0);
       const { exit } = await stopCli(worker, 'SIGKILL');
       for (const name of claimsIn(drop)) abandoned.add(name);
-      kills.push(`${exit} after ${SETTLED.reduce((sum, m) => sum + worker.count(m), 0)} files, ${claimsLeft(drop)} claim(s) left`);
+      kills.push(
+        `${exit} after ${SETTLED.reduce((sum, m) => sum + worker.count(m), 0)} files, ${claimsLeft(drop)} claim(s) left`,
+      );
     }
 
     const last = startCliWorker(pipeline, env);
     workers.push(last);
     await expect
-      .poll(() => ({ inputs: inputsLeft(drop), claims: claimsLeft(drop), receipts: receiptsIn(drop).length }), { timeout: 60_000, interval: 100 })
+      .poll(
+        () => ({
+          inputs: inputsLeft(drop),
+          claims: claimsLeft(drop),
+          receipts: receiptsIn(drop).length,
+        }),
+        { timeout: 60_000, interval: 100 },
+      )
       .toEqual({ inputs: 0, claims: 0, receipts: VALID_FILES + INVALID_FILES });
     expect((await stopCli(last, 'SIGTERM')).exit).toBe('code 0');
 
     const receipts = receiptsIn(drop);
     // What the kills left lying around: half-written temporary files and spooled copies.
     const debris = ['processed', 'failed', '.warehouse-ingest/state']
-      .flatMap((folder) => (existsSync(path.join(drop, folder)) ? readdirSync(path.join(drop, folder)).map((n) => `${folder}/${n}`) : []))
+      .flatMap((folder) =>
+        existsSync(path.join(drop, folder))
+          ? readdirSync(path.join(drop, folder)).map((n) => `${folder}/${n}`)
+          : [],
+      )
       .filter((n) => n.endsWith('.tmp'));
-    const spooled = existsSync(path.join(temp.dir, 'data', 'spool')) ? readdirSync(path.join(temp.dir, 'data', 'spool')) : [];
+    const spooled = existsSync(path.join(temp.dir, 'data', 'spool'))
+      ? readdirSync(path.join(temp.dir, 'data', 'spool'))
+      : [];
     const audit = auditQueue(await drainQueue(AMQP_URL, topology.queue), shipmentIdOf);
     const accepted = receipts.filter((r) => r.receipt.outcome === 'accepted');
-    const recordsAccepted = accepted.reduce((sum, r) => sum + (r.receipt.response as { recordCount: number }).recordCount, 0);
+    const recordsAccepted = accepted.reduce(
+      (sum, r) => sum + (r.receipt.response as { recordCount: number }).recordCount,
+      0,
+    );
     const takeOvers = workers.reduce((sum, w) => sum + w.count(TOOK_OVER), 0);
     console.log(
       `[faults] worker killed: kills ${kills.length} (${kills.join('; ')}); claims abandoned by the kills ${abandoned.size}, taken over after the lease ${takeOvers}; ` +
@@ -127,16 +176,36 @@ describe('worker killed while it works', () => {
 
     // One final receipt per file, with the right outcome, and the file itself next to it.
     const byFile = new Map<string, Array<{ folder: string; receipt: Receipt }>>();
-    for (const r of receipts) byFile.set(r.receipt.file.name, [...(byFile.get(r.receipt.file.name) ?? []), r]);
+    for (const r of receipts)
+      byFile.set(r.receipt.file.name, [...(byFile.get(r.receipt.file.name) ?? []), r]);
     for (const name of valid) {
-      expect(byFile.get(name)?.map((r) => `${r.folder}:${r.receipt.outcome}`), name).toEqual(['processed:accepted']);
+      expect(
+        byFile.get(name)?.map((r) => `${r.folder}:${r.receipt.outcome}`),
+        name,
+      ).toEqual(['processed:accepted']);
     }
-    for (const name of invalid) expect(byFile.get(name)?.map((r) => `${r.folder}:${r.receipt.outcome}`), name).toEqual(['failed:rejected']);
-    expect(readdirSync(path.join(drop, 'processed')).filter((n) => !n.endsWith('.receipt.json') && !n.endsWith('.tmp')).sort()).toEqual(valid);
-    expect(readdirSync(path.join(drop, 'failed')).filter((n) => !n.endsWith('.receipt.json') && !n.endsWith('.tmp')).sort()).toEqual(invalid.sort());
+    for (const name of invalid)
+      expect(
+        byFile.get(name)?.map((r) => `${r.folder}:${r.receipt.outcome}`),
+        name,
+      ).toEqual(['failed:rejected']);
+    expect(
+      readdirSync(path.join(drop, 'processed'))
+        .filter((n) => !n.endsWith('.receipt.json') && !n.endsWith('.tmp'))
+        .sort(),
+    ).toEqual(valid);
+    expect(
+      readdirSync(path.join(drop, 'failed'))
+        .filter((n) => !n.endsWith('.receipt.json') && !n.endsWith('.tmp'))
+        .sort(),
+    ).toEqual(invalid.sort());
 
     // Nothing lost: every accepted record is in the queue under the id its receipt names …
-    const missing = accepted.flatMap((r) => (r.receipt.response as { messageIds: string[] }).messageIds.filter((id) => !audit.bodyOf.has(id)));
+    const missing = accepted.flatMap((r) =>
+      (r.receipt.response as { messageIds: string[] }).messageIds.filter(
+        (id) => !audit.bodyOf.has(id),
+      ),
+    );
     expect(missing, 'ids named by receipts but not in the queue').toEqual([]);
     expect(recordsAccepted).toBe(VALID_FILES * ORDERS_PER_FILE);
     // … and a record published twice (a kill between confirm and state) kept its id.

@@ -7,20 +7,38 @@ describe('token bucket', () => {
   it('refills at requests/windowSeconds and reports remaining, reset and retry-after', () => {
     let now = 0;
     const limiter = createRateLimiter({ requests: 2, windowSeconds: 10, now: () => now });
-    expect(limiter.take('A')).toEqual({ allowed: true, remaining: 1, resetSeconds: 5, retryAfterSeconds: 0 });
+    expect(limiter.take('A')).toEqual({
+      allowed: true,
+      remaining: 1,
+      resetSeconds: 5,
+      retryAfterSeconds: 0,
+    });
     expect(limiter.take('A')).toMatchObject({ allowed: true, remaining: 0, resetSeconds: 10 });
-    expect(limiter.take('A')).toEqual({ allowed: false, remaining: 0, resetSeconds: 10, retryAfterSeconds: 5 });
+    expect(limiter.take('A')).toEqual({
+      allowed: false,
+      remaining: 0,
+      resetSeconds: 10,
+      retryAfterSeconds: 5,
+    });
     now = 2500; // half a token back
     expect(limiter.take('A')).toMatchObject({ allowed: false, retryAfterSeconds: 3 });
     now = 5000;
     const decision = limiter.take('A');
     expect(decision).toMatchObject({ allowed: true, remaining: 0 });
-    expect(rateLimitHeaders(limiter, decision)).toEqual({ 'ratelimit-policy': '"default";q=2;w=10', ratelimit: '"default";r=0;t=10' });
+    expect(rateLimitHeaders(limiter, decision)).toEqual({
+      'ratelimit-policy': '"default";q=2;w=10',
+      ratelimit: '"default";r=0;t=10',
+    });
   });
 
   it('holds at most maxKeys buckets, whatever ids it is given (sandbox accepts any)', () => {
     let now = 0;
-    const limiter = createRateLimiter({ requests: 5, windowSeconds: 1, now: () => now, maxKeys: 100 });
+    const limiter = createRateLimiter({
+      requests: 5,
+      windowSeconds: 1,
+      now: () => now,
+      maxKeys: 100,
+    });
     for (let i = 0; i < 10_000; i++) {
       now += 1;
       limiter.take(`business-${i}`);
@@ -30,7 +48,13 @@ describe('token bucket', () => {
 });
 
 describe('failed-login throttle', () => {
-  const options = { windowSeconds: 60, maxFailuresPerAddress: 3, failuresBeforeSlowdown: 2, slowdownStepMs: 100, maxSlowdownMs: 250 };
+  const options = {
+    windowSeconds: 60,
+    maxFailuresPerAddress: 3,
+    failuresBeforeSlowdown: 2,
+    slowdownStepMs: 100,
+    maxSlowdownMs: 250,
+  };
 
   it('blocks an address for the rest of the window after its failures, and slows a business id stepwise up to the cap', () => {
     let now = 0;
@@ -52,7 +76,8 @@ describe('failed-login throttle', () => {
 
   it('remembers at most maxKeys addresses and business ids', () => {
     const throttle = createAuthThrottle({ ...options, maxKeys: 50 });
-    for (let i = 0; i < 5000; i++) throttle.recordFailure(`10.0.${i >> 8}.${i & 255}`, `guess-${i}`);
+    for (let i = 0; i < 5000; i++)
+      throttle.recordFailure(`10.0.${i >> 8}.${i & 255}`, `guess-${i}`);
     expect(throttle.size).toEqual({ addresses: 50, businesses: 50 });
   });
 });

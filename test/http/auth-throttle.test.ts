@@ -4,7 +4,14 @@
  * keeps working throughout.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ACME, OTHER, answer, basicAuth, createTestApp, type TestApp } from '../support/http-app.js';
+import {
+  ACME,
+  OTHER,
+  answer,
+  basicAuth,
+  createTestApp,
+  type TestApp,
+} from '../support/http-app.js';
 import { validRecords } from '../records/fixtures.js';
 
 const open: TestApp[] = [];
@@ -14,7 +21,10 @@ afterEach(async () => {
 });
 
 const orders = validRecords('sales-orders');
-const from = (address: string, auth: string) => ({ auth, headers: { 'x-forwarded-for': `203.0.113.9, ${address}` } });
+const from = (address: string, auth: string) => ({
+  auth,
+  headers: { 'x-forwarded-for': `203.0.113.9, ${address}` },
+});
 const wrong = basicAuth({ ...ACME, apiKey: 'guess-0000' });
 
 describe('failed logins per client address', () => {
@@ -25,32 +35,59 @@ describe('failed logins per client address', () => {
     });
     open.push(t);
     // The real business, verified once from its own address.
-    expect((await t.post('sales-orders', orders, from('198.51.100.1', basicAuth(ACME)))).status).toBe(202);
+    expect(
+      (await t.post('sales-orders', orders, from('198.51.100.1', basicAuth(ACME)))).status,
+    ).toBe(202);
 
-    for (let i = 0; i < 5; i++) expect((await t.post('sales-orders', orders, from('192.0.2.66', 'Basic !!!'))).status).toBe(401); // malformed: not counted
-    for (let i = 0; i < 3; i++) expect((await t.post('sales-orders', orders, from('192.0.2.66', wrong))).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await t.post('sales-orders', orders, from('192.0.2.66', 'Basic !!!'))).status).toBe(
+        401,
+      ); // malformed: not counted
+    for (let i = 0; i < 3; i++)
+      expect((await t.post('sales-orders', orders, from('192.0.2.66', wrong))).status).toBe(401);
     const refused = await t.post('sales-orders', orders, from('192.0.2.66', wrong));
     expect(refused.status).toBe(429);
     expect(refused.headers.get('retry-after')).toBe('60');
-    expect(await answer(refused)).toMatchObject({ type: '/problems/too-many-requests', detail: expect.stringContaining('failed logins') });
+    expect(await answer(refused)).toMatchObject({
+      type: '/problems/too-many-requests',
+      detail: expect.stringContaining('failed logins'),
+    });
     // Even a right key not yet verified is not tried from there (it could be the 4th guess)...
-    expect((await t.post('sales-orders', [], from('192.0.2.66', basicAuth(OTHER)))).status).toBe(429);
+    expect((await t.post('sales-orders', [], from('192.0.2.66', basicAuth(OTHER)))).status).toBe(
+      429,
+    );
     // ...but a credential already verified passes everywhere, and the business's own address was never throttled.
-    expect((await t.post('sales-orders', orders, from('192.0.2.66', basicAuth(ACME)))).status).toBe(202);
-    expect((await t.post('sales-orders', orders, from('198.51.100.1', basicAuth(ACME)))).status).toBe(202);
+    expect((await t.post('sales-orders', orders, from('192.0.2.66', basicAuth(ACME)))).status).toBe(
+      202,
+    );
+    expect(
+      (await t.post('sales-orders', orders, from('198.51.100.1', basicAuth(ACME)))).status,
+    ).toBe(202);
 
     vi.setSystemTime(Date.now() + 30_000);
-    expect((await t.post('sales-orders', orders, from('192.0.2.66', wrong))).headers.get('retry-after')).toBe('30');
+    expect(
+      (await t.post('sales-orders', orders, from('192.0.2.66', wrong))).headers.get('retry-after'),
+    ).toBe('30');
     vi.setSystemTime(Date.now() + 30_000);
     expect((await t.post('sales-orders', orders, from('192.0.2.66', wrong))).status).toBe(401);
     expect(await t.topology.count()).toBe(orders.length * 3);
   });
 
   it('takes the client address from the socket unless proxies are configured (a client cannot pick its own address)', async () => {
-    const t = await createTestApp({ yaml: 'http:\n  abuse:\n    authThrottle: { windowSeconds: 60, maxFailuresPerAddress: 2, failuresBeforeSlowdown: 100, slowdownStepMs: 0, maxSlowdownMs: 0 }' });
+    const t = await createTestApp({
+      yaml: 'http:\n  abuse:\n    authThrottle: { windowSeconds: 60, maxFailuresPerAddress: 2, failuresBeforeSlowdown: 100, slowdownStepMs: 0, maxSlowdownMs: 0 }',
+    });
     open.push(t);
     const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await t.post('sales-orders', [], { auth: wrong, headers: { 'x-forwarded-for': `10.0.0.${i}` } })).status);
+    for (let i = 0; i < 3; i++)
+      statuses.push(
+        (
+          await t.post('sales-orders', [], {
+            auth: wrong,
+            headers: { 'x-forwarded-for': `10.0.0.${i}` },
+          })
+        ).status,
+      );
     expect(statuses).toEqual([401, 401, 429]);
   });
 });
@@ -61,7 +98,9 @@ describe('failed logins per business id', () => {
       yaml: 'http:\n  trustProxyHops: 1\n  abuse:\n    authThrottle: { windowSeconds: 300, maxFailuresPerAddress: 1000, failuresBeforeSlowdown: 2, slowdownStepMs: 600, maxSlowdownMs: 1000 }',
     });
     open.push(t);
-    expect((await t.post('sales-orders', orders, from('198.51.100.1', basicAuth(ACME)))).status).toBe(202);
+    expect(
+      (await t.post('sales-orders', orders, from('198.51.100.1', basicAuth(ACME)))).status,
+    ).toBe(202);
 
     const timed = async (init: ReturnType<typeof from>) => {
       const started = performance.now();
@@ -80,9 +119,14 @@ describe('failed logins per business id', () => {
     }
     // The real business, verified before, is served at full speed; another business is untouched.
     expect((await timed(from('198.51.100.1', basicAuth(ACME)))).ms).toBeLessThan(900);
-    const forOther = orders.map((o) => ({ ...o, identifiers: { ...(o.identifiers as object), businessId: 'OTHER' } }));
+    const forOther = orders.map((o) => ({
+      ...o,
+      identifiers: { ...(o.identifiers as object), businessId: 'OTHER' },
+    }));
     const started = performance.now();
-    expect((await t.post('sales-orders', forOther, from('198.51.100.2', basicAuth(OTHER)))).status).toBe(202);
+    expect(
+      (await t.post('sales-orders', forOther, from('198.51.100.2', basicAuth(OTHER)))).status,
+    ).toBe(202);
     expect(performance.now() - started).toBeLessThan(900);
   });
 });

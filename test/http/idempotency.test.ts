@@ -50,13 +50,21 @@ describe('Idempotency-Key', () => {
     expect((await t.post('/api/v1/sales-orders', { oOrders: [] }, key('k-400'))).status).toBe(422);
 
     // Another business's identical key is its own.
-    const forOther = orders.map((o) => ({ ...o, identifiers: { ...(o.identifiers as object), businessId: 'OTHER' } }));
-    expect((await t.post('sales-orders', forOther, { auth: basicAuth(OTHER), ...key('k-400') })).status).toBe(202);
+    const forOther = orders.map((o) => ({
+      ...o,
+      identifiers: { ...(o.identifiers as object), businessId: 'OTHER' },
+    }));
+    expect(
+      (await t.post('sales-orders', forOther, { auth: basicAuth(OTHER), ...key('k-400') })).status,
+    ).toBe(202);
     expect(await t.topology.count()).toBe(orders.length);
   });
 
   it('answers 409 while the first request with the key is in flight, and does not store a 503: the retry runs again and succeeds', async () => {
-    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(AMQP_URL).port || 5672) });
+    const proxy = await startTcpProxy({
+      host: '127.0.0.1',
+      port: Number(new URL(AMQP_URL).port || 5672),
+    });
     open.push(proxy);
     const t = await createTestApp({ amqpUrl: proxy.urlFor(AMQP_URL) });
     open.push(t);
@@ -73,7 +81,10 @@ describe('Idempotency-Key', () => {
     proxy.cut(); // the connection is lost before any confirm: 503
     expect((await first).status).toBe(503);
     proxy.release();
-    await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), { timeout: 15_000, interval: 100 });
+    await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), {
+      timeout: 15_000,
+      interval: 100,
+    });
     await t.topology.messages(); // whatever the broker took before the failure
     const retry = await t.post('sales-orders', orders, key('k-503'));
     expect(retry.status).toBe(202);
@@ -97,7 +108,12 @@ describe('the idempotency store', () => {
 
   it('forgets a key after ttlSeconds', () => {
     let now = 0;
-    const store = createIdempotencyStore({ ttlSeconds: 60, maxEntries: 10, maxBytes: 10_000, now: () => now });
+    const store = createIdempotencyStore({
+      ttlSeconds: 60,
+      maxEntries: 10,
+      maxBytes: 10_000,
+      now: () => now,
+    });
     const claim = store.claim('ACME', 'k', 'f1');
     claim.replay ?? claim.settle(answer202);
     now = 59_999;

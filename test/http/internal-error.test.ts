@@ -23,12 +23,21 @@ const buggyPublisher: Publisher = {
 describe('an unexpected error', () => {
   it('is answered 500 problem details without the message, logged with the correlation id, and the service keeps serving', async () => {
     const logs = new LogCapture();
-    const app = buildHttpApp(loadConfig({ env: {} }), buggyPublisher, createLogger({ destination: logs }));
-    const demo = (await import('../../fixtures/demo/sales-orders.json', { with: { type: 'json' } })).default;
+    const app = buildHttpApp(
+      loadConfig({ env: {} }),
+      buggyPublisher,
+      createLogger({ destination: logs }),
+    );
+    const demo = (await import('../../fixtures/demo/sales-orders.json', { with: { type: 'json' } }))
+      .default;
     const post = () =>
       app.request('/api/v2/sales-orders', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`, 'x-correlation-id': 'bug-1' },
+        headers: {
+          'content-type': 'application/json',
+          authorization: `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`,
+          'x-correlation-id': 'bug-1',
+        },
         body: JSON.stringify(demo),
       });
     const response = await post();

@@ -34,7 +34,11 @@ describe('"accepted" means the broker confirmed every message', () => {
     expect(response.headers.get('content-type')).toBe('application/problem+json');
     expect(response.headers.get('retry-after')).toMatch(/^\d+$/);
     const body = await answer(response);
-    expect(body).toMatchObject({ type: '/problems/publish-failed', status: 503, instance: '/api/v2/master-data' });
+    expect(body).toMatchObject({
+      type: '/problems/publish-failed',
+      status: 503,
+      instance: '/api/v2/master-data',
+    });
     expect(body.detail).toContain('master-data.ACME');
     expect(body).not.toHaveProperty('messageIds');
     expect(await t.topology.count()).toBe(0);
@@ -46,9 +50,15 @@ describe('"accepted" means the broker confirmed every message', () => {
   });
 
   it('answers 503 when the connection is cut in the middle of a large batch; the retry delivers every record with the same ids', async () => {
-    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(AMQP_URL).port || 5672) });
+    const proxy = await startTcpProxy({
+      host: '127.0.0.1',
+      port: Number(new URL(AMQP_URL).port || 5672),
+    });
     open.push(proxy);
-    const t = await createTestApp({ amqpUrl: proxy.urlFor(AMQP_URL), yaml: 'http:\n  maxRecordsPerBatch: 20000\n  bodyLimitBytes: 104857600\n' });
+    const t = await createTestApp({
+      amqpUrl: proxy.urlFor(AMQP_URL),
+      yaml: 'http:\n  maxRecordsPerBatch: 20000\n  bodyLimitBytes: 104857600\n',
+    });
     open.push(t);
     const batch = manyOrders(5000);
 
@@ -58,7 +68,10 @@ describe('"accepted" means the broker confirmed every message', () => {
     expect((await answer(failed)).type).toBe('/problems/publish-failed');
     expect(failed.headers.get('retry-after')).toMatch(/^\d+$/);
 
-    await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), { timeout: 15_000, interval: 100 });
+    await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), {
+      timeout: 15_000,
+      interval: 100,
+    });
     const retried = await t.post('sales-orders', batch);
     expect(retried.status).toBe(202);
     const { messageIds } = await answer(retried);
@@ -75,7 +88,10 @@ describe('"accepted" means the broker confirmed every message', () => {
   });
 
   it('answers 503 promptly while the broker is unreachable, and 202 again once it is back', async () => {
-    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(AMQP_URL).port || 5672) });
+    const proxy = await startTcpProxy({
+      host: '127.0.0.1',
+      port: Number(new URL(AMQP_URL).port || 5672),
+    });
     open.push(proxy);
     proxy.cut({ refuse: true });
     const t = await createTestApp({ amqpUrl: proxy.urlFor(AMQP_URL) });
@@ -88,7 +104,10 @@ describe('"accepted" means the broker confirmed every message', () => {
     expect((await t.app.request('/readyz')).status).toBe(503);
 
     proxy.restore();
-    await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), { timeout: 15_000, interval: 100 });
+    await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), {
+      timeout: 15_000,
+      interval: 100,
+    });
     expect((await t.post('sales-orders', orders)).status).toBe(202);
     expect(await t.topology.count()).toBe(3);
   });
@@ -99,7 +118,10 @@ describe('sandbox', () => {
     const t = await createTestApp({ environment: 'sandbox' });
     open.push(t);
     const auth = `Basic ${Buffer.from('SANDBOXCO:anything').toString('base64')}`;
-    const own = orders.map((o) => ({ ...(o as object), identifiers: { ...(o as { identifiers: object }).identifiers, businessId: 'SANDBOXCO' } }));
+    const own = orders.map((o) => ({
+      ...(o as object),
+      identifiers: { ...(o as { identifiers: object }).identifiers, businessId: 'SANDBOXCO' },
+    }));
 
     const accepted = await t.post('sales-orders', own, { auth });
     expect(accepted.status).toBe(202);

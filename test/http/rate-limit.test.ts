@@ -5,7 +5,14 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { AMQP_URL } from '../support/broker.js';
-import { ACME, OTHER, answer, basicAuth, createTestApp, type TestApp } from '../support/http-app.js';
+import {
+  ACME,
+  OTHER,
+  answer,
+  basicAuth,
+  createTestApp,
+  type TestApp,
+} from '../support/http-app.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { validRecords } from '../records/fixtures.js';
 
@@ -16,12 +23,15 @@ afterEach(async () => {
 });
 
 const orders = validRecords('sales-orders');
-const forOther = () => orders.map((o) => ({ ...o, identifiers: { ...(o.identifiers as object), businessId: 'OTHER' } }));
+const forOther = () =>
+  orders.map((o) => ({ ...o, identifiers: { ...(o.identifiers as object), businessId: 'OTHER' } }));
 
 describe('rate limit per business (token bucket)', () => {
   it('lets a business burst its quota, then answers 429 with Retry-After and RateLimit fields; other businesses are unaffected', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    const t = await createTestApp({ yaml: 'http:\n  abuse:\n    rateLimit: { requests: 3, windowSeconds: 60 }' });
+    const t = await createTestApp({
+      yaml: 'http:\n  abuse:\n    rateLimit: { requests: 3, windowSeconds: 60 }',
+    });
     open.push(t);
 
     const remaining: string[] = [];
@@ -38,7 +48,11 @@ describe('rate limit per business (token bucket)', () => {
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
     expect(refused.headers.get('retry-after')).toBe('20'); // one token per 20 s
     expect(refused.headers.get('ratelimit')).toBe('"default";r=0;t=60');
-    expect(await answer(refused)).toMatchObject({ status: 429, type: '/problems/too-many-requests', detail: expect.stringContaining('rate limit') });
+    expect(await answer(refused)).toMatchObject({
+      status: 429,
+      type: '/problems/too-many-requests',
+      detail: expect.stringContaining('rate limit'),
+    });
     expect(await t.topology.count()).toBe(orders.length * 3);
 
     // The other business has its own bucket.
@@ -52,9 +66,14 @@ describe('rate limit per business (token bucket)', () => {
 
   it('counts v1 and v2 requests of a business together, and refused logins not at all', async () => {
     vi.useFakeTimers({ toFake: ['Date'] });
-    const t = await createTestApp({ yaml: 'http:\n  abuse:\n    rateLimit: { requests: 2, windowSeconds: 10 }' });
+    const t = await createTestApp({
+      yaml: 'http:\n  abuse:\n    rateLimit: { requests: 2, windowSeconds: 10 }',
+    });
     open.push(t);
-    expect((await t.post('sales-orders', [], { auth: basicAuth({ ...ACME, apiKey: 'wrong-key' }) })).status).toBe(401);
+    expect(
+      (await t.post('sales-orders', [], { auth: basicAuth({ ...ACME, apiKey: 'wrong-key' }) }))
+        .status,
+    ).toBe(401);
     expect((await t.post('/api/v1/sales-orders', { oOrders: [] })).status).toBe(400);
     expect((await t.post('sales-orders', [])).status).toBe(400);
     expect((await t.post('/api/v1/sales-orders', { oOrders: [] })).status).toBe(429);
@@ -63,9 +82,15 @@ describe('rate limit per business (token bucket)', () => {
 
 describe('bulkhead: batches in flight per business', () => {
   it('refuses a second batch of a business while its first is still being published; another business is admitted', async () => {
-    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(AMQP_URL).port || 5672) });
+    const proxy = await startTcpProxy({
+      host: '127.0.0.1',
+      port: Number(new URL(AMQP_URL).port || 5672),
+    });
     open.push(proxy);
-    const t = await createTestApp({ amqpUrl: proxy.urlFor(AMQP_URL), yaml: 'http:\n  abuse:\n    maxInFlightBatches: 1' });
+    const t = await createTestApp({
+      amqpUrl: proxy.urlFor(AMQP_URL),
+      yaml: 'http:\n  abuse:\n    maxInFlightBatches: 1',
+    });
     open.push(t);
     expect((await t.post('sales-orders', orders)).status).toBe(202); // connected, key verified
 
@@ -78,8 +103,13 @@ describe('bulkhead: batches in flight per business', () => {
     const second = await t.post('sales-orders', orders);
     expect(second.status).toBe(429);
     expect(second.headers.get('retry-after')).toBe('1');
-    expect(second.headers.get('ratelimit-policy')).toBe('"concurrency";q=1;qu="concurrent-requests"');
-    expect(await answer(second)).toMatchObject({ type: '/problems/too-many-requests', detail: expect.stringContaining('at most 1 at once') });
+    expect(second.headers.get('ratelimit-policy')).toBe(
+      '"concurrency";q=1;qu="concurrent-requests"',
+    );
+    expect(await answer(second)).toMatchObject({
+      type: '/problems/too-many-requests',
+      detail: expect.stringContaining('at most 1 at once'),
+    });
 
     const other = t.post('sales-orders', forOther(), { auth: basicAuth(OTHER) });
     await vi.waitFor(() => expect(inFlight()).toBe(before + 2)); // admitted, waiting on the same broker

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validRecords } from '../records/fixtures.js';
-import { ACME, OTHER, basicAuth, createTestApp, type TestApp, answer, growingBody } from '../support/http-app.js';
+import {
+  ACME,
+  OTHER,
+  basicAuth,
+  createTestApp,
+  type TestApp,
+  answer,
+  growingBody,
+} from '../support/http-app.js';
 
 const orders = validRecords('sales-orders');
 let t: TestApp;
@@ -13,7 +21,11 @@ async function problem(response: Response, status: number) {
   expect(response.status).toBe(status);
   expect(response.headers.get('content-type')).toBe('application/problem+json');
   const body = await answer(response);
-  expect(body).toMatchObject({ type: expect.stringMatching(/^\/problems\//), title: expect.any(String), status });
+  expect(body).toMatchObject({
+    type: expect.stringMatching(/^\/problems\//),
+    title: expect.any(String),
+    status,
+  });
   expect(JSON.stringify(body)).not.toMatch(/at .*\.(ts|js):\d+/); // no stack trace
   return body;
 }
@@ -26,17 +38,24 @@ describe('authentication', () => {
     ['unknown business', basicAuth({ businessId: 'NOBODY', apiKey: ACME.apiKey })],
     ['wrong key', basicAuth({ businessId: 'ACME', apiKey: 'not-the-key' })],
     ["another business's key", basicAuth({ businessId: 'ACME', apiKey: OTHER.apiKey })],
-  ])('answers 401 problem details with WWW-Authenticate for %s credentials', async (_name, auth) => {
-    const response = await t.post('sales-orders', orders, { auth });
-    const body = await problem(response, 401);
-    expect(body.type).toBe('/problems/unauthorized');
-    expect(response.headers.get('www-authenticate')).toMatch(/^Basic realm="warehouse-ingest"/);
-    expect(JSON.stringify(body)).not.toContain(ACME.apiKey);
-    expect(await t.topology.count()).toBe(0);
-  });
+  ])(
+    'answers 401 problem details with WWW-Authenticate for %s credentials',
+    async (_name, auth) => {
+      const response = await t.post('sales-orders', orders, { auth });
+      const body = await problem(response, 401);
+      expect(body.type).toBe('/problems/unauthorized');
+      expect(response.headers.get('www-authenticate')).toMatch(/^Basic realm="warehouse-ingest"/);
+      expect(JSON.stringify(body)).not.toContain(ACME.apiKey);
+      expect(await t.topology.count()).toBe(0);
+    },
+  );
 
   it('authenticates before reading the body: an unauthenticated bad body is still 401', async () => {
-    const response = await t.post('sales-orders', undefined, { auth: null, raw: '{not json', headers: { 'content-type': 'text/plain' } });
+    const response = await t.post('sales-orders', undefined, {
+      auth: null,
+      raw: '{not json',
+      headers: { 'content-type': 'text/plain' },
+    });
     await problem(response, 401);
   });
 
@@ -44,7 +63,9 @@ describe('authentication', () => {
     const own = structuredClone(orders[0]!) as { identifiers: { businessId: string } };
     own.identifiers.businessId = 'OTHER';
     expect((await t.post('sales-orders', [own], { auth: basicAuth(OTHER) })).status).toBe(202);
-    expect((await t.post('sales-orders', [orders[0]], { auth: basicAuth(OTHER) })).status).toBe(400);
+    expect((await t.post('sales-orders', [orders[0]], { auth: basicAuth(OTHER) })).status).toBe(
+      400,
+    );
     const [message] = await t.topology.messages();
     expect(message!.routingKey).toBe('sales-orders.OTHER');
   });
@@ -52,7 +73,9 @@ describe('authentication', () => {
 
 describe('correlation ids', () => {
   it('adopts a sent id: body, response header and every log line of the request', async () => {
-    const response = await t.post('sales-orders', orders, { headers: { 'x-correlation-id': 'trace-abc-123' } });
+    const response = await t.post('sales-orders', orders, {
+      headers: { 'x-correlation-id': 'trace-abc-123' },
+    });
     expect(response.status).toBe(202);
     expect(response.headers.get('x-correlation-id')).toBe('trace-abc-123');
     expect((await answer(response)).correlationId).toBe('trace-abc-123');
@@ -75,10 +98,16 @@ describe('correlation ids', () => {
   });
 
   it('carries the correlation id on error answers too, and on their log lines', async () => {
-    const response = await t.post('sales-orders', [{}], { headers: { 'x-correlation-id': 'trace-err-9' } });
+    const response = await t.post('sales-orders', [{}], {
+      headers: { 'x-correlation-id': 'trace-err-9' },
+    });
     expect(response.status).toBe(400);
     expect(response.headers.get('x-correlation-id')).toBe('trace-err-9');
-    expect(t.logs.lines.some((line) => line.correlationId === 'trace-err-9' && line.msg === 'request refused')).toBe(true);
+    expect(
+      t.logs.lines.some(
+        (line) => line.correlationId === 'trace-err-9' && line.msg === 'request refused',
+      ),
+    ).toBe(true);
   });
 });
 
@@ -97,16 +126,23 @@ describe('bodies that are not a batch', () => {
     expect(body.detail).toMatch(detail);
   });
 
-  it.each([['text/plain'], ['application/xml'], ['text/csv'], ['application/json; charset=latin1']])(
-    'answers 415 for Content-Type %s',
-    async (type) => {
-      const body = await problem(await t.post('sales-orders', orders, { headers: { 'content-type': type } }), 415);
-      expect(body.detail).toContain('application/json');
-    },
-  );
+  it.each([
+    ['text/plain'],
+    ['application/xml'],
+    ['text/csv'],
+    ['application/json; charset=latin1'],
+  ])('answers 415 for Content-Type %s', async (type) => {
+    const body = await problem(
+      await t.post('sales-orders', orders, { headers: { 'content-type': type } }),
+      415,
+    );
+    expect(body.detail).toContain('application/json');
+  });
 
   it('accepts application/json with charset=utf-8', async () => {
-    const response = await t.post('sales-orders', orders, { headers: { 'content-type': 'application/json; charset=UTF-8' } });
+    const response = await t.post('sales-orders', orders, {
+      headers: { 'content-type': 'application/json; charset=UTF-8' },
+    });
     expect(response.status).toBe(202);
     await t.topology.messages();
   });
@@ -132,7 +168,13 @@ describe('bodies that are not a batch', () => {
   });
 
   it('answers 413 for more records than the batch limit, stating the limit', async () => {
-    const body = await problem(await t.post('sales-orders', Array.from({ length: 51 }, () => ({}))), 413);
+    const body = await problem(
+      await t.post(
+        'sales-orders',
+        Array.from({ length: 51 }, () => ({})),
+      ),
+      413,
+    );
     expect(body.detail).toContain('limit is 50 records per batch');
   });
 });
@@ -143,11 +185,17 @@ describe('routes', () => {
     expect((await problem(response, 404)).instance).toBe('/api/v3/sales-orders');
   });
 
-  it.each([['GET'], ['PUT'], ['DELETE']])('answers 405 with Allow: POST for %s on a batch endpoint', async (method) => {
-    const response = await t.app.request('/api/v2/sales-orders', { method, headers: { authorization: basicAuth(ACME) } });
-    await problem(response, 405);
-    expect(response.headers.get('allow')).toBe('POST');
-  });
+  it.each([['GET'], ['PUT'], ['DELETE']])(
+    'answers 405 with Allow: POST for %s on a batch endpoint',
+    async (method) => {
+      const response = await t.app.request('/api/v2/sales-orders', {
+        method,
+        headers: { authorization: basicAuth(ACME) },
+      });
+      await problem(response, 405);
+      expect(response.headers.get('allow')).toBe('POST');
+    },
+  );
 
   it('answers /healthz and /readyz', async () => {
     expect((await t.app.request('/healthz')).status).toBe(200);
@@ -159,11 +207,19 @@ describe('routes', () => {
 
 describe('secrets', () => {
   it('never writes an API key or an Authorization header into the log', async () => {
-    await t.post('sales-orders', orders, { auth: basicAuth({ businessId: 'ACME', apiKey: 'wrong-key-secret-XYZ' }) });
+    await t.post('sales-orders', orders, {
+      auth: basicAuth({ businessId: 'ACME', apiKey: 'wrong-key-secret-XYZ' }),
+    });
     await t.post('sales-orders', orders);
     await t.topology.messages();
     const all = t.logs.raw.join('');
     expect(t.logs.raw.length).toBeGreaterThan(5);
-    for (const secret of [ACME.apiKey, OTHER.apiKey, 'wrong-key-secret-XYZ', basicAuth(ACME).slice(6)]) expect(all).not.toContain(secret);
+    for (const secret of [
+      ACME.apiKey,
+      OTHER.apiKey,
+      'wrong-key-secret-XYZ',
+      basicAuth(ACME).slice(6),
+    ])
+      expect(all).not.toContain(secret);
   });
 });

@@ -15,7 +15,9 @@ afterEach(async () => {
 
 /** The README's curl example posts this file as DEMO. */
 function demoOrders(): unknown[] {
-  return JSON.parse(readFileSync(new URL('../../fixtures/demo/sales-orders.json', import.meta.url), 'utf8')) as unknown[];
+  return JSON.parse(
+    readFileSync(new URL('../../fixtures/demo/sales-orders.json', import.meta.url), 'utf8'),
+  ) as unknown[];
 }
 
 describe('the service over a real socket', () => {
@@ -23,7 +25,11 @@ describe('the service over a real socket', () => {
     const data = path.join(temp.dir, 'embedded');
     const logs = new LogCapture();
     const service = await startService({
-      env: { PORT: '0', HOST: '127.0.0.1', INGEST_CONFIG: temp.write('embedded.yaml', `dataDirectory: ${data}\n`) },
+      env: {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        INGEST_CONFIG: temp.write('embedded.yaml', `dataDirectory: ${data}\n`),
+      },
       log: createLogger({ destination: logs }),
     });
     running.push(service);
@@ -32,7 +38,10 @@ describe('the service over a real socket', () => {
 
     const response = await fetch(`${service.url}/api/v2/sales-orders`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: basicAuth({ businessId: 'DEMO', apiKey: 'demo-api-key' }) },
+      headers: {
+        'content-type': 'application/json',
+        authorization: basicAuth({ businessId: 'DEMO', apiKey: 'demo-api-key' }),
+      },
       body: JSON.stringify(demoOrders()),
     });
     expect(response.status).toBe(202);
@@ -40,9 +49,15 @@ describe('the service over a real socket', () => {
 
     const outbox = path.join(data, 'outbox');
     const files = readdirSync(outbox).filter((f) => f.endsWith('.ndjson'));
-    const lines = files.flatMap((f) => readFileSync(path.join(outbox, f), 'utf8').trim().split('\n')).map((l) => JSON.parse(l));
+    const lines = files
+      .flatMap((f) => readFileSync(path.join(outbox, f), 'utf8').trim().split('\n'))
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.messageId)).toEqual(messageIds);
-    expect(lines[0]).toMatchObject({ routingKey: 'sales-orders.DEMO', type: 'sales-orders', record: { identifiers: { businessId: 'DEMO' } } });
+    expect(lines[0]).toMatchObject({
+      routingKey: 'sales-orders.DEMO',
+      type: 'sales-orders',
+      record: { identifiers: { businessId: 'DEMO' } },
+    });
   });
 
   it('publishes to RabbitMQ when AMQP_URL is set, and stops cleanly', async () => {
@@ -60,7 +75,11 @@ describe('the service over a real socket', () => {
       expect(service.publisher.name).toBe('rabbitmq');
       const response = await fetch(`${service.url}/api/v2/sales-orders`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: basicAuth({ businessId: 'DEMO', apiKey: 'demo-api-key' }), 'x-correlation-id': 'socket-1' },
+        headers: {
+          'content-type': 'application/json',
+          authorization: basicAuth({ businessId: 'DEMO', apiKey: 'demo-api-key' }),
+          'x-correlation-id': 'socket-1',
+        },
         body: JSON.stringify(demoOrders()),
       });
       expect(response.status).toBe(202);
@@ -75,14 +94,18 @@ describe('the service over a real socket', () => {
 
   it('refuses to start with an invalid configuration, naming file and field', async () => {
     const bad = temp.write('bad.yaml', 'http:\n  port: -1\n');
-    await expect(startService({ env: { INGEST_CONFIG: bad }, log: createLogger({ level: 'silent' }) })).rejects.toThrow(
-      `${bad}: http.port:`,
-    );
+    await expect(
+      startService({ env: { INGEST_CONFIG: bad }, log: createLogger({ level: 'silent' }) }),
+    ).rejects.toThrow(`${bad}: http.port:`);
   });
 
   it('is not fooled by the ACME test key: the demo config knows only DEMO', async () => {
     const service = await startService({
-      env: { PORT: '0', HOST: '127.0.0.1', INGEST_CONFIG: temp.write('demo.yaml', `dataDirectory: ${temp.dir}/d2\n`) },
+      env: {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        INGEST_CONFIG: temp.write('demo.yaml', `dataDirectory: ${temp.dir}/d2\n`),
+      },
       log: createLogger({ level: 'silent' }),
     });
     running.push(service);
@@ -98,7 +121,14 @@ describe('the service over a real socket', () => {
 describe('bodies over a real socket', () => {
   it('answers 413 for a chunked body past the limit, and keeps serving', async () => {
     const service = await startService({
-      env: { PORT: '0', HOST: '127.0.0.1', INGEST_CONFIG: temp.write('small.yaml', `dataDirectory: ${temp.dir}/d3\nhttp:\n  bodyLimitBytes: 65536\n`) },
+      env: {
+        PORT: '0',
+        HOST: '127.0.0.1',
+        INGEST_CONFIG: temp.write(
+          'small.yaml',
+          `dataDirectory: ${temp.dir}/d3\nhttp:\n  bodyLimitBytes: 65536\n`,
+        ),
+      },
       log: createLogger({ level: 'silent' }),
     });
     running.push(service);

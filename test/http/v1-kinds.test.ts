@@ -7,8 +7,11 @@ import { LEGACY } from '../../src/records/legacy/index.js';
 import { FIXTURES } from '../records/fixtures.js';
 import { answer, createTestApp, type TestApp } from '../support/http-app.js';
 
-const read = (kind: string, file: string) => readFileSync(new URL(`${kind}/v1/${file}`, FIXTURES), 'utf8');
-const profiles = Object.fromEntries(KIND_NAMES.map((kind) => [kind, JSON.parse(read(kind, 'profile.json'))]));
+const read = (kind: string, file: string) =>
+  readFileSync(new URL(`${kind}/v1/${file}`, FIXTURES), 'utf8');
+const profiles = Object.fromEntries(
+  KIND_NAMES.map((kind) => [kind, JSON.parse(read(kind, 'profile.json'))]),
+);
 
 let t: TestApp;
 beforeAll(async () => {
@@ -23,7 +26,9 @@ describe.each(KIND_NAMES)('POST /api/v1/%s', (kind) => {
     const fromJson = await answer(json);
     const published = await t.topology.messages();
     expect(published.map((m) => m.properties.messageId)).toEqual(fromJson.messageIds);
-    expect(published.every((m) => m.routingKey === `${kind}.ACME` && m.properties.type === kind)).toBe(true);
+    expect(
+      published.every((m) => m.routingKey === `${kind}.ACME` && m.properties.type === kind),
+    ).toBe(true);
 
     const expected = JSON.parse(read(kind, 'expected.json')) as Array<Record<string, unknown>>;
     expect(fromJson.recordCount).toBe(expected.length);
@@ -33,12 +38,17 @@ describe.each(KIND_NAMES)('POST /api/v1/%s', (kind) => {
     for (const message of published) {
       for (const path of volatile.filter((p) => !p.includes('[]'))) {
         const [a, b] = path.split('.') as [string, string];
-        expect(Date.parse((message.content as Record<string, Record<string, string>>)[a]![b]!)).toBeGreaterThan(Date.now() - 60_000);
+        expect(
+          Date.parse((message.content as Record<string, Record<string, string>>)[a]![b]!),
+        ).toBeGreaterThan(Date.now() - 60_000);
       }
     }
     expect(published.map((m) => stable(m.content))).toEqual(expected.map(stable));
 
-    const csv = await t.post(`/api/v1/${kind}`, undefined, { raw: read(kind, 'valid.csv'), headers: { 'content-type': 'text/csv' } });
+    const csv = await t.post(`/api/v1/${kind}`, undefined, {
+      raw: read(kind, 'valid.csv'),
+      headers: { 'content-type': 'text/csv' },
+    });
     expect(csv.status).toBe(202);
     expect((await answer(csv)).messageIds).toEqual(fromJson.messageIds);
     expect(await t.topology.count()).toBe(expected.length);
@@ -49,7 +59,12 @@ describe.each(KIND_NAMES)('POST /api/v1/%s', (kind) => {
 describe.each(KIND_NAMES)('POST /api/v1/%s refusals', (kind) => {
   const folder = new URL(`${kind}/v1/invalid/`, FIXTURES);
   // Cases that need another profile than the kind's own are covered by the golden conversion tests.
-  const inputs = readdirSync(folder).filter((f) => /\.(json|csv)$/.test(f) && !/\.(expected|profile)\.json$/.test(f) && !existsSync(new URL(f.replace(/\.(json|csv)$/, '.profile.json'), folder)));
+  const inputs = readdirSync(folder).filter(
+    (f) =>
+      /\.(json|csv)$/.test(f) &&
+      !/\.(expected|profile)\.json$/.test(f) &&
+      !existsSync(new URL(f.replace(/\.(json|csv)$/, '.profile.json'), folder)),
+  );
 
   it.each(inputs)('answers %s with the golden 400 errors and publishes nothing', async (input) => {
     const csv = input.endsWith('.csv');
@@ -59,14 +74,22 @@ describe.each(KIND_NAMES)('POST /api/v1/%s refusals', (kind) => {
     });
     expect(response.status).toBe(400);
     expect(response.headers.get('deprecation')).toMatch(/^@\d+$/);
-    const expected = JSON.parse(readFileSync(new URL(input.replace(/\.(json|csv)$/, '.expected.json'), folder), 'utf8'));
+    const expected = JSON.parse(
+      readFileSync(new URL(input.replace(/\.(json|csv)$/, '.expected.json'), folder), 'utf8'),
+    );
     expect((await answer(response)).errors).toEqual(expected);
     expect(await t.topology.count()).toBe(0);
   });
 
   it('answers 401 without credentials and 400 for a CSV that is not its shape', async () => {
-    expect((await t.post(`/api/v1/${kind}`, undefined, { raw: read(kind, 'valid.json'), auth: null })).status).toBe(401);
-    const wrong = await t.post(`/api/v1/${kind}`, undefined, { raw: 'a,b\n1,2\n', headers: { 'content-type': 'text/csv' } });
+    expect(
+      (await t.post(`/api/v1/${kind}`, undefined, { raw: read(kind, 'valid.json'), auth: null }))
+        .status,
+    ).toBe(401);
+    const wrong = await t.post(`/api/v1/${kind}`, undefined, {
+      raw: 'a,b\n1,2\n',
+      headers: { 'content-type': 'text/csv' },
+    });
     expect(wrong.status).toBe(400);
     expect((await answer(wrong)).detail).toMatch(/Missing column/);
   });

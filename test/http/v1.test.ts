@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ACME, OTHER, answer, basicAuth, createTestApp, type TestApp } from '../support/http-app.js';
+import {
+  ACME,
+  OTHER,
+  answer,
+  basicAuth,
+  createTestApp,
+  type TestApp,
+} from '../support/http-app.js';
 
 const PROFILE = `
 onboarding:
@@ -33,7 +40,12 @@ const legacyOrders = {
         { LineNumber: 2, ProductID: 'SKU-2', Qty: 1, UoM: 'EA', SalesUnitPrice: 4.5 },
       ],
     },
-    { AccountID: 'ACME', OrdNumber: 'SO-2', DueOutDate: '2026-02-04T10:30:00+01:00', oOrderLines: [{ LineNumber: 1, ProductID: 'SKU-9', Qty: 5, UoM: 'BOX', SalesUnitPrice: 12 }] },
+    {
+      AccountID: 'ACME',
+      OrdNumber: 'SO-2',
+      DueOutDate: '2026-02-04T10:30:00+01:00',
+      oOrderLines: [{ LineNumber: 1, ProductID: 'SKU-9', Qty: 5, UoM: 'BOX', SalesUnitPrice: 12 }],
+    },
   ],
 };
 
@@ -44,7 +56,10 @@ const legacyCsv = [
   'ACME,SO-2,2026-02-04T10:30:00+01:00,1,SKU-9,5,BOX,12',
 ].join('\r\n');
 
-const csv = (body: string, extra: Record<string, string> = {}) => ({ raw: body, headers: { 'content-type': 'text/csv; charset=utf-8', ...extra } });
+const csv = (body: string, extra: Record<string, string> = {}) => ({
+  raw: body,
+  headers: { 'content-type': 'text/csv; charset=utf-8', ...extra },
+});
 
 let t: TestApp;
 beforeAll(async () => {
@@ -65,14 +80,26 @@ describe('POST /api/v1/sales-orders', () => {
     expect(messages.map((m) => m.routingKey)).toEqual(['sales-orders.ACME', 'sales-orders.ACME']);
     expect(messages.map((m) => m.properties.messageId)).toEqual(body.messageIds);
     expect(messages[0]!.content).toMatchObject({
-      identifiers: { shipmentId: 'SO-1', businessId: 'ACME', customerId: 'CUST-ACME', site: 'UK01' },
+      identifiers: {
+        shipmentId: 'SO-1',
+        businessId: 'ACME',
+        customerId: 'CUST-ACME',
+        site: 'UK01',
+      },
       order: { class: 'B2C', customerRef: 'SO-1' },
       financial: { currency: 'GBP', lineValue: 24.48 },
       dates: { dueOut: '2026-02-03T00:00:00Z', shipment: '2026-02-03T00:00:00Z' },
       shipAddresses: [{ shipmentId: 'SO-1', addressId: 'A1' }],
       shipContacts: [{ shipmentId: 'SO-1', lineId: 'C1' }],
       shipmentLines: [
-        { shipmentId: 'SO-1', line: '1', skuId: 'SKU-1', product: { unitOfMeasure: 'EA' }, quantities: { ordered: 2, required: 2 }, financial: { price: 9.99 } },
+        {
+          shipmentId: 'SO-1',
+          line: '1',
+          skuId: 'SKU-1',
+          product: { unitOfMeasure: 'EA' },
+          quantities: { ordered: 2, required: 2 },
+          financial: { price: 9.99 },
+        },
         { shipmentId: 'SO-1', line: '2', skuId: 'SKU-2', quantities: { ordered: 1, required: 1 } },
       ],
     });
@@ -87,7 +114,9 @@ describe('POST /api/v1/sales-orders', () => {
     const body = await answer(response);
     expect(body.recordCount).toBe(2);
     expect(body.messageIds).toEqual(json.messageIds);
-    expect((await t.topology.messages()).map((m) => m.content)).toEqual(fromJson.map((m) => m.content));
+    expect((await t.topology.messages()).map((m) => m.content)).toEqual(
+      fromJson.map((m) => m.content),
+    );
   });
 
   it('points legacy JSON errors at the legacy path, and publishes nothing', async () => {
@@ -100,7 +129,13 @@ describe('POST /api/v1/sales-orders', () => {
     expect(response.headers.get('deprecation')).toMatch(/^@\d+$/);
     expect((await answer(response)).errors).toEqual([
       { index: 0, errors: ['oOrders[0].oOrderLines[1].Qty: Expected number, received string'] },
-      { index: 1, errors: ['oOrders[1].AccountID: Must equal the authenticated business id', 'oOrders[1].OrdNumber: Required'] },
+      {
+        index: 1,
+        errors: [
+          'oOrders[1].AccountID: Must equal the authenticated business id',
+          'oOrders[1].OrdNumber: Required',
+        ],
+      },
     ]);
     expect(await t.topology.count()).toBe(0);
   });
@@ -120,8 +155,16 @@ describe('POST /api/v1/sales-orders', () => {
   });
 
   it.each([
-    ['a missing column', legacyCsv.replace(',oOrderLines_UoM', '').replace(/,EA|,BOX/g, ''), /Missing column\(s\): oOrderLines_UoM/],
-    ['an unknown column', legacyCsv.replace('oOrderLines_Qty', 'Quantity'), /Unknown column\(s\): Quantity/],
+    [
+      'a missing column',
+      legacyCsv.replace(',oOrderLines_UoM', '').replace(/,EA|,BOX/g, ''),
+      /Missing column\(s\): oOrderLines_UoM/,
+    ],
+    [
+      'an unknown column',
+      legacyCsv.replace('oOrderLines_Qty', 'Quantity'),
+      /Unknown column\(s\): Quantity/,
+    ],
     ['a ragged row', `${legacyCsv}\r\nACME,SO-3`, /line 5/],
     ['broken quoting', `${legacyCsv}\r\nACME,"SO-3,2026-02-03,1,SKU-1,2,EA,1`, /quot|line 5/i],
     ['an empty file', '', /empty/i],
@@ -147,7 +190,10 @@ describe('POST /api/v1/sales-orders', () => {
   });
 
   it('answers 415 for other media types, 401 without credentials, 405 for GET — each with the deprecation signal', async () => {
-    const plain = await t.post('/api/v1/sales-orders', undefined, { raw: 'x', headers: { 'content-type': 'text/plain' } });
+    const plain = await t.post('/api/v1/sales-orders', undefined, {
+      raw: 'x',
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(plain.status).toBe(415);
     expect((await answer(plain)).detail).toContain('application/json or text/csv');
     const anonymous = await t.post('/api/v1/sales-orders', legacyOrders, { auth: null });
@@ -169,8 +215,12 @@ describe('POST /api/v1/sales-orders', () => {
 
 describe('GET /api/v1/customer/{accountId}/stock', () => {
   it('answers 501 problem details, the same for its own and another account', async () => {
-    const own = await t.app.request('/api/v1/customer/ACME/stock', { headers: { authorization: basicAuth(ACME) } });
-    const other = await t.app.request('/api/v1/customer/OTHER/stock', { headers: { authorization: basicAuth(ACME) } });
+    const own = await t.app.request('/api/v1/customer/ACME/stock', {
+      headers: { authorization: basicAuth(ACME) },
+    });
+    const other = await t.app.request('/api/v1/customer/OTHER/stock', {
+      headers: { authorization: basicAuth(ACME) },
+    });
     expect(own.status).toBe(501);
     expect(own.headers.get('content-type')).toBe('application/problem+json');
     const [a, b] = [await answer(own), await answer(other)];

@@ -6,11 +6,15 @@ import { createTestApp, type TestApp, answer } from '../support/http-app.js';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** What the pipeline must forward for a fixture record: the record minus platform-set fields. */
-function forwarded(kind: (typeof KIND_NAMES)[number], record: Record<string, unknown>): Record<string, unknown> {
+function forwarded(
+  kind: (typeof KIND_NAMES)[number],
+  record: Record<string, unknown>,
+): Record<string, unknown> {
   const copy = structuredClone(record);
   for (const path of KINDS[kind].platformFields) {
     let parent: Record<string, unknown> | undefined = copy;
-    for (const key of path.slice(0, -1)) parent = parent?.[key] as Record<string, unknown> | undefined;
+    for (const key of path.slice(0, -1))
+      parent = parent?.[key] as Record<string, unknown> | undefined;
     if (parent) delete parent[path.at(-1)!];
   }
   return copy;
@@ -18,7 +22,9 @@ function forwarded(kind: (typeof KIND_NAMES)[number], record: Record<string, unk
 
 /** JSON as a client would send it: keeps `1e999` (parsed to Infinity) where JSON.stringify would write null. */
 function wireJson(value: unknown): string {
-  const text = JSON.stringify(value, (_key, v: unknown) => (v === Infinity ? '\u0000inf' : v === -Infinity ? '\u0000-inf' : v));
+  const text = JSON.stringify(value, (_key, v: unknown) =>
+    v === Infinity ? '\u0000inf' : v === -Infinity ? '\u0000-inf' : v,
+  );
   return text.replaceAll('"\\u0000inf"', '1e999').replaceAll('"\\u0000-inf"', '-1e999');
 }
 
@@ -32,11 +38,18 @@ describe.each(KIND_NAMES)('POST /api/v2/%s', (kind) => {
   const records = validRecords(kind);
 
   it('accepts a batch of 1: 202 bulk response, the record is in the queue with its properties', async () => {
-    const response = await t.post(kind, records.slice(0, 1), { headers: { 'x-correlation-id': `corr-${kind}-1` } });
+    const response = await t.post(kind, records.slice(0, 1), {
+      headers: { 'x-correlation-id': `corr-${kind}-1` },
+    });
     expect(response.status).toBe(202);
     expect(response.headers.get('content-type')).toBe('application/json');
     const body = await answer(response);
-    expect(body).toEqual({ success: true, recordCount: 1, messageIds: [expect.stringMatching(UUID)], correlationId: `corr-${kind}-1` });
+    expect(body).toEqual({
+      success: true,
+      recordCount: 1,
+      messageIds: [expect.stringMatching(UUID)],
+      correlationId: `corr-${kind}-1`,
+    });
 
     const [message, ...rest] = await t.topology.messages();
     expect(rest).toEqual([]);
@@ -106,11 +119,16 @@ describe('tenancy', () => {
   });
 
   it('master data is checked on product.identifiers.businessId', async () => {
-    const product = structuredClone(validRecords('master-data')[0]!) as { product: { identifiers: { businessId: string } } };
+    const product = structuredClone(validRecords('master-data')[0]!) as {
+      product: { identifiers: { businessId: string } };
+    };
     product.product.identifiers.businessId = 'OTHER';
     const response = await t.post('master-data', [product]);
     expect((await answer(response)).errors).toEqual([
-      { index: 0, errors: ['product.identifiers.businessId: Must equal the authenticated business id'] },
+      {
+        index: 0,
+        errors: ['product.identifiers.businessId: Must equal the authenticated business id'],
+      },
     ]);
   });
 });

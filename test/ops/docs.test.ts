@@ -42,25 +42,44 @@ describe('GET /docs in a real browser', () => {
     expect(response?.status()).toBe(200);
     await expect.poll(() => page.title()).toBe('warehouse-ingest API reference');
     for (const kind of Object.values(KINDS)) {
-      await page.getByText(`Send a batch of ${kind.label}s`, { exact: true }).waitFor({ state: 'visible', timeout: 15_000 });
+      await page
+        .getByText(`Send a batch of ${kind.label}s`, { exact: true })
+        .waitFor({ state: 'visible', timeout: 15_000 });
     }
-    for (const summary of ['Stock snapshot (not available)', 'Readiness', 'Prometheus metrics', 'API reference']) {
+    for (const summary of [
+      'Stock snapshot (not available)',
+      'Readiness',
+      'Prometheus metrics',
+      'API reference',
+    ]) {
       await page.getByText(summary, { exact: true }).first().waitFor({ state: 'visible' });
     }
     // The Authorize button comes from the HTTP Basic security scheme.
-    await page.getByRole('button', { name: /authorize/i }).first().waitFor({ state: 'visible' });
-    if (process.env.DOCS_SCREENSHOT) await page.screenshot({ path: process.env.DOCS_SCREENSHOT, fullPage: false });
+    await page
+      .getByRole('button', { name: /authorize/i })
+      .first()
+      .waitFor({ state: 'visible' });
+    if (process.env.DOCS_SCREENSHOT)
+      await page.screenshot({ path: process.env.DOCS_SCREENSHOT, fullPage: false });
 
     // Opening an operation shows its body schema and its answers, problem details included.
     await page.getByText('Send a batch of sales orders', { exact: true }).click();
     const operation = page.locator('#operations-v2-post-v2-sales-orders');
     await operation.getByText('Request body').waitFor({ state: 'visible' });
-    await operation.getByText('Every record passed and the broker confirmed every message.').waitFor({ state: 'visible' });
+    await operation
+      .getByText('Every record passed and the broker confirmed every message.')
+      .waitFor({ state: 'visible' });
     await operation.getByText('application/problem+json').first().waitFor({ state: 'attached' });
-    if (process.env.DOCS_SCREENSHOT) await page.screenshot({ path: process.env.DOCS_SCREENSHOT.replace(/\.png$/, '-operation.png'), fullPage: false });
+    if (process.env.DOCS_SCREENSHOT)
+      await page.screenshot({
+        path: process.env.DOCS_SCREENSHOT.replace(/\.png$/, '-operation.png'),
+        fullPage: false,
+      });
 
     expect(problems).toEqual([]);
-    expect(requested.filter((url) => !url.startsWith(`${base}/`) && !url.startsWith('data:'))).toEqual([]);
+    expect(
+      requested.filter((url) => !url.startsWith(`${base}/`) && !url.startsWith('data:')),
+    ).toEqual([]);
     expect(requested).toContain(`${base}/openapi.json`);
     await page.close();
   });

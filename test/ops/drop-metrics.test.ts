@@ -13,7 +13,6 @@ import { tempFolder } from '../support/temp.js';
 import { ordersCsv, PROFILE } from '../drops/stores/drop-contract.js';
 import type { StoreFixture } from '../drops/stores/store-contract.js';
 
-
 function sample(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
@@ -34,7 +33,16 @@ describe('drop metrics from a polling runner', () => {
   beforeAll(async () => {
     f = await localFixture('drop-metrics-')();
     topology = await declareTestTopology({ bindingKeys: ['#'] });
-    publisher = createRabbitMqPublisher({ url: AMQP_URL, exchange: topology.exchange, queues: [], publishTimeoutMs: 10_000, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } }, log);
+    publisher = createRabbitMqPublisher(
+      {
+        url: AMQP_URL,
+        exchange: topology.exchange,
+        queues: [],
+        publishTimeoutMs: 10_000,
+        reconnect: { initialDelayMs: 50, maxDelayMs: 300 },
+      },
+      log,
+    );
     await publisher.start();
   });
   afterAll(async () => {
@@ -47,7 +55,8 @@ describe('drop metrics from a polling runner', () => {
     const tap = tapStore(f.store);
     let failReceipts = 1;
     tap.before(async (operation, name) => {
-      if (operation === 'write' && name.endsWith('good.csv.receipt.json') && failReceipts-- > 0) throw new Error('disk full');
+      if (operation === 'write' && name.endsWith('good.csv.receipt.json') && failReceipts-- > 0)
+        throw new Error('disk full');
     });
     const metrics = createMetrics({ businesses: ['ACME'] });
     const pipeline = pipelineSchema.parse({
@@ -60,16 +69,34 @@ describe('drop metrics from a polling runner', () => {
       schedule: { pollIntervalMs: 100 },
       retry: { initialDelayMs: 0, maxDelayMs: 0 },
     });
-    const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
-    runner = createDropRunner({ pipeline, store: tap.store, ingest, onboarding: { ACME: { 'sales-orders': PROFILE } }, log, spoolDirectory: spool.dir, metrics });
+    const ingest = createIngest({
+      publisher,
+      routingKeyFor: compileRoutingKey('{kind}.{businessId}'),
+    });
+    runner = createDropRunner({
+      pipeline,
+      store: tap.store,
+      ingest,
+      onboarding: { ACME: { 'sales-orders': PROFILE } },
+      log,
+      spoolDirectory: spool.dir,
+      metrics,
+    });
     await f.put('good.csv', ordersCsv('M'));
     await f.put('bad.csv', 'not,a,legacy,file\n1,2,3,4\n');
     runner.start();
-    const series = (state: string) => `warehouse_ingest_inputs{pipeline="metrics-drop",state="${state}"}`;
+    const series = (state: string) =>
+      `warehouse_ingest_inputs{pipeline="metrics-drop",state="${state}"}`;
     await vi.waitFor(
       async () => {
         const text = await metrics.registry.metrics();
-        expect(sample(text, series('receipted')), text.split('\n').filter((l) => l.includes('inputs')).join('\n')).toBe(1);
+        expect(
+          sample(text, series('receipted')),
+          text
+            .split('\n')
+            .filter((l) => l.includes('inputs'))
+            .join('\n'),
+        ).toBe(1);
         expect(sample(text, series('failed'))).toBe(1);
       },
       { timeout: 15_000, interval: 100 },
@@ -78,9 +105,14 @@ describe('drop metrics from a polling runner', () => {
     expect(sample(text, series('dead'))).toBe(0);
     expect(sample(text, series('published'))).toBe(0);
     // The first receipt write failed: counted, and the file was settled on a later look.
-    expect(sample(text, 'warehouse_ingest_receipt_write_failures_total{pipeline="metrics-drop"}')).toBe(1);
+    expect(
+      sample(text, 'warehouse_ingest_receipt_write_failures_total{pipeline="metrics-drop"}'),
+    ).toBe(1);
     expect(await f.has('processed/good.csv.receipt.json')).toBe(true);
-    await vi.waitFor(async () => expect(await f.has('failed/bad.csv.receipt.json')).toBe(true), { timeout: 5_000, interval: 100 });
+    await vi.waitFor(async () => expect(await f.has('failed/bad.csv.receipt.json')).toBe(true), {
+      timeout: 5_000,
+      interval: 100,
+    });
     expect(await topology.count()).toBe(2); // published once: the retry found the state "published"
   });
 });

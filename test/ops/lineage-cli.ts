@@ -3,7 +3,8 @@ import { expect } from 'vitest';
 import { runCli, type CliResult } from '../support/cli-process.js';
 
 /** `warehouse-ingest lineage …` as a separate process, as an operator runs it. */
-export const lineage = (args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> => runCli(['lineage', ...args], { env, timeoutMs: 30_000 });
+export const lineage = (args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> =>
+  runCli(['lineage', ...args], { env, timeoutMs: 30_000 });
 
 /** The JSON lines `lineage --json` printed. */
 export const jsonLines = (stdout: string) =>
@@ -14,11 +15,13 @@ export const jsonLines = (stdout: string) =>
 
 /** Waits until the journal file of today holds `text` (the journal writes behind the 202). */
 export async function journalHolds(file: string, text: string): Promise<void> {
-  await expect.poll(() => {
-    try {
-      return readFileSync(file, 'utf8').includes(text);
-    } catch {
-      return false;
-    }
-  }).toBe(true);
+  await expect
+    .poll(() => {
+      try {
+        return readFileSync(file, 'utf8').includes(text);
+      } catch {
+        return false;
+      }
+    })
+    .toBe(true);
 }

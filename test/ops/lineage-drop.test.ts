@@ -28,9 +28,22 @@ beforeAll(async () => {
   mkdirSync(pipelines);
   writeFileSync(
     path.join(pipelines, 'demo.yaml'),
-    stringify({ name: PIPELINE, businessId: 'DEMO', kind: 'sales-orders', format: 'v1-csv', source: { type: 'local', path: drop }, readiness: { strategy: 'rename' } }),
+    stringify({
+      name: PIPELINE,
+      businessId: 'DEMO',
+      kind: 'sales-orders',
+      format: 'v1-csv',
+      source: { type: 'local', path: drop },
+      readiness: { strategy: 'rename' },
+    }),
   );
-  env = { INGEST_ENV: 'development', INGEST_CONFIG: folder.write('cli.yaml', stringify({ dataDirectory: path.join(folder.dir, 'data'), pipelinesDirectory: pipelines })) };
+  env = {
+    INGEST_ENV: 'development',
+    INGEST_CONFIG: folder.write(
+      'cli.yaml',
+      stringify({ dataDirectory: path.join(folder.dir, 'data'), pipelinesDirectory: pipelines }),
+    ),
+  };
 });
 afterAll(() => harness.close());
 
@@ -41,13 +54,28 @@ describe('lineage of a dropped CSV file', () => {
     // Three orders of two rows each: order i starts on line 2 + 2i.
     writeFileSync(path.join(drop, 'orders.csv'), demoOrdersCsv(tag, 3));
     expect(await harness.runner.runOnce()).toMatchObject({ accepted: 1, rejected: 0 });
-    const receipt = JSON.parse(readFileSync(path.join(drop, 'processed', 'orders.csv.receipt.json'), 'utf8')) as Receipt & { response: { messageIds: string[] } };
+    const receipt = JSON.parse(
+      readFileSync(path.join(drop, 'processed', 'orders.csv.receipt.json'), 'utf8'),
+    ) as Receipt & { response: { messageIds: string[] } };
     expect(stateFiles()).toContain(`${receipt.file.sha256}.lineage`);
 
     const [json, readable, since, later, other] = await Promise.all([
       lineage([`${tag}-2`, '--json'], env),
       lineage([`${tag}-1`], env),
-      lineage([`${tag}-1`, '--since', new Date(Date.now() - 3_600_000).toISOString(), '--pipeline', PIPELINE, '--kind', 'sales-orders', '--business', 'DEMO'], env),
+      lineage(
+        [
+          `${tag}-1`,
+          '--since',
+          new Date(Date.now() - 3_600_000).toISOString(),
+          '--pipeline',
+          PIPELINE,
+          '--kind',
+          'sales-orders',
+          '--business',
+          'DEMO',
+        ],
+        env,
+      ),
       lineage([`${tag}-1`, '--since', new Date(Date.now() + 3_600_000).toISOString()], env),
       lineage([`${tag}-1`, '--kind', 'work-orders'], env),
     ]);
@@ -96,29 +124,71 @@ describe('lineage of a file dropped in S3', () => {
   it('is kept in the bucket beside the ids and found there', async () => {
     const s3 = await startS3rver();
     const credentials = { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
-    const store = createS3Drop({ bucket: s3.bucket, prefix: 'in/', region: s3.region, endpoint: s3.endpoint, forcePathStyle: true, credentials });
+    const store = createS3Drop({
+      bucket: s3.bucket,
+      prefix: 'in/',
+      region: s3.region,
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      credentials,
+    });
     const name = `${PIPELINE}-s3`;
     const s3harness = await startDropHarness(store, name);
     try {
       const body = demoOrdersCsv(`${tag}-S3`, 2);
-      await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: 'in/orders.csv', Body: body, ContentLength: Buffer.byteLength(body) }));
+      await s3.client.send(
+        new PutObjectCommand({
+          Bucket: s3.bucket,
+          Key: 'in/orders.csv',
+          Body: body,
+          ContentLength: Buffer.byteLength(body),
+        }),
+      );
       expect(await s3harness.runner.runOnce()).toMatchObject({ accepted: 1 });
-      const receipt = JSON.parse((await readAll(await store.read('processed/orders.csv.receipt.json'))).toString('utf8')) as Receipt & { response: { messageIds: string[] } };
+      const receipt = JSON.parse(
+        (await readAll(await store.read('processed/orders.csv.receipt.json'))).toString('utf8'),
+      ) as Receipt & { response: { messageIds: string[] } };
 
       const pipelines = path.join(folder.dir, 's3-pipelines');
       mkdirSync(pipelines);
-      const source = { type: 's3', bucket: s3.bucket, prefix: 'in/', region: s3.region, endpoint: s3.endpoint, forcePathStyle: true, accessKeyId: { env: 'TEST_S3_KEY' }, secretAccessKey: { env: 'TEST_S3_SECRET' } };
-      writeFileSync(path.join(pipelines, 's3.yaml'), stringify({ name, businessId: 'DEMO', kind: 'sales-orders', format: 'v1-csv', source }));
+      const source = {
+        type: 's3',
+        bucket: s3.bucket,
+        prefix: 'in/',
+        region: s3.region,
+        endpoint: s3.endpoint,
+        forcePathStyle: true,
+        accessKeyId: { env: 'TEST_S3_KEY' },
+        secretAccessKey: { env: 'TEST_S3_SECRET' },
+      };
+      writeFileSync(
+        path.join(pipelines, 's3.yaml'),
+        stringify({ name, businessId: 'DEMO', kind: 'sales-orders', format: 'v1-csv', source }),
+      );
       const s3env = {
         INGEST_ENV: 'development',
-        INGEST_CONFIG: folder.write('s3.yaml', stringify({ dataDirectory: path.join(folder.dir, 'data'), pipelinesDirectory: pipelines })),
+        INGEST_CONFIG: folder.write(
+          's3.yaml',
+          stringify({
+            dataDirectory: path.join(folder.dir, 'data'),
+            pipelinesDirectory: pipelines,
+          }),
+        ),
         TEST_S3_KEY: s3.accessKeyId,
         TEST_S3_SECRET: s3.secretAccessKey,
       };
       const found = await lineage([`${tag}-S3-1`, '--json'], s3env);
       expect(found.code, found.stderr).toBe(0);
       expect(jsonLines(found.stdout)).toEqual([
-        expect.objectContaining({ source: 's3', file: 'orders.csv', line: 4, index: 1, messageId: receipt.response.messageIds[1], receipt: 'processed/orders.csv.receipt.json', location: 'processed/orders.csv' }),
+        expect.objectContaining({
+          source: 's3',
+          file: 'orders.csv',
+          line: 4,
+          index: 1,
+          messageId: receipt.response.messageIds[1],
+          receipt: 'processed/orders.csv.receipt.json',
+          location: 'processed/orders.csv',
+        }),
       ]);
     } finally {
       await s3harness.close();
@@ -127,4 +197,3 @@ describe('lineage of a file dropped in S3', () => {
     }
   });
 });
-

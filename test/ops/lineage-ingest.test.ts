@@ -7,11 +7,18 @@ import { validRecords } from '../records/fixtures.js';
 import { useRealIngest } from '../support/real-ingest.js';
 
 const log = createLogger({ level: 'silent' });
-const base = { businessId: 'ACME', correlationId: 'lineage-test', source: { type: 'local', name: 'lineage' }, log };
+const base = {
+  businessId: 'ACME',
+  correlationId: 'lineage-test',
+  source: { type: 'local', name: 'lineage' },
+  log,
+};
 
 function masterData(n: number): unknown[] {
   return Array.from({ length: n }, (_, i) => {
-    const record = structuredClone(validRecords('master-data')[0]!) as { product: { identifiers: { skuId: string } } };
+    const record = structuredClone(validRecords('master-data')[0]!) as {
+      product: { identifiers: { skuId: string } };
+    };
     record.product.identifiers.skuId = `SKU-LIN-${i}`;
     return record;
   });
@@ -40,17 +47,39 @@ describe('ingest tells a lineage sink what the broker confirmed', () => {
     expect(told.flatMap((c) => c.messageIds)).toEqual(response.messageIds);
     expect(told.flatMap((c) => c.references)).toEqual(records.map((_, i) => `SKU-LIN-${i}`));
     expect(told.flatMap((c) => c.lines)).toEqual(records.map((_, i) => 2 + 3 * i));
-    expect((await real.topology.messages()).map((m) => m.properties.messageId)).toEqual(response.messageIds);
+    expect((await real.topology.messages()).map((m) => m.properties.messageId)).toEqual(
+      response.messageIds,
+    );
   });
 
   it('an array batch: once, after the confirm, without lines; a rejected batch: never', async () => {
     const records = masterData(3);
     const told: ConfirmedRecords[] = [];
     const onLineage = (confirmed: ConfirmedRecords) => void told.push(confirmed);
-    const response = await real.ingest({ ...base, mode: 'array', kind: KINDS['master-data'], records, onLineage });
-    expect(told).toEqual([{ first: 0, messageIds: response.messageIds, references: ['SKU-LIN-0', 'SKU-LIN-1', 'SKU-LIN-2'] }]);
+    const response = await real.ingest({
+      ...base,
+      mode: 'array',
+      kind: KINDS['master-data'],
+      records,
+      onLineage,
+    });
+    expect(told).toEqual([
+      {
+        first: 0,
+        messageIds: response.messageIds,
+        references: ['SKU-LIN-0', 'SKU-LIN-1', 'SKU-LIN-2'],
+      },
+    ]);
 
-    await expect(real.ingest({ ...base, mode: 'array', kind: KINDS['master-data'], records: [...records, { product: {} }], onLineage })).rejects.toThrow(/failed validation/);
+    await expect(
+      real.ingest({
+        ...base,
+        mode: 'array',
+        kind: KINDS['master-data'],
+        records: [...records, { product: {} }],
+        onLineage,
+      }),
+    ).rejects.toThrow(/failed validation/);
     expect(told).toHaveLength(1);
     await real.topology.messages();
   });

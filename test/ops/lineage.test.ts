@@ -11,20 +11,32 @@ import { tempFolder } from '../support/temp.js';
 import { journalHolds, jsonLines, lineage } from './lineage-cli.js';
 
 /** ACME's v1 records are completed with the demo business's onboarding profile. */
-const profile = stringify({ onboarding: { ACME: { 'sales-orders': loadConfig({ env: { INGEST_ENV: 'development' } }).onboarding.DEMO!['sales-orders'] } } });
+const profile = stringify({
+  onboarding: {
+    ACME: {
+      'sales-orders': loadConfig({ env: { INGEST_ENV: 'development' } }).onboarding.DEMO![
+        'sales-orders'
+      ],
+    },
+  },
+});
 
 /** Record numbers no other run has used. */
 const tag = `${process.pid}-${Date.now().toString(36)}`;
 const number = (name: string) => `LIN-${tag}-${name}`;
 
 function salesOrder(shipmentId: string): Record<string, unknown> {
-  const record = structuredClone(validRecords('sales-orders')[0]!) as { identifiers: { shipmentId: string } };
+  const record = structuredClone(validRecords('sales-orders')[0]!) as {
+    identifiers: { shipmentId: string };
+  };
   record.identifiers.shipmentId = shipmentId;
   return record;
 }
 
 function workOrder(id: string): Record<string, unknown> {
-  const record = structuredClone(validRecords('work-orders')[0]!) as { identifiers: { id: string } };
+  const record = structuredClone(validRecords('work-orders')[0]!) as {
+    identifiers: { id: string };
+  };
   record.identifiers.id = id;
   return record;
 }
@@ -40,14 +52,22 @@ beforeAll(async () => {
   t = await createTestApp({ yaml: profile });
   const pipelines = path.join(folder.dir, 'pipelines');
   mkdirSync(pipelines);
-  env = { INGEST_CONFIG: folder.write('cli.yaml', stringify({ dataDirectory: t.config.dataDirectory, pipelinesDirectory: pipelines })) };
+  env = {
+    INGEST_CONFIG: folder.write(
+      'cli.yaml',
+      stringify({ dataDirectory: t.config.dataDirectory, pipelinesDirectory: pipelines }),
+    ),
+  };
   journal = path.join(lineageDirectory(t.config), journalFile(today()));
 });
 afterAll(() => t.close());
 
 describe('lineage of HTTP batches', () => {
   it('finds each record of a v2 batch by its number: the message id and index of the 202 body, the endpoint and correlation id', async () => {
-    const response = await t.post('sales-orders', [salesOrder(number('A')), salesOrder(number('B'))]);
+    const response = await t.post('sales-orders', [
+      salesOrder(number('A')),
+      salesOrder(number('B')),
+    ]);
     expect(response.status).toBe(202);
     const body = await answer(response);
     const work = await answer(await t.post('work-orders', [workOrder(number('W'))]));
@@ -73,7 +93,15 @@ describe('lineage of HTTP batches', () => {
       },
     ]);
     expect(w.code, w.stderr).toBe(0);
-    expect(jsonLines(w.stdout)).toEqual([expect.objectContaining({ reference: number('W'), kind: 'work-orders', messageId: work.messageIds[0], index: 0, endpoint: '/api/v2/work-orders' })]);
+    expect(jsonLines(w.stdout)).toEqual([
+      expect.objectContaining({
+        reference: number('W'),
+        kind: 'work-orders',
+        messageId: work.messageIds[0],
+        index: 0,
+        endpoint: '/api/v2/work-orders',
+      }),
+    ]);
     expect(readable.code).toBe(0);
     expect(readable.stdout).toBe(
       `${number('A')} (sales-orders, ACME): POST /api/v2/sales-orders at ${jsonLines(b.stdout)[0]!.at}, record 0, correlation ${body.correlationId} — message ${body.messageIds[0]}\n`,
@@ -87,7 +115,10 @@ describe('lineage of HTTP batches', () => {
       `ACME,${number('C1')},2026-02-03,2,SKU-2,1,EA,4.50`,
       `ACME,${number('C2')},2026-02-04,1,SKU-9,5,BOX,12`,
     ].join('\r\n');
-    const response = await t.post('/api/v1/sales-orders', undefined, { raw: csv, headers: { 'content-type': 'text/csv' } });
+    const response = await t.post('/api/v1/sales-orders', undefined, {
+      raw: csv,
+      headers: { 'content-type': 'text/csv' },
+    });
     expect(response.status).toBe(202);
     const body = await answer(response);
     await journalHolds(journal, body.messageIds[1]!);
@@ -95,12 +126,23 @@ describe('lineage of HTTP batches', () => {
     const found = await lineage([number('C2'), '--json'], env);
     expect(found.code, found.stderr).toBe(0);
     expect(jsonLines(found.stdout)).toEqual([
-      expect.objectContaining({ reference: number('C2'), businessId: 'ACME', messageId: body.messageIds[1], index: 1, line: 4, endpoint: '/api/v1/sales-orders', correlationId: body.correlationId }),
+      expect.objectContaining({
+        reference: number('C2'),
+        businessId: 'ACME',
+        messageId: body.messageIds[1],
+        index: 1,
+        line: 4,
+        endpoint: '/api/v1/sales-orders',
+        correlationId: body.correlationId,
+      }),
     ]);
   });
 
   it('leaves no lineage for a rejected batch or one the broker did not confirm; an unknown number exits 1', async () => {
-    const rejected = await t.post('sales-orders', [salesOrder(number('R1')), { ...salesOrder(number('R2')), dates: 'never' }]);
+    const rejected = await t.post('sales-orders', [
+      salesOrder(number('R1')),
+      { ...salesOrder(number('R2')), dates: 'never' },
+    ]);
     expect(rejected.status).toBe(400);
     const unroutable = await createTestApp({ bindingKeys: ['nothing.reaches.this'] });
     try {
@@ -114,9 +156,22 @@ describe('lineage of HTTP batches', () => {
     } finally {
       await unroutable.close();
     }
-    const unroutableEnv = { INGEST_CONFIG: folder.write('unroutable.yaml', stringify({ dataDirectory: unroutable.config.dataDirectory, pipelinesDirectory: path.join(folder.dir, 'pipelines') })) };
+    const unroutableEnv = {
+      INGEST_CONFIG: folder.write(
+        'unroutable.yaml',
+        stringify({
+          dataDirectory: unroutable.config.dataDirectory,
+          pipelinesDirectory: path.join(folder.dir, 'pipelines'),
+        }),
+      ),
+    };
 
-    const [r1, r2, f1, unknown] = await Promise.all([lineage([number('R1')], env), lineage([number('R2')], env), lineage([number('F1')], unroutableEnv), lineage(['NO-SUCH-ORDER', '--json'], env)]);
+    const [r1, r2, f1, unknown] = await Promise.all([
+      lineage([number('R1')], env),
+      lineage([number('R2')], env),
+      lineage([number('F1')], unroutableEnv),
+      lineage(['NO-SUCH-ORDER', '--json'], env),
+    ]);
     for (const result of [r1, r2, f1, unknown]) {
       expect(result.code, result.stdout + result.stderr).toBe(1);
       expect(result.stdout).toBe('');
@@ -125,7 +180,12 @@ describe('lineage of HTTP batches', () => {
   });
 
   it('refuses bad usage with one line and exit 2', async () => {
-    const results = await Promise.all([lineage([], env), lineage(['X', '--kind', 'orders'], env), lineage(['X', '--since', 'yesterday'], env), lineage(['X', '--pipeline', 'nope'], env)]);
+    const results = await Promise.all([
+      lineage([], env),
+      lineage(['X', '--kind', 'orders'], env),
+      lineage(['X', '--since', 'yesterday'], env),
+      lineage(['X', '--pipeline', 'nope'], env),
+    ]);
     for (const { code, stdout, stderr } of results) {
       expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
       expect(stderr).toMatch(/^warehouse-ingest: [^\n]+; see "warehouse-ingest help lineage"\n$/);
@@ -134,14 +194,30 @@ describe('lineage of HTTP batches', () => {
 
   it('keeps a confirmed batch accepted when the journal cannot be written, and counts the lost lineage', async () => {
     const blocked = folder.write('not-a-folder', '');
-    const broken = await createTestApp({ yaml: `lineage:\n  directory: ${blocked}/lineage\n  retentionDays: 7\n` });
+    const broken = await createTestApp({
+      yaml: `lineage:\n  directory: ${blocked}/lineage\n  retentionDays: 7\n`,
+    });
     try {
-      const response = await broken.post('sales-orders', [salesOrder(number('X1')), salesOrder(number('X2'))]);
+      const response = await broken.post('sales-orders', [
+        salesOrder(number('X1')),
+        salesOrder(number('X2')),
+      ]);
       expect(response.status).toBe(202);
       await expect
-        .poll(async () => (await (await broken.app.request('/metrics')).text()).match(/^warehouse_ingest_lineage_lost_records_total (\d+)$/m)?.[1])
+        .poll(
+          async () =>
+            (await (await broken.app.request('/metrics')).text()).match(
+              /^warehouse_ingest_lineage_lost_records_total (\d+)$/m,
+            )?.[1],
+        )
         .toBe('2');
-      expect(broken.logs.lines.some((line) => line.msg === 'lineage journal write failed: these records have no HTTP lineage' && line.lines === 2)).toBe(true);
+      expect(
+        broken.logs.lines.some(
+          (line) =>
+            line.msg === 'lineage journal write failed: these records have no HTTP lineage' &&
+            line.lines === 2,
+        ),
+      ).toBe(true);
     } finally {
       await broken.close();
     }
@@ -151,16 +227,44 @@ describe('lineage of HTTP batches', () => {
 describe('the lineage journal', () => {
   it('writes one file per UTC day and deletes the days beyond retention', async () => {
     const dir = tempFolder('lineage-journal-').dir;
-    const day = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
-    for (const name of [journalFile(day(3)), journalFile(day(2)), journalFile(day(1)), 'notes.txt']) writeFileSync(path.join(dir, name), '');
-    const journal = createLineageJournal({ directory: dir, retentionDays: 2 }, createLogger({ level: 'silent' }));
-    const confirmed = [{ first: 0, messageIds: ['m-0', 'm-1'], references: ['R-0', 'R\t1'], lines: [2, 4] }];
-    journal.record({ businessId: 'ACME', kind: 'sales-orders', endpoint: '/api/v1/sales-orders', correlationId: 'c-1', at: new Date() }, confirmed);
+    const day = (daysAgo: number) =>
+      new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+    for (const name of [journalFile(day(3)), journalFile(day(2)), journalFile(day(1)), 'notes.txt'])
+      writeFileSync(path.join(dir, name), '');
+    const journal = createLineageJournal(
+      { directory: dir, retentionDays: 2 },
+      createLogger({ level: 'silent' }),
+    );
+    const confirmed = [
+      { first: 0, messageIds: ['m-0', 'm-1'], references: ['R-0', 'R\t1'], lines: [2, 4] },
+    ];
+    journal.record(
+      {
+        businessId: 'ACME',
+        kind: 'sales-orders',
+        endpoint: '/api/v1/sales-orders',
+        correlationId: 'c-1',
+        at: new Date(),
+      },
+      confirmed,
+    );
     await journal.flush();
-    expect(readdirSync(dir).sort()).toEqual([journalFile(day(1)), journalFile(day(0)), 'notes.txt'].sort());
+    expect(readdirSync(dir).sort()).toEqual(
+      [journalFile(day(1)), journalFile(day(0)), 'notes.txt'].sort(),
+    );
     const written = jsonLines(readFileSync(path.join(dir, journalFile(day(0))), 'utf8'));
     expect(written).toEqual([
-      { reference: 'R-0', messageId: 'm-0', index: 0, line: 2, kind: 'sales-orders', businessId: 'ACME', endpoint: '/api/v1/sales-orders', correlationId: 'c-1', at: expect.any(String) },
+      {
+        reference: 'R-0',
+        messageId: 'm-0',
+        index: 0,
+        line: 2,
+        kind: 'sales-orders',
+        businessId: 'ACME',
+        endpoint: '/api/v1/sales-orders',
+        correlationId: 'c-1',
+        at: expect.any(String),
+      },
       expect.objectContaining({ reference: 'R\t1', messageId: 'm-1', index: 1, line: 4 }),
     ]);
   });

@@ -16,32 +16,73 @@ describe('log lines of a request', () => {
   });
   afterAll(() => t.close());
 
-  const linesOf = (correlationId: string) => t.logs.lines.filter((line) => line.correlationId === correlationId);
+  const linesOf = (correlationId: string) =>
+    t.logs.lines.filter((line) => line.correlationId === correlationId);
 
   it('carry correlation id, business and kind on every line of an accepted v2 batch', async () => {
-    expect((await t.post('sales-orders', orders.slice(0, 1), { headers: { 'x-correlation-id': 'log-v2-accepted' } })).status).toBe(202);
+    expect(
+      (
+        await t.post('sales-orders', orders.slice(0, 1), {
+          headers: { 'x-correlation-id': 'log-v2-accepted' },
+        })
+      ).status,
+    ).toBe(202);
     const lines = linesOf('log-v2-accepted');
     expect(lines.map((l) => l.msg)).toEqual(['batch in flight', 'batch accepted']);
-    for (const line of lines) expect(line).toMatchObject({ service: 'warehouse-ingest', correlationId: 'log-v2-accepted', businessId: 'ACME', kind: 'sales-orders' });
+    for (const line of lines)
+      expect(line).toMatchObject({
+        service: 'warehouse-ingest',
+        correlationId: 'log-v2-accepted',
+        businessId: 'ACME',
+        kind: 'sales-orders',
+      });
   });
 
   it('carry them, the api version and nothing twice on a refused v1 CSV batch', async () => {
-    const csv = 'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice\nACME,SO-1,2026-03-02,1,SKU-1,3x,EA,1\n';
-    const response = await t.post('/api/v1/sales-orders', null, { raw: csv, headers: { 'content-type': 'text/csv', 'x-correlation-id': 'log-v1-refused' } });
+    const csv =
+      'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice\nACME,SO-1,2026-03-02,1,SKU-1,3x,EA,1\n';
+    const response = await t.post('/api/v1/sales-orders', null, {
+      raw: csv,
+      headers: { 'content-type': 'text/csv', 'x-correlation-id': 'log-v1-refused' },
+    });
     expect(response.status).toBe(400);
     const lines = linesOf('log-v1-refused');
-    expect(lines.map((l) => l.msg)).toEqual(['batch in flight', 'batch rejected', 'request refused']);
-    for (const line of lines) expect(line).toMatchObject({ correlationId: 'log-v1-refused', businessId: 'ACME', kind: 'sales-orders', api: 'v1' });
+    expect(lines.map((l) => l.msg)).toEqual([
+      'batch in flight',
+      'batch rejected',
+      'request refused',
+    ]);
+    for (const line of lines)
+      expect(line).toMatchObject({
+        correlationId: 'log-v1-refused',
+        businessId: 'ACME',
+        kind: 'sales-orders',
+        api: 'v1',
+      });
     // pino writes a key given both as a binding and a field twice: one JSON line, two values.
-    for (const raw of t.logs.raw.filter((r) => r.includes('log-v1-refused'))) expect(raw.match(/"businessId"/g)).toHaveLength(1);
+    for (const raw of t.logs.raw.filter((r) => r.includes('log-v1-refused')))
+      expect(raw.match(/"businessId"/g)).toHaveLength(1);
   });
 
   it('carry the correlation id on a refusal before authentication, and never the credentials', async () => {
     const wrong = `Basic ${Buffer.from(`${ACME.businessId}:not-the-key-5b1e`).toString('base64')}`;
-    expect((await t.post('sales-orders', orders, { auth: wrong, headers: { 'x-correlation-id': 'log-401' } })).status).toBe(401);
+    expect(
+      (
+        await t.post('sales-orders', orders, {
+          auth: wrong,
+          headers: { 'x-correlation-id': 'log-401' },
+        })
+      ).status,
+    ).toBe(401);
     expect(linesOf('log-401').map((l) => l.msg)).toEqual(['login failed', 'request refused']);
     const all = t.logs.raw.join('\n');
-    for (const secret of [ACME.apiKey, 'not-the-key-5b1e', basicAuth(ACME).slice(6), wrong.slice(6)]) expect(all).not.toContain(secret);
+    for (const secret of [
+      ACME.apiKey,
+      'not-the-key-5b1e',
+      basicAuth(ACME).slice(6),
+      wrong.slice(6),
+    ])
+      expect(all).not.toContain(secret);
   });
 });
 
@@ -49,9 +90,35 @@ describe('redaction', () => {
   it('censors credentials wherever a log object carries them', () => {
     const capture = new LogCapture();
     const log = createLogger({ destination: capture });
-    log.info({ authorization: 'Basic c2VjcmV0', headers: { authorization: 'Basic c2VjcmV0' }, source: { password: 'pw-1', privateKey: 'key-1', passphrase: 'pp-1', secretAccessKey: 'sak-1' }, apiKey: 'k-1', url: 'amqp://u:p@h' }, 'x');
-    expect(capture.lines[0]).toMatchObject({ authorization: '[redacted]', headers: { authorization: '[redacted]' }, source: { password: '[redacted]', privateKey: '[redacted]', passphrase: '[redacted]', secretAccessKey: '[redacted]' }, apiKey: '[redacted]', url: '[redacted]' });
-    for (const secret of ['c2VjcmV0', 'pw-1', 'key-1', 'pp-1', 'sak-1', 'k-1', 'u:p']) expect(capture.raw[0]).not.toContain(secret);
+    log.info(
+      {
+        authorization: 'Basic c2VjcmV0',
+        headers: { authorization: 'Basic c2VjcmV0' },
+        source: {
+          password: 'pw-1',
+          privateKey: 'key-1',
+          passphrase: 'pp-1',
+          secretAccessKey: 'sak-1',
+        },
+        apiKey: 'k-1',
+        url: 'amqp://u:p@h',
+      },
+      'x',
+    );
+    expect(capture.lines[0]).toMatchObject({
+      authorization: '[redacted]',
+      headers: { authorization: '[redacted]' },
+      source: {
+        password: '[redacted]',
+        privateKey: '[redacted]',
+        passphrase: '[redacted]',
+        secretAccessKey: '[redacted]',
+      },
+      apiKey: '[redacted]',
+      url: '[redacted]',
+    });
+    for (const secret of ['c2VjcmV0', 'pw-1', 'key-1', 'pp-1', 'sak-1', 'k-1', 'u:p'])
+      expect(capture.raw[0]).not.toContain(secret);
   });
 });
 
@@ -59,15 +126,38 @@ describe('log lines of a dropped file', () => {
   it('carry pipeline, file name, business, kind and the batch correlation id', async () => {
     const folder = tempFolder('logs-drop-');
     mkdirSync(`${folder.dir}/drop`);
-    copyFileSync(new URL('../../fixtures/demo/sales-orders.json', import.meta.url), `${folder.dir}/drop/orders-1.json`);
-    const pipeline = folder.write('demo.yaml', stringify({ name: 'demo-orders', businessId: 'DEMO', kind: 'sales-orders', format: 'v2-json', source: { type: 'local', path: `${folder.dir}/drop` }, readiness: { checks: 1, intervalMs: 10 } }));
+    copyFileSync(
+      new URL('../../fixtures/demo/sales-orders.json', import.meta.url),
+      `${folder.dir}/drop/orders-1.json`,
+    );
+    const pipeline = folder.write(
+      'demo.yaml',
+      stringify({
+        name: 'demo-orders',
+        businessId: 'DEMO',
+        kind: 'sales-orders',
+        format: 'v2-json',
+        source: { type: 'local', path: `${folder.dir}/drop` },
+        readiness: { checks: 1, intervalMs: 10 },
+      }),
+    );
     const config = folder.write('config.yaml', stringify({ dataDirectory: `${folder.dir}/data` }));
     const logs = new LogCapture();
-    const { summary } = await runPipelineFile(pipeline, { once: true, log: createLogger({ destination: logs }), env: { INGEST_ENV: 'development', INGEST_CONFIG: config } });
+    const { summary } = await runPipelineFile(pipeline, {
+      once: true,
+      log: createLogger({ destination: logs }),
+      env: { INGEST_ENV: 'development', INGEST_CONFIG: config },
+    });
     expect(summary).toMatchObject({ accepted: 1 });
     const fileLines = logs.lines.filter((l) => l.file === 'orders-1.json');
     expect(fileLines.map((l) => l.msg)).toEqual(['batch accepted', 'file accepted']);
-    for (const line of fileLines) expect(line).toMatchObject({ pipeline: 'demo-orders', businessId: 'DEMO', kind: 'sales-orders', correlationId: expect.any(String) });
+    for (const line of fileLines)
+      expect(line).toMatchObject({
+        pipeline: 'demo-orders',
+        businessId: 'DEMO',
+        kind: 'sales-orders',
+        correlationId: expect.any(String),
+      });
     expect(new Set(fileLines.map((l) => l.correlationId)).size).toBe(1);
   });
 });

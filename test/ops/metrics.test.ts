@@ -17,7 +17,8 @@ async function scrape(t: TestApp): Promise<string> {
 }
 
 const orders = validRecords('sales-orders');
-const accepted = (kind: string, business = 'ACME') => `{outcome="accepted",kind="${kind}",source="http",business="${business}"}`;
+const accepted = (kind: string, business = 'ACME') =>
+  `{outcome="accepted",kind="${kind}",source="http",business="${business}"}`;
 
 describe('GET /metrics (RabbitMQ publisher)', () => {
   let t: TestApp;
@@ -42,13 +43,25 @@ describe('GET /metrics (RabbitMQ publisher)', () => {
 
   it('times each confirmed publish and reports the broker connection as 1', async () => {
     const text = await scrape(t);
-    expect(sample(text, 'warehouse_ingest_publish_duration_seconds_count{publisher="rabbitmq",outcome="confirmed"}')).toBe(1);
-    expect(sample(text, 'warehouse_ingest_publish_duration_seconds_bucket{le="+Inf",publisher="rabbitmq",outcome="confirmed"}')).toBe(1);
+    expect(
+      sample(
+        text,
+        'warehouse_ingest_publish_duration_seconds_count{publisher="rabbitmq",outcome="confirmed"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(
+        text,
+        'warehouse_ingest_publish_duration_seconds_bucket{le="+Inf",publisher="rabbitmq",outcome="confirmed"}',
+      ),
+    ).toBe(1);
     expect(sample(text, 'warehouse_ingest_broker_connected')).toBe(1);
   });
 
   it('needs no credentials and carries a correlation id like every answer', async () => {
-    const response = await t.app.request('/metrics', { headers: { 'x-correlation-id': 'scrape-1' } });
+    const response = await t.app.request('/metrics', {
+      headers: { 'x-correlation-id': 'scrape-1' },
+    });
     expect(response.headers.get('x-correlation-id')).toBe('scrape-1');
   });
 });
@@ -64,8 +77,18 @@ describe('GET /metrics when publishing fails', () => {
   it('counts the batch as failed, the publish as failed, and the broker as 0 once closed', async () => {
     expect((await t.post('sales-orders', orders.slice(0, 1))).status).toBe(503);
     let text = await scrape(t);
-    expect(sample(text, 'warehouse_ingest_batches_total{outcome="failed",kind="sales-orders",source="http",business="ACME"}')).toBe(1);
-    expect(sample(text, 'warehouse_ingest_publish_duration_seconds_count{publisher="rabbitmq",outcome="failed"}')).toBe(1);
+    expect(
+      sample(
+        text,
+        'warehouse_ingest_batches_total{outcome="failed",kind="sales-orders",source="http",business="ACME"}',
+      ),
+    ).toBe(1);
+    expect(
+      sample(
+        text,
+        'warehouse_ingest_publish_duration_seconds_count{publisher="rabbitmq",outcome="failed"}',
+      ),
+    ).toBe(1);
     await t.publisher.close();
     text = await scrape(t);
     expect(sample(text, 'warehouse_ingest_broker_connected')).toBe(0);
@@ -82,7 +105,9 @@ describe('metrics per app instance', () => {
       record.identifiers.businessId = 'SOMEONE-NEW';
       expect((await sandbox.post('sales-orders', [record], { auth })).status).toBe(202);
       const text = await scrape(sandbox);
-      expect(sample(text, `warehouse_ingest_batches_total${accepted('sales-orders', 'other')}`)).toBe(1);
+      expect(
+        sample(text, `warehouse_ingest_batches_total${accepted('sales-orders', 'other')}`),
+      ).toBe(1);
       expect(text).not.toContain('SOMEONE-NEW');
       // The sandbox publisher has no broker connection to report.
       expect(sample(text, 'warehouse_ingest_broker_connected')).toBeUndefined();
@@ -102,8 +127,12 @@ describe('drop hooks (called by the drop runner)', () => {
     metrics.setInputs('acme-orders', 'settling', 1);
     metrics.setInputs('acme-orders', 'failed', 2);
     const text = await metrics.registry.metrics();
-    expect(sample(text, 'warehouse_ingest_receipt_write_failures_total{pipeline="acme-orders"}')).toBe(2);
-    expect(sample(text, 'warehouse_ingest_inputs{pipeline="acme-orders",state="settling"}')).toBe(1);
+    expect(
+      sample(text, 'warehouse_ingest_receipt_write_failures_total{pipeline="acme-orders"}'),
+    ).toBe(2);
+    expect(sample(text, 'warehouse_ingest_inputs{pipeline="acme-orders",state="settling"}')).toBe(
+      1,
+    );
     expect(sample(text, 'warehouse_ingest_inputs{pipeline="acme-orders",state="failed"}')).toBe(2);
   });
 });

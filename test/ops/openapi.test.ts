@@ -5,8 +5,21 @@ import { createTestApp, type TestApp } from '../support/http-app.js';
 
 interface Doc {
   openapi: string;
-  paths: Record<string, Record<string, { security?: unknown[]; requestBody?: { content: Record<string, unknown> }; responses: Record<string, unknown> }>>;
-  components: { securitySchemes: Record<string, unknown>; schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }> };
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        security?: unknown[];
+        requestBody?: { content: Record<string, unknown> };
+        responses: Record<string, unknown>;
+      }
+    >
+  >;
+  components: {
+    securitySchemes: Record<string, unknown>;
+    schemas: Record<string, { properties?: Record<string, unknown>; required?: string[] }>;
+  };
 }
 
 let t: TestApp;
@@ -30,43 +43,87 @@ describe('GET /openapi.json', () => {
   });
 
   it('documents every route the app registers, with its method, and no route it lacks', () => {
-    const registered = t.app['~routes'].map((r) => ({ path: (r.route ?? '').replace(/:(\w+)/g, '{$1}'), method: r.method?.toLowerCase() }));
+    const registered = t.app['~routes'].map((r) => ({
+      path: (r.route ?? '').replace(/:(\w+)/g, '{$1}'),
+      method: r.method?.toLowerCase(),
+    }));
     expect(registered.length).toBeGreaterThan(20);
     for (const { path, method } of registered) {
       expect(doc.paths, `${path} is not documented`).toHaveProperty([path]);
-      if (method) expect(doc.paths[path], `${method.toUpperCase()} ${path} is not documented`).toHaveProperty([method]);
+      if (method)
+        expect(doc.paths[path], `${method.toUpperCase()} ${path} is not documented`).toHaveProperty(
+          [method],
+        );
     }
-    expect(Object.keys(doc.paths).sort()).toEqual([...new Set(registered.map((r) => r.path))].sort());
+    expect(Object.keys(doc.paths).sort()).toEqual(
+      [...new Set(registered.map((r) => r.path))].sort(),
+    );
   });
 
   it('covers v2, v1 with JSON and CSV bodies, stock and the operational endpoints', () => {
     for (const kind of KIND_NAMES) {
-      expect(Object.keys(doc.paths[`/api/v2/${kind}`]!.post!.requestBody!.content)).toEqual(['application/json']);
-      expect(Object.keys(doc.paths[`/api/v1/${kind}`]!.post!.requestBody!.content)).toEqual(['application/json', 'text/csv']);
+      expect(Object.keys(doc.paths[`/api/v2/${kind}`]!.post!.requestBody!.content)).toEqual([
+        'application/json',
+      ]);
+      expect(Object.keys(doc.paths[`/api/v1/${kind}`]!.post!.requestBody!.content)).toEqual([
+        'application/json',
+        'text/csv',
+      ]);
     }
-    for (const path of ['/api/v1/customer/{accountId}/stock', '/healthz', '/readyz', '/metrics', '/openapi.json', '/docs']) expect(doc.paths[path]).toHaveProperty('get');
+    for (const path of [
+      '/api/v1/customer/{accountId}/stock',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/openapi.json',
+      '/docs',
+    ])
+      expect(doc.paths[path]).toHaveProperty('get');
     expect(doc.paths['/metrics']!.get!.security).toEqual([]);
   });
 
   it('declares HTTP Basic, the bulk response and problem details with their errors entries', () => {
-    expect(doc.components.securitySchemes.basicAuth).toMatchObject({ type: 'http', scheme: 'basic' });
-    expect(doc.components.schemas.BulkResponse!.required).toEqual(['success', 'recordCount', 'messageIds', 'correlationId']);
+    expect(doc.components.securitySchemes.basicAuth).toMatchObject({
+      type: 'http',
+      scheme: 'basic',
+    });
+    expect(doc.components.schemas.BulkResponse!.required).toEqual([
+      'success',
+      'recordCount',
+      'messageIds',
+      'correlationId',
+    ]);
     expect(doc.components.schemas.Problem!.required).toEqual(['type', 'title', 'status']);
     expect(JSON.stringify(doc.components.schemas.Problem!.properties!.errors)).toContain('"index"');
-    expect(doc.paths['/api/v2/sales-orders']!.post!.responses).toHaveProperty(['400', 'content', 'application/problem+json']);
+    expect(doc.paths['/api/v2/sales-orders']!.post!.responses).toHaveProperty([
+      '400',
+      'content',
+      'application/problem+json',
+    ]);
   });
 
   it('takes the record schemas from the zod schemas the service validates with', () => {
     const order = doc.components.schemas.SalesOrders!;
     expect(order.required).toContain('shipmentLines');
-    expect(order.properties).toHaveProperty(['identifiers', 'properties', 'businessId', 'minLength'], 1);
+    expect(order.properties).toHaveProperty(
+      ['identifiers', 'properties', 'businessId', 'minLength'],
+      1,
+    );
   });
 
-  it.each(KIND_NAMES)('lists the CSV columns the v1 decoder requires for %s: that header row alone is refused for having no rows, not for a column', async (kind) => {
-    const name = kind.replace(/(^|-)(\w)/g, (_m, _d: string, c: string) => c.toUpperCase());
-    const csv = (doc.components.schemas[`${name}V1Csv`] as { examples: string[] }).examples[0]!;
-    const response = await t.post(`/api/v1/${kind}`, null, { raw: csv, headers: { 'content-type': 'text/csv' } });
-    expect(response.status).toBe(400);
-    expect(((await response.json()) as { detail: string }).detail).toBe('The file has no data rows');
-  });
+  it.each(KIND_NAMES)(
+    'lists the CSV columns the v1 decoder requires for %s: that header row alone is refused for having no rows, not for a column',
+    async (kind) => {
+      const name = kind.replace(/(^|-)(\w)/g, (_m, _d: string, c: string) => c.toUpperCase());
+      const csv = (doc.components.schemas[`${name}V1Csv`] as { examples: string[] }).examples[0]!;
+      const response = await t.post(`/api/v1/${kind}`, null, {
+        raw: csv,
+        headers: { 'content-type': 'text/csv' },
+      });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { detail: string }).detail).toBe(
+        'The file has no data rows',
+      );
+    },
+  );
 });

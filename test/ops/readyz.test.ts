@@ -12,7 +12,18 @@ import { tempFolder } from '../support/temp.js';
 
 const folder = tempFolder('readyz-');
 const pipeline = (name: string, path: string) =>
-  folder.write(`pipelines/${name}.yaml`, [`name: ${name}`, 'businessId: ACME', 'kind: sales-orders', 'format: v2-json', 'source:', '  type: local', `  path: ${path}`].join('\n'));
+  folder.write(
+    `pipelines/${name}.yaml`,
+    [
+      `name: ${name}`,
+      'businessId: ACME',
+      'kind: sales-orders',
+      'format: v2-json',
+      'source:',
+      '  type: local',
+      `  path: ${path}`,
+    ].join('\n'),
+  );
 
 describe('GET /readyz with drops', () => {
   let t: TestApp;
@@ -29,7 +40,10 @@ describe('GET /readyz with drops', () => {
     const app = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), { drops });
     const response = await app.request('/readyz');
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ status: 'ready', drops: [{ pipeline: 'reachable', source: 'local', reachable: true, ms: expect.any(Number) }] });
+    expect(await response.json()).toEqual({
+      status: 'ready',
+      drops: [{ pipeline: 'reachable', source: 'local', reachable: true, ms: expect.any(Number) }],
+    });
   });
 
   it('is 503 problem details naming the drop that cannot be listed, without its path', async () => {
@@ -65,11 +79,29 @@ describe('probeDrops', () => {
   it('reports an SFTP drop that does not answer as timed out, within the bound, and shares a probe in flight', async () => {
     const { port } = silent.address() as net.AddressInfo;
     execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', `${folder.dir}/key`]);
-    const store = createSftpDrop({ host: '127.0.0.1', port, username: 'u', privateKey: readFileSync(`${folder.dir}/key`), hostKeyFingerprints: ['SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU'], path: 'drop' });
+    const store = createSftpDrop({
+      host: '127.0.0.1',
+      port,
+      username: 'u',
+      privateKey: readFileSync(`${folder.dir}/key`),
+      hostKeyFingerprints: ['SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU'],
+      path: 'drop',
+    });
     const started = performance.now();
-    const [first, second] = await Promise.all([probeDrops([{ pipeline: 'silent', store }], 300), probeDrops([{ pipeline: 'silent', store }], 300)]);
+    const [first, second] = await Promise.all([
+      probeDrops([{ pipeline: 'silent', store }], 300),
+      probeDrops([{ pipeline: 'silent', store }], 300),
+    ]);
     expect(performance.now() - started).toBeLessThan(2000);
-    expect(first).toEqual([{ pipeline: 'silent', source: 'sftp', reachable: false, ms: expect.any(Number), problem: 'timed out after 300 ms' }]);
+    expect(first).toEqual([
+      {
+        pipeline: 'silent',
+        source: 'sftp',
+        reachable: false,
+        ms: expect.any(Number),
+        problem: 'timed out after 300 ms',
+      },
+    ]);
     expect(second![0]).toBe(first![0]);
     for (const socket of sockets) socket.destroy();
     await store.close().catch(() => undefined);

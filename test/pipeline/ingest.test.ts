@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { Interrupted, MalformedBody, PayloadTooLarge, PublishFailed, ValidationFailed } from '../../src/errors.js';
+import {
+  Interrupted,
+  MalformedBody,
+  PayloadTooLarge,
+  PublishFailed,
+  ValidationFailed,
+} from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import type { Candidate } from '../../src/pipeline/batch.js';
 import { createIngest, MAX_LISTED_FAILURES, PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
@@ -34,7 +40,10 @@ function streamOf(records: unknown[], explain = false) {
     log,
     async *open(): AsyncIterable<Candidate> {
       opened.count += 1;
-      for (const record of records) yield explain ? { record, explain: (errors) => errors.map((e) => `line ?: ${e}`) } : { record };
+      for (const record of records)
+        yield explain
+          ? { record, explain: (errors) => errors.map((e) => `line ?: ${e}`) }
+          : { record };
     },
   };
   return { batch, opened };
@@ -51,19 +60,29 @@ describe('a streamed batch', () => {
     expect(new Set(response.messageIds).size).toBe(2500);
     const messages = await real.topology.messages();
     expect(messages.map((m) => m.properties.messageId)).toEqual(response.messageIds);
-    expect(messages[0]!.properties.headers).toMatchObject({ source: 'local', 'source-name': 'test-pipeline' });
+    expect(messages[0]!.properties.headers).toMatchObject({
+      source: 'local',
+      'source-name': 'test-pipeline',
+    });
   });
 
   it('gives the same message ids as the same records ingested as an array', async () => {
     const records = orders(5);
     const streamed = await real.ingest(streamOf(records).batch);
-    const inMemory = await real.ingest({ ...streamOf(records).batch, mode: 'array' as const, records });
+    const inMemory = await real.ingest({
+      ...streamOf(records).batch,
+      mode: 'array' as const,
+      records,
+    });
     expect(inMemory.messageIds).toEqual(streamed.messageIds);
     await real.topology.messages();
   });
 
   it('is opened once and publishes nothing when any record fails; errors are worded by the candidate', async () => {
-    const { batch, opened } = streamOf(orders(50, (i) => i === 7 || i === 41), true);
+    const { batch, opened } = streamOf(
+      orders(50, (i) => i === 7 || i === 41),
+      true,
+    );
     const error = await real.ingest(batch).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ValidationFailed);
     expect((error as ValidationFailed).errors).toEqual([
@@ -75,13 +94,19 @@ describe('a streamed batch', () => {
   });
 
   it(`lists at most ${MAX_LISTED_FAILURES} failing records and says how many failed`, async () => {
-    const error = (await real.ingest(streamOf(orders(1500, () => true)).batch).catch((e: unknown) => e)) as ValidationFailed;
+    const error = (await real
+      .ingest(streamOf(orders(1500, () => true)).batch)
+      .catch((e: unknown) => e)) as ValidationFailed;
     expect(error.errors).toHaveLength(MAX_LISTED_FAILURES);
-    expect(error.message).toBe(`1500 of 1500 record(s) failed validation; the first ${MAX_LISTED_FAILURES} are listed; no record was accepted.`);
+    expect(error.message).toBe(
+      `1500 of 1500 record(s) failed validation; the first ${MAX_LISTED_FAILURES} are listed; no record was accepted.`,
+    );
   });
 
   it('refuses more records than allowed, and an empty stream, before publishing', async () => {
-    await expect(real.ingest({ ...streamOf(orders(20)).batch, maxRecords: 10 })).rejects.toThrow(PayloadTooLarge);
+    await expect(real.ingest({ ...streamOf(orders(20)).batch, maxRecords: 10 })).rejects.toThrow(
+      PayloadTooLarge,
+    );
     await expect(real.ingest(streamOf([]).batch)).rejects.toThrow(MalformedBody);
     expect(await real.topology.count()).toBe(0);
   });
@@ -91,12 +116,25 @@ describe('a streamed batch cut off from the broker part-way', () => {
   it('fails, and reports confirmed only an in-order prefix of its ids, every one of them in the queue', async () => {
     const amqp = new URL(AMQP_URL);
     const proxy = await startTcpProxy({ host: amqp.hostname, port: Number(amqp.port || 5672) });
-    const cut = createRabbitMqPublisher({ url: proxy.urlFor(AMQP_URL), exchange: real.topology.exchange, queues: [], reconnect: { initialDelayMs: 50, maxDelayMs: 200 } }, log);
+    const cut = createRabbitMqPublisher(
+      {
+        url: proxy.urlFor(AMQP_URL),
+        exchange: real.topology.exchange,
+        queues: [],
+        reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+      },
+      log,
+    );
     try {
       await cut.start();
-      const cutIngest = createIngest({ publisher: cut, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
+      const cutIngest = createIngest({
+        publisher: cut,
+        routingKeyFor: compileRoutingKey('{kind}.{businessId}'),
+      });
       const records = orders(6 * PUBLISH_CHUNK);
-      const expected = (await real.ingest({ ...streamOf(records).batch, correlationId: 'reference' })).messageIds;
+      const expected = (
+        await real.ingest({ ...streamOf(records).batch, correlationId: 'reference' })
+      ).messageIds;
       await real.topology.messages(); // the reference run's messages, out of the way
 
       const reported: string[] = [];
@@ -110,7 +148,9 @@ describe('a streamed batch cut off from the broker part-way', () => {
       expect(reported.length).toBeGreaterThanOrEqual(2 * PUBLISH_CHUNK);
       expect(reported.length).toBeLessThan(records.length);
       expect(reported).toEqual(expected.slice(0, reported.length));
-      const queued = new Set((await real.topology.messages()).map((m) => m.properties.messageId as string));
+      const queued = new Set(
+        (await real.topology.messages()).map((m) => m.properties.messageId as string),
+      );
       for (const id of reported) expect(queued.has(id)).toBe(true);
     } finally {
       await cut.close();
@@ -123,13 +163,15 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
   /** 6 chunks; records from 4000 on repeat records of the first 2000, so their ids depend on the numbering of earlier ones. */
   function withRepeats(): unknown[] {
     const records = orders(6 * PUBLISH_CHUNK);
-    for (let i = 4 * PUBLISH_CHUNK; i < records.length; i += 3) records[i] = structuredClone(records[i - 4 * PUBLISH_CHUNK]);
+    for (let i = 4 * PUBLISH_CHUNK; i < records.length; i += 3)
+      records[i] = structuredClone(records[i - 4 * PUBLISH_CHUNK]);
     return records;
   }
 
   it('stops after the chunks in flight are confirmed; resumed, publishes only the rest, under the ids a whole run gives', async () => {
     const records = withRepeats();
-    const expected = (await real.ingest({ ...streamOf(records).batch, correlationId: 'reference' })).messageIds;
+    const expected = (await real.ingest({ ...streamOf(records).batch, correlationId: 'reference' }))
+      .messageIds;
     expect(new Set(expected).size).toBe(records.length);
     await real.topology.messages();
 
@@ -139,7 +181,9 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
       first.push(...ids);
       if (first.length === 2 * PUBLISH_CHUNK) stop.abort();
     };
-    const error = await real.ingest({ ...streamOf(records).batch, onConfirmed, signal: stop.signal }).catch((e: unknown) => e);
+    const error = await real
+      .ingest({ ...streamOf(records).batch, onConfirmed, signal: stop.signal })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Interrupted);
     const { confirmed } = error as Interrupted;
     // Every chunk sent was confirmed and reported; none was left unconfirmed behind.
@@ -152,7 +196,11 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
 
     const rest: string[] = [];
     const { batch, opened } = streamOf(records);
-    const response = await real.ingest({ ...batch, resumeAfter: confirmed, onConfirmed: async (ids) => void rest.push(...ids) });
+    const response = await real.ingest({
+      ...batch,
+      resumeAfter: confirmed,
+      onConfirmed: async (ids) => void rest.push(...ids),
+    });
     expect(opened.count).toBe(2);
     expect(response.recordCount).toBe(records.length);
     expect([...first, ...rest]).toEqual(expected);
@@ -163,7 +211,14 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
     const stop = new AbortController();
     stop.abort();
     let validated = false;
-    const error = await real.ingest({ ...streamOf(orders(3 * PUBLISH_CHUNK)).batch, signal: stop.signal, resumeAfter: PUBLISH_CHUNK, onValidated: async () => void (validated = true) }).catch((e: unknown) => e);
+    const error = await real
+      .ingest({
+        ...streamOf(orders(3 * PUBLISH_CHUNK)).batch,
+        signal: stop.signal,
+        resumeAfter: PUBLISH_CHUNK,
+        onValidated: async () => void (validated = true),
+      })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(Interrupted);
     expect((error as Interrupted).confirmed).toBe(PUBLISH_CHUNK);
     expect(validated).toBe(false);
@@ -172,7 +227,11 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
 
   it('a stop that comes after the last chunk was sent changes nothing: the batch is accepted', async () => {
     const stop = new AbortController();
-    const response = await real.ingest({ ...streamOf(orders(PUBLISH_CHUNK / 2)).batch, signal: stop.signal, onValidated: async () => stop.abort() });
+    const response = await real.ingest({
+      ...streamOf(orders(PUBLISH_CHUNK / 2)).batch,
+      signal: stop.signal,
+      onValidated: async () => stop.abort(),
+    });
     expect(response.recordCount).toBe(PUBLISH_CHUNK / 2);
     expect(await real.topology.count()).toBe(PUBLISH_CHUNK / 2);
     await real.topology.messages();

@@ -23,14 +23,23 @@ describe('stable message ids', () => {
     const batch = [ids.next(body({ a: 1 })), ids.next(body({ a: 1 })), ids.next(body({ a: 1 }))];
     expect(new Set(batch).size).toBe(3);
     const retry = new MessageIds('ACME', 'sales-orders');
-    expect([retry.next(body({ a: 1 })), retry.next(body({ a: 1 })), retry.next(body({ a: 1 }))]).toEqual(batch);
+    expect([
+      retry.next(body({ a: 1 })),
+      retry.next(body({ a: 1 })),
+      retry.next(body({ a: 1 })),
+    ]).toEqual(batch);
   });
 });
 
 describe('ids of records with receipt-time fields', () => {
-  const record = (at: string) => ({ identifiers: { id: 'RGA-1' }, dates: { dueIn: at, receipt: at }, lines: [{ dates: { receipt: at } }, { dates: { receipt: at } }] });
+  const record = (at: string) => ({
+    identifiers: { id: 'RGA-1' },
+    dates: { dueIn: at, receipt: at },
+    lines: [{ dates: { receipt: at } }, { dates: { receipt: at } }],
+  });
   const volatile = ['dates.dueIn', 'dates.receipt', 'lines[].dates.receipt'];
-  const idOf = (r: Record<string, unknown>) => new MessageIds('ACME', 'return-goods', volatile).forRecord(r, body(r));
+  const idOf = (r: Record<string, unknown>) =>
+    new MessageIds('ACME', 'return-goods', volatile).forRecord(r, body(r));
 
   it('stay the same when only the receipt time differs', () => {
     expect(idOf(record('2026-03-01T12:00:00Z'))).toBe(idOf(record('2026-03-02T08:00:00Z')));
@@ -45,7 +54,11 @@ describe('ids of records with receipt-time fields', () => {
   it('leave the record itself unchanged', () => {
     const r = record('2026-03-01T12:00:00Z');
     const before = JSON.stringify(r);
-    expect(withoutPaths(r, volatile)).toEqual({ identifiers: { id: 'RGA-1' }, dates: {}, lines: [{ dates: {} }, { dates: {} }] });
+    expect(withoutPaths(r, volatile)).toEqual({
+      identifiers: { id: 'RGA-1' },
+      dates: {},
+      lines: [{ dates: {} }, { dates: {} }],
+    });
     expect(JSON.stringify(r)).toBe(before);
   });
 });

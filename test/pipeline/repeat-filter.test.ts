@@ -16,12 +16,15 @@ describe('repeat filter', () => {
     }
     for (const n of repeated) expect(filter.mayRepeat(digest(n).toString('hex'))).toBe(true);
     let falsePositives = 0;
-    for (let n = 0; n < 200_000; n++) if (!repeated.has(n) && filter.mayRepeat(digest(n).toString('hex'))) falsePositives += 1;
+    for (let n = 0; n < 200_000; n++)
+      if (!repeated.has(n) && filter.mayRepeat(digest(n).toString('hex'))) falsePositives += 1;
     expect(falsePositives / 200_000).toBeLessThan(0.03);
   });
 
   it('gives a streamed batch exactly the ids that counting every record gives', () => {
-    const records = Array.from({ length: 50_000 }, (_, i) => ({ order: i % 20_000 === 3 ? 'same' : `o-${i}` }));
+    const records = Array.from({ length: 50_000 }, (_, i) => ({
+      order: i % 20_000 === 3 ? 'same' : `o-${i}`,
+    }));
     const bodies = records.map((r) => Buffer.from(JSON.stringify(r)));
     const exact = new MessageIds('ACME', 'sales-orders');
     const expected = records.map((r, i) => exact.forRecord(r, bodies[i]!));

@@ -3,18 +3,26 @@ import { compileRoutingKey, templateFields, topicMatches } from '../../src/pipel
 
 describe('routing-key templates', () => {
   it('fills kind and business id', () => {
-    expect(compileRoutingKey('{kind}.{businessId}')('sales-orders', 'ACME', {})).toBe('sales-orders.ACME');
+    expect(compileRoutingKey('{kind}.{businessId}')('sales-orders', 'ACME', {})).toBe(
+      'sales-orders.ACME',
+    );
   });
 
   it('fills record fields, one topic word each, never adding words or wildcards', () => {
     const key = compileRoutingKey('{kind}.{businessId}.{identifiers.site}.{identifiers.warehouse}');
-    expect(key('sales-orders', 'AC.ME', { identifiers: { site: 'UK 01', warehouse: 'W#*' } })).toBe('sales-orders.AC_ME.UK_01.W__');
+    expect(key('sales-orders', 'AC.ME', { identifiers: { site: 'UK 01', warehouse: 'W#*' } })).toBe(
+      'sales-orders.AC_ME.UK_01.W__',
+    );
     expect(key('master-data', 'ACME', { product: {} })).toBe('master-data.ACME._._');
-    expect(key('sales-orders', 'ACME', { identifiers: { site: '' } })).toBe('sales-orders.ACME._._');
+    expect(key('sales-orders', 'ACME', { identifiers: { site: '' } })).toBe(
+      'sales-orders.ACME._._',
+    );
   });
 
   it('keeps literal text and lists the record fields a template uses', () => {
-    expect(compileRoutingKey('ingest.{kind}.v2')('work-orders', 'X', {})).toBe('ingest.work-orders.v2');
+    expect(compileRoutingKey('ingest.{kind}.v2')('work-orders', 'X', {})).toBe(
+      'ingest.work-orders.v2',
+    );
     expect(templateFields('{kind}.{businessId}.{identifiers.site}')).toEqual(['identifiers.site']);
   });
 });

@@ -24,7 +24,10 @@ async function readLines(directory: string): Promise<Array<Record<string, unknow
   expect(files[0]).toMatch(/^messages-\d{4}-\d{2}-\d{2}\.ndjson$/);
   const text = await readFile(path.join(directory, files[0]!), 'utf8');
   expect(text.endsWith('\n')).toBe(true);
-  return text.trimEnd().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+  return text
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe('embedded publisher', () => {
@@ -67,11 +70,15 @@ describe('embedded publisher', () => {
 
     const lines = await readLines(directory);
     expect(lines).toHaveLength(200);
-    expect(new Set(lines.map((line) => line.messageId))).toEqual(new Set(calls.flat().map((m) => m.messageId)));
+    expect(new Set(lines.map((line) => line.messageId))).toEqual(
+      new Set(calls.flat().map((m) => m.messageId)),
+    );
     // Each call's lines stay together, in order.
     for (const messages of calls) {
       const at = lines.findIndex((line) => line.messageId === messages[0]!.messageId);
-      expect(lines.slice(at, at + 4).map((line) => line.messageId)).toEqual(messages.map((m) => m.messageId));
+      expect(lines.slice(at, at + 4).map((line) => line.messageId)).toEqual(
+        messages.map((m) => m.messageId),
+      );
     }
     expect(publisher.flushCount).toBeGreaterThan(0);
     expect(publisher.flushCount).toBeLessThan(calls.length);

@@ -18,17 +18,26 @@ afterAll(async () => {
 describe('declared queues with arguments', () => {
   it('declares a queue with the configured arguments (here a quorum queue) and becomes ready', async () => {
     const publisher = createRabbitMqPublisher(
-      { url: AMQP_URL, exchange, queues: [{ name: queue, bindingKeys: ['#'], arguments: { 'x-queue-type': 'quorum' } }] },
+      {
+        url: AMQP_URL,
+        exchange,
+        queues: [{ name: queue, bindingKeys: ['#'], arguments: { 'x-queue-type': 'quorum' } }],
+      },
       createLogger({ level: 'silent' }),
     );
     await publisher.start();
     try {
-      await vi.waitFor(async () => expect(await publisher.readiness()).toEqual({ ready: true, problems: [] }), { timeout: 10_000 });
+      await vi.waitFor(
+        async () => expect(await publisher.readiness()).toEqual({ ready: true, problems: [] }),
+        { timeout: 10_000 },
+      );
       const connection = await connect(AMQP_URL);
       const channel = await connection.createChannel();
       channel.on('error', () => {});
       // Re-declaring as a classic queue is refused by the broker: the queue really is a quorum queue.
-      await expect(channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'classic' } })).rejects.toThrow(/PRECONDITION_FAILED/);
+      await expect(
+        channel.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'classic' } }),
+      ).rejects.toThrow(/PRECONDITION_FAILED/);
       await connection.close().catch(() => {});
     } finally {
       await publisher.close();

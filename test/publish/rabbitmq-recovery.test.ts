@@ -1,6 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PublishFailed } from '../../src/errors.js';
-import { createRabbitMqPublisher, type RabbitMqOptions, type RabbitMqPublisher } from '../../src/publish/rabbitmq.js';
+import {
+  createRabbitMqPublisher,
+  type RabbitMqOptions,
+  type RabbitMqPublisher,
+} from '../../src/publish/rabbitmq.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { captureLog, makeMessages } from './helpers.js';
@@ -23,7 +27,13 @@ async function setUp(): Promise<{ topology: TestTopology; proxy: TcpProxy }> {
 function publisherVia(proxy: TcpProxy, exchange: string, extra: Partial<RabbitMqOptions> = {}) {
   const { log, text, lines } = captureLog();
   const publisher: RabbitMqPublisher = createRabbitMqPublisher(
-    { url: proxy.urlFor(AMQP_URL), exchange, publishTimeoutMs: 10_000, reconnect: { initialDelayMs: 50, maxDelayMs: 400 }, ...extra },
+    {
+      url: proxy.urlFor(AMQP_URL),
+      exchange,
+      publishTimeoutMs: 10_000,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 400 },
+      ...extra,
+    },
     log,
   );
   cleanups.push(() => publisher.close());
@@ -81,11 +91,15 @@ describe('RabbitMQ publisher recovery', () => {
     await expect(publisher.publish(makeMessages(1, 'k'))).rejects.toThrow(PublishFailed);
     const check = await publisher.readiness();
     expect(check.ready).toBe(false);
-    expect(check.problems[0]).toMatch(/^not connected to the message broker at amqp:\/\/\*\*\*@127\.0\.0\.1:\d+/);
+    expect(check.problems[0]).toMatch(
+      /^not connected to the message broker at amqp:\/\/\*\*\*@127\.0\.0\.1:\d+/,
+    );
     expect(logText()).toMatch(/could not connect to the message broker/);
 
     proxy.restore();
-    await expect.poll(async () => (await publisher.readiness()).ready, { timeout: 10_000 }).toBe(true);
+    await expect
+      .poll(async () => (await publisher.readiness()).ready, { timeout: 10_000 })
+      .toBe(true);
     await publisher.publish(makeMessages(3, 'k'));
     expect(await topology.count()).toBe(3);
     expect(logText()).not.toContain(':guest@');
@@ -112,7 +126,9 @@ describe('RabbitMQ publisher recovery', () => {
   it('close ends the retry loop while the broker is unreachable', async () => {
     const { topology, proxy } = await setUp();
     proxy.cut({ refuse: true });
-    const { publisher, logText } = publisherVia(proxy, topology.exchange, { reconnect: { initialDelayMs: 5, maxDelayMs: 10 } });
+    const { publisher, logText } = publisherVia(proxy, topology.exchange, {
+      reconnect: { initialDelayMs: 5, maxDelayMs: 10 },
+    });
     await publisher.start();
     await expect.poll(() => logText().match(/could not connect/g)?.length ?? 0).toBeGreaterThan(3);
 
@@ -130,8 +146,12 @@ describe('RabbitMQ publisher recovery', () => {
     const { topology, proxy } = await setUp();
     // The closed publisher would retry sooner than the control one, so once the control one has
     // reconnected, a reconnect of the closed one would have shown up in the proxy's count.
-    const { publisher: closed } = publisherVia(proxy, topology.exchange, { reconnect: { initialDelayMs: 10, maxDelayMs: 20 } });
-    const { publisher: control } = publisherVia(proxy, topology.exchange, { reconnect: { initialDelayMs: 100, maxDelayMs: 200 } });
+    const { publisher: closed } = publisherVia(proxy, topology.exchange, {
+      reconnect: { initialDelayMs: 10, maxDelayMs: 20 },
+    });
+    const { publisher: control } = publisherVia(proxy, topology.exchange, {
+      reconnect: { initialDelayMs: 100, maxDelayMs: 200 },
+    });
     await closed.start();
     await control.start();
     expect(proxy.accepted).toBe(2);
@@ -141,7 +161,9 @@ describe('RabbitMQ publisher recovery', () => {
     const controlStates: string[] = [];
     control.onStateChange((state) => controlStates.push(state));
     proxy.cut();
-    await expect.poll(() => controlStates, { timeout: 10_000 }).toEqual(['reconnecting', 'connected']);
+    await expect
+      .poll(() => controlStates, { timeout: 10_000 })
+      .toEqual(['reconnecting', 'connected']);
 
     expect(proxy.accepted).toBe(3);
     expect(closed.state).toBe('closed');

@@ -1,6 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PublishFailed } from '../../src/errors.js';
-import { createRabbitMqPublisher, reconnectDelay, type RabbitMqOptions, type RabbitMqPublisher } from '../../src/publish/rabbitmq.js';
+import {
+  createRabbitMqPublisher,
+  reconnectDelay,
+  type RabbitMqOptions,
+  type RabbitMqPublisher,
+} from '../../src/publish/rabbitmq.js';
 import { AMQP_URL, declareTestTopology, uniqueName, type TestTopology } from '../support/broker.js';
 import { captureLog, makeMessages } from './helpers.js';
 
@@ -21,7 +26,14 @@ async function startedPublisher(
 ): Promise<{ publisher: RabbitMqPublisher; logText: () => string }> {
   const { log, text } = captureLog();
   const publisher = createRabbitMqPublisher(
-    { url: AMQP_URL, exchange, queues: [], reconnect: { initialDelayMs: 50, maxDelayMs: 500 }, clientName: 'warehouse-ingest-test', ...extra },
+    {
+      url: AMQP_URL,
+      exchange,
+      queues: [],
+      reconnect: { initialDelayMs: 50, maxDelayMs: 500 },
+      clientName: 'warehouse-ingest-test',
+      ...extra,
+    },
     log,
   );
   cleanups.push(() => publisher.close());
@@ -34,7 +46,9 @@ describe('RabbitMQ publisher', () => {
     const topology = await topologyFor(['sales-orders.*']);
     const ownQueue = uniqueName('publish.own');
     cleanups.push(() => topology.withChannel((ch) => ch.deleteQueue(ownQueue)));
-    const { publisher, logText } = await startedPublisher(topology.exchange, { queues: [{ name: ownQueue, bindingKeys: ['#'] }] });
+    const { publisher, logText } = await startedPublisher(topology.exchange, {
+      queues: [{ name: ownQueue, bindingKeys: ['#'] }],
+    });
     expect(publisher.connected).toBe(true);
 
     const messages = makeMessages(3, 'sales-orders.b-1');
@@ -72,7 +86,9 @@ describe('RabbitMQ publisher', () => {
     const seconds = (performance.now() - began) / 1000;
 
     expect(await topology.count()).toBe(5000);
-    console.info(`5000 × 1 KiB confirmed in ${(seconds * 1000).toFixed(0)} ms ≈ ${Math.round(5000 / seconds)} msg/s`);
+    console.info(
+      `5000 × 1 KiB confirmed in ${(seconds * 1000).toFixed(0)} ms ≈ ${Math.round(5000 / seconds)} msg/s`,
+    );
   });
 
   it('rejects a batch with an unroutable message while a concurrent routable batch succeeds', async () => {
@@ -81,14 +97,19 @@ describe('RabbitMQ publisher', () => {
     const routable = makeMessages(200, 'sales-orders.b-1');
     const mixed = [...makeMessages(100, 'sales-orders.b-2'), ...makeMessages(1, 'nowhere.b-2')];
 
-    const [good, bad] = await Promise.allSettled([publisher.publish(routable), publisher.publish(mixed)]);
+    const [good, bad] = await Promise.allSettled([
+      publisher.publish(routable),
+      publisher.publish(mixed),
+    ]);
 
     expect(good.status).toBe('fulfilled');
     expect(bad.status).toBe('rejected');
     const error = (bad as PromiseRejectedResult).reason as unknown;
     expect(error).toBeInstanceOf(PublishFailed);
     expect((error as PublishFailed).status).toBe(503);
-    expect((error as PublishFailed).message).toMatch(/no queue is bound for routing key 'nowhere\.b-2'/i);
+    expect((error as PublishFailed).message).toMatch(
+      /no queue is bound for routing key 'nowhere\.b-2'/i,
+    );
     expect(await topology.count()).toBeGreaterThanOrEqual(200);
     // The unroutable message is acked without waiting for disk, so the mixed batch may fail
     // before its routable messages are confirmed; they still arrive.
@@ -110,7 +131,16 @@ describe('RabbitMQ publisher', () => {
 
     await topology.declare(); // the exchange back, and the queue bound to it again
     const retry = makeMessages(10, 'k.1');
-    await expect.poll(() => publisher.publish(retry).then(() => 'published', (e: Error) => e.message), { timeout: 10_000 }).toBe('published');
+    await expect
+      .poll(
+        () =>
+          publisher.publish(retry).then(
+            () => 'published',
+            (e: Error) => e.message,
+          ),
+        { timeout: 10_000 },
+      )
+      .toBe('published');
     expect(logText()).toMatch(/closed the publishing channel/);
     const ids = (await topology.messages()).map((m) => m.properties.messageId as string);
     expect(ids.slice(-10)).toEqual(retry.map((m) => m.messageId));
@@ -120,7 +150,9 @@ describe('RabbitMQ publisher', () => {
     const topology = await topologyFor(['#']);
     const ownQueue = uniqueName('publish.ready');
     cleanups.push(() => topology.withChannel((ch) => ch.deleteQueue(ownQueue)));
-    const { publisher } = await startedPublisher(topology.exchange, { queues: [{ name: ownQueue, bindingKeys: ['#'] }] });
+    const { publisher } = await startedPublisher(topology.exchange, {
+      queues: [{ name: ownQueue, bindingKeys: ['#'] }],
+    });
     expect(await publisher.readiness()).toEqual({ ready: true, problems: [] });
 
     await topology.withChannel((ch) => ch.deleteQueue(ownQueue));
@@ -132,7 +164,9 @@ describe('RabbitMQ publisher', () => {
   it('logs a topology conflict clearly, stays unready and fails fast', async () => {
     const exchange = uniqueName('publish.direct');
     const topology = await topologyFor(['#']);
-    await topology.withChannel((ch) => ch.assertExchange(exchange, 'direct', { durable: false, autoDelete: false }));
+    await topology.withChannel((ch) =>
+      ch.assertExchange(exchange, 'direct', { durable: false, autoDelete: false }),
+    );
     cleanups.push(() => topology.withChannel((ch) => ch.deleteExchange(exchange)));
 
     const { publisher, logText } = await startedPublisher(exchange);

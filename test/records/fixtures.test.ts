@@ -12,7 +12,8 @@ function withoutPlatformFields(record: unknown, paths: ReadonlyArray<readonly st
   const copy = structuredClone(record) as Record<string, unknown>;
   for (const path of paths) {
     let parent: Record<string, unknown> | undefined = copy;
-    for (const key of path.slice(0, -1)) parent = parent?.[key] as Record<string, unknown> | undefined;
+    for (const key of path.slice(0, -1))
+      parent = parent?.[key] as Record<string, unknown> | undefined;
     if (parent) delete parent[path[path.length - 1]!];
   }
   return copy;
@@ -28,13 +29,19 @@ describe.each(KIND_NAMES)('%s fixtures', (name) => {
       expect(records).toHaveLength(3);
     });
 
-    it.each(records.map((record, index) => [index, record] as const))('record %i passes', (_index, record) => {
-      const before = structuredClone(record);
-      const result = validateRecord(kind, record, BUSINESS_ID);
-      expect(result).toEqual({ ok: true, record: withoutPlatformFields(record, kind.platformFields) });
-      // Unlisted fields pass through, nothing is coerced, and the caller's input is left untouched.
-      expect(record).toEqual(before);
-    });
+    it.each(records.map((record, index) => [index, record] as const))(
+      'record %i passes',
+      (_index, record) => {
+        const before = structuredClone(record);
+        const result = validateRecord(kind, record, BUSINESS_ID);
+        expect(result).toEqual({
+          ok: true,
+          record: withoutPlatformFields(record, kind.platformFields),
+        });
+        // Unlisted fields pass through, nothing is coerced, and the caller's input is left untouched.
+        expect(record).toEqual(before);
+      },
+    );
   });
 
   describe.each(invalidFixtures(name))('invalid/$file', (fixture) => {

@@ -27,11 +27,18 @@ export function invalidFixtures(kind: KindName): InvalidFixture[] {
   return readdirSync(folder)
     .filter((file) => file.endsWith('.json'))
     .sort()
-    .map((file) => ({ file, ...(readJson(new URL(file, folder)) as Omit<InvalidFixture, 'file'>) }));
+    .map((file) => ({
+      file,
+      ...(readJson(new URL(file, folder)) as Omit<InvalidFixture, 'file'>),
+    }));
 }
 
 /** What the 400 problem's `errors` holds for a batch: one entry per failing record, by index. */
-export function batchErrors(kind: RecordKind, batch: readonly unknown[], businessId = BUSINESS_ID): RecordErrors[] {
+export function batchErrors(
+  kind: RecordKind,
+  batch: readonly unknown[],
+  businessId = BUSINESS_ID,
+): RecordErrors[] {
   const out: RecordErrors[] = [];
   batch.forEach((record, index) => {
     const result = validateRecord(kind, record, businessId);

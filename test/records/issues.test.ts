@@ -11,7 +11,9 @@ function messages(schema: z.ZodType, input: unknown): string[] {
 
 const record = z.looseObject({
   financial: z.looseObject({ lineValue: z.number(), dutyPaid: z.boolean().optional() }),
-  lines: z.array(z.looseObject({ quantities: z.looseObject({ ordered: z.number().min(0) }) })).min(1),
+  lines: z
+    .array(z.looseObject({ quantities: z.looseObject({ ordered: z.number().min(0) }) }))
+    .min(1),
 });
 
 describe('messages', () => {
@@ -29,9 +31,12 @@ describe('messages', () => {
     ['object', { amount: 84.5 }],
     ['boolean', false],
   ])('reports a wrong type as Expected number, received %s', (received, value) => {
-    expect(messages(record, { financial: { lineValue: value }, lines: [{ quantities: { ordered: 1 } }] })).toEqual([
-      `financial.lineValue: Expected number, received ${received}`,
-    ]);
+    expect(
+      messages(record, {
+        financial: { lineValue: value },
+        lines: [{ quantities: { ordered: 1 } }],
+      }),
+    ).toEqual([`financial.lineValue: Expected number, received ${received}`]);
   });
 
   it('names NaN and Infinity, which are numbers to typeof but not to the spec', () => {
@@ -44,16 +49,22 @@ describe('messages', () => {
   it('words bounds for strings, arrays and numbers', () => {
     expect(messages(z.string().min(1), '')).toEqual(['(record): Expected at least 1 character']);
     expect(messages(z.string().min(3), '')).toEqual(['(record): Expected at least 3 characters']);
-    expect(messages(z.string().length(2), '123')).toEqual(['(record): Expected exactly 2 characters']);
+    expect(messages(z.string().length(2), '123')).toEqual([
+      '(record): Expected exactly 2 characters',
+    ]);
     expect(messages(z.string().max(2), '123')).toEqual(['(record): Expected at most 2 characters']);
-    expect(messages(z.array(z.string()).min(1), [])).toEqual(['(record): Expected at least 1 item']);
+    expect(messages(z.array(z.string()).min(1), [])).toEqual([
+      '(record): Expected at least 1 item',
+    ]);
     expect(messages(z.number().min(0), -0.5)).toEqual(['(record): Expected a number >= 0']);
     expect(messages(z.number().positive(), 0)).toEqual(['(record): Expected a number > 0']);
   });
 
   it('lists the allowed values of an enum, and a missing one is Required', () => {
     const role = z.looseObject({ role: z.enum(['finished_good', 'component']) });
-    expect(messages(role, { role: 'kit' })).toEqual(['role: Expected one of: finished_good, component']);
+    expect(messages(role, { role: 'kit' })).toEqual([
+      'role: Expected one of: finished_good, component',
+    ]);
     expect(messages(role, {})).toEqual(['role: Required']);
   });
 
@@ -62,7 +73,9 @@ describe('messages', () => {
       z.looseObject({ role: z.literal('finished_good') }),
       z.looseObject({ role: z.literal('component') }),
     ]);
-    expect(messages(line, { role: 'kit' })).toEqual(['role: Expected one of: finished_good, component']);
+    expect(messages(line, { role: 'kit' })).toEqual([
+      'role: Expected one of: finished_good, component',
+    ]);
     expect(messages(line, {})).toEqual(['role: Required']);
   });
 
@@ -73,13 +86,18 @@ describe('messages', () => {
   });
 
   it('keeps the own message of a refinement', () => {
-    const schema = z.string().refine((s) => s.startsWith('SKU-'), { message: 'Must start with SKU-' });
+    const schema = z
+      .string()
+      .refine((s) => s.startsWith('SKU-'), { message: 'Must start with SKU-' });
     expect(messages(schema, 'TEA-100')).toEqual(['(record): Must start with SKU-']);
   });
 
   it('lists every failing field, in schema order, not only the first', () => {
     expect(
-      messages(record, { lines: [{ quantities: { ordered: -1 } }, 'x'], financial: { lineValue: '1', dutyPaid: 1 } }),
+      messages(record, {
+        lines: [{ quantities: { ordered: -1 } }, 'x'],
+        financial: { lineValue: '1', dutyPaid: 1 },
+      }),
     ).toEqual([
       'financial.lineValue: Expected number, received string',
       'financial.dutyPaid: Expected boolean, received number',
@@ -97,7 +115,9 @@ describe('messages', () => {
 
 describe('formatPath', () => {
   it('joins names with dots and puts array positions in brackets', () => {
-    expect(formatPath(['shipmentLines', 0, 'quantities', 'ordered'])).toBe('shipmentLines[0].quantities.ordered');
+    expect(formatPath(['shipmentLines', 0, 'quantities', 'ordered'])).toBe(
+      'shipmentLines[0].quantities.ordered',
+    );
     expect(formatPath(['lines', 12])).toBe('lines[12]');
     expect(formatPath(['product', 'alternatives', 1, 'type'])).toBe('product.alternatives[1].type');
   });

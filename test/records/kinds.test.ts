@@ -25,7 +25,10 @@ const DEFINED: Record<KindName, z.ZodType> = {
 };
 
 const at = (value: unknown, path: readonly string[]): unknown =>
-  path.reduce<unknown>((current, key) => (current as Record<string, unknown> | undefined)?.[key], value);
+  path.reduce<unknown>(
+    (current, key) => (current as Record<string, unknown> | undefined)?.[key],
+    value,
+  );
 
 describe('KINDS', () => {
   it('has exactly one entry per kind name, under its own name', () => {
@@ -40,13 +43,16 @@ describe('KINDS', () => {
     }
   });
 
-  it.each(KIND_NAMES)('%s: business id and reference paths point at non-empty strings in valid records', (name) => {
-    const kind = KINDS[name];
-    for (const record of validRecords(name)) {
-      expect(at(record, kind.businessIdPath)).toBe('ACME');
-      expect(at(record, kind.referencePath)).toEqual(expect.stringMatching(/.+/));
-    }
-  });
+  it.each(KIND_NAMES)(
+    '%s: business id and reference paths point at non-empty strings in valid records',
+    (name) => {
+      const kind = KINDS[name];
+      for (const record of validRecords(name)) {
+        expect(at(record, kind.businessIdPath)).toBe('ACME');
+        expect(at(record, kind.referencePath)).toEqual(expect.stringMatching(/.+/));
+      }
+    },
+  );
 
   it('declares order.type as platform-set only for purchase orders and return goods', () => {
     const withPlatformFields = KIND_NAMES.filter((name) => KINDS[name].platformFields.length > 0);
@@ -58,14 +64,20 @@ describe('KINDS', () => {
 
 describe('compiled schemas', () => {
   // z.compile builds a separate fast path; it must answer exactly as the schema as written.
-  it.each(KIND_NAMES)('%s: the kind schema agrees with the defined schema on every fixture record', (name) => {
-    const inputs = [...validRecords(name), ...invalidFixtures(name).flatMap((fixture) => fixture.batch)];
-    for (const input of inputs) {
-      const fast = KINDS[name].schema.safeParse(input, PARSE_OPTIONS);
-      const plain = DEFINED[name].safeParse(input, PARSE_OPTIONS);
-      expect(fast.success).toBe(plain.success);
-      if (fast.success) expect(fast.data).toEqual(plain.data);
-      else expect(fast.error?.issues).toEqual(plain.error?.issues);
-    }
-  });
+  it.each(KIND_NAMES)(
+    '%s: the kind schema agrees with the defined schema on every fixture record',
+    (name) => {
+      const inputs = [
+        ...validRecords(name),
+        ...invalidFixtures(name).flatMap((fixture) => fixture.batch),
+      ];
+      for (const input of inputs) {
+        const fast = KINDS[name].schema.safeParse(input, PARSE_OPTIONS);
+        const plain = DEFINED[name].safeParse(input, PARSE_OPTIONS);
+        expect(fast.success).toBe(plain.success);
+        if (fast.success) expect(fast.data).toEqual(plain.data);
+        else expect(fast.error?.issues).toEqual(plain.error?.issues);
+      }
+    },
+  );
 });

@@ -63,12 +63,26 @@ describe('legacyDateToUtc', () => {
 describe('applyDefaults', () => {
   it('fills what the record lacks; what the partner sent wins', () => {
     const record = { order: { class: 'SENT' }, identifiers: { id: 'PO-1' } };
-    applyDefaults(record, { 'order.class': 'PROFILE', 'location.site': 'UK01', 'identifiers.businessId': 'ACME' });
-    expect(record).toEqual({ order: { class: 'SENT' }, identifiers: { id: 'PO-1', businessId: 'ACME' }, location: { site: 'UK01' } });
+    applyDefaults(record, {
+      'order.class': 'PROFILE',
+      'location.site': 'UK01',
+      'identifiers.businessId': 'ACME',
+    });
+    expect(record).toEqual({
+      order: { class: 'SENT' },
+      identifiers: { id: 'PO-1', businessId: 'ACME' },
+      location: { site: 'UK01' },
+    });
   });
 
   it('a `[]` path fills every item that lacks the field, and nothing when there are no items', () => {
-    const record = { lines: [{ product: { skuId: 'A' } }, { product: { skuId: 'B', unitOfMeasure: 'CS' } }, 'not an item'] };
+    const record = {
+      lines: [
+        { product: { skuId: 'A' } },
+        { product: { skuId: 'B', unitOfMeasure: 'CS' } },
+        'not an item',
+      ],
+    };
     applyDefaults(record, { 'lines[].product.unitOfMeasure': 'EA' });
     expect(record.lines).toEqual([
       { product: { skuId: 'A', unitOfMeasure: 'EA' } },
@@ -82,9 +96,15 @@ describe('applyDefaults', () => {
   });
 
   it('with overwrite, sets the values outright (the order’s own id on profile-supplied items)', () => {
-    const record = { shipAddresses: [{ shipmentId: '', addressId: 'A1' }], dates: { dueIn: 'old' } };
+    const record = {
+      shipAddresses: [{ shipmentId: '', addressId: 'A1' }],
+      dates: { dueIn: 'old' },
+    };
     applyDefaults(record, { 'shipAddresses[].shipmentId': 'SO-1', 'dates.dueIn': 'new' }, true);
-    expect(record).toEqual({ shipAddresses: [{ shipmentId: 'SO-1', addressId: 'A1' }], dates: { dueIn: 'new' } });
+    expect(record).toEqual({
+      shipAddresses: [{ shipmentId: 'SO-1', addressId: 'A1' }],
+      dates: { dueIn: 'new' },
+    });
   });
 
   it('copies profile values, so one record cannot change the next one’s', () => {
@@ -99,41 +119,63 @@ describe('applyDefaults', () => {
 describe('profileEntryProblems', () => {
   it('accepts a known path with a value of the right type, `lines[]` paths included', () => {
     expect(profileEntryProblems(KINDS['purchase-orders'], 'supplier.id', 'SUP-1')).toEqual([]);
-    expect(profileEntryProblems(KINDS['purchase-orders'], 'lines[].product.unitOfMeasure', 'EA')).toEqual([]);
-    expect(profileEntryProblems(KINDS['master-data'], 'product.information.countryOfOrigin', 'GB')).toEqual([]);
+    expect(
+      profileEntryProblems(KINDS['purchase-orders'], 'lines[].product.unitOfMeasure', 'EA'),
+    ).toEqual([]);
+    expect(
+      profileEntryProblems(KINDS['master-data'], 'product.information.countryOfOrigin', 'GB'),
+    ).toEqual([]);
   });
 
   it('refuses a path the kind does not have', () => {
     expect(profileEntryProblems(KINDS['purchase-orders'], 'supplier.colour', 'red')).toEqual([
       'Unknown purchase order field "supplier.colour"',
     ]);
-    expect(profileEntryProblems(KINDS['purchase-orders'], 'lines[].nope', 'x')).toEqual(['Unknown purchase order field "lines[].nope"']);
+    expect(profileEntryProblems(KINDS['purchase-orders'], 'lines[].nope', 'x')).toEqual([
+      'Unknown purchase order field "lines[].nope"',
+    ]);
     // `[]` only steps into arrays, and the path must be well formed.
-    expect(profileEntryProblems(KINDS['purchase-orders'], 'supplier[].id', 'x')).toEqual(['Unknown purchase order field "supplier[].id"']);
-    expect(profileEntryProblems(KINDS['purchase-orders'], 'supplier..id', 'x')).toEqual(['Unknown purchase order field "supplier..id"']);
+    expect(profileEntryProblems(KINDS['purchase-orders'], 'supplier[].id', 'x')).toEqual([
+      'Unknown purchase order field "supplier[].id"',
+    ]);
+    expect(profileEntryProblems(KINDS['purchase-orders'], 'supplier..id', 'x')).toEqual([
+      'Unknown purchase order field "supplier..id"',
+    ]);
   });
 
   it('refuses a value of the wrong type, naming the field', () => {
     expect(profileEntryProblems(KINDS['purchase-orders'], 'location.warehouse', 7)).toEqual([
       'location.warehouse: Expected string, received number',
     ]);
-    expect(profileEntryProblems(KINDS['purchase-orders'], 'lines[].product.unitOfMeasure', 3)).toEqual([
-      'lines[0].product.unitOfMeasure: Expected string, received number',
+    expect(
+      profileEntryProblems(KINDS['purchase-orders'], 'lines[].product.unitOfMeasure', 3),
+    ).toEqual(['lines[0].product.unitOfMeasure: Expected string, received number']);
+    expect(profileEntryProblems(KINDS['work-orders'], 'location', 'WH-MAN')).toEqual([
+      'location: Expected object, received string',
     ]);
-    expect(profileEntryProblems(KINDS['work-orders'], 'location', 'WH-MAN')).toEqual(['location: Expected object, received string']);
   });
 });
 
 describe('sourceOf: from a failing v2 path back to the field the partner sent', () => {
   it('names the absent legacy field when a whole v2 object is missing', () => {
-    const order = { AccountID: 'ACME', OrdNumber: 'SO-1', oOrderLines: [{ LineNumber: 1 }, { LineNumber: 2, Qty: 1 }] };
+    const order = {
+      AccountID: 'ACME',
+      OrdNumber: 'SO-1',
+      oOrderLines: [{ LineNumber: 1 }, { LineNumber: 2, Qty: 1 }],
+    };
     // No DueOutDate: v2 reports `dates: Required`, not `dates.dueOut`.
     expect(salesOrdersV1.sourceOf('dates', order)).toBe('DueOutDate');
     expect(salesOrdersV1.sourceOf('shipmentLines[0].quantities', order)).toBe('oOrderLines[0].Qty');
-    expect(salesOrdersV1.sourceOf('shipmentLines[1].financial', order)).toBe('oOrderLines[1].SalesUnitPrice');
+    expect(salesOrdersV1.sourceOf('shipmentLines[1].financial', order)).toBe(
+      'oOrderLines[1].SalesUnitPrice',
+    );
     // Of the fields that fill the object, the one not sent: here the order's own number (fromHeader).
-    expect(purchaseOrdersV1.sourceOf('lines[0].identifiers', { iOrderLines: [{ LineNumber: 1 }] })).toBe('OrdNumber');
-    expect(purchaseOrdersV1.sourceOf('lines[0].identifiers', { OrdNumber: 'PO-1', iOrderLines: [{}] })).toBe('iOrderLines[0].LineNumber');
+    expect(
+      purchaseOrdersV1.sourceOf('lines[0].identifiers', { iOrderLines: [{ LineNumber: 1 }] }),
+    ).toBe('OrdNumber');
+    expect(
+      purchaseOrdersV1.sourceOf('lines[0].identifiers', { OrdNumber: 'PO-1', iOrderLines: [{}] }),
+    ).toBe('iOrderLines[0].LineNumber');
     // Profile-only objects and items have no legacy source.
     expect(salesOrdersV1.sourceOf('shipping', order)).toBeUndefined();
     expect(salesOrdersV1.sourceOf('shipAddresses[0]', order)).toBeUndefined();
@@ -148,10 +190,18 @@ describe('sourceOf: from a failing v2 path back to the field the partner sent', 
       ],
     };
     // v2 lines: 0 = good 0, 1 = its part 0, 2 = good 1, 3 and 4 = its parts 0 and 1.
-    expect(workOrdersV1.sourceOf('lines[3].quantities.required', order)).toBe('FinishedGoods[1].FGParts[0].Qty');
-    expect(workOrdersV1.sourceOf('lines[4].quantities', order)).toBe('FinishedGoods[1].FGParts[1].Qty');
-    expect(workOrdersV1.sourceOf('lines[2].quantities.ordered', order)).toBe('FinishedGoods[1].Qty');
-    expect(workOrdersV1.sourceOf('lines[1].skuId', order)).toBe('FinishedGoods[0].FGParts[0].ProductID');
+    expect(workOrdersV1.sourceOf('lines[3].quantities.required', order)).toBe(
+      'FinishedGoods[1].FGParts[0].Qty',
+    );
+    expect(workOrdersV1.sourceOf('lines[4].quantities', order)).toBe(
+      'FinishedGoods[1].FGParts[1].Qty',
+    );
+    expect(workOrdersV1.sourceOf('lines[2].quantities.ordered', order)).toBe(
+      'FinishedGoods[1].Qty',
+    );
+    expect(workOrdersV1.sourceOf('lines[1].skuId', order)).toBe(
+      'FinishedGoods[0].FGParts[0].ProductID',
+    );
     expect(workOrdersV1.sourceOf('lines[3]', order)).toBe('FinishedGoods[1].FGParts[0]');
     // A part's line number is made from its finished good's.
     expect(workOrdersV1.sourceOf('lines[4].line', order)).toBe('FinishedGoods[1].LineNumber');

@@ -47,19 +47,40 @@ function capturingPublisher(): Publisher & { readonly bodies: unknown[] } {
 }
 
 /** The records part of a batch: in memory for JSON; streamed (opened twice) for CSV, as HTTP and file drops do. */
-function convert(kind: KindName, file: URL, profile: Profile): { mode: 'array'; records: unknown[]; senderTerms: SenderTerms } | { mode: 'stream'; open: () => AsyncIterable<Candidate> } {
+function convert(
+  kind: KindName,
+  file: URL,
+  profile: Profile,
+):
+  | { mode: 'array'; records: unknown[]; senderTerms: SenderTerms }
+  | { mode: 'stream'; open: () => AsyncIterable<Candidate> } {
   const converter = LEGACY[kind]!;
-  const options = { converter, businessId: BUSINESS_ID, context: { defaults: profile, receivedAt: RECEIVED_AT } };
+  const options = {
+    converter,
+    businessId: BUSINESS_ID,
+    context: { defaults: profile, receivedAt: RECEIVED_AT },
+  };
   // CSV is streamed from the file in small chunks, as an HTTP body or a file drop would be.
-  if (file.pathname.endsWith('.csv')) return { mode: 'stream', open: legacyCsvCandidates(() => createReadStream(file, { highWaterMark: 64 }), options) };
+  if (file.pathname.endsWith('.csv'))
+    return {
+      mode: 'stream',
+      open: legacyCsvCandidates(() => createReadStream(file, { highWaterMark: 64 }), options),
+    };
   return convertLegacyJson(readJson(file), options);
 }
 
 /** Runs one v1 input through conversion and the pipeline: the forwarded records, or the 400's errors. */
-async function ingestV1(kind: KindName, file: URL, profile: Profile): Promise<{ forwarded: unknown[] } | { errors: unknown }> {
+async function ingestV1(
+  kind: KindName,
+  file: URL,
+  profile: Profile,
+): Promise<{ forwarded: unknown[] } | { errors: unknown }> {
   const converted = convert(kind, file, profile);
   const publisher = capturingPublisher();
-  const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
+  const ingest = createIngest({
+    publisher,
+    routingKeyFor: compileRoutingKey('{kind}.{businessId}'),
+  });
   try {
     await ingest({
       kind: KINDS[kind],
@@ -110,14 +131,19 @@ describe.each(KIND_NAMES)('%s v1 fixtures', (kind) => {
   const inputs = invalidInputs(invalid);
   it('has invalid fixtures, each with its own expectation', () => {
     expect(inputs.length).toBeGreaterThan(0);
-    for (const input of inputs) expect(existsSync(new URL(expectationOf(input), invalid)), input).toBe(true);
+    for (const input of inputs)
+      expect(existsSync(new URL(expectationOf(input), invalid)), input).toBe(true);
     // `x.json` and `x.csv` would share `x.expected.json`: one input per name.
     expect(new Set(inputs.map(expectationOf)).size).toBe(inputs.length);
   });
 
   it.each(inputs)('invalid/%s is refused with exactly its errors', async (input) => {
     const own = new URL(input.replace(/\.(json|csv)$/, '.profile.json'), invalid);
-    const result = await ingestV1(kind, new URL(input, invalid), existsSync(own) ? (readJson(own) as Profile) : profile);
+    const result = await ingestV1(
+      kind,
+      new URL(input, invalid),
+      existsSync(own) ? (readJson(own) as Profile) : profile,
+    );
     expect(result).toEqual({ errors: readJson(new URL(expectationOf(input), invalid)) });
   });
 });

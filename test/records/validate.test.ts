@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noExplicitAny: the tests reach deep into canonical records to change one field; a type per path would only restate the schema
 /** validateRecord: parse with the error map, platform fields, tenancy (spec §5.4). */
 import { describe, expect, it } from 'vitest';
 import { KINDS, validateRecord } from '../../src/records/index.js';
@@ -6,7 +7,8 @@ import { BUSINESS_ID, validRecords } from './fixtures.js';
 const TENANCY = 'Must equal the authenticated business id';
 const salesOrder = () => structuredClone(validRecords('sales-orders')[0]!) as Record<string, any>;
 const product = () => structuredClone(validRecords('master-data')[0]!) as Record<string, any>;
-const purchaseOrder = () => structuredClone(validRecords('purchase-orders')[0]!) as Record<string, any>;
+const purchaseOrder = () =>
+  structuredClone(validRecords('purchase-orders')[0]!) as Record<string, any>;
 
 describe('validateRecord', () => {
   it('returns the parsed record on success', () => {
@@ -47,7 +49,9 @@ describe('validateRecord', () => {
   });
 
   it('rejects non-finite numbers, which JSON can carry as overflow (1e999)', () => {
-    const input = JSON.parse(JSON.stringify(salesOrder()).replace('"ordered":3', '"ordered":1e999'));
+    const input = JSON.parse(
+      JSON.stringify(salesOrder()).replace('"ordered":3', '"ordered":1e999'),
+    );
     expect(validateRecord(KINDS['sales-orders'], input, BUSINESS_ID)).toEqual({
       ok: false,
       errors: ['shipmentLines[0].quantities.ordered: Expected number, received infinity'],
@@ -100,6 +104,9 @@ describe('tenancy', () => {
     const input = salesOrder();
     if (value === undefined) delete input.identifiers.businessId;
     else input.identifiers.businessId = value;
-    expect(validateRecord(KINDS['sales-orders'], input, BUSINESS_ID)).toEqual({ ok: false, errors: [error] });
+    expect(validateRecord(KINDS['sales-orders'], input, BUSINESS_ID)).toEqual({
+      ok: false,
+      errors: [error],
+    });
   });
 });

@@ -5,7 +5,10 @@ import { startJob } from '../../src/schedule.js';
 /** A logger at debug whose lines the test reads. */
 function capture() {
   const lines: Array<{ level: string; msg: string; job?: string; reason?: string }> = [];
-  const log = createLogger({ level: 'debug', destination: { write: (line: string) => void lines.push(JSON.parse(line)) } });
+  const log = createLogger({
+    level: 'debug',
+    destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+  });
   return { log, lines };
 }
 
@@ -15,7 +18,12 @@ describe('scheduled jobs (node-cron)', () => {
   it('runs a cron job at its ticks, in the given time zone', async () => {
     const { log } = capture();
     const ticks: number[] = [];
-    const job = startJob({ name: 'poll:tz', schedule: { cron: EVERY_SECOND, timezone: 'Asia/Kolkata' }, log, run: async () => void ticks.push(Date.now()) });
+    const job = startJob({
+      name: 'poll:tz',
+      schedule: { cron: EVERY_SECOND, timezone: 'Asia/Kolkata' },
+      log,
+      run: async () => void ticks.push(Date.now()),
+    });
     try {
       await expect.poll(() => ticks.length, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
       expect(ticks[1]! - ticks[0]!).toBeGreaterThanOrEqual(500);
@@ -28,9 +36,20 @@ describe('scheduled jobs (node-cron)', () => {
     const { log, lines } = capture();
     let runs = 0;
     let release!: () => void;
-    const job = startJob({ name: 'poll:slow', schedule: { cron: EVERY_SECOND }, log, run: () => ((runs += 1), new Promise<void>((resolve) => (release = resolve))) });
+    const job = startJob({
+      name: 'poll:slow',
+      schedule: { cron: EVERY_SECOND },
+      log,
+      run: () => {
+        runs += 1;
+        return new Promise<void>((resolve) => (release = resolve));
+      },
+    });
     try {
-      const skipped = () => lines.filter((l) => l.level === 'debug' && l.job === 'poll:slow' && l.msg.includes('still going')).length;
+      const skipped = () =>
+        lines.filter(
+          (l) => l.level === 'debug' && l.job === 'poll:slow' && l.msg.includes('still going'),
+        ).length;
       await expect.poll(skipped, { timeout: 6000 }).toBeGreaterThanOrEqual(2);
       expect(runs).toBe(1);
       release();
@@ -57,8 +76,13 @@ describe('scheduled jobs (node-cron)', () => {
       await expect.poll(() => runs, { timeout: 5000 }).toBeGreaterThanOrEqual(2);
       const failed = lines.filter((l) => l.level === 'error');
       expect(failed).toHaveLength(1);
-      expect(failed[0]).toMatchObject({ job: 'reprocess:acme:nightly', reason: 'drop unreachable' });
-      expect(failed[0]!.msg).toBe('job reprocess:acme:nightly failed; it runs again at its next tick');
+      expect(failed[0]).toMatchObject({
+        job: 'reprocess:acme:nightly',
+        reason: 'drop unreachable',
+      });
+      expect(failed[0]!.msg).toBe(
+        'job reprocess:acme:nightly failed; it runs again at its next tick',
+      );
     } finally {
       await job.stop();
     }

@@ -28,11 +28,21 @@ let publisher: RabbitMqPublisher;
 let s3: StoreFixture;
 const spool = tempFolder('reprocess-s3-spool-');
 const log = createLogger({ level: 'silent' });
-const readAll = async (store: StoreFixture['store'], name: string) => (await readStream(await store.read(name))).toString('utf8');
+const readAll = async (store: StoreFixture['store'], name: string) =>
+  (await readStream(await store.read(name))).toString('utf8');
 
 beforeAll(async () => {
   topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'reprocess-s3' });
-  publisher = createRabbitMqPublisher({ url: AMQP_URL, exchange: topology.exchange, queues: [], publishTimeoutMs: 15_000, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } }, log);
+  publisher = createRabbitMqPublisher(
+    {
+      url: AMQP_URL,
+      exchange: topology.exchange,
+      queues: [],
+      publishTimeoutMs: 15_000,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 300 },
+    },
+    log,
+  );
   await publisher.start();
   s3 = await s3Fixture();
 });
@@ -46,13 +56,33 @@ describe('reprocessing a local drop with two workers at once', () => {
   it('claims each input first: every input is tried once, by one worker, with one new receipt', async () => {
     const drop = tempFolder('reprocess-local-').dir;
     const name = `reprocess-local-${process.pid}`;
-    const pipeline = pipelineSchema.parse({ name, businessId: 'DEMO', kind: 'sales-orders', format: 'v1-csv', source: { type: 'local', path: drop }, readiness: { strategy: 'rename' } });
+    const pipeline = pipelineSchema.parse({
+      name,
+      businessId: 'DEMO',
+      kind: 'sales-orders',
+      format: 'v1-csv',
+      source: { type: 'local', path: drop },
+      readiness: { strategy: 'rename' },
+    });
     const onboarding: Record<string, unknown> = {};
-    const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
-    const worker = (id: string) => createDropRunner({ pipeline, store: createLocalDrop({ path: drop }), ingest, onboarding: onboarding as OnboardingProfiles, log, spoolDirectory: spool.dir, workerId: id });
+    const ingest = createIngest({
+      publisher,
+      routingKeyFor: compileRoutingKey('{kind}.{businessId}'),
+    });
+    const worker = (id: string) =>
+      createDropRunner({
+        pipeline,
+        store: createLocalDrop({ path: drop }),
+        ingest,
+        onboarding: onboarding as OnboardingProfiles,
+        log,
+        spoolDirectory: spool.dir,
+        workerId: id,
+      });
     const [a, b] = [worker('a'), worker('b')];
     const files = 6;
-    for (let i = 0; i < files; i++) writeFileSync(path.join(drop, `orders-${i}.csv`), demoOrdersCsv(`TWO-${i}-${Date.now()}`, 1));
+    for (let i = 0; i < files; i++)
+      writeFileSync(path.join(drop, `orders-${i}.csv`), demoOrdersCsv(`TWO-${i}-${Date.now()}`, 1));
     expect(await a.runOnce()).toMatchObject({ rejected: files });
     await topology.messages();
     onboarding.DEMO = DEV_ONBOARDING.DEMO;
@@ -61,7 +91,9 @@ describe('reprocessing a local drop with two workers at once', () => {
       const tried = [...ra.inputs, ...rb.inputs].filter((input) => input.outcome !== 'skipped');
       expect(tried.map((input) => input.outcome)).toEqual(Array(files).fill('accepted'));
       expect(new Set(tried.map((input) => input.file)).size).toBe(files);
-      expect(readdirSync(path.join(drop, 'processed')).filter((f) => f.endsWith('.receipt.json'))).toHaveLength(files);
+      expect(
+        readdirSync(path.join(drop, 'processed')).filter((f) => f.endsWith('.receipt.json')),
+      ).toHaveLength(files);
       expect(readdirSync(path.join(drop, 'failed'))).toHaveLength(files); // the first receipts only
       expect(await topology.count()).toBe(files);
       await topology.messages();
@@ -74,11 +106,30 @@ describe('reprocessing a local drop with two workers at once', () => {
 describe('reprocessing an S3 drop', () => {
   it('is done by the lease holder only, from failed/, with a new receipt beside the first', async () => {
     const name = `reprocess-s3-${process.pid}`;
-    const pipeline = pipelineSchema.parse({ name, businessId: 'DEMO', kind: 'sales-orders', format: 'v1-csv', source: { type: 's3', bucket: 'unused', region: 'x' }, readiness: { strategy: 'rename' } });
+    const pipeline = pipelineSchema.parse({
+      name,
+      businessId: 'DEMO',
+      kind: 'sales-orders',
+      format: 'v1-csv',
+      source: { type: 's3', bucket: 'unused', region: 'x' },
+      readiness: { strategy: 'rename' },
+    });
     const onboarding: Record<string, unknown> = {};
-    const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
+    const ingest = createIngest({
+      publisher,
+      routingKeyFor: compileRoutingKey('{kind}.{businessId}'),
+    });
     const worker = (id: string) =>
-      createDropRunner({ pipeline, store: s3.store, ingest, onboarding: onboarding as OnboardingProfiles, log, spoolDirectory: spool.dir, workerId: id, lease: createRabbitMqLease({ url: AMQP_URL, pipeline: name }, log) });
+      createDropRunner({
+        pipeline,
+        store: s3.store,
+        ingest,
+        onboarding: onboarding as OnboardingProfiles,
+        log,
+        spoolDirectory: spool.dir,
+        workerId: id,
+        lease: createRabbitMqLease({ url: AMQP_URL, pipeline: name }, log),
+      });
     const a = worker('a');
     await s3.put('orders.csv', demoOrdersCsv(`S3FIX-${Date.now()}`, 2));
     expect(await a.runOnce({ waitForLeaseMs: 10_000 })).toMatchObject({ rejected: 1 });
@@ -91,8 +142,19 @@ describe('reprocessing an S3 drop', () => {
       expect(await s3.has('failed/orders.csv')).toBe(true);
 
       const report = await a.reprocess();
-      expect(report.inputs).toMatchObject([{ file: 'orders.csv', location: 'failed/orders.csv', status: 'failed', attempts: 1, outcome: 'accepted', attempt: 2 }]);
-      expect(JSON.parse(await readAll(s3.store, 'processed/orders.csv.receipt.json'))).toMatchObject({ outcome: 'accepted', attempt: 2 });
+      expect(report.inputs).toMatchObject([
+        {
+          file: 'orders.csv',
+          location: 'failed/orders.csv',
+          status: 'failed',
+          attempts: 1,
+          outcome: 'accepted',
+          attempt: 2,
+        },
+      ]);
+      expect(
+        JSON.parse(await readAll(s3.store, 'processed/orders.csv.receipt.json')),
+      ).toMatchObject({ outcome: 'accepted', attempt: 2 });
       expect(await readAll(s3.store, 'failed/orders.csv.receipt.json')).toBe(first);
       expect(await s3.has('failed/orders.csv')).toBe(false);
       expect(await topology.count()).toBe(2);

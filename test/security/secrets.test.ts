@@ -37,7 +37,15 @@ describe('digest comparison time does not depend on where the digests differ', (
     const rounds = { early: [] as number[], late: [] as number[] };
     let sink = 0;
     for (let round = 0; round < 61; round++) {
-      for (const [name, other] of round % 2 ? ([['early', early], ['late', late]] as const) : ([['late', late], ['early', early]] as const)) {
+      for (const [name, other] of round % 2
+        ? ([
+            ['early', early],
+            ['late', late],
+          ] as const)
+        : ([
+            ['late', late],
+            ['early', early],
+          ] as const)) {
         const started = process.hrtime.bigint();
         for (let i = 0; i < 50; i++) sink += compare(secret, other) ? 1 : 0;
         rounds[name].push(Number(process.hrtime.bigint() - started));
@@ -60,7 +68,9 @@ describe('digest comparison time does not depend on where the digests differ', (
     // The harness must be able to fail: an ordinary byte comparison (memcmp) exits at the first difference.
     const leaky = lateOverEarly((a, b) => Buffer.compare(a, b) === 0);
     const ours = lateOverEarly(digestsEqual);
-    console.log(`timing: late/early ratio ${ours.toFixed(2)} for digestsEqual, ${leaky.toFixed(1)} for Buffer.compare`);
+    console.log(
+      `timing: late/early ratio ${ours.toFixed(2)} for digestsEqual, ${leaky.toFixed(1)} for Buffer.compare`,
+    );
     expect(leaky).toBeGreaterThan(3);
     expect(ours).toBeGreaterThan(0.67);
     expect(ours).toBeLessThan(1.5);
@@ -74,26 +84,58 @@ describe('no API key in the logs of a full run', () => {
 
   beforeAll(async () => {
     const tenants = ['tenants:'];
-    for (const t of [ACME, OTHER]) tenants.push(`  - businessId: ${t.businessId}`, `    apiKeyHash: "${await hashApiKey(t.apiKey)}"`);
+    for (const t of [ACME, OTHER])
+      tenants.push(
+        `  - businessId: ${t.businessId}`,
+        `    apiKeyHash: "${await hashApiKey(t.apiKey)}"`,
+      );
     const onboarding = `onboarding: ${JSON.stringify({ ACME: { 'sales-orders': v1Profile('sales-orders') } })}`;
-    const config = temp.write('full-run.yaml', [`dataDirectory: ${path.join(temp.dir, 'data')}`, ...tenants, onboarding].join('\n'));
-    service = await startService({ env: { PORT: '0', HOST: '127.0.0.1', INGEST_CONFIG: config, LOG_LEVEL: 'trace' }, log: createLogger({ level: 'trace', destination: logs }) });
+    const config = temp.write(
+      'full-run.yaml',
+      [`dataDirectory: ${path.join(temp.dir, 'data')}`, ...tenants, onboarding].join('\n'),
+    );
+    service = await startService({
+      env: { PORT: '0', HOST: '127.0.0.1', INGEST_CONFIG: config, LOG_LEVEL: 'trace' },
+      log: createLogger({ level: 'trace', destination: logs }),
+    });
   });
   afterAll(() => service?.stop());
 
   it('logs every request (right and wrong keys, v1 and v2, JSON and CSV) without the keys, raw or base64', async () => {
     const post = (p: string, auth: string, body: string, type = 'application/json') =>
-      fetch(`${service.url}${p}`, { method: 'POST', headers: { authorization: auth, 'content-type': type }, body });
+      fetch(`${service.url}${p}`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': type },
+        body,
+      });
     const wrong = basicAuth({ ...ACME, apiKey: wrongKey });
     const statuses = [
-      (await post('/api/v2/sales-orders', basicAuth(ACME), JSON.stringify(validRecords('sales-orders')))).status,
+      (
+        await post(
+          '/api/v2/sales-orders',
+          basicAuth(ACME),
+          JSON.stringify(validRecords('sales-orders')),
+        )
+      ).status,
       (await post('/api/v2/sales-orders', wrong, '[]')).status,
       (await post('/api/v2/master-data', basicAuth(OTHER), '[{}]')).status,
-      (await post('/api/v1/sales-orders', basicAuth(ACME), JSON.stringify(v1Json('sales-orders')))).status,
-      (await post('/api/v1/sales-orders', basicAuth(ACME), v1Csv('sales-orders'), 'text/csv')).status,
+      (await post('/api/v1/sales-orders', basicAuth(ACME), JSON.stringify(v1Json('sales-orders'))))
+        .status,
+      (await post('/api/v1/sales-orders', basicAuth(ACME), v1Csv('sales-orders'), 'text/csv'))
+        .status,
       (await post('/api/v1/sales-orders', wrong, v1Csv('sales-orders'), 'text/csv')).status,
-      (await post('/api/v1/sales-orders', `Basic ${Buffer.from(`${ACME.businessId}:${ACME.apiKey}\u0000`).toString('base64')}`, '[]')).status,
-      (await fetch(`${service.url}/api/v1/customer/ACME/stock`, { headers: { authorization: basicAuth(ACME) } })).status,
+      (
+        await post(
+          '/api/v1/sales-orders',
+          `Basic ${Buffer.from(`${ACME.businessId}:${ACME.apiKey}\u0000`).toString('base64')}`,
+          '[]',
+        )
+      ).status,
+      (
+        await fetch(`${service.url}/api/v1/customer/ACME/stock`, {
+          headers: { authorization: basicAuth(ACME) },
+        })
+      ).status,
     ];
     expect(statuses).toEqual([202, 401, 400, 202, 202, 401, 401, 501]);
     const text = logs.raw.join('\n');
@@ -101,13 +143,15 @@ describe('no API key in the logs of a full run', () => {
     for (const key of [ACME.apiKey, OTHER.apiKey, wrongKey]) {
       expect(text).not.toContain(key);
       expect(text).not.toContain(Buffer.from(key).toString('base64'));
-      for (const user of [ACME.businessId, OTHER.businessId]) expect(text).not.toContain(Buffer.from(`${user}:${key}`).toString('base64').slice(0, -4));
+      for (const user of [ACME.businessId, OTHER.businessId])
+        expect(text).not.toContain(Buffer.from(`${user}:${key}`).toString('base64').slice(0, -4));
     }
   });
 });
 
 describe('files holding secrets must be private (mode & 0o077 === 0)', () => {
-  const hash = '$scrypt$ln=15,r=8,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=';
+  const hash =
+    '$scrypt$ln=15,r=8,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=';
 
   it('refuses an INGEST_CONFIG with tenants or a broker password readable by group or others, naming the file', () => {
     for (const [content, mode] of [
@@ -118,12 +162,18 @@ describe('files holding secrets must be private (mode & 0o077 === 0)', () => {
       const file = temp.write(`exposed-${mode}.yaml`, content, mode);
       const load = () => loadConfig({ env: { INGEST_CONFIG: file } });
       expect(load).toThrow(ConfigError);
-      expect(load).toThrow(`${file}: (file): ${file} holds secrets but is accessible by group or others (mode 0${mode.toString(8)}); run chmod 600 ${file}`);
+      expect(load).toThrow(
+        `${file}: (file): ${file} holds secrets but is accessible by group or others (mode 0${mode.toString(8)}); run chmod 600 ${file}`,
+      );
       chmodSync(file, 0o600);
       expect(load().tenants.length + Number(load().broker.url !== undefined)).toBeGreaterThan(0);
     }
     // Without secrets, a readable file is fine.
-    expect(loadConfig({ env: { INGEST_CONFIG: temp.write('public.yaml', 'log:\n  level: warn\n', 0o644) } }).log.level).toBe('warn');
+    expect(
+      loadConfig({
+        env: { INGEST_CONFIG: temp.write('public.yaml', 'log:\n  level: warn\n', 0o644) },
+      }).log.level,
+    ).toBe('warn');
   });
 
   it('refuses a {file} secret of a pipeline readable by group or others, naming pipeline file, field and secret file; known_hosts may be public', () => {
@@ -131,10 +181,18 @@ describe('files holding secrets must be private (mode & 0o077 === 0)', () => {
     const knownHosts = temp.write('known_hosts', 'host ssh-ed25519 AAAA', 0o644);
     const pipeline = temp.write(
       'drop.yaml',
-      ['name: acme-drop', 'businessId: ACME', 'kind: sales-orders', 'format: v1-csv', `source: { type: sftp, host: 127.0.0.1, username: u, path: /in, privateKey: { file: ${key} }, knownHosts: ${knownHosts} }`].join('\n'),
+      [
+        'name: acme-drop',
+        'businessId: ACME',
+        'kind: sales-orders',
+        'format: v1-csv',
+        `source: { type: sftp, host: 127.0.0.1, username: u, path: /in, privateKey: { file: ${key} }, knownHosts: ${knownHosts} }`,
+      ].join('\n'),
     );
     const [definition] = loadPipelineFiles([pipeline], { tenants: ['ACME'] });
-    expect(() => createDropStore(definition!, pipeline)).toThrow(`${pipeline}: source.privateKey: ${key} holds secrets but is accessible by group or others (mode 0644)`);
+    expect(() => createDropStore(definition!, pipeline)).toThrow(
+      `${pipeline}: source.privateKey: ${key} holds secrets but is accessible by group or others (mode 0644)`,
+    );
     chmodSync(key, 0o600);
     expect(createDropStore(definition!, pipeline).type).toBe('sftp');
   });

@@ -24,13 +24,18 @@ import { tempFolder } from '../support/temp.js';
 
 const log = createLogger({ level: 'silent' });
 const temp = tempFolder('tenant-drops-');
-const onboarding = { ACME: Object.fromEntries(KIND_NAMES.map((kind) => [kind, v1Profile(kind)])) } as OnboardingProfiles;
+const onboarding = {
+  ACME: Object.fromEntries(KIND_NAMES.map((kind) => [kind, v1Profile(kind)])),
+} as OnboardingProfiles;
 let topology: TestTopology;
 let publisher: RabbitMqPublisher;
 
 beforeAll(async () => {
   topology = await declareTestTopology({ bindingKeys: ['#'] });
-  publisher = createRabbitMqPublisher({ url: AMQP_URL, exchange: topology.exchange, queues: [] }, log);
+  publisher = createRabbitMqPublisher(
+    { url: AMQP_URL, exchange: topology.exchange, queues: [] },
+    log,
+  );
   await publisher.start();
 });
 afterAll(async () => {
@@ -54,28 +59,71 @@ function foreignFile(kind: KindName, format: 'v2-json' | 'v1-json' | 'v1-csv'): 
 }
 
 describe.each(KIND_NAMES)('a drop bound to ACME: %s', (kind) => {
-  it.each(['v2-json', 'v1-json', 'v1-csv'] as const)('refuses a %s file of another business whole, with a failure receipt', async (format) => {
-    const dir = path.join(temp.dir, `${kind}-${format}`);
-    const name = `foreign.${format === 'v1-csv' ? 'csv' : 'json'}`;
-    const store = createLocalDrop({ path: dir });
-    await store.write(name, foreignFile(kind, format));
-    const pipeline = pipelineSchema.parse({ name: `tenancy-${kind}-${format}`, businessId: 'ACME', kind, format, source: { type: 'local', path: dir }, readiness: { strategy: 'rename' } });
-    const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
-    const runner = createDropRunner({ pipeline, store, ingest, onboarding, log, spoolDirectory: path.join(temp.dir, 'spool') });
-    expect(await runner.runOnce()).toMatchObject({ accepted: 0, rejected: 1, retried: 0 });
-    const receipt = JSON.parse(readFileSync(path.join(dir, 'failed', `${name}.receipt.json`), 'utf8')) as Receipt;
-    expect(receipt).toMatchObject({ outcome: 'rejected', businessId: 'ACME', response: { status: 400 } });
-    expect(JSON.stringify(receipt.response)).toMatch(/business/i);
-    expect(await topology.count()).toBe(0);
-  });
+  it.each(['v2-json', 'v1-json', 'v1-csv'] as const)(
+    'refuses a %s file of another business whole, with a failure receipt',
+    async (format) => {
+      const dir = path.join(temp.dir, `${kind}-${format}`);
+      const name = `foreign.${format === 'v1-csv' ? 'csv' : 'json'}`;
+      const store = createLocalDrop({ path: dir });
+      await store.write(name, foreignFile(kind, format));
+      const pipeline = pipelineSchema.parse({
+        name: `tenancy-${kind}-${format}`,
+        businessId: 'ACME',
+        kind,
+        format,
+        source: { type: 'local', path: dir },
+        readiness: { strategy: 'rename' },
+      });
+      const ingest = createIngest({
+        publisher,
+        routingKeyFor: compileRoutingKey('{kind}.{businessId}'),
+      });
+      const runner = createDropRunner({
+        pipeline,
+        store,
+        ingest,
+        onboarding,
+        log,
+        spoolDirectory: path.join(temp.dir, 'spool'),
+      });
+      expect(await runner.runOnce()).toMatchObject({ accepted: 0, rejected: 1, retried: 0 });
+      const receipt = JSON.parse(
+        readFileSync(path.join(dir, 'failed', `${name}.receipt.json`), 'utf8'),
+      ) as Receipt;
+      expect(receipt).toMatchObject({
+        outcome: 'rejected',
+        businessId: 'ACME',
+        response: { status: 400 },
+      });
+      expect(JSON.stringify(receipt.response)).toMatch(/business/i);
+      expect(await topology.count()).toBe(0);
+    },
+  );
 
   it('accepts the same files for ACME itself (the refusals above are about the business, not the file)', async () => {
     const dir = path.join(temp.dir, `${kind}-own`);
     const store = createLocalDrop({ path: dir });
     await store.write('own.csv', foreignFile(kind, 'v1-csv').replaceAll('OTHER', 'ACME'));
-    const pipeline = pipelineSchema.parse({ name: `tenancy-${kind}-own`, businessId: 'ACME', kind, format: 'v1-csv', source: { type: 'local', path: dir }, readiness: { strategy: 'rename' } });
-    const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
-    const runner = createDropRunner({ pipeline, store, ingest, onboarding, log, spoolDirectory: path.join(temp.dir, 'spool') });
+    const pipeline = pipelineSchema.parse({
+      name: `tenancy-${kind}-own`,
+      businessId: 'ACME',
+      kind,
+      format: 'v1-csv',
+      source: { type: 'local', path: dir },
+      readiness: { strategy: 'rename' },
+    });
+    const ingest = createIngest({
+      publisher,
+      routingKeyFor: compileRoutingKey('{kind}.{businessId}'),
+    });
+    const runner = createDropRunner({
+      pipeline,
+      store,
+      ingest,
+      onboarding,
+      log,
+      spoolDirectory: path.join(temp.dir, 'spool'),
+    });
     expect(await runner.runOnce()).toMatchObject({ accepted: 1, rejected: 0 });
     expect(await topology.count()).toBeGreaterThan(0);
     await topology.messages();

@@ -10,8 +10,14 @@ export default async function checkServices(): Promise<void> {
   const reachable = await new Promise<boolean>((resolve) => {
     const socket = net.connect({ host: amqpUrl.hostname, port });
     socket.setTimeout(3000);
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.once('error', () => resolve(false));
   });
   if (!reachable) {

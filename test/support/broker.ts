@@ -32,7 +32,10 @@ export interface TestTopology {
 }
 
 /** A fresh durable topic exchange with one durable queue bound to `bindingKeys`. */
-export async function declareTestTopology(options: { bindingKeys: readonly string[]; prefix?: string }): Promise<TestTopology> {
+export async function declareTestTopology(options: {
+  bindingKeys: readonly string[];
+  prefix?: string;
+}): Promise<TestTopology> {
   const prefix = options.prefix ?? 'test';
   const exchange = uniqueName(`${prefix}.x`);
   const queue = uniqueName(`${prefix}.q`);
@@ -61,7 +64,11 @@ export async function declareTestTopology(options: { bindingKeys: readonly strin
       for (;;) {
         const message = await ch.get(queue, { noAck: true });
         if (message === false) return out;
-        out.push({ content: JSON.parse(message.content.toString('utf8')), routingKey: message.fields.routingKey, properties: message.properties });
+        out.push({
+          content: JSON.parse(message.content.toString('utf8')),
+          routingKey: message.fields.routingKey,
+          properties: message.properties,
+        });
       }
     },
     async count() {

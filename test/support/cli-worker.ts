@@ -44,7 +44,9 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): CliWo
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
     if (stderr.length < 64 * 1024) stderr += chunk;
   });
-  const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? `code ${code}`)));
+  const exited = new Promise<string>((resolve) =>
+    child.once('exit', (code, signal) => resolve(signal ?? `code ${code}`)),
+  );
   return {
     child,
     lines,
@@ -58,7 +60,11 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): CliWo
  * Sends `signal` and resolves with how the process ended (`code 0`, `SIGKILL`, …) and how long that
  * took; SIGKILLs it if it has not ended within `ms` (a test never hangs on it).
  */
-export async function stopCli(worker: CliWorker, signal: NodeJS.Signals, ms = 10_000): Promise<{ exit: string; ms: number }> {
+export async function stopCli(
+  worker: CliWorker,
+  signal: NodeJS.Signals,
+  ms = 10_000,
+): Promise<{ exit: string; ms: number }> {
   const started = performance.now();
   worker.child.kill(signal);
   let timer: NodeJS.Timeout | undefined;

@@ -13,9 +13,11 @@ import { ordersCsv } from '../drops/stores/drop-contract.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';
 
 /** A v1 CSV of `orders` DEMO orders (two lines each, one record per order); `tag` makes it unique. */
-export const demoOrdersCsv = (tag: string, orders: number) => ordersCsv(tag, orders).replaceAll('ACME,', 'DEMO,');
+export const demoOrdersCsv = (tag: string, orders: number) =>
+  ordersCsv(tag, orders).replaceAll('ACME,', 'DEMO,');
 /** The record a message body holds, by its shipmentId (the CSV's OrdNumber). */
-export const shipmentIdOf = (body: string) => (JSON.parse(body) as { identifiers: { shipmentId: string } }).identifiers.shipmentId;
+export const shipmentIdOf = (body: string) =>
+  (JSON.parse(body) as { identifiers: { shipmentId: string } }).identifiers.shipmentId;
 
 /**
  * A drop runner as `run` builds it — real store, real ingest, a real RabbitMQ publisher on a
@@ -31,12 +33,24 @@ export interface DropHarness {
   close(): Promise<void>;
 }
 
-export async function startDropHarness(store: DropStore, pipelineName: string): Promise<DropHarness> {
+export async function startDropHarness(
+  store: DropStore,
+  pipelineName: string,
+): Promise<DropHarness> {
   const warnings: string[] = [];
-  const log = createLogger({ level: 'warn', destination: { write: (line: string) => void warnings.push(line) } });
+  const log = createLogger({
+    level: 'warn',
+    destination: { write: (line: string) => void warnings.push(line) },
+  });
   const topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'faults' });
   const publisher = createRabbitMqPublisher(
-    { url: AMQP_URL, exchange: topology.exchange, queues: [], publishTimeoutMs: 15_000, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } },
+    {
+      url: AMQP_URL,
+      exchange: topology.exchange,
+      queues: [],
+      publishTimeoutMs: 15_000,
+      reconnect: { initialDelayMs: 50, maxDelayMs: 300 },
+    },
     log,
   );
   await publisher.start();

@@ -21,7 +21,10 @@ function tenantsYaml(): Promise<string> {
   return (tenantYaml ??= (async () => {
     const lines = ['tenants:'];
     for (const tenant of [ACME, OTHER]) {
-      lines.push(`  - businessId: ${tenant.businessId}`, `    apiKeyHash: "${await hashApiKey(tenant.apiKey)}"`);
+      lines.push(
+        `  - businessId: ${tenant.businessId}`,
+        `    apiKeyHash: "${await hashApiKey(tenant.apiKey)}"`,
+      );
     }
     return lines.join('\n');
   })());
@@ -86,7 +89,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     `      bindingKeys: ${JSON.stringify(options.bindingKeys ?? ['#'])}`,
     options.yaml ?? '',
   ].join('\n');
-  const env: NodeJS.ProcessEnv = { INGEST_CONFIG: folder.write('config.yaml', yaml), INGEST_ENV: options.environment ?? 'development' };
+  const env: NodeJS.ProcessEnv = {
+    INGEST_CONFIG: folder.write('config.yaml', yaml),
+    INGEST_ENV: options.environment ?? 'development',
+  };
   if (options.amqpUrl !== null) env.AMQP_URL = options.amqpUrl ?? AMQP_URL;
   const config = loadConfig({ env });
   const logs = new LogCapture();
@@ -103,7 +109,10 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
     logs,
     async post(kindOrPath, body, init = {}) {
       const path = kindOrPath.startsWith('/') ? kindOrPath : `/api/v2/${kindOrPath}`;
-      const headers: Record<string, string> = { 'content-type': 'application/json', ...init.headers };
+      const headers: Record<string, string> = {
+        'content-type': 'application/json',
+        ...init.headers,
+      };
       const auth = init.auth === undefined ? basicAuth(ACME) : init.auth;
       if (auth !== null) headers.authorization = auth;
       return app.request(path, { method: 'POST', headers, body: init.raw ?? JSON.stringify(body) });

@@ -11,7 +11,11 @@ export interface QueuedMessage {
  * counts (exact, unlike the management API), consumed with auto-ack. Only for a queue nothing
  * publishes to any more.
  */
-export async function drainQueue(url: string, queue: string, timeoutMs = 30_000): Promise<QueuedMessage[]> {
+export async function drainQueue(
+  url: string,
+  queue: string,
+  timeoutMs = 30_000,
+): Promise<QueuedMessage[]> {
   const connection = await connect(url);
   connection.on('error', () => {});
   let timer: NodeJS.Timeout | undefined;
@@ -21,13 +25,25 @@ export async function drainQueue(url: string, queue: string, timeoutMs = 30_000)
     const out: QueuedMessage[] = [];
     if (messageCount === 0) return out;
     await new Promise<void>((resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`read ${out.length} of ${messageCount} messages from ${queue} within ${timeoutMs} ms`)), timeoutMs);
+      timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `read ${out.length} of ${messageCount} messages from ${queue} within ${timeoutMs} ms`,
+            ),
+          ),
+        timeoutMs,
+      );
       void channel
         .consume(
           queue,
           (message) => {
-            if (message === null) return reject(new Error(`the broker cancelled the consumer of ${queue}`));
-            out.push({ messageId: String(message.properties.messageId), body: message.content.toString('utf8') });
+            if (message === null)
+              return reject(new Error(`the broker cancelled the consumer of ${queue}`));
+            out.push({
+              messageId: String(message.properties.messageId),
+              body: message.content.toString('utf8'),
+            });
             if (out.length === messageCount) resolve();
           },
           { noAck: true },
@@ -56,7 +72,10 @@ export interface Audit {
 }
 
 /** `keyOf` names the business record a body holds (e.g. its shipmentId), to catch a record re-sent under a new id. */
-export function auditQueue(messages: readonly QueuedMessage[], keyOf: (body: string) => string): Audit {
+export function auditQueue(
+  messages: readonly QueuedMessage[],
+  keyOf: (body: string) => string,
+): Audit {
   const bodyOf = new Map<string, string>();
   const idsOfRecord = new Map<string, Set<string>>();
   const idsWithDifferentBodies = new Set<string>();

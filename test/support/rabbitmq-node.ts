@@ -46,14 +46,18 @@ process.once('exit', () => {
 });
 
 export async function startRabbitMqNode(prefix = 'faults'): Promise<RabbitMqNode> {
-  if (!existsSync(path.join(BIN, 'rabbitmq-server'))) throw new Error(`${BIN}/rabbitmq-server is missing: run scripts/ensure-services.sh`);
+  if (!existsSync(path.join(BIN, 'rabbitmq-server')))
+    throw new Error(`${BIN}/rabbitmq-server is missing: run scripts/ensure-services.sh`);
   const dir = mkdtempSync(path.join(tmpdir(), `rabbitmq-${prefix}-`));
   const nodeName = `${prefix}-${process.pid}-${randomBytes(3).toString('hex')}@localhost`;
   const [port, distPort] = await Promise.all([freePort(), freePort()]);
   const pidFile = path.join(dir, 'node.pid');
   // Our own config file: the machine's /etc/rabbitmq/rabbitmq.conf names port 5672, and its
   // rabbitmq-env.conf names the node rabbit@localhost — either would clash with the shared broker.
-  writeFileSync(path.join(dir, 'rabbitmq.conf'), `listeners.tcp.1 = 127.0.0.1:${port}\nloopback_users = none\n`);
+  writeFileSync(
+    path.join(dir, 'rabbitmq.conf'),
+    `listeners.tcp.1 = 127.0.0.1:${port}\nloopback_users = none\n`,
+  );
   writeFileSync(path.join(dir, 'enabled_plugins'), '[].\n'); // no management plugin: it would want port 15672
   writeFileSync(path.join(dir, 'rabbitmq-env.conf'), '');
   writeFileSync(path.join(dir, '.erlang.cookie'), randomBytes(16).toString('hex'));
@@ -75,21 +79,39 @@ export async function startRabbitMqNode(prefix = 'faults'): Promise<RabbitMqNode
     ERL_EPMD_ADDRESS: '127.0.0.1',
     ERL_FLAGS: '-kernel inet_dist_use_interface {127,0,0,1}',
   };
-  const ctl = (args: string[], timeoutMs: number) => run(path.join(BIN, 'rabbitmqctl'), ['-n', nodeName, ...args], { env, cwd: dir, timeout: timeoutMs });
+  const ctl = (args: string[], timeoutMs: number) =>
+    run(path.join(BIN, 'rabbitmqctl'), ['-n', nodeName, ...args], {
+      env,
+      cwd: dir,
+      timeout: timeoutMs,
+    });
 
   async function start(): Promise<void> {
     await new Promise<void>((resolve, reject) => {
-      const child = spawn(path.join(BIN, 'rabbitmq-server'), ['-detached'], { env, cwd: dir, stdio: 'ignore' });
+      const child = spawn(path.join(BIN, 'rabbitmq-server'), ['-detached'], {
+        env,
+        cwd: dir,
+        stdio: 'ignore',
+      });
       child.once('error', reject);
-      child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`rabbitmq-server -detached exited with ${code}`))));
+      child.once('exit', (code) =>
+        code === 0 ? resolve() : reject(new Error(`rabbitmq-server -detached exited with ${code}`)),
+      );
     });
     running.set(nodeName, pidFile);
     try {
       // `wait` follows the pid file, then the node's boot: `await_startup` right after -detached fails.
-      await ctl(['wait', '--timeout', String(START_TIMEOUT_S), pidFile], (START_TIMEOUT_S + 10) * 1000);
+      await ctl(
+        ['wait', '--timeout', String(START_TIMEOUT_S), pidFile],
+        (START_TIMEOUT_S + 10) * 1000,
+      );
     } catch (error) {
-      const log = [path.join(dir, 'log', `${nodeName}.log`)].filter(existsSync).map((f) => readFileSync(f, 'utf8').slice(-4000));
-      throw new Error(`RabbitMQ node ${nodeName} did not start: ${(error as Error).message}\n${log.join('\n')}`);
+      const log = [path.join(dir, 'log', `${nodeName}.log`)]
+        .filter(existsSync)
+        .map((f) => readFileSync(f, 'utf8').slice(-4000));
+      throw new Error(
+        `RabbitMQ node ${nodeName} did not start: ${(error as Error).message}\n${log.join('\n')}`,
+      );
     }
   }
 

@@ -11,7 +11,11 @@ export interface RawAnswer {
  * Writes `chunks` on a fresh connection exactly as given (bytes no HTTP client would send) and
  * reads until the server closes. Fails after `timeoutMs` instead of hanging the suite.
  */
-export function rawRequest(url: string, chunks: Array<string | Buffer>, timeoutMs = 15_000): Promise<RawAnswer> {
+export function rawRequest(
+  url: string,
+  chunks: Array<string | Buffer>,
+  timeoutMs = 15_000,
+): Promise<RawAnswer> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: hostname, port: Number(port) });
@@ -32,7 +36,12 @@ export function rawRequest(url: string, chunks: Array<string | Buffer>, timeoutM
       const [statusLine = '', ...lines] = head.split('\r\n');
       const status = Number(statusLine.split(' ')[1]);
       if (!status) return reject(new Error(`no HTTP answer: ${JSON.stringify(raw.slice(0, 200))}`));
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((l) => [
+          l.slice(0, l.indexOf(':')).toLowerCase(),
+          l.slice(l.indexOf(':') + 1).trim(),
+        ]),
+      );
       resolve({ status, headers, body: rest.join('\r\n\r\n'), raw });
     });
   });

@@ -23,9 +23,15 @@ export function useRealIngest(): RealIngest {
   const parts = {} as { ingest: Ingest; publisher: RabbitMqPublisher; topology: TestTopology };
   beforeAll(async () => {
     parts.topology = await declareTestTopology({ bindingKeys: ['#'] });
-    parts.publisher = createRabbitMqPublisher({ url: AMQP_URL, exchange: parts.topology.exchange, queues: [] }, log);
+    parts.publisher = createRabbitMqPublisher(
+      { url: AMQP_URL, exchange: parts.topology.exchange, queues: [] },
+      log,
+    );
     await parts.publisher.start();
-    parts.ingest = createIngest({ publisher: parts.publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
+    parts.ingest = createIngest({
+      publisher: parts.publisher,
+      routingKeyFor: compileRoutingKey('{kind}.{businessId}'),
+    });
   });
   afterAll(async () => {
     await parts.publisher?.close();

@@ -28,7 +28,17 @@ export interface Accepted {
 }
 
 export function newStats(): PostStats {
-  return { batches: 0, accepted: 0, unavailable: 0, otherServerErrors: 0, networkErrors: 0, retries: 0, retriedBatches: 0, acceptedAt: [], unavailableAt: [] };
+  return {
+    batches: 0,
+    accepted: 0,
+    unavailable: 0,
+    otherServerErrors: 0,
+    networkErrors: 0,
+    retries: 0,
+    retriedBatches: 0,
+    acceptedAt: [],
+    unavailableAt: [],
+  };
 }
 
 export interface RetryingClient {
@@ -37,7 +47,11 @@ export interface RetryingClient {
   post(path: string, body: string, deadline: number): Promise<Accepted>;
 }
 
-export function retryingClient(baseUrl: string, authorization: string, backoffMs = 100): RetryingClient {
+export function retryingClient(
+  baseUrl: string,
+  authorization: string,
+  backoffMs = 100,
+): RetryingClient {
   const stats = newStats();
   return {
     stats,
@@ -70,9 +84,14 @@ export function retryingClient(baseUrl: string, authorization: string, backoffMs
         } else if (answer.status >= 500) {
           stats.otherServerErrors += 1;
         } else {
-          throw new Error(`unexpected ${answer.status} for a valid batch: ${answer.text.slice(0, 500)}`);
+          throw new Error(
+            `unexpected ${answer.status} for a valid batch: ${answer.text.slice(0, 500)}`,
+          );
         }
-        if (performance.now() > deadline) throw new Error(`batch still not accepted after ${attempt} attempts; last answer ${answer.status}: ${answer.text.slice(0, 300)}`);
+        if (performance.now() > deadline)
+          throw new Error(
+            `batch still not accepted after ${attempt} attempts; last answer ${answer.status}: ${answer.text.slice(0, 300)}`,
+          );
         // Bounded pacing between retries (the real client's back-off), not a wait for an event.
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
       }

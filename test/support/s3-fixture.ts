@@ -15,7 +15,14 @@ export async function s3Fixture(): Promise<StoreFixture> {
       credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
     }),
     async put(name, content) {
-      await s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: name, Body: content, ContentLength: Buffer.byteLength(content) }));
+      await s3.client.send(
+        new PutObjectCommand({
+          Bucket: s3.bucket,
+          Key: name,
+          Body: content,
+          ContentLength: Buffer.byteLength(content),
+        }),
+      );
     },
     async has(name) {
       try {

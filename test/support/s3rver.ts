@@ -42,10 +42,27 @@ process.once('exit', () => {
  * Spawns s3rver in its own process: in-process on Node 20 its paginated listing fails (its
  * continuation tokens use DES, which needs `--openssl-legacy-provider`).
  */
-async function spawnS3rver(dataDir: string, port: number): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--openssl-legacy-provider', BIN, '-d', dataDir, '-a', '127.0.0.1', '-p', String(port), '--silent'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function spawnS3rver(
+  dataDir: string,
+  port: number,
+): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--openssl-legacy-provider',
+      BIN,
+      '-d',
+      dataDir,
+      '-a',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '--silent',
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   running.add(child);
   child.once('exit', () => running.delete(child));
   let output = '';
@@ -65,7 +82,8 @@ async function spawnS3rver(dataDir: string, port: number): Promise<{ child: Chil
         resolve(Number(match[1]));
       }
     };
-    const onExit = (code: number | null, signal: string | null) => fail(`exited (code ${code}, signal ${signal}) before listening`);
+    const onExit = (code: number | null, signal: string | null) =>
+      fail(`exited (code ${code}, signal ${signal}) before listening`);
     child.stdout!.on('data', onData);
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
     child.once('exit', onExit);

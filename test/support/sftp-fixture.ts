@@ -5,7 +5,10 @@ import type { StoreFixture } from '../drops/stores/store-contract.js';
 import { startSshd, type TestSshd } from './sshd.js';
 
 /** Store options for a test server: key auth and its pinned fingerprint unless `extra` says otherwise. */
-export function sftpOptionsFor(sshd: TestSshd, extra: Partial<SftpDropOptions> = {}): SftpDropOptions {
+export function sftpOptionsFor(
+  sshd: TestSshd,
+  extra: Partial<SftpDropOptions> = {},
+): SftpDropOptions {
   return {
     host: sshd.host,
     port: sshd.port,

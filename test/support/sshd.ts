@@ -53,7 +53,8 @@ export async function startSshd(): Promise<TestSshd> {
   writeFileSync(path.join(dir, 'authorized_keys'), readFileSync(`${clientKey}.pub`));
   const { stdout } = await run('ssh-keygen', ['-l', '-f', `${hostKey}.pub`]);
   const hostKeyFingerprint = stdout.split(' ')[1] ?? '';
-  if (!hostKeyFingerprint.startsWith('SHA256:')) throw new Error(`Unexpected ssh-keygen -l output: ${stdout}`);
+  if (!hostKeyFingerprint.startsWith('SHA256:'))
+    throw new Error(`Unexpected ssh-keygen -l output: ${stdout}`);
   const [keyType, keyBase64] = readFileSync(`${hostKey}.pub`, 'utf8').split(' ');
   const configPath = path.join(dir, 'sshd_config');
   const knownHostsPath = path.join(dir, 'known_hosts');
@@ -146,7 +147,8 @@ export async function startSshd(): Promise<TestSshd> {
       await terminate('SIGKILL');
     },
     async restart() {
-      if (child && child.exitCode === null && child.signalCode === null) throw new Error('sshd is still running: kill() it first');
+      if (child && child.exitCode === null && child.signalCode === null)
+        throw new Error('sshd is still running: kill() it first');
       // The same port: the old listening socket is closed, sshd binds with SO_REUSEADDR.
       for (let attempt = 1; ; attempt += 1) {
         try {
@@ -172,7 +174,9 @@ class PortInUse extends Error {}
 /** Starts `sshd -D -e` and resolves once it listens; rejects with its stderr otherwise. */
 function launch(configPath: string): Promise<ChildProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(SSHD, ['-D', '-e', '-f', configPath], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(SSHD, ['-D', '-e', '-f', configPath], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     let settled = false;
     const fail = (error: Error) => {
@@ -182,7 +186,11 @@ function launch(configPath: string): Promise<ChildProcess> {
       child.kill('SIGKILL');
       reject(error);
     };
-    const timer = setTimeout(() => fail(new Error(`sshd did not come up within ${READY_TIMEOUT_MS} ms. stderr:\n${stderr}`)), READY_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        fail(new Error(`sshd did not come up within ${READY_TIMEOUT_MS} ms. stderr:\n${stderr}`)),
+      READY_TIMEOUT_MS,
+    );
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {
       // Keep the start of the log (why it failed) and drain the rest, so sshd never blocks on the pipe.
@@ -193,7 +201,9 @@ function launch(configPath: string): Promise<ChildProcess> {
         resolve(child);
       }
     });
-    child.once('error', (error) => fail(new Error(`Could not run ${SSHD} (run scripts/ensure-services.sh): ${error.message}`)));
+    child.once('error', (error) =>
+      fail(new Error(`Could not run ${SSHD} (run scripts/ensure-services.sh): ${error.message}`)),
+    );
     child.once('exit', (code, signal) => {
       const message = `sshd exited (${signal ?? `code ${code}`}) before listening. stderr:\n${stderr}`;
       fail(/Address already in use/.test(stderr) ? new PortInUse(message) : new Error(message));

@@ -16,14 +16,19 @@ export interface StoreTap {
    * runner stops pulling, so the client stops asking the server for more). `inProgress` rejects
    * if no such read delivers data within `timeoutMs`, so a test never waits for good.
    */
-  holdNextRead(suffix: string, timeoutMs?: number): { inProgress: Promise<number>; release(): void };
+  holdNextRead(
+    suffix: string,
+    timeoutMs?: number,
+  ): { inProgress: Promise<number>; release(): void };
   /** Awaited before every call; a fault injected here happens at an exact step of the flow. */
   before(hook: ((operation: string, name: string) => Promise<void>) | undefined): void;
 }
 
 export function tapStore(store: DropStore): StoreTap {
   const delivered = new Map<string, number>();
-  let hold: { suffix: string; reached: (bytes: number) => void; released: Promise<void> } | undefined;
+  let hold:
+    | { suffix: string; reached: (bytes: number) => void; released: Promise<void> }
+    | undefined;
   let hook: ((operation: string, name: string) => Promise<void>) | undefined;
   const call = async <T>(operation: string, name: string, fn: () => Promise<T>): Promise<T> => {
     await hook?.(operation, name);
@@ -70,7 +75,10 @@ export function tapStore(store: DropStore): StoreTap {
       let release!: () => void;
       let timer: NodeJS.Timeout | undefined;
       const inProgress = new Promise<number>((resolve, reject) => {
-        timer = setTimeout(() => reject(new Error(`no read of *${suffix} delivered data within ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(
+          () => reject(new Error(`no read of *${suffix} delivered data within ${timeoutMs} ms`)),
+          timeoutMs,
+        );
         reached = (bytes) => {
           clearTimeout(timer);
           resolve(bytes);

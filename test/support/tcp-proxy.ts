@@ -98,7 +98,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     server.listen(0, '127.0.0.1', () => resolve());
   });
   const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('the proxy did not get a TCP port');
+  if (address === null || typeof address === 'string')
+    throw new Error('the proxy did not get a TCP port');
   const port = address.port;
 
   return {

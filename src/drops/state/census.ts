@@ -1,4 +1,10 @@
-import { INPUT_STATUSES, listStatesIn, STATE_FOLDER, type InputState, type InputStatus } from './input-state.js';
+import {
+  INPUT_STATUSES,
+  listStatesIn,
+  STATE_FOLDER,
+  type InputState,
+  type InputStatus,
+} from './input-state.js';
 import type { DropStore } from '../stores/store.js';
 
 /**
@@ -20,9 +26,18 @@ export function createStateCensus(store: DropStore): StateCensus {
       for (const name of known.keys()) if (!present.has(name)) known.delete(name);
       const changed = entries.filter((e) => known.get(e.name)?.modifiedMs !== e.modifiedMs);
       const states = await listStatesIn(store, changed);
-      const byName = new Map<string, InputState>(states.map((s) => [`${STATE_FOLDER}/${s.sha256}.json`, s]));
-      for (const entry of changed) known.set(entry.name, { modifiedMs: entry.modifiedMs, status: byName.get(entry.name)?.status });
-      const counts = Object.fromEntries(INPUT_STATUSES.map((status) => [status, 0])) as Record<InputStatus, number>;
+      const byName = new Map<string, InputState>(
+        states.map((s) => [`${STATE_FOLDER}/${s.sha256}.json`, s]),
+      );
+      for (const entry of changed)
+        known.set(entry.name, {
+          modifiedMs: entry.modifiedMs,
+          status: byName.get(entry.name)?.status,
+        });
+      const counts = Object.fromEntries(INPUT_STATUSES.map((status) => [status, 0])) as Record<
+        InputStatus,
+        number
+      >;
       for (const { status } of known.values()) if (status && status in counts) counts[status] += 1;
       return counts;
     },

@@ -19,7 +19,15 @@ import { WORK_FOLDER, type DropEntry, type DropStore } from '../stores/store.js'
  * Neither is a stop of the worker: an interrupted try is `retry-scheduled` (due at once) with
  * `resume`, its attempt given back, and the next try publishes only what is left.
  */
-export const INPUT_STATUSES = ['received', 'validated', 'published', 'receipted', 'failed', 'retry-scheduled', 'dead'] as const;
+export const INPUT_STATUSES = [
+  'received',
+  'validated',
+  'published',
+  'receipted',
+  'failed',
+  'retry-scheduled',
+  'dead',
+] as const;
 export type InputStatus = (typeof INPUT_STATUSES)[number];
 
 /** The `202` body of an accepted input without its ids, which are kept beside the state (`idsName`). */
@@ -87,9 +95,11 @@ const stateName = (sha256: string) => `${STATE_FOLDER}/${sha256}.json`;
 export const idsName = (sha256: string) => `${STATE_FOLDER}/${sha256}.ids`;
 
 /** Whether a try of these bytes started and never recorded its end (the worker crashed or was killed). */
-export const unfinished = (state: InputState) => state.status === 'received' || state.status === 'validated';
+export const unfinished = (state: InputState) =>
+  state.status === 'received' || state.status === 'validated';
 /** Whether these bytes were published: they are never published again. */
-export const published = (state: InputState) => (state.status === 'published' || state.status === 'receipted') && state.response !== undefined;
+export const published = (state: InputState) =>
+  (state.status === 'published' || state.status === 'receipted') && state.response !== undefined;
 
 export async function readState(store: DropStore, sha256: string): Promise<InputState | undefined> {
   if (!(await store.stat(stateName(sha256)))) return undefined;
@@ -97,12 +107,17 @@ export async function readState(store: DropStore, sha256: string): Promise<Input
 }
 
 export async function writeState(store: DropStore, state: InputState): Promise<void> {
-  await store.write(stateName(state.sha256), JSON.stringify({ ...state, updatedAt: new Date().toISOString() }));
+  await store.write(
+    stateName(state.sha256),
+    JSON.stringify({ ...state, updatedAt: new Date().toISOString() }),
+  );
 }
 
 /** The state with one more failure noted (the last `KEPT_FAILURES` are kept). */
 export function withFailure(state: InputState, failure: Omit<InputFailure, 'at'>): InputState {
-  const failures = [...(state.failures ?? []), { at: new Date().toISOString(), ...failure }].slice(-KEPT_FAILURES);
+  const failures = [...(state.failures ?? []), { at: new Date().toISOString(), ...failure }].slice(
+    -KEPT_FAILURES,
+  );
   return { ...state, failures, lastError: failure.reason };
 }
 
@@ -110,17 +125,29 @@ export function withFailure(state: InputState, failure: Omit<InputFailure, 'at'>
  * Every input state of a drop. `since`: only states changed since then (by the store's
  * modification time: a cheap filter that reads nothing else). Unreadable states are skipped.
  */
-export async function listStates(store: DropStore, options: { since?: number } = {}): Promise<InputState[]> {
-  const entries = (await store.list(STATE_FOLDER)).filter((e) => e.name.endsWith('.json') && e.modifiedMs >= (options.since ?? 0));
+export async function listStates(
+  store: DropStore,
+  options: { since?: number } = {},
+): Promise<InputState[]> {
+  const entries = (await store.list(STATE_FOLDER)).filter(
+    (e) => e.name.endsWith('.json') && e.modifiedMs >= (options.since ?? 0),
+  );
   return listStatesIn(store, entries);
 }
 
 /** The states in these entries of the state folder; unreadable ones are skipped. */
-export async function listStatesIn(store: DropStore, entries: readonly DropEntry[]): Promise<InputState[]> {
+export async function listStatesIn(
+  store: DropStore,
+  entries: readonly DropEntry[],
+): Promise<InputState[]> {
   const states: InputState[] = [];
   // A few reads at once: SFTP and S3 answer each in a round trip.
   for (let i = 0; i < entries.length; i += 16) {
-    const read = await Promise.all(entries.slice(i, i + 16).map(async (e) => parseState(await readText(store, e.name).catch(() => ''))));
+    const read = await Promise.all(
+      entries
+        .slice(i, i + 16)
+        .map(async (e) => parseState(await readText(store, e.name).catch(() => ''))),
+    );
     for (const state of read) if (state) states.push(state);
   }
   return states;
@@ -135,7 +162,9 @@ async function readText(store: DropStore, name: string): Promise<string> {
 function parseState(text: string): InputState | undefined {
   try {
     const state = JSON.parse(text) as InputState;
-    return typeof state?.sha256 === 'string' && typeof state.status === 'string' ? state : undefined;
+    return typeof state?.sha256 === 'string' && typeof state.status === 'string'
+      ? state
+      : undefined;
   } catch {
     return undefined; // a torn or foreign file is treated as no state: the input is validated again
   }

@@ -13,7 +13,10 @@ import type { DropStore } from './store.js';
  */
 type Source = PipelineDefinition['source'];
 type Secret = (ref: SecretRef, field: string, isSecret?: boolean) => string;
-type Factory<T extends Source['type']> = (source: Extract<Source, { type: T }>, secret: Secret) => DropStore;
+type Factory<T extends Source['type']> = (
+  source: Extract<Source, { type: T }>,
+  secret: Secret,
+) => DropStore;
 
 const SOURCES: { [T in Source['type']]: Factory<T> } = {
   local: (source) => createLocalDrop({ path: source.path }),
@@ -27,8 +30,12 @@ const SOURCES: { [T in Source['type']]: Factory<T> } = {
       ...(source.password ? { password: secret(source.password, 'source.password') } : {}),
       ...(source.privateKey ? { privateKey: secret(source.privateKey, 'source.privateKey') } : {}),
       ...(source.passphrase ? { passphrase: secret(source.passphrase, 'source.passphrase') } : {}),
-      ...(source.hostKeyFingerprints ? { hostKeyFingerprints: [...source.hostKeyFingerprints] } : {}),
-      ...(source.knownHosts ? { knownHosts: secret({ file: source.knownHosts }, 'source.knownHosts', false) } : {}),
+      ...(source.hostKeyFingerprints
+        ? { hostKeyFingerprints: [...source.hostKeyFingerprints] }
+        : {}),
+      ...(source.knownHosts
+        ? { knownHosts: secret({ file: source.knownHosts }, 'source.knownHosts', false) }
+        : {}),
     }),
   s3: (source, secret) =>
     createS3Drop({
@@ -39,17 +46,29 @@ const SOURCES: { [T in Source['type']]: Factory<T> } = {
       timeoutMs: source.timeoutMs,
       ...(source.endpoint ? { endpoint: source.endpoint } : {}),
       ...(source.accessKeyId && source.secretAccessKey
-        ? { credentials: { accessKeyId: secret(source.accessKeyId, 'source.accessKeyId'), secretAccessKey: secret(source.secretAccessKey, 'source.secretAccessKey') } }
+        ? {
+            credentials: {
+              accessKeyId: secret(source.accessKeyId, 'source.accessKeyId'),
+              secretAccessKey: secret(source.secretAccessKey, 'source.secretAccessKey'),
+            },
+          }
         : {}),
     }),
 };
 
 /** The store for a pipeline's source; a secret that cannot be read is a start-up error naming the file and field. */
-export function createDropStore(pipeline: PipelineDefinition, file: string, env: NodeJS.ProcessEnv = process.env): DropStore {
+export function createDropStore(
+  pipeline: PipelineDefinition,
+  file: string,
+  env: NodeJS.ProcessEnv = process.env,
+): DropStore {
   const secret: Secret = (ref, field, isSecret = true) => {
     if ('env' in ref) {
       const value = env[ref.env];
-      if (value === undefined || value === '') throw new ConfigError([{ file, field, message: `Environment variable ${ref.env} is not set` }]);
+      if (value === undefined || value === '')
+        throw new ConfigError([
+          { file, field, message: `Environment variable ${ref.env} is not set` },
+        ]);
       return value;
     }
     try {
@@ -58,7 +77,13 @@ export function createDropStore(pipeline: PipelineDefinition, file: string, env:
       return readFileSync(ref.file, 'utf8');
     } catch (error) {
       if (error instanceof ConfigError) throw error;
-      throw new ConfigError([{ file, field, message: `Cannot read ${ref.file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}` }]);
+      throw new ConfigError([
+        {
+          file,
+          field,
+          message: `Cannot read ${ref.file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+        },
+      ]);
     }
   };
   const factory = SOURCES[pipeline.source.type] as Factory<Source['type']>;

@@ -42,13 +42,19 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
     async list(folder = '') {
       let names: string[];
       try {
-        names = (await readdir(folder ? full(folder) : root, { withFileTypes: true })).filter((d) => d.isFile()).map((d) => d.name);
+        names = (await readdir(folder ? full(folder) : root, { withFileTypes: true }))
+          .filter((d) => d.isFile())
+          .map((d) => d.name);
       } catch (error) {
         if (isMissing(error)) return [];
         throw error;
       }
       const base = folder ? full(folder) : root;
-      const entries = await Promise.all(names.sort().map((name) => entry(folder ? `${folder}/${name}` : name, path.join(base, name))));
+      const entries = await Promise.all(
+        names
+          .sort()
+          .map((name) => entry(folder ? `${folder}/${name}` : name, path.join(base, name))),
+      );
       return entries.filter((e): e is DropEntry => e !== undefined);
     },
 
@@ -92,7 +98,11 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
       await mkdir(path.dirname(target), { recursive: true });
       const temporary = `${target}.${randomBytes(4).toString('hex')}.tmp`;
       try {
-        if (typeof content === 'object' && 'file' in content) await pipeline(createReadStream(content.file), createWriteStream(temporary, { flush: true }));
+        if (typeof content === 'object' && 'file' in content)
+          await pipeline(
+            createReadStream(content.file),
+            createWriteStream(temporary, { flush: true }),
+          );
         else await writeFile(temporary, content, { flush: true });
         await rename(temporary, target);
       } catch (error) {

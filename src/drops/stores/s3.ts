@@ -69,13 +69,18 @@ export class S3DropError extends Error {
     cause: unknown,
   ) {
     const reason = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-    const status = (cause as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata?.httpStatusCode;
-    super(`S3 ${operation} s3://${bucket}/${key} failed${status ? ` (HTTP ${status})` : ''}: ${reason}`, { cause });
+    const status = (cause as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata
+      ?.httpStatusCode;
+    super(
+      `S3 ${operation} s3://${bucket}/${key} failed${status ? ` (HTTP ${status})` : ''}: ${reason}`,
+      { cause },
+    );
   }
 }
 
 /** HeadObject answers a bare 404 (`NotFound`); GetObject and CopyObject name it `NoSuchKey`. */
-const isMissingKey = (error: unknown) => error instanceof Error && (error.name === 'NotFound' || error.name === 'NoSuchKey');
+const isMissingKey = (error: unknown) =>
+  error instanceof Error && (error.name === 'NotFound' || error.name === 'NoSuchKey');
 
 const CONTENT_TYPES: Record<string, string> = { json: 'application/json', csv: 'text/csv' };
 
@@ -128,7 +133,11 @@ export function createS3Drop(options: S3DropOptions): DropStore {
   async function head(name: string, key: string): Promise<DropEntry | undefined> {
     try {
       const facts = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-      return { name, size: facts.ContentLength ?? 0, modifiedMs: facts.LastModified?.getTime() ?? 0 };
+      return {
+        name,
+        size: facts.ContentLength ?? 0,
+        modifiedMs: facts.LastModified?.getTime() ?? 0,
+      };
     } catch (error) {
       if (isMissingKey(error)) return undefined;
       throw new S3DropError('HeadObject', bucket, key, error);
@@ -154,7 +163,14 @@ export function createS3Drop(options: S3DropOptions): DropStore {
       do {
         // At most 1000 keys per page; the delimiter folds everything deeper into CommonPrefixes.
         const page = await send('ListObjectsV2', listPrefix, () =>
-          client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: listPrefix, Delimiter: '/', ContinuationToken: token })),
+          client.send(
+            new ListObjectsV2Command({
+              Bucket: bucket,
+              Prefix: listPrefix,
+              Delimiter: '/',
+              ContinuationToken: token,
+            }),
+          ),
         );
         for (const object of page.Contents ?? []) {
           // Keys ending in `/` are folder placeholders made by consoles and sync tools, not files.
@@ -172,9 +188,12 @@ export function createS3Drop(options: S3DropOptions): DropStore {
 
     async read(name): Promise<Readable> {
       const key = keyOf(name);
-      const object = await send('GetObject', key, () => client.send(new GetObjectCommand({ Bucket: bucket, Key: key })));
+      const object = await send('GetObject', key, () =>
+        client.send(new GetObjectCommand({ Bucket: bucket, Key: key })),
+      );
       // In Node the body is the IncomingMessage itself: streamed, never buffered here.
-      if (!(object.Body instanceof Readable)) throw new S3DropError('GetObject', bucket, key, new Error('the body is not a Node stream'));
+      if (!(object.Body instanceof Readable))
+        throw new S3DropError('GetObject', bucket, key, new Error('the body is not a Node stream'));
       return object.Body;
     },
 
@@ -187,16 +206,28 @@ export function createS3Drop(options: S3DropOptions): DropStore {
       // earlier (e.g. in processed/) from being overwritten. CopyObject handles up to 5 GiB.
       if (await head(to, target)) return false;
       try {
-        await client.send(new CopyObjectCommand({ Bucket: bucket, Key: target, CopySource: `${bucket}/${encodeKey(source)}` }));
+        await client.send(
+          new CopyObjectCommand({
+            Bucket: bucket,
+            Key: target,
+            CopySource: `${bucket}/${encodeKey(source)}`,
+          }),
+        );
       } catch (error) {
-        if (!isMissingKey(error)) throw new S3DropError('CopyObject', bucket, `${source} -> ${target}`, error);
+        if (!isMissingKey(error))
+          throw new S3DropError('CopyObject', bucket, `${source} -> ${target}`, error);
         // Normally another mover took the source. But a server that decodes the copy source its own
         // way (s3rver: `+ : # ? & = @ , $ ;`) misses a key that is there: say so, not "lost the race".
         if (!(await head(from, source))) return false;
-        const misread = new Error('the copy source was not found although it exists: the server decodes x-amz-copy-source differently', { cause: error });
+        const misread = new Error(
+          'the copy source was not found although it exists: the server decodes x-amz-copy-source differently',
+          { cause: error },
+        );
         throw new S3DropError('CopyObject', bucket, `${source} -> ${target}`, misread);
       }
-      await send('DeleteObject', source, () => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: source })));
+      await send('DeleteObject', source, () =>
+        client.send(new DeleteObjectCommand({ Bucket: bucket, Key: source })),
+      );
       return true;
     },
 
@@ -204,7 +235,9 @@ export function createS3Drop(options: S3DropOptions): DropStore {
       const key = keyOf(name);
       const extension = /\.([a-z0-9]+)$/i.exec(name)?.[1]?.toLowerCase() ?? '';
       let local = typeof content === 'object' && 'file' in content ? content.file : undefined;
-      const length = local ? (await stat(local)).size : Buffer.byteLength(content as string | Buffer);
+      const length = local
+        ? (await stat(local)).size
+        : Buffer.byteLength(content as string | Buffer);
       // Small files go as bytes, which the SDK can resend on its own retries; a large one streams
       // (bounded memory), and a failed upload fails the call, to be retried with the file.
       if (local && length <= BUFFERED_UPLOAD_BYTES) {
@@ -229,7 +262,9 @@ export function createS3Drop(options: S3DropOptions): DropStore {
     async remove(name) {
       const key = keyOf(name);
       // Deleting a missing key succeeds in S3, so "already gone" needs no special case.
-      await send('DeleteObject', key, () => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
+      await send('DeleteObject', key, () =>
+        client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })),
+      );
     },
 
     async close() {

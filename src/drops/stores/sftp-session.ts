@@ -57,10 +57,20 @@ export interface SftpConnectionOptions {
 }
 
 /** The store's options with every default filled in; the drop folder is the store's business. */
-export type SessionOptions = Required<Pick<SftpConnectionOptions, 'host' | 'port' | 'username' | 'timeoutMs' | 'readyTimeoutMs'>> &
-  Pick<SftpConnectionOptions, 'password' | 'privateKey' | 'passphrase' | 'hostKeyFingerprints' | 'knownHosts'>;
+export type SessionOptions = Required<
+  Pick<SftpConnectionOptions, 'host' | 'port' | 'username' | 'timeoutMs' | 'readyTimeoutMs'>
+> &
+  Pick<
+    SftpConnectionOptions,
+    'password' | 'privateKey' | 'passphrase' | 'hostKeyFingerprints' | 'knownHosts'
+  >;
 
-export type SftpErrorCode = 'sftp-host-key-rejected' | 'sftp-unreachable' | 'sftp-timeout' | 'sftp-connection-lost' | 'sftp-failed';
+export type SftpErrorCode =
+  | 'sftp-host-key-rejected'
+  | 'sftp-unreachable'
+  | 'sftp-timeout'
+  | 'sftp-connection-lost'
+  | 'sftp-failed';
 
 /** Every failure of the SFTP drop. Messages name the server and the remote path, never a secret. */
 export class SftpError extends Error {
@@ -105,13 +115,22 @@ export function createConnection(options: SessionOptions, where: string): Connec
       let onAbort: (() => void) | undefined;
       const bounds = new Promise<never>((_, reject) => {
         timer = setTimeout(() => {
-          const error = new SftpError('sftp-timeout', `SFTP ${detail} timed out after ${options.timeoutMs} ms; the connection is dropped and re-opened on the next call`);
+          const error = new SftpError(
+            'sftp-timeout',
+            `SFTP ${detail} timed out after ${options.timeoutMs} ms; the connection is dropped and re-opened on the next call`,
+          );
           reject(error);
           s.destroy(error); // fails the other calls on this connection too, through onAbort
         }, options.timeoutMs);
         onAbort = () => {
           const reason = s.signal.reason as SftpError;
-          reject(new SftpError(reason.code === 'sftp-timeout' ? 'sftp-timeout' : 'sftp-connection-lost', `SFTP ${detail} failed: ${reason.message}`, reason));
+          reject(
+            new SftpError(
+              reason.code === 'sftp-timeout' ? 'sftp-timeout' : 'sftp-connection-lost',
+              `SFTP ${detail} failed: ${reason.message}`,
+              reason,
+            ),
+          );
         };
         if (s.signal.aborted) onAbort();
         else s.signal.addEventListener('abort', onAbort, { once: true });
@@ -134,14 +153,21 @@ export function createConnection(options: SessionOptions, where: string): Connec
       if (!s || s.signal.aborted) return;
       // A polite end first; the library's end() can hang after a reset, so it gets a short bound.
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([s.client.end().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, Math.min(options.timeoutMs, 2_000))))]);
+      await Promise.race([
+        s.client.end().catch(() => undefined),
+        new Promise((resolve) => (timer = setTimeout(resolve, Math.min(options.timeoutMs, 2_000)))),
+      ]);
       clearTimeout(timer);
       s.destroy(new SftpError('sftp-connection-lost', `SFTP connection to ${where} was closed`));
     },
   };
 }
 
-async function connect(options: SessionOptions, server: string, hostKeys: HostKeyPolicy): Promise<Session> {
+async function connect(
+  options: SessionOptions,
+  server: string,
+  hostKeys: HostKeyPolicy,
+): Promise<Session> {
   // Callbacks given, all empty: the library's defaults print every error/end/close to the console.
   const client = new SftpClient(`warehouse-ingest ${server}`, {});
   // Our own socket, so that a timeout can always drop the connection, whatever the library waits on.
@@ -154,7 +180,13 @@ async function connect(options: SessionOptions, server: string, hostKeys: HostKe
   let firstError: unknown;
   const gone = () => {
     const why = firstError === undefined ? '' : `: ${messageOf(firstError)}`;
-    destroy(new SftpError('sftp-connection-lost', `SFTP connection to ${server} was lost${why}`, firstError));
+    destroy(
+      new SftpError(
+        'sftp-connection-lost',
+        `SFTP connection to ${server} was lost${why}`,
+        firstError,
+      ),
+    );
   };
   client.on('close', gone);
   client.on('end', gone);
@@ -181,9 +213,20 @@ async function connect(options: SessionOptions, server: string, hostKeys: HostKe
         },
       }),
       new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new SftpError('sftp-timeout', `SFTP connection to ${server} was not ready within ${options.readyTimeoutMs} ms`)), options.readyTimeoutMs);
+        timer = setTimeout(
+          () =>
+            reject(
+              new SftpError(
+                'sftp-timeout',
+                `SFTP connection to ${server} was not ready within ${options.readyTimeoutMs} ms`,
+              ),
+            ),
+          options.readyTimeoutMs,
+        );
       }),
-      new Promise<never>((_, reject) => lost.signal.addEventListener('abort', () => reject(lost.signal.reason), { once: true })),
+      new Promise<never>((_, reject) =>
+        lost.signal.addEventListener('abort', () => reject(lost.signal.reason), { once: true }),
+      ),
     ]);
     sftp.on('error', () => gone());
     sftp.on('close', gone);
@@ -191,10 +234,17 @@ async function connect(options: SessionOptions, server: string, hostKeys: HostKe
   } catch (error) {
     destroy(new SftpError('sftp-connection-lost', `SFTP connection to ${server} failed`));
     if (seen !== undefined && !hostKeys.accepted(seen)) {
-      throw new SftpError('sftp-host-key-rejected', `Refused SFTP server ${server}: its host key ${seen} ${hostKeys.describe()}; not connecting`);
+      throw new SftpError(
+        'sftp-host-key-rejected',
+        `Refused SFTP server ${server}: its host key ${seen} ${hostKeys.describe()}; not connecting`,
+      );
     }
     if (error instanceof SftpError && error.code === 'sftp-timeout') throw error;
-    throw new SftpError('sftp-unreachable', `Could not connect to SFTP server ${server}: ${messageOf(firstError ?? error)}`, firstError ?? error);
+    throw new SftpError(
+      'sftp-unreachable',
+      `Could not connect to SFTP server ${server}: ${messageOf(firstError ?? error)}`,
+      firstError ?? error,
+    );
   } finally {
     clearTimeout(timer);
   }
@@ -205,7 +255,12 @@ async function connect(options: SessionOptions, server: string, hostKeys: HostKe
  * (not for the whole file: a slow consumer is not a slow server), and so that a lost
  * connection ends it with an error instead of leaving it pending.
  */
-export function guardedStream(source: Readable, session: Session, timeoutMs: number, describe: string): Readable {
+export function guardedStream(
+  source: Readable,
+  session: Session,
+  timeoutMs: number,
+  describe: string,
+): Readable {
   let timer: NodeJS.Timeout | undefined;
   const disarm = () => {
     clearTimeout(timer);
@@ -215,7 +270,10 @@ export function guardedStream(source: Readable, session: Session, timeoutMs: num
   const out = new Readable({
     read() {
       timer ??= setTimeout(() => {
-        const error = new SftpError('sftp-timeout', `SFTP read ${describe}: no data for ${timeoutMs} ms; the connection is dropped and re-opened on the next call`);
+        const error = new SftpError(
+          'sftp-timeout',
+          `SFTP read ${describe}: no data for ${timeoutMs} ms; the connection is dropped and re-opened on the next call`,
+        );
         session.destroy(error);
         out.destroy(error);
       }, timeoutMs);
@@ -238,7 +296,11 @@ export function guardedStream(source: Readable, session: Session, timeoutMs: num
     out.push(null);
   });
   // `on`, not `once`: ssh2's stream emits errors directly, also after a first one or after destroy().
-  source.on('error', (error) => out.destroy(new SftpError('sftp-failed', `SFTP read ${describe} failed: ${error.message}`, error)));
+  source.on('error', (error) =>
+    out.destroy(
+      new SftpError('sftp-failed', `SFTP read ${describe} failed: ${error.message}`, error),
+    ),
+  );
   return out;
 }
 
@@ -267,12 +329,20 @@ interface HostKeyPolicy {
  */
 function hostKeyPolicy(options: SessionOptions): HostKeyPolicy {
   const pinned = (options.hostKeyFingerprints ?? []).map((f) => {
-    if (!FINGERPRINT.test(f)) throw new TypeError(`hostKeyFingerprints: expected SHA256:<base64> as ssh-keygen -l prints it, got ${JSON.stringify(f.slice(0, 80))}`);
+    if (!FINGERPRINT.test(f))
+      throw new TypeError(
+        `hostKeyFingerprints: expected SHA256:<base64> as ssh-keygen -l prints it, got ${JSON.stringify(f.slice(0, 80))}`,
+      );
     return f.replace(/=+$/, '');
   });
-  const known = options.knownHosts === undefined ? undefined : knownHostKeys(options.knownHosts, options.host, options.port);
+  const known =
+    options.knownHosts === undefined
+      ? undefined
+      : knownHostKeys(options.knownHosts, options.host, options.port);
   if (pinned.length === 0 && known === undefined) {
-    throw new TypeError(`SFTP ${options.host}:${options.port}: give hostKeyFingerprints or knownHosts — a server's host key is never trusted blindly`);
+    throw new TypeError(
+      `SFTP ${options.host}:${options.port}: give hostKeyFingerprints or knownHosts — a server's host key is never trusted blindly`,
+    );
   }
   const revoked = new Set(known?.revoked.map(fingerprintOf));
   const trusted = new Set([...pinned, ...(known?.trusted.map(fingerprintOf) ?? [])]);
@@ -281,14 +351,21 @@ function hostKeyPolicy(options: SessionOptions): HostKeyPolicy {
     accepted,
     accepts: (key) => accepted(fingerprintOf(key)),
     describe() {
-      const sources = [pinned.length > 0 && `the ${pinned.length} pinned hostKeyFingerprints`, known && `the ${known.trusted.length} known_hosts key(s) for this host`].filter(Boolean);
+      const sources = [
+        pinned.length > 0 && `the ${pinned.length} pinned hostKeyFingerprints`,
+        known && `the ${known.trusted.length} known_hosts key(s) for this host`,
+      ].filter(Boolean);
       return `matches none of ${sources.join(' or ')}${revoked.size > 0 ? ' (or is @revoked)' : ''}`;
     },
   };
 }
 
 /** The keys known_hosts lists for `host:port`: plain, `[host]:port`, wildcard and hashed (`|1|`) names. */
-export function knownHostKeys(contents: string, host: string, port: number): { trusted: Buffer[]; revoked: Buffer[] } {
+export function knownHostKeys(
+  contents: string,
+  host: string,
+  port: number,
+): { trusted: Buffer[]; revoked: Buffer[] } {
   const name = port === 22 ? host : `[${host}]:${port}`;
   const trusted: Buffer[] = [];
   const revoked: Buffer[] = [];
@@ -314,7 +391,10 @@ function hostMatches(patterns: string, name: string): boolean {
       const [, , salt = '', hash = ''] = body.split('|');
       hit = createHmac('sha1', Buffer.from(salt, 'base64')).update(name).digest('base64') === hash;
     } else {
-      const glob = body.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+      const glob = body
+        .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+        .replace(/\*/g, '.*')
+        .replace(/\?/g, '.');
       hit = new RegExp(`^${glob}$`, 'i').test(name);
     }
     if (hit && negated) return false;

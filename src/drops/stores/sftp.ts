@@ -2,7 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import path from 'node:path/posix';
 import type { Readable } from 'node:stream';
-import { createConnection, guardedStream, messageOf, type Session, type Sftp, type SftpConnectionOptions } from './sftp-session.js';
+import {
+  createConnection,
+  guardedStream,
+  messageOf,
+  type Session,
+  type Sftp,
+  type SftpConnectionOptions,
+} from './sftp-session.js';
 import { assertSafeName, type DropEntry, type DropStore } from './store.js';
 
 export { SftpError } from './sftp-session.js';
@@ -30,13 +37,20 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const root = options.path === '/' ? '/' : options.path.replace(/\/+$/, '') || '.';
   const where = `sftp://${options.username}@${options.host}:${port}${root.startsWith('/') ? '' : '/~/'}${root}`;
-  const connection = createConnection({ ...options, port, timeoutMs, readyTimeoutMs: options.readyTimeoutMs ?? 10_000 }, where);
+  const connection = createConnection(
+    { ...options, port, timeoutMs, readyTimeoutMs: options.readyTimeoutMs ?? 10_000 },
+    where,
+  );
   const remote = (name: string) => {
     assertSafeName(name);
     return path.join(root, name);
   };
 
-  async function entry(client: Session['client'], name: string, file: string): Promise<DropEntry | undefined> {
+  async function entry(
+    client: Session['client'],
+    name: string,
+    file: string,
+  ): Promise<DropEntry | undefined> {
     try {
       const facts = await client.stat(file);
       return facts.isFile ? { name, size: facts.size, modifiedMs: facts.modifyTime } : undefined;
@@ -57,7 +71,11 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
         try {
           const files = await client.list(dir, (item) => item.type === '-');
           return files
-            .map((f) => ({ name: folder ? `${folder}/${f.name}` : f.name, size: f.size, modifiedMs: f.modifyTime }))
+            .map((f) => ({
+              name: folder ? `${folder}/${f.name}` : f.name,
+              size: f.size,
+              modifiedMs: f.modifyTime,
+            }))
             .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         } catch (error) {
           if (statusOf(error) === NO_SUCH_FILE) return [];
@@ -126,7 +144,13 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
       await connection.use('write', target, async ({ client, sftp }) => {
         await mkdirs(sftp, path.dirname(target));
         try {
-          await writeDurably(sftp, temporary, typeof content === 'object' && 'file' in content ? createReadStream(content.file, { highWaterMark: 256 * 1024 }) : [Buffer.from(content)]);
+          await writeDurably(
+            sftp,
+            temporary,
+            typeof content === 'object' && 'file' in content
+              ? createReadStream(content.file, { highWaterMark: 256 * 1024 })
+              : [Buffer.from(content)],
+          );
           await client.posixRename(temporary, target); // atomic, replaces an earlier version
         } catch (error) {
           await client.delete(temporary, true).catch(() => undefined);
@@ -148,7 +172,11 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
  * Whether a refused link/rename lost a race — the source is gone or the target exists — rather
  * than failed. SFTP v3 has no "already exists" status: OpenSSH answers FAILURE, so look.
  */
-async function lostRace(error: unknown, client: Session['client'], target: string): Promise<boolean> {
+async function lostRace(
+  error: unknown,
+  client: Session['client'],
+  target: string,
+): Promise<boolean> {
   if (statusOf(error) === NO_SUCH_FILE) return false;
   if (statusOf(error) === FAILURE && (await client.exists(target)) !== false) return false;
   throw error;
@@ -167,19 +195,27 @@ async function mkdirs(sftp: Sftp, dir: string, parentsMade = false): Promise<voi
       await mkdirs(sftp, path.dirname(dir));
       return mkdirs(sftp, dir, true);
     }
-    const facts = await call<{ isDirectory(): boolean }>((cb) => sftp.stat(dir, cb)).catch(() => undefined);
-    if (!facts?.isDirectory()) throw new Error(`Could not create folder ${dir}: ${messageOf(error)}`, { cause: error });
+    const facts = await call<{ isDirectory(): boolean }>((cb) => sftp.stat(dir, cb)).catch(
+      () => undefined,
+    );
+    if (!facts?.isDirectory())
+      throw new Error(`Could not create folder ${dir}: ${messageOf(error)}`, { cause: error });
   }
 }
 
 /** Writes a whole file and, where the server offers `fsync@openssh.com`, flushes it to disk (as the local drop does). */
-async function writeDurably(sftp: Sftp, file: string, chunks: AsyncIterable<Buffer> | Iterable<Buffer>): Promise<void> {
+async function writeDurably(
+  sftp: Sftp,
+  file: string,
+  chunks: AsyncIterable<Buffer> | Iterable<Buffer>,
+): Promise<void> {
   const handle = await call<Buffer>((cb) => sftp.open(file, 'w', cb));
   let written = false;
   try {
     let offset = 0;
     for await (const data of chunks) {
-      if (data.length > 0) await call<void>((cb) => sftp.write(handle, data, 0, data.length, offset, cb)); // ssh2 splits large writes
+      if (data.length > 0)
+        await call<void>((cb) => sftp.write(handle, data, 0, data.length, offset, cb)); // ssh2 splits large writes
       offset += data.length;
     }
     await call<void>((cb) => sftp.ext_openssh_fsync(handle, cb)).catch((error: unknown) => {
@@ -195,7 +231,9 @@ async function writeDurably(sftp: Sftp, file: string, chunks: AsyncIterable<Buff
 class Unsupported extends Error {}
 
 /** Promisifies one raw ssh2 SFTP call; a request the server lacks (ssh2 throws) becomes `Unsupported`. */
-function call<T>(start: (cb: (error: Error | null | undefined, value?: T) => void) => void): Promise<T> {
+function call<T>(
+  start: (cb: (error: Error | null | undefined, value?: T) => void) => void,
+): Promise<T> {
   return new Promise((resolve, reject) => {
     try {
       start((error, value) => (error ? reject(error) : resolve(value as T)));

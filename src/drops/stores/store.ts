@@ -58,7 +58,13 @@ export const WORK_FOLDER = '.warehouse-ingest';
 /** Refuses names that could leave the drop: absolute, `..`, backslashes, control characters. */
 export function assertSafeName(name: string): void {
   // eslint-disable-next-line no-control-regex
-  if (name === '' || name.startsWith('/') || /(^|\/)\.\.(\/|$)|\\|[\u0000-\u001f\u007f]/.test(name) || name.length > 1024) {
+  if (
+    name === '' ||
+    name.startsWith('/') ||
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
+    /(^|\/)\.\.(\/|$)|\\|[\u0000-\u001f\u007f]/.test(name) ||
+    name.length > 1024
+  ) {
     throw new UnsafeName(name);
   }
 }
@@ -66,6 +72,8 @@ export function assertSafeName(name: string): void {
 export class UnsafeName extends Error {
   override readonly name = 'UnsafeName';
   constructor(file: string) {
-    super(`Refused file name ${JSON.stringify(file.slice(0, 200))}: it could leave the drop folder`);
+    super(
+      `Refused file name ${JSON.stringify(file.slice(0, 200))}: it could leave the drop folder`,
+    );
   }
 }

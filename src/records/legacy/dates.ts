@@ -12,7 +12,8 @@
 const LEGACY_DATE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
 
-export const LEGACY_DATE_FORMS = 'YYYY-MM-DD or an ISO 8601 date-time, e.g. 2026-02-03 or 2026-02-03T14:30:00Z';
+export const LEGACY_DATE_FORMS =
+  'YYYY-MM-DD or an ISO 8601 date-time, e.g. 2026-02-03 or 2026-02-03T14:30:00Z';
 
 /** The v2 timestamp, or undefined when the text is not one of the accepted forms or not a real date. */
 export function legacyDateToUtc(text: string): string | undefined {
@@ -25,8 +26,25 @@ export function legacyDateToUtc(text: string): string | undefined {
   const hour = Number(h);
   const minute = Number(mi);
   const second = Number(s);
-  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month) || hour > 23 || minute > 59 || second > 59) return undefined;
-  let ms = Date.UTC(year, month - 1, day, hour, minute, second, fraction ? Number(fraction.slice(0, 3).padEnd(3, '0')) : 0);
+  if (
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    day > daysIn(year, month) ||
+    hour > 23 ||
+    minute > 59 ||
+    second > 59
+  )
+    return undefined;
+  let ms = Date.UTC(
+    year,
+    month - 1,
+    day,
+    hour,
+    minute,
+    second,
+    fraction ? Number(fraction.slice(0, 3).padEnd(3, '0')) : 0,
+  );
   if (zone && zone !== 'Z') {
     const sign = zone[0] === '-' ? -1 : 1;
     const digits = zone.slice(1).replace(':', '');

@@ -19,6 +19,11 @@ export const LEGACY: Readonly<Partial<Record<KindName, LegacyConverter>>> = Obje
 });
 
 export { LEGACY_DATE_FORMS, legacyDateToUtc } from './dates.js';
-export type { ConversionContext, LegacyConverter, LegacyMapping, LegacyProblem } from './mapping.js';
+export type {
+  ConversionContext,
+  LegacyConverter,
+  LegacyMapping,
+  LegacyProblem,
+} from './mapping.js';
 export { FALLBACK_PROFILE, profileFor, type OnboardingProfiles } from './onboarding.js';
 export type { SenderTerms } from './sender-terms.js';

@@ -33,7 +33,10 @@ export interface LegacyMapping {
     readonly v2: string;
     readonly fields: readonly LegacyField[];
     /** Header fields repeated on every v2 line, e.g. `OrdNumber` → `shipmentId`. */
-    readonly fromHeader?: ReadonlyArray<{ readonly legacy: string; readonly to: readonly string[] }>;
+    readonly fromHeader?: ReadonlyArray<{
+      readonly legacy: string;
+      readonly to: readonly string[];
+    }>;
   };
   /** CSV: the header field whose value identifies one record across its rows. */
   readonly groupBy?: string;
@@ -84,7 +87,8 @@ export interface LegacyConverter {
 }
 
 export type Plain = Record<string, unknown>;
-export const isPlain = (value: unknown): value is Plain => typeof value === 'object' && value !== null && !Array.isArray(value);
+export const isPlain = (value: unknown): value is Plain =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export function setPath(target: Plain, path: string, value: unknown): void {
   const keys = path.split('.');
@@ -111,21 +115,36 @@ export function getPath(source: unknown, path: string): unknown {
  * Fills what the record lacks from the onboarding profile (what the partner sent always wins),
  * or, with `overwrite`, sets the values outright (the order's own id on profile-supplied items).
  */
-export function applyDefaults(record: Plain, values: Readonly<Record<string, unknown>>, overwrite = false): void {
+export function applyDefaults(
+  record: Plain,
+  values: Readonly<Record<string, unknown>>,
+  overwrite = false,
+): void {
   for (const [path, value] of Object.entries(values)) {
     const each = path.indexOf('[].');
     if (each === -1) {
-      if (overwrite || getPath(record, path) === undefined) setPath(record, path, typeof value === 'object' && value !== null ? structuredClone(value) : value);
+      if (overwrite || getPath(record, path) === undefined)
+        setPath(
+          record,
+          path,
+          typeof value === 'object' && value !== null ? structuredClone(value) : value,
+        );
       continue;
     }
     const items = getPath(record, path.slice(0, each));
     if (!Array.isArray(items)) continue;
-    for (const item of items) if (isPlain(item)) applyDefaults(item, { [path.slice(each + 3)]: value }, overwrite);
+    for (const item of items)
+      if (isPlain(item)) applyDefaults(item, { [path.slice(each + 3)]: value }, overwrite);
   }
 }
 
 /** Checks one legacy value against its declared type and converts it; undefined when absent or wrong. */
-export function convert(field: LegacyField, value: unknown, at: string, problems: LegacyProblem[]): unknown {
+export function convert(
+  field: LegacyField,
+  value: unknown,
+  at: string,
+  problems: LegacyProblem[],
+): unknown {
   if (value === undefined || value === null) return undefined;
   const expected = field.type === 'date' ? 'string' : field.type;
   if (typeof value !== expected || (typeof value === 'number' && !Number.isFinite(value))) {
@@ -134,22 +153,44 @@ export function convert(field: LegacyField, value: unknown, at: string, problems
   }
   if (field.type === 'date') {
     const utc = legacyDateToUtc(value as string);
-    if (utc === undefined) problems.push({ path: at, message: `Expected a date (${LEGACY_DATE_FORMS}), received "${String(value).slice(0, 40)}"` });
+    if (utc === undefined)
+      problems.push({
+        path: at,
+        message: `Expected a date (${LEGACY_DATE_FORMS}), received "${String(value).slice(0, 40)}"`,
+      });
     return utc;
   }
   return field.asString ? String(value) : value;
 }
 
-export function refuseUnknown(legacy: Plain, known: ReadonlySet<string>, prefix: string, problems: LegacyProblem[]): void {
+export function refuseUnknown(
+  legacy: Plain,
+  known: ReadonlySet<string>,
+  prefix: string,
+  problems: LegacyProblem[],
+): void {
   for (const key of Object.keys(legacy)) {
-    if (!known.has(key)) problems.push({ path: `${prefix}${key}`, message: `Unknown field; expected only ${[...known].join(', ')}` });
+    if (!known.has(key))
+      problems.push({
+        path: `${prefix}${key}`,
+        message: `Unknown field; expected only ${[...known].join(', ')}`,
+      });
   }
 }
 
-export const csvField = (field: LegacyField): CsvField => ({ name: field.legacy, type: field.type });
+export const csvField = (field: LegacyField): CsvField => ({
+  name: field.legacy,
+  type: field.type,
+});
 
 /** Converts `fields` of one legacy object into `target` (v2 paths relative to it); `prefix` locates problems. */
-export function mapFields(fields: readonly LegacyField[], source: Plain, prefix: string, target: Plain, problems: LegacyProblem[]): void {
+export function mapFields(
+  fields: readonly LegacyField[],
+  source: Plain,
+  prefix: string,
+  target: Plain,
+  problems: LegacyProblem[],
+): void {
   for (const field of fields) {
     const value = convert(field, source[field.legacy], `${prefix}${field.legacy}`, problems);
     if (value !== undefined) for (const to of field.to) setPath(target, to, value);
@@ -171,11 +212,14 @@ export const sentIn =
 
 export function defineLegacyMapping(mapping: LegacyMapping): LegacyConverter {
   const lines = mapping.lines;
-  const headerNames = new Set(mapping.header.map((f) => f.legacy).concat(lines ? [lines.legacy] : []));
+  const headerNames = new Set(
+    mapping.header.map((f) => f.legacy).concat(lines ? [lines.legacy] : []),
+  );
   const lineNames = new Set(lines?.fields.map((f) => f.legacy));
   const reverse = reverseOf(mapping.header);
   const lineReverse = reverseOf(lines?.fields ?? []);
-  for (const copy of lines?.fromHeader ?? []) for (const to of copy.to) lineReverse.set(to, `^${copy.legacy}`);
+  for (const copy of lines?.fromHeader ?? [])
+    for (const to of copy.to) lineReverse.set(to, `^${copy.legacy}`);
   const linePath = lines ? new RegExp(`^${lines.v2}\\[(\\d+)\\](?:\\.(.+))?$`) : undefined;
   const received = mapping.receivedAt?.length
     ? (at: string) => Object.fromEntries(mapping.receivedAt!.map((path) => [path, at]))
@@ -235,7 +279,8 @@ export function defineLegacyMapping(mapping: LegacyMapping): LegacyConverter {
     sourceOf(v2Path, legacy) {
       if (v2Path === '(record)') return '';
       const sent = sentIn(legacy);
-      const direct = reverse.get(v2Path.replace(/\[\d+\]/g, '[]')) ?? fieldUnder(reverse, v2Path, sent);
+      const direct =
+        reverse.get(v2Path.replace(/\[\d+\]/g, '[]')) ?? fieldUnder(reverse, v2Path, sent);
       if (direct !== undefined) return direct;
       if (!lines || !linePath) return undefined;
       if (v2Path === lines.v2) return lines.legacy;
@@ -246,7 +291,10 @@ export function defineLegacyMapping(mapping: LegacyMapping): LegacyConverter {
       const items = isPlain(legacy) ? legacy[lines.legacy] : undefined;
       const sentInLine = sentIn(Array.isArray(items) ? items[Number(index)] : undefined);
       const field =
-        lineReverse.get(rest) ?? fieldUnder(lineReverse, rest, (name) => (name.startsWith('^') ? sent(name.slice(1)) : sentInLine(name)));
+        lineReverse.get(rest) ??
+        fieldUnder(lineReverse, rest, (name) =>
+          name.startsWith('^') ? sent(name.slice(1)) : sentInLine(name),
+        );
       if (field === undefined) return undefined;
       return field.startsWith('^') ? field.slice(1) : `${lines.legacy}[${index}].${field}`;
     },
@@ -260,7 +308,11 @@ export function defineLegacyMapping(mapping: LegacyMapping): LegacyConverter {
  * send is the one to name (a refused one is already reported where it was found). Not for
  * array items (`shipAddresses[0]`): those come whole from the profile.
  */
-export function fieldUnder(table: ReadonlyMap<string, string>, v2Path: string, sent: (legacy: string) => boolean): string | undefined {
+export function fieldUnder(
+  table: ReadonlyMap<string, string>,
+  v2Path: string,
+  sent: (legacy: string) => boolean,
+): string | undefined {
   if (v2Path.endsWith(']')) return undefined;
   let first: string | undefined;
   for (const [to, legacy] of table) {

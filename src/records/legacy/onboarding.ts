@@ -9,16 +9,31 @@ import { setPath } from './mapping.js';
  * that fill what a legacy (v1) record cannot carry. `lines[].product.unitOfMeasure` fills the
  * field on every line. The business id `*` is the fallback profile (useful in sandbox).
  */
-export type OnboardingProfile = Readonly<Partial<Record<KindName, Readonly<Record<string, unknown>>>>>;
+export type OnboardingProfile = Readonly<
+  Partial<Record<KindName, Readonly<Record<string, unknown>>>>
+>;
 export type OnboardingProfiles = Readonly<Record<string, OnboardingProfile>>;
 
 export const FALLBACK_PROFILE = '*';
 
-export function profileFor(profiles: OnboardingProfiles, businessId: string, kind: KindName): Readonly<Record<string, unknown>> | undefined {
-  return (Object.hasOwn(profiles, businessId) ? profiles[businessId]?.[kind] : undefined) ?? profiles[FALLBACK_PROFILE]?.[kind];
+export function profileFor(
+  profiles: OnboardingProfiles,
+  businessId: string,
+  kind: KindName,
+): Readonly<Record<string, unknown>> | undefined {
+  return (
+    (Object.hasOwn(profiles, businessId) ? profiles[businessId]?.[kind] : undefined) ??
+    profiles[FALLBACK_PROFILE]?.[kind]
+  );
 }
 
-type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; element?: z.ZodType; in?: z.ZodType };
+type Def = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  element?: z.ZodType;
+  in?: z.ZodType;
+};
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
 /** The schema at a dotted path (`[]` steps into array items), or undefined when the kind has no such field. */
@@ -55,7 +70,10 @@ function unwrap(schema: z.ZodType | undefined): z.ZodType | undefined {
  * checked by validating a probe record that holds only it; an error at that path is its own.
  */
 export function profileEntryProblems(kind: RecordKind, path: string, value: unknown): string[] {
-  if (!/^[A-Za-z0-9_]+(\[\])?(\.[A-Za-z0-9_]+(\[\])?)*$/.test(path) || !schemaAt(kind.schema, path)) {
+  if (
+    !/^[A-Za-z0-9_]+(\[\])?(\.[A-Za-z0-9_]+(\[\])?)*$/.test(path) ||
+    !schemaAt(kind.schema, path)
+  ) {
     return [`Unknown ${kind.label} field "${path}"`];
   }
   const probe: Record<string, unknown> = {};
@@ -67,7 +85,9 @@ export function profileEntryProblems(kind: RecordKind, path: string, value: unkn
   // Inside a profile value, a missing field is no fault of the profile: the converter fills
   // some (an address's shipmentId is the order's), and validation reports the rest per record.
   return result.errors.filter(
-    (error) => error.startsWith(`${at}:`) || ((error.startsWith(`${at}.`) || error.startsWith(`${at}[`)) && !error.endsWith(': Required')),
+    (error) =>
+      error.startsWith(`${at}:`) ||
+      ((error.startsWith(`${at}.`) || error.startsWith(`${at}[`)) && !error.endsWith(': Required')),
   );
 }
 

@@ -13,7 +13,11 @@ export const purchaseOrdersV1 = defineLegacyMapping({
     { legacy: 'AccountID', type: 'string', to: ['identifiers.businessId'] },
     // The one order number is the lead id, the business's PO reference, and the PO number the
     // supplier knows (v2 requires `supplier.reference`; the legacy shape has no other candidate).
-    { legacy: 'OrdNumber', type: 'string', to: ['identifiers.id', 'identifiers.purchaseOrder', 'supplier.reference'] },
+    {
+      legacy: 'OrdNumber',
+      type: 'string',
+      to: ['identifiers.id', 'identifiers.purchaseOrder', 'supplier.reference'],
+    },
     { legacy: 'LocationID', type: 'string', to: ['location.site'] },
     // A stock pool is the stock's owner in the legacy warehouse system.
     { legacy: 'StockPool', type: 'string', to: ['location.ownerId'] },

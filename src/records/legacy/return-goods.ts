@@ -32,7 +32,11 @@ export const returnGoodsV1 = defineLegacyMapping({
     fields: [
       { legacy: 'LineNumber', type: 'number', to: ['identifiers.lineNumber'], asString: true },
       // The legacy system knew one product code: the SKU is the business's own SKU.
-      { legacy: 'ProductID', type: 'string', to: ['identifiers.skuId', 'identifiers.businessSkuId'] },
+      {
+        legacy: 'ProductID',
+        type: 'string',
+        to: ['identifiers.skuId', 'identifiers.businessSkuId'],
+      },
       // One legacy quantity: what is authorised (ordered) is what is expected back (advised).
       { legacy: 'Qty', type: 'number', to: ['quantities.ordered', 'quantities.advised'] },
       { legacy: 'Reason', type: 'string', to: ['quality.returnReason'] },
@@ -50,8 +54,11 @@ export const returnGoodsV1 = defineLegacyMapping({
     // line's own error, rather than `quality`, which no legacy field would explain.
     const quality = (record.quality ??= {}) as Record<string, unknown>;
     const lines = record.lines;
-    const first = Array.isArray(lines) ? (lines[0] as { quality?: { returnReason?: unknown } } | undefined) : undefined;
+    const first = Array.isArray(lines)
+      ? (lines[0] as { quality?: { returnReason?: unknown } } | undefined)
+      : undefined;
     const reason = first?.quality?.returnReason;
-    if (typeof reason === 'string' && quality.returnReason === undefined) quality.returnReason = reason;
+    if (typeof reason === 'string' && quality.returnReason === undefined)
+      quality.returnReason = reason;
   },
 });

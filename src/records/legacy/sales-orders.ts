@@ -15,7 +15,12 @@ export const salesOrdersV1 = defineLegacyMapping({
     {
       legacy: 'OrdNumber',
       type: 'string',
-      to: ['identifiers.shipmentId', 'order.customerRef', 'shipAddresses[].shipmentId', 'shipContacts[].shipmentId'],
+      to: [
+        'identifiers.shipmentId',
+        'order.customerRef',
+        'shipAddresses[].shipmentId',
+        'shipContacts[].shipmentId',
+      ],
     },
     // The legacy system had one date: the order ships the day it is due out.
     { legacy: 'DueOutDate', type: 'date', to: ['dates.dueOut', 'dates.shipment'] },
@@ -41,8 +46,10 @@ export const salesOrdersV1 = defineLegacyMapping({
     let total = 0;
     for (const line of lines) {
       // A line may be anything the sender put in the array (null, a number): v2 validation words that.
-      const qty = (line as { quantities?: { ordered?: unknown } } | null | undefined)?.quantities?.ordered;
-      const price = (line as { financial?: { price?: unknown } } | null | undefined)?.financial?.price;
+      const qty = (line as { quantities?: { ordered?: unknown } } | null | undefined)?.quantities
+        ?.ordered;
+      const price = (line as { financial?: { price?: unknown } } | null | undefined)?.financial
+        ?.price;
       if (typeof qty !== 'number' || typeof price !== 'number') return;
       total += qty * price;
     }

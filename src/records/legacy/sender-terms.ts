@@ -17,7 +17,8 @@ export interface SenderTerms {
 export type Locate = (index: number, legacyPath: string) => string;
 
 export function jsonLocator(root: string): Locate {
-  return (index, path) => `${root}[${index}]${path === '' ? '' : path.startsWith('[') ? path : `.${path}`}`;
+  return (index, path) =>
+    `${root}[${index}]${path === '' ? '' : path.startsWith('[') ? path : `.${path}`}`;
 }
 
 export interface RecordTerms {
@@ -32,7 +33,9 @@ export interface RecordTerms {
 }
 
 /** The early (decoding, conversion) errors of one record, located. */
-export function locatedProblems(terms: Pick<RecordTerms, 'locate' | 'problems'>): string[] | undefined {
+export function locatedProblems(
+  terms: Pick<RecordTerms, 'locate' | 'problems'>,
+): string[] | undefined {
   return terms.problems?.map((problem) => `${terms.locate(problem.path)}: ${problem.message}`);
 }
 
@@ -52,7 +55,9 @@ export function explainRecord(terms: RecordTerms, v2Errors: readonly string[]): 
     const source = converter.sourceOf(path, legacy);
     if (source === undefined) {
       const pattern = path.replace(/\[\d+\]/g, '[]');
-      out.push(`${path}: ${message} (no v1 field maps to it: it comes from the onboarding profile, "${pattern}" for ${converter.kind} of ${businessId})`);
+      out.push(
+        `${path}: ${message} (no v1 field maps to it: it comes from the onboarding profile, "${pattern}" for ${converter.kind} of ${businessId})`,
+      );
       continue;
     }
     const location = locate(source);

@@ -62,7 +62,12 @@ const PART_REVERSE = reverseOf(PART);
 const LINE_PATH = /^lines\[(\d+)\](?:\.(.+))?$/;
 
 /** The v2 lines of one finished good: its own line, then one per part, in the legacy order. */
-function linesOf(good: unknown, k: number, orderNumber: unknown, problems: LegacyProblem[]): unknown[] {
+function linesOf(
+  good: unknown,
+  k: number,
+  orderNumber: unknown,
+  problems: LegacyProblem[],
+): unknown[] {
   if (!isPlain(good)) return [good]; // v2 validation words it; sourceOf points at `FinishedGoods[k]`
   const prefix = `${GOODS}[${k}].`;
   refuseUnknown(good, GOOD_NAMES, prefix, problems);
@@ -74,7 +79,10 @@ function linesOf(good: unknown, k: number, orderNumber: unknown, problems: Legac
   const parts = good[PARTS];
   if (parts !== undefined && parts !== null && !Array.isArray(parts)) {
     // No v2 value could word this one: the parts become lines, not a v2 array of their own.
-    problems.push({ path: `${prefix}${PARTS}`, message: `Expected array, received ${receivedType(parts)}` });
+    problems.push({
+      path: `${prefix}${PARTS}`,
+      message: `Expected array, received ${receivedType(parts)}`,
+    });
   }
   if (!Array.isArray(parts)) return out; // no component lines: v2's line rules say so
   for (const [j, part] of parts.entries()) {
@@ -105,14 +113,16 @@ function lineSources(legacy: unknown): string[] {
   goods.forEach((good, k) => {
     out.push(`${GOODS}[${k}]`);
     const parts = isPlain(good) ? good[PARTS] : undefined;
-    if (Array.isArray(parts)) for (let j = 0; j < parts.length; j++) out.push(`${GOODS}[${k}].${PARTS}[${j}]`);
+    if (Array.isArray(parts))
+      for (let j = 0; j < parts.length; j++) out.push(`${GOODS}[${k}].${PARTS}[${j}]`);
   });
   return out;
 }
 
 /** The legacy item at `FinishedGoods[k]` or `FinishedGoods[k].FGParts[j]`. */
 function itemAt(legacy: unknown, k: number, j: number | undefined): unknown {
-  const good = isPlain(legacy) && Array.isArray(legacy[GOODS]) ? (legacy[GOODS] as unknown[])[k] : undefined;
+  const good =
+    isPlain(legacy) && Array.isArray(legacy[GOODS]) ? (legacy[GOODS] as unknown[])[k] : undefined;
   if (j === undefined) return good;
   const parts = isPlain(good) ? good[PARTS] : undefined;
   return Array.isArray(parts) ? parts[j] : undefined;
@@ -126,7 +136,11 @@ export const workOrdersV1: LegacyConverter = {
   csv: {
     header: HEADER.map(csvField),
     // One CSV row per part; the finished good's values repeat on each of its parts' rows.
-    lines: { name: GOODS, fields: FINISHED_GOOD.map(csvField), parts: { name: PARTS, fields: PART.map(csvField), groupBy: 'LineNumber' } },
+    lines: {
+      name: GOODS,
+      fields: FINISHED_GOOD.map(csvField),
+      parts: { name: PARTS, fields: PART.map(csvField), groupBy: 'LineNumber' },
+    },
     groupBy: 'OrdNumber',
   },
 
@@ -136,7 +150,8 @@ export const workOrdersV1: LegacyConverter = {
     const record: Plain = {};
     mapFields(HEADER, legacy, '', record, problems);
     const goods = legacy[GOODS];
-    if (Array.isArray(goods)) record.lines = goods.flatMap((good, k) => linesOf(good, k, legacy.OrdNumber, problems));
+    if (Array.isArray(goods))
+      record.lines = goods.flatMap((good, k) => linesOf(good, k, legacy.OrdNumber, problems));
     else if (goods !== undefined) record.lines = goods; // wrong type: v2 validation words it
     if (context.defaults) applyDefaults(record, context.defaults);
     return record;
@@ -159,7 +174,13 @@ export const workOrdersV1: LegacyConverter = {
     // A component's line number is made from its finished good's `LineNumber`.
     if (rest === 'line') return `${good}.LineNumber`;
     const table = j === undefined ? GOOD_REVERSE : PART_REVERSE;
-    const field = table.get(rest) ?? fieldUnder(table, rest, sentIn(itemAt(legacy, Number(k), j === undefined ? undefined : Number(j))));
+    const field =
+      table.get(rest) ??
+      fieldUnder(
+        table,
+        rest,
+        sentIn(itemAt(legacy, Number(k), j === undefined ? undefined : Number(j))),
+      );
     return field === undefined ? undefined : `${source}.${field}`;
   },
 };

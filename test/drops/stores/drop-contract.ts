@@ -28,16 +28,33 @@ export const PROFILE = {
   'shipping.carrier': 'DPD',
   'shipping.shippingLane': 'LANE-2',
   'financial.currency': 'GBP',
-  shipAddresses: [{ table: 'SHIPTO', addressId: 'A1', address: { name: 'Store', line1: '1 High St', city: 'Leeds', postcode: 'LS1', country: 'GB' } }],
-  shipContacts: [{ table: 'CONTACT', lineId: 'C1', personal: { firstName: 'Ann', lastName: 'Lee' }, contact: { email: 'a@example.com', phone: '1' } }],
+  shipAddresses: [
+    {
+      table: 'SHIPTO',
+      addressId: 'A1',
+      address: { name: 'Store', line1: '1 High St', city: 'Leeds', postcode: 'LS1', country: 'GB' },
+    },
+  ],
+  shipContacts: [
+    {
+      table: 'CONTACT',
+      lineId: 'C1',
+      personal: { firstName: 'Ann', lastName: 'Lee' },
+      contact: { email: 'a@example.com', phone: '1' },
+    },
+  ],
 };
 
-const HEADER = 'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice';
+const HEADER =
+  'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice';
 /** A valid v1 CSV of `orders` orders with two lines each; `tag` makes its bytes unique. */
 export function ordersCsv(tag: string, orders = 2): string {
   const rows = [HEADER];
   for (let i = 0; i < orders; i++) {
-    rows.push(`ACME,${tag}-${i},2026-02-03,1,SKU-1,2,EA,9.99`, `ACME,${tag}-${i},2026-02-03,2,SKU-2,1,EA,4.50`);
+    rows.push(
+      `ACME,${tag}-${i},2026-02-03,1,SKU-1,2,EA,9.99`,
+      `ACME,${tag}-${i},2026-02-03,2,SKU-2,1,EA,4.50`,
+    );
   }
   return `${rows.join('\n')}\n`;
 }
@@ -46,7 +63,11 @@ export function ordersCsv(tag: string, orders = 2): string {
  * What every file source promises, run against each store (local folder, real OpenSSH SFTP,
  * real S3-protocol server) with a real RabbitMQ behind the pipeline.
  */
-export function describeDropPipeline(name: string, makeFixture: () => Promise<StoreFixture>, traits: { atomicRename: boolean }): void {
+export function describeDropPipeline(
+  name: string,
+  makeFixture: () => Promise<StoreFixture>,
+  traits: { atomicRename: boolean },
+): void {
   describe(`file drop contract: ${name}`, () => {
     let f: StoreFixture;
     let topology: TestTopology;
@@ -55,15 +76,27 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
     const spool = tempFolder('spool-');
     // Warnings are kept so a failing test can say why a file was retried.
     const warnings: string[] = [];
-    const log = createLogger({ level: 'warn', destination: { write: (line: string) => void warnings.push(line) } });
+    const log = createLogger({
+      level: 'warn',
+      destination: { write: (line: string) => void warnings.push(line) },
+    });
     let folder = 0;
 
     beforeAll(async () => {
       f = await makeFixture();
       topology = await declareTestTopology({ bindingKeys: ['#'] });
-      proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(AMQP_URL).port || 5672) });
+      proxy = await startTcpProxy({
+        host: '127.0.0.1',
+        port: Number(new URL(AMQP_URL).port || 5672),
+      });
       publisher = createRabbitMqPublisher(
-        { url: proxy.urlFor(AMQP_URL), exchange: topology.exchange, queues: [], publishTimeoutMs: 15_000, reconnect: { initialDelayMs: 50, maxDelayMs: 300 } },
+        {
+          url: proxy.urlFor(AMQP_URL),
+          exchange: topology.exchange,
+          queues: [],
+          publishTimeoutMs: 15_000,
+          reconnect: { initialDelayMs: 50, maxDelayMs: 300 },
+        },
         log,
       );
       await publisher.start();
@@ -77,7 +110,11 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
     });
 
     /** A pipeline over a fresh sub-folder of the drop, so tests never see each other's files. */
-    function pipelineIn(overrides: Record<string, unknown> = {}): { runner: (workerId?: string, store?: DropStore, lease?: DropLease) => DropRunner; dir: string; pipeline: PipelineDefinition } {
+    function pipelineIn(overrides: Record<string, unknown> = {}): {
+      runner: (workerId?: string, store?: DropStore, lease?: DropLease) => DropRunner;
+      dir: string;
+      pipeline: PipelineDefinition;
+    } {
       const dir = `t${++folder}`;
       const pipeline = pipelineSchema.parse({
         name: `contract-${process.pid}-${folder}`,
@@ -88,9 +125,21 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
         readiness: { strategy: 'rename' },
         ...overrides,
       });
-      const ingest = createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') });
+      const ingest = createIngest({
+        publisher,
+        routingKeyFor: compileRoutingKey('{kind}.{businessId}'),
+      });
       const runner = (workerId = 'w1', store = f.store, lease?: DropLease) =>
-        createDropRunner({ pipeline, store: scoped(store, dir), ingest, onboarding: { ACME: { 'sales-orders': PROFILE } }, log, spoolDirectory: spool.dir, workerId, ...(lease ? { lease } : {}) });
+        createDropRunner({
+          pipeline,
+          store: scoped(store, dir),
+          ingest,
+          onboarding: { ACME: { 'sales-orders': PROFILE } },
+          log,
+          spoolDirectory: spool.dir,
+          workerId,
+          ...(lease ? { lease } : {}),
+        });
       return { runner, dir, pipeline };
     }
 
@@ -99,7 +148,15 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
     }
 
     const stateOf = async (dir: string, bytes: string) =>
-      JSON.parse((await readAll(await f.store.read(`${dir}/.warehouse-ingest/state/${createHash('sha256').update(bytes).digest('hex')}.json`))).toString('utf8')) as InputState;
+      JSON.parse(
+        (
+          await readAll(
+            await f.store.read(
+              `${dir}/.warehouse-ingest/state/${createHash('sha256').update(bytes).digest('hex')}.json`,
+            ),
+          )
+        ).toString('utf8'),
+      ) as InputState;
 
     it('publishes a ready file, writes its receipt next to it in processed/, and moves it there', async () => {
       const { runner, dir } = pipelineIn();
@@ -118,10 +175,21 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
         kind: 'sales-orders',
         format: 'v1-csv',
         attempt: 1,
-        file: { name: 'orders A.csv', size: Buffer.byteLength(csv), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
-        response: { success: true, recordCount: 2, messageIds: messages.map((m) => m.properties.messageId) },
+        file: {
+          name: 'orders A.csv',
+          size: Buffer.byteLength(csv),
+          sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        },
+        response: {
+          success: true,
+          recordCount: 2,
+          messageIds: messages.map((m) => m.properties.messageId),
+        },
       });
-      expect(messages[0]!.properties.headers).toMatchObject({ 'business-id': 'ACME', 'source-name': expect.stringMatching(/^contract-/) });
+      expect(messages[0]!.properties.headers).toMatchObject({
+        'business-id': 'ACME',
+        'source-name': expect.stringMatching(/^contract-/),
+      });
     });
 
     it('never takes a file still being written: temporary names, no marker yet, or still changing', async () => {
@@ -142,13 +210,19 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       await f.put(`${stable.dir}/s.csv`, ordersCsv('S')); // still growing
       expect(await runner.runOnce(), 'after it grew').toMatchObject({ accepted: 0, settling: 1 });
       const third = await runner.runOnce();
-      expect(third, `unchanged since the last look: ${JSON.stringify(third)} ${warnings.join('')}`).toMatchObject({ accepted: 1 });
+      expect(
+        third,
+        `unchanged since the last look: ${JSON.stringify(third)} ${warnings.join('')}`,
+      ).toMatchObject({ accepted: 1 });
       await topology.messages();
     });
 
     it('moves an invalid file to failed/ with a receipt listing every error by line and column; publishes nothing', async () => {
       const { runner, dir } = pipelineIn();
-      await f.put(`${dir}/bad.csv`, `${HEADER}\nACME,SO-1,2026-02-03,1,SKU-1,12abc,EA,9.99\nOTHER,SO-2,03/02/2026,1,SKU-1,1,EA,1\n`);
+      await f.put(
+        `${dir}/bad.csv`,
+        `${HEADER}\nACME,SO-1,2026-02-03,1,SKU-1,12abc,EA,9.99\nOTHER,SO-2,03/02/2026,1,SKU-1,1,EA,1\n`,
+      );
       expect(await runner().runOnce()).toMatchObject({ rejected: 1 });
       expect(await f.has(`${dir}/failed/bad.csv`)).toBe(true);
       const receipt = await receiptAt(`${dir}/failed/bad.csv.receipt.json`);
@@ -157,8 +231,17 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
         type: '/problems/validation-failed',
         status: 400,
         errors: [
-          { index: 0, errors: ['line 2, column oOrderLines_Qty: Expected a number, received "12abc"'] },
-          { index: 1, errors: [expect.stringMatching(/^line 3, column DueOutDate: /), 'line 3, column AccountID: Must equal the authenticated business id'] },
+          {
+            index: 0,
+            errors: ['line 2, column oOrderLines_Qty: Expected a number, received "12abc"'],
+          },
+          {
+            index: 1,
+            errors: [
+              expect.stringMatching(/^line 3, column DueOutDate: /),
+              'line 3, column AccountID: Must equal the authenticated business id',
+            ],
+          },
         ],
       });
       expect(await topology.count()).toBe(0);
@@ -175,7 +258,10 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       } finally {
         proxy.restore();
       }
-      await vi.waitFor(async () => expect((await publisher.readiness()).ready).toBe(true), { timeout: 10_000, interval: 50 });
+      await vi.waitFor(async () => expect((await publisher.readiness()).ready).toBe(true), {
+        timeout: 10_000,
+        interval: 50,
+      });
       expect(await runner().runOnce()).toMatchObject({ accepted: 1 });
       const receipt = await receiptAt(`${dir}/processed/later.csv.receipt.json`);
       expect(receipt.attempt).toBe(1);
@@ -189,9 +275,17 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       await f.put(`${dir}/Bestellung März 注文.csv`, ordersCsv('U'));
       expect(await runner().runOnce()).toMatchObject({ accepted: 1, rejected: 1, retried: 0 });
       const rejected = await receiptAt(`${dir}/failed/empty.csv.receipt.json`);
-      expect(rejected).toMatchObject({ outcome: 'rejected', file: { name: 'empty.csv', size: 0 }, response: { status: 400, detail: expect.stringMatching(/\w/) } });
+      expect(rejected).toMatchObject({
+        outcome: 'rejected',
+        file: { name: 'empty.csv', size: 0 },
+        response: { status: 400, detail: expect.stringMatching(/\w/) },
+      });
       const accepted = await receiptAt(`${dir}/processed/Bestellung März 注文.csv.receipt.json`);
-      expect(accepted).toMatchObject({ outcome: 'accepted', file: { name: 'Bestellung März 注文.csv' }, response: { recordCount: 2 } });
+      expect(accepted).toMatchObject({
+        outcome: 'accepted',
+        file: { name: 'Bestellung März 注文.csv' },
+        response: { recordCount: 2 },
+      });
       expect(await topology.count()).toBe(2);
       await topology.messages();
     });
@@ -206,7 +300,9 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       await f.put(`${dir}/same.csv`, 'still,not,a,legacy,file\n1,2,3,4,5\n');
       expect(await runner().runOnce()).toMatchObject({ rejected: 1 });
       expect(await receiptAt(`${dir}/failed/same.csv.receipt.json`)).toEqual(first);
-      const names = (await f.store.list(`${dir}/failed`)).map((e) => e.name.slice(`${dir}/failed/`.length));
+      const names = (await f.store.list(`${dir}/failed`)).map((e) =>
+        e.name.slice(`${dir}/failed/`.length),
+      );
       const second = names.find((n) => /^\d{4}-.*-same\.csv\.receipt\.json$/.test(n));
       expect(second, names.join(', ')).toBeDefined();
       expect(names).toContain(second!.replace(/\.receipt\.json$/, ''));
@@ -223,26 +319,45 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       } finally {
         proxy.restore();
       }
-      await vi.waitFor(async () => expect((await publisher.readiness()).ready).toBe(true), { timeout: 10_000, interval: 50 });
+      await vi.waitFor(async () => expect((await publisher.readiness()).ready).toBe(true), {
+        timeout: 10_000,
+        interval: 50,
+      });
       expect(await worker.runOnce()).toMatchObject({ backingOff: 1, retried: 0, accepted: 0 });
       expect(await f.has(`${dir}/backoff.csv`)).toBe(true);
       expect(await topology.count()).toBe(0);
       // The back-off is in the input's state: a worker started later (or the next process) waits too.
       const statePath = `${dir}/.warehouse-ingest/state/${createHash('sha256').update(ordersCsv('B')).digest('hex')}.json`;
-      const state = JSON.parse((await readAll(await f.store.read(statePath))).toString('utf8')) as InputState;
-      expect(state).toMatchObject({ status: 'retry-scheduled', attempts: 0, deferrals: 1, failures: [{ kind: 'unavailable', attempt: 1 }] });
+      const state = JSON.parse(
+        (await readAll(await f.store.read(statePath))).toString('utf8'),
+      ) as InputState;
+      expect(state).toMatchObject({
+        status: 'retry-scheduled',
+        attempts: 0,
+        deferrals: 1,
+        failures: [{ kind: 'unavailable', attempt: 1 }],
+      });
       expect(Date.parse(state.nextAttemptAt!) - Date.now()).toBeGreaterThan(20_000); // 60 s with jitter (at least half), minus the time taken since
-      expect(await runner('w2').runOnce()).toMatchObject({ backingOff: 1, retried: 0, accepted: 0 });
+      expect(await runner('w2').runOnce()).toMatchObject({
+        backingOff: 1,
+        retried: 0,
+        accepted: 0,
+      });
       expect(await f.has(`${dir}/backoff.csv`)).toBe(true);
       // Once the time has come (moved here instead of waiting a minute), any worker takes it.
-      await f.put(statePath, JSON.stringify({ ...state, nextAttemptAt: new Date(Date.now() - 1).toISOString() }));
+      await f.put(
+        statePath,
+        JSON.stringify({ ...state, nextAttemptAt: new Date(Date.now() - 1).toISOString() }),
+      );
       expect(await runner('w3').runOnce()).toMatchObject({ accepted: 1 });
-      expect(await receiptAt(`${dir}/processed/backoff.csv.receipt.json`)).toMatchObject({ attempt: 1 });
+      expect(await receiptAt(`${dir}/processed/backoff.csv.receipt.json`)).toMatchObject({
+        attempt: 1,
+      });
       expect(await topology.count()).toBe(2);
       await topology.messages();
     });
 
-    it('keeps every input\'s state in the drop: published then receipted, with its receipt and where the file went', async () => {
+    it("keeps every input's state in the drop: published then receipted, with its receipt and where the file went", async () => {
       const { runner, dir, pipeline } = pipelineIn();
       const good = ordersCsv('S');
       const bad = 'not,a,legacy,file\n1,2,3,4\n';
@@ -261,7 +376,13 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
         worker: 'w1',
       });
       const failed = await stateOf(dir, bad);
-      expect(failed).toMatchObject({ status: 'failed', attempts: 1, location: 'failed/bad.csv', receipt: 'failed/bad.csv.receipt.json', failures: [{ attempt: 1, kind: 'rejected' }] });
+      expect(failed).toMatchObject({
+        status: 'failed',
+        attempts: 1,
+        location: 'failed/bad.csv',
+        receipt: 'failed/bad.csv.receipt.json',
+        failures: [{ attempt: 1, kind: 'rejected' }],
+      });
       expect(failed.lastError).toMatch(/\w/);
       expect(await topology.count()).toBe(2);
       await topology.messages();
@@ -275,15 +396,27 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       // Dropped again unchanged: the second rejection is the last try.
       await f.put(`${dir}/poison.csv`, bad);
       expect(await runner().runOnce()).toMatchObject({ rejected: 1 });
-      expect(await stateOf(dir, bad)).toMatchObject({ status: 'dead', attempts: 2, failures: [{ attempt: 1 }, { attempt: 2 }] });
+      expect(await stateOf(dir, bad)).toMatchObject({
+        status: 'dead',
+        attempts: 2,
+        failures: [{ attempt: 1 }, { attempt: 2 }],
+      });
       // A third drop is not tried at all: it is settled as dead at once.
       await f.put(`${dir}/poison.csv`, bad);
       expect(await runner().runOnce()).toMatchObject({ dead: 1, rejected: 0 });
-      const receipts = (await f.store.list(`${dir}/failed`)).filter((e) => e.name.endsWith('.receipt.json'));
+      const receipts = (await f.store.list(`${dir}/failed`)).filter((e) =>
+        e.name.endsWith('.receipt.json'),
+      );
       expect(receipts).toHaveLength(3);
-      const outcomes = await Promise.all(receipts.map(async (e) => (await receiptAt(e.name)).outcome));
+      const outcomes = await Promise.all(
+        receipts.map(async (e) => (await receiptAt(e.name)).outcome),
+      );
       expect([...outcomes].sort()).toEqual(['dead', 'rejected', 'rejected']);
-      expect(await receiptAt(receipts[outcomes.indexOf('dead')]!.name)).toMatchObject({ outcome: 'dead', attempt: 2, response: { status: 422, detail: expect.stringMatching(/^Gave up after 2 tries/) } });
+      expect(await receiptAt(receipts[outcomes.indexOf('dead')]!.name)).toMatchObject({
+        outcome: 'dead',
+        attempt: 2,
+        response: { status: 422, detail: expect.stringMatching(/^Gave up after 2 tries/) },
+      });
       expect(await topology.count()).toBe(0);
     });
 
@@ -292,18 +425,36 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       const csv = ordersCsv('K');
       const sha256 = createHash('sha256').update(csv).digest('hex');
       // What a worker killed in the middle of its third try leaves: the state it wrote before starting.
-      await f.put(`${dir}/.warehouse-ingest/state/${sha256}.json`, JSON.stringify({ sha256, status: 'validated', file: 'k.csv', attempts: 3 }));
+      await f.put(
+        `${dir}/.warehouse-ingest/state/${sha256}.json`,
+        JSON.stringify({ sha256, status: 'validated', file: 'k.csv', attempts: 3 }),
+      );
       await f.put(`${dir}/k.csv`, csv);
       expect(await runner().runOnce()).toMatchObject({ dead: 1, accepted: 0 });
-      expect(await stateOf(dir, csv)).toMatchObject({ status: 'dead', attempts: 3, location: 'failed/k.csv', failures: [{ attempt: 3, kind: 'unfinished' }] });
-      expect(await receiptAt(`${dir}/failed/k.csv.receipt.json`)).toMatchObject({ outcome: 'dead', response: { detail: expect.stringMatching(/did not finish/) } });
+      expect(await stateOf(dir, csv)).toMatchObject({
+        status: 'dead',
+        attempts: 3,
+        location: 'failed/k.csv',
+        failures: [{ attempt: 3, kind: 'unfinished' }],
+      });
+      expect(await receiptAt(`${dir}/failed/k.csv.receipt.json`)).toMatchObject({
+        outcome: 'dead',
+        response: { detail: expect.stringMatching(/did not finish/) },
+      });
       // Below the limit the same leftover is simply tried again, the crash noted.
       const other = ordersCsv('K2');
       const otherSha = createHash('sha256').update(other).digest('hex');
-      await f.put(`${dir}/.warehouse-ingest/state/${otherSha}.json`, JSON.stringify({ sha256: otherSha, status: 'received', file: 'k2.csv', attempts: 1 }));
+      await f.put(
+        `${dir}/.warehouse-ingest/state/${otherSha}.json`,
+        JSON.stringify({ sha256: otherSha, status: 'received', file: 'k2.csv', attempts: 1 }),
+      );
       await f.put(`${dir}/k2.csv`, other);
       expect(await runner().runOnce()).toMatchObject({ accepted: 1 });
-      expect(await stateOf(dir, other)).toMatchObject({ status: 'receipted', attempts: 2, failures: [{ attempt: 1, kind: 'unfinished' }] });
+      expect(await stateOf(dir, other)).toMatchObject({
+        status: 'receipted',
+        attempts: 2,
+        failures: [{ attempt: 1, kind: 'unfinished' }],
+      });
       expect(await receiptAt(`${dir}/processed/k2.csv.receipt.json`)).toMatchObject({ attempt: 2 });
       expect(await topology.count()).toBe(2);
       await topology.messages();
@@ -325,11 +476,24 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       expect(first).toMatchObject({ retried: 2, accepted: 0 });
       expect(await f.has(`${dir}/processed/cut.csv.receipt.json`)).toBe(true); // written before the move failed
       expect(await runner('w2').runOnce()).toMatchObject({ accepted: 1, rejected: 1 });
-      const receipts = async (folder: string) => (await f.store.list(`${dir}/${folder}`)).map((e) => e.name.slice(`${dir}/${folder}/`.length));
+      const receipts = async (folder: string) =>
+        (await f.store.list(`${dir}/${folder}`)).map((e) =>
+          e.name.slice(`${dir}/${folder}/`.length),
+        );
       expect((await receipts('processed')).sort()).toEqual(['cut.csv', 'cut.csv.receipt.json']);
-      expect((await receipts('failed')).sort()).toEqual(['cut-bad.csv', 'cut-bad.csv.receipt.json']);
-      expect(await receiptAt(`${dir}/processed/cut.csv.receipt.json`)).toMatchObject({ outcome: 'accepted', response: { recordCount: 2 } });
-      expect(await stateOf(dir, ordersCsv('CUT'))).toMatchObject({ status: 'receipted', location: 'processed/cut.csv', receipts: ['processed/cut.csv.receipt.json'] });
+      expect((await receipts('failed')).sort()).toEqual([
+        'cut-bad.csv',
+        'cut-bad.csv.receipt.json',
+      ]);
+      expect(await receiptAt(`${dir}/processed/cut.csv.receipt.json`)).toMatchObject({
+        outcome: 'accepted',
+        response: { recordCount: 2 },
+      });
+      expect(await stateOf(dir, ordersCsv('CUT'))).toMatchObject({
+        status: 'receipted',
+        location: 'processed/cut.csv',
+        receipts: ['processed/cut.csv.receipt.json'],
+      });
       expect((await stateOf(dir, ordersCsv('CUT'))).settling).toBeUndefined();
       expect(await topology.count()).toBe(2); // published once
       await topology.messages();
@@ -341,15 +505,37 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       const sha256 = createHash('sha256').update(csv).digest('hex');
       // A worker reprocessing failed/x.csv (from where it lies, as on S3) died after its state said "received".
       await f.put(`${dir}/failed/x.csv`, csv);
-      const stale = { sha256, status: 'received', file: 'x.csv', pipeline: pipeline.name, location: 'failed/x.csv', attempts: 2, updatedAt: new Date(Date.now() - 5000).toISOString() };
+      const stale = {
+        sha256,
+        status: 'received',
+        file: 'x.csv',
+        pipeline: pipeline.name,
+        location: 'failed/x.csv',
+        attempts: 2,
+        updatedAt: new Date(Date.now() - 5000).toISOString(),
+      };
       await f.put(`${dir}/.warehouse-ingest/state/${sha256}.json`, JSON.stringify(stale));
-      expect((await runner().reprocess()).inputs).toMatchObject([{ file: 'x.csv', status: 'received', outcome: 'accepted', attempt: 3 }]);
+      expect((await runner().reprocess()).inputs).toMatchObject([
+        { file: 'x.csv', status: 'received', outcome: 'accepted', attempt: 3 },
+      ]);
       expect(await f.has(`${dir}/processed/x.csv.receipt.json`)).toBe(true);
-      expect(await stateOf(dir, csv)).toMatchObject({ status: 'receipted', failures: [{ attempt: 2, kind: 'unfinished' }] });
+      expect(await stateOf(dir, csv)).toMatchObject({
+        status: 'receipted',
+        failures: [{ attempt: 2, kind: 'unfinished' }],
+      });
       // One still within the lease may be in hand somewhere: not selected.
       await f.put(`${dir}/failed/y.csv`, ordersCsv('STRAND2'));
       const other = createHash('sha256').update(ordersCsv('STRAND2')).digest('hex');
-      await f.put(`${dir}/.warehouse-ingest/state/${other}.json`, JSON.stringify({ ...stale, sha256: other, file: 'y.csv', location: 'failed/y.csv', updatedAt: new Date().toISOString() }));
+      await f.put(
+        `${dir}/.warehouse-ingest/state/${other}.json`,
+        JSON.stringify({
+          ...stale,
+          sha256: other,
+          file: 'y.csv',
+          location: 'failed/y.csv',
+          updatedAt: new Date().toISOString(),
+        }),
+      );
       expect((await runner().reprocess()).inputs).toEqual([]);
       expect(await topology.count()).toBe(2);
       await topology.messages();
@@ -364,7 +550,10 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
       expect(await runner().runOnce()).toMatchObject({ duplicates: 1, accepted: 0 });
       expect(await topology.count()).toBe(2);
       const receipt = await receiptAt(`${dir}/processed/d2.csv.receipt.json`);
-      expect(receipt).toMatchObject({ outcome: 'duplicate', duplicateOf: { file: 'd1.csv', receipt: 'processed/d1.csv.receipt.json' } });
+      expect(receipt).toMatchObject({
+        outcome: 'duplicate',
+        duplicateOf: { file: 'd1.csv', receipt: 'processed/d1.csv.receipt.json' },
+      });
       await topology.messages();
     });
 
@@ -375,74 +564,117 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
     };
 
     // Only stores that write through a temporary name and rename it (S3 PUTs appear whole).
-    withClaims('removes the temporary files of writes a killed worker never finished, and nothing else', async () => {
-      const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
-      const leftovers = [`.warehouse-ingest/state/${'c'.repeat(64)}.json.0badf00d.tmp`, 'processed/x.csv.receipt.json.12345678.tmp', 'failed/y.csv.abcdef01.tmp', 'z.csv.receipt.json.9abcdef0.tmp'];
-      for (const name of leftovers) await f.put(`${dir}/${name}`, 'half-written');
-      await f.put(`${dir}/partner-upload.csv.0badf00d.tmp`, 'a partner\'s upload in progress');
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-      await f.put(`${dir}/processed/w.csv.receipt.json.fedcba98.tmp`, 'being written right now');
-      await runner().runOnce();
-      for (const name of leftovers) expect(await f.has(`${dir}/${name}`), name).toBe(false);
-      expect(await f.has(`${dir}/partner-upload.csv.0badf00d.tmp`)).toBe(true);
-      expect(await f.has(`${dir}/processed/w.csv.receipt.json.fedcba98.tmp`)).toBe(true);
-    });
+    withClaims(
+      'removes the temporary files of writes a killed worker never finished, and nothing else',
+      async () => {
+        const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
+        const leftovers = [
+          `.warehouse-ingest/state/${'c'.repeat(64)}.json.0badf00d.tmp`,
+          'processed/x.csv.receipt.json.12345678.tmp',
+          'failed/y.csv.abcdef01.tmp',
+          'z.csv.receipt.json.9abcdef0.tmp',
+        ];
+        for (const name of leftovers) await f.put(`${dir}/${name}`, 'half-written');
+        await f.put(`${dir}/partner-upload.csv.0badf00d.tmp`, "a partner's upload in progress");
+        await new Promise((resolve) => setTimeout(resolve, 1100));
+        await f.put(`${dir}/processed/w.csv.receipt.json.fedcba98.tmp`, 'being written right now');
+        await runner().runOnce();
+        for (const name of leftovers) expect(await f.has(`${dir}/${name}`), name).toBe(false);
+        expect(await f.has(`${dir}/partner-upload.csv.0badf00d.tmp`)).toBe(true);
+        expect(await f.has(`${dir}/processed/w.csv.receipt.json.fedcba98.tmp`)).toBe(true);
+      },
+    );
     const withLease = (title: string, test: () => Promise<void>) => {
       if (!traits.atomicRename) it(title, test);
     };
 
-    withLease('lets two workers share a drop through the broker lease: one at a time, every file exactly once', async () => {
-      const { runner, dir, pipeline } = pipelineIn();
-      for (let i = 0; i < 6; i++) await f.put(`${dir}/w${i}.csv`, ordersCsv(`W${i}`));
-      const worker = async (id: string) => {
-        const lease = createRabbitMqLease({ url: AMQP_URL, pipeline: pipeline.name }, log);
-        const running = runner(id, f.store, lease);
-        try {
-          return await running.runOnce({ waitForLeaseMs: 20_000 });
-        } finally {
-          await running.stop(); // hands the lease on to the other worker
-        }
-      };
-      const [a, b] = await Promise.all([worker('worker-a'), worker('worker-b')]);
-      expect(a.standby || b.standby).toBe(false); // the second got the lease once the first let go
-      expect(a.accepted + b.accepted).toBe(6);
-      expect(a.duplicates + b.duplicates).toBe(0);
-      expect(await topology.count()).toBe(12);
-      await topology.messages();
-    });
+    withLease(
+      'lets two workers share a drop through the broker lease: one at a time, every file exactly once',
+      async () => {
+        const { runner, dir, pipeline } = pipelineIn();
+        for (let i = 0; i < 6; i++) await f.put(`${dir}/w${i}.csv`, ordersCsv(`W${i}`));
+        const worker = async (id: string) => {
+          const lease = createRabbitMqLease({ url: AMQP_URL, pipeline: pipeline.name }, log);
+          const running = runner(id, f.store, lease);
+          try {
+            return await running.runOnce({ waitForLeaseMs: 20_000 });
+          } finally {
+            await running.stop(); // hands the lease on to the other worker
+          }
+        };
+        const [a, b] = await Promise.all([worker('worker-a'), worker('worker-b')]);
+        expect(a.standby || b.standby).toBe(false); // the second got the lease once the first let go
+        expect(a.accepted + b.accepted).toBe(6);
+        expect(a.duplicates + b.duplicates).toBe(0);
+        expect(await topology.count()).toBe(12);
+        await topology.messages();
+      },
+    );
 
-    withClaims('recovers a crashed worker\'s claim after the lease, and processes the file once', async () => {
-      const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
-      await f.put(`${dir}/.warehouse-ingest/claims/${Date.now() - 5000}~crashed~c.csv`, ordersCsv('C'));
-      await f.put(`${dir}/.warehouse-ingest/claims/${Date.now()}~alive~fresh.csv`, ordersCsv('F'));
-      expect(await runner().runOnce()).toMatchObject({ accepted: 1 });
-      expect(await f.has(`${dir}/processed/c.csv`)).toBe(true);
-      const claims = (await f.store.list(`${dir}/.warehouse-ingest/claims`)).map((e) => e.name.split('~').slice(1).join('~'));
-      expect(claims).toEqual(['alive~fresh.csv']); // a live worker's claim is left alone
-      expect(await topology.count()).toBe(2);
-      await topology.messages();
-    });
+    withClaims(
+      "recovers a crashed worker's claim after the lease, and processes the file once",
+      async () => {
+        const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
+        await f.put(
+          `${dir}/.warehouse-ingest/claims/${Date.now() - 5000}~crashed~c.csv`,
+          ordersCsv('C'),
+        );
+        await f.put(
+          `${dir}/.warehouse-ingest/claims/${Date.now()}~alive~fresh.csv`,
+          ordersCsv('F'),
+        );
+        expect(await runner().runOnce()).toMatchObject({ accepted: 1 });
+        expect(await f.has(`${dir}/processed/c.csv`)).toBe(true);
+        const claims = (await f.store.list(`${dir}/.warehouse-ingest/claims`)).map((e) =>
+          e.name.split('~').slice(1).join('~'),
+        );
+        expect(claims).toEqual(['alive~fresh.csv']); // a live worker's claim is left alone
+        expect(await topology.count()).toBe(2);
+        await topology.messages();
+      },
+    );
 
-    withClaims('finishes a file whose worker crashed after the broker confirmed it, without publishing it again', async () => {
-      const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
-      const csv = ordersCsv('P');
-      const sha256 = createHash('sha256').update(csv).digest('hex');
-      const response = { success: true, recordCount: 2, messageIds: ['id-1', 'id-2'], correlationId: 'before-the-crash' };
-      const { messageIds, ...summary } = response;
-      // What a worker leaves behind once the broker confirmed: the ids, then the state that points at them.
-      await f.put(`${dir}/.warehouse-ingest/state/${sha256}.ids`, `${messageIds.join('\n')}\n`);
-      await f.put(`${dir}/.warehouse-ingest/state/${sha256}.json`, JSON.stringify({ sha256, status: 'published', file: 'p.csv', attempts: 1, response: summary, processedAt: '2026-01-01T00:00:00.000Z' }));
-      await f.put(`${dir}/.warehouse-ingest/claims/${Date.now() - 5000}~crashed~p.csv`, csv);
-      expect(await runner().runOnce()).toMatchObject({ accepted: 1, duplicates: 0 });
-      const receipt = await receiptAt(`${dir}/processed/p.csv.receipt.json`);
-      expect(receipt).toMatchObject({ outcome: 'accepted', response, attempt: 2 });
-      expect(await topology.count()).toBe(0);
-    });
+    withClaims(
+      'finishes a file whose worker crashed after the broker confirmed it, without publishing it again',
+      async () => {
+        const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
+        const csv = ordersCsv('P');
+        const sha256 = createHash('sha256').update(csv).digest('hex');
+        const response = {
+          success: true,
+          recordCount: 2,
+          messageIds: ['id-1', 'id-2'],
+          correlationId: 'before-the-crash',
+        };
+        const { messageIds, ...summary } = response;
+        // What a worker leaves behind once the broker confirmed: the ids, then the state that points at them.
+        await f.put(`${dir}/.warehouse-ingest/state/${sha256}.ids`, `${messageIds.join('\n')}\n`);
+        await f.put(
+          `${dir}/.warehouse-ingest/state/${sha256}.json`,
+          JSON.stringify({
+            sha256,
+            status: 'published',
+            file: 'p.csv',
+            attempts: 1,
+            response: summary,
+            processedAt: '2026-01-01T00:00:00.000Z',
+          }),
+        );
+        await f.put(`${dir}/.warehouse-ingest/claims/${Date.now() - 5000}~crashed~p.csv`, csv);
+        expect(await runner().runOnce()).toMatchObject({ accepted: 1, duplicates: 0 });
+        const receipt = await receiptAt(`${dir}/processed/p.csv.receipt.json`);
+        expect(receipt).toMatchObject({ outcome: 'accepted', response, attempt: 2 });
+        expect(await topology.count()).toBe(0);
+      },
+    );
 
     withClaims('lets two workers share a drop: every file is processed exactly once', async () => {
       const { runner, dir } = pipelineIn();
       for (let i = 0; i < 6; i++) await f.put(`${dir}/w${i}.csv`, ordersCsv(`W${i}`));
-      const [a, b] = await Promise.all([runner('worker-a').runOnce(), runner('worker-b').runOnce()]);
+      const [a, b] = await Promise.all([
+        runner('worker-a').runOnce(),
+        runner('worker-b').runOnce(),
+      ]);
       expect(a.accepted + b.accepted).toBe(6);
       expect(a.accepted + a.skipped).toBe(6);
       expect(await topology.count()).toBe(12);
@@ -454,7 +686,10 @@ export function describeDropPipeline(name: string, makeFixture: () => Promise<St
 /** A view of a store limited to one sub-folder, so each test has its own drop. */
 function scoped(store: DropStore, dir: string): DropStore {
   const at = (name: string) => `${dir}/${name}`;
-  const strip = <T extends { name: string }>(entry: T): T => ({ ...entry, name: entry.name.slice(dir.length + 1) });
+  const strip = <T extends { name: string }>(entry: T): T => ({
+    ...entry,
+    name: entry.name.slice(dir.length + 1),
+  });
   return {
     type: store.type,
     where: `${store.where}/${dir}`,

@@ -1,4 +1,9 @@
-import { GetObjectCommand, HeadObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createS3Drop, S3DropError, type S3DropOptions } from '../../../src/drops/stores/s3.js';
 import { startS3rver, type S3rver } from '../../support/s3rver.js';
@@ -6,7 +11,14 @@ import { describeDropStore, readAll } from './store-contract.js';
 import { s3Fixture } from '../../support/s3-fixture.js';
 
 const put = (s3: S3rver, key: string, content: string | Buffer) =>
-  s3.client.send(new PutObjectCommand({ Bucket: s3.bucket, Key: key, Body: content, ContentLength: Buffer.byteLength(content) }));
+  s3.client.send(
+    new PutObjectCommand({
+      Bucket: s3.bucket,
+      Key: key,
+      Body: content,
+      ContentLength: Buffer.byteLength(content),
+    }),
+  );
 
 async function exists(client: S3Client, bucket: string, key: string): Promise<boolean> {
   try {
@@ -40,7 +52,10 @@ describe('s3 drop', () => {
   });
 
   it('lists more than one page (1000 keys) of files', async () => {
-    const names = Array.from({ length: 1100 }, (_, i) => `many/f-${String(i).padStart(4, '0')}.csv`);
+    const names = Array.from(
+      { length: 1100 },
+      (_, i) => `many/f-${String(i).padStart(4, '0')}.csv`,
+    );
     for (let i = 0; i < names.length; i += 50) {
       await Promise.all(names.slice(i, i + 50).map((name) => put(s3, name, 'x')));
     }
@@ -71,7 +86,9 @@ describe('s3 drop', () => {
     expect(await exists(s3.client, s3.bucket, 'drops/acme/in.csv')).toBe(false);
 
     await store.write('receipts/in.receipt.json', '{"ok":true}');
-    const written = await s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: 'drops/acme/receipts/in.receipt.json' }));
+    const written = await s3.client.send(
+      new GetObjectCommand({ Bucket: s3.bucket, Key: 'drops/acme/receipts/in.receipt.json' }),
+    );
     expect(written.ContentType).toBe('application/json');
     expect(await written.Body!.transformToString()).toBe('{"ok":true}');
     await store.write('receipts/empty.txt', '');
@@ -79,22 +96,29 @@ describe('s3 drop', () => {
     await store.close();
   });
 
-  it.each([['Bestellung März 1.csv'], ['注文 (2) ü%20.csv'], ['a  b/c d.csv']])('copies the key %j correctly on rename', async (name) => {
-    const content = Buffer.from(`content of ${name}`);
-    await put(s3, `copy/${name}`, content);
-    const store = dropFor(s3, { prefix: 'copy/' });
-    expect(await store.rename(name, `done/${name}`)).toBe(true);
-    const moved = await s3.client.send(new GetObjectCommand({ Bucket: s3.bucket, Key: `copy/done/${name}` }));
-    expect(Buffer.from(await moved.Body!.transformToByteArray())).toEqual(content);
-    expect(await exists(s3.client, s3.bucket, `copy/${name}`)).toBe(false);
-    await store.close();
-  });
+  it.each([['Bestellung März 1.csv'], ['注文 (2) ü%20.csv'], ['a  b/c d.csv']])(
+    'copies the key %j correctly on rename',
+    async (name) => {
+      const content = Buffer.from(`content of ${name}`);
+      await put(s3, `copy/${name}`, content);
+      const store = dropFor(s3, { prefix: 'copy/' });
+      expect(await store.rename(name, `done/${name}`)).toBe(true);
+      const moved = await s3.client.send(
+        new GetObjectCommand({ Bucket: s3.bucket, Key: `copy/done/${name}` }),
+      );
+      expect(Buffer.from(await moved.Body!.transformToByteArray())).toEqual(content);
+      expect(await exists(s3.client, s3.bucket, `copy/${name}`)).toBe(false);
+      await store.close();
+    },
+  );
 
   it('fails loudly, not as a lost race, when the server misreads an existing copy source', async () => {
     // s3rver decodes x-amz-copy-source with decodeURI, which keeps %3A etc.; real S3 decodes fully.
     await put(s3, 'misread/10:30.csv', 'x');
     const store = dropFor(s3);
-    await expect(store.rename('misread/10:30.csv', 'misread/done/10:30.csv')).rejects.toThrow(/decodes x-amz-copy-source differently/);
+    await expect(store.rename('misread/10:30.csv', 'misread/done/10:30.csv')).rejects.toThrow(
+      /decodes x-amz-copy-source differently/,
+    );
     expect(await exists(s3.client, s3.bucket, 'misread/10:30.csv')).toBe(true);
     await store.close();
   });
@@ -135,7 +159,10 @@ describe('s3 drop when the server fails', () => {
     } finally {
       s3.thaw();
     }
-    await vi.waitFor(async () => expect((await store.list('f')).map((e) => e.name)).toEqual(['f/a.csv']), { timeout: 5000, interval: 100 });
+    await vi.waitFor(
+      async () => expect((await store.list('f')).map((e) => e.name)).toEqual(['f/a.csv']),
+      { timeout: 5000, interval: 100 },
+    );
     await store.close();
   });
 
@@ -149,7 +176,10 @@ describe('s3 drop when the server fails', () => {
     expect(performance.now() - started).toBeLessThan(3000);
 
     await s3.restart();
-    await vi.waitFor(async () => expect(await store.stat('f/a.csv')).toMatchObject({ size: 1 }), { timeout: 5000, interval: 100 });
+    await vi.waitFor(async () => expect(await store.stat('f/a.csv')).toMatchObject({ size: 1 }), {
+      timeout: 5000,
+      interval: 100,
+    });
     expect((await readAll(await store.read('f/a.csv'))).toString()).toBe('A');
     await store.close();
   });

@@ -46,8 +46,12 @@ describe('sftp drop: host keys and secrets', () => {
   afterAll(() => sshd?.stop());
 
   it('refuses to be created without a pinned host key or known_hosts', () => {
-    expect(() => createSftpDrop({ ...optionsFor(sshd), hostKeyFingerprints: undefined })).toThrow(/never trusted blindly/);
-    expect(() => createSftpDrop({ ...optionsFor(sshd), hostKeyFingerprints: ['ab:cd:ef'] })).toThrow(/SHA256:<base64>/);
+    expect(() => createSftpDrop({ ...optionsFor(sshd), hostKeyFingerprints: undefined })).toThrow(
+      /never trusted blindly/,
+    );
+    expect(() =>
+      createSftpDrop({ ...optionsFor(sshd), hostKeyFingerprints: ['ab:cd:ef'] }),
+    ).toThrow(/SHA256:<base64>/);
   });
 
   it('refuses a server whose key does not match the pinned fingerprint, naming the key it saw', async () => {
@@ -63,7 +67,11 @@ describe('sftp drop: host keys and secrets', () => {
 
   it('connects with a known_hosts file, plain or hashed, and refuses one that lists other hosts only', async () => {
     const knownHosts = readFileSync(sshd.knownHostsPath, 'utf8');
-    const plain = storeFor(sshd, { hostKeyFingerprints: undefined, knownHosts, path: path.join(sshd.dataDir, 'kh') });
+    const plain = storeFor(sshd, {
+      hostKeyFingerprints: undefined,
+      knownHosts,
+      path: path.join(sshd.dataDir, 'kh'),
+    });
     await plain.write('a.txt', 'A');
     expect((await readAll(await plain.read('a.txt'))).toString()).toBe('A');
     expect(plain.where).toBe(`sftp://${sshd.username}@127.0.0.1:${sshd.port}${sshd.dataDir}/kh`);
@@ -72,14 +80,28 @@ describe('sftp drop: host keys and secrets', () => {
     execFileSync('ssh-keygen', ['-H', '-f', hashedFile], { stdio: 'ignore' });
     const hashed = readFileSync(hashedFile, 'utf8');
     expect(hashed).toMatch(/^\|1\|/);
-    expect((await storeFor(sshd, { hostKeyFingerprints: undefined, knownHosts: hashed, path: path.join(sshd.dataDir, 'kh') }).list()).map((e) => e.name)).toEqual(['a.txt']);
+    expect(
+      (
+        await storeFor(sshd, {
+          hostKeyFingerprints: undefined,
+          knownHosts: hashed,
+          path: path.join(sshd.dataDir, 'kh'),
+        }).list()
+      ).map((e) => e.name),
+    ).toEqual(['a.txt']);
 
     const otherHost = knownHosts.replace(`[127.0.0.1]:${sshd.port}`, 'sftp.example.com');
-    const refused = await sftpFailure(storeFor(sshd, { hostKeyFingerprints: undefined, knownHosts: otherHost }).list(), 'sftp-host-key-rejected');
+    const refused = await sftpFailure(
+      storeFor(sshd, { hostKeyFingerprints: undefined, knownHosts: otherHost }).list(),
+      'sftp-host-key-rejected',
+    );
     expect(refused.message).toContain(sshd.hostKeyFingerprint);
 
     const revoked = `${knownHosts}@revoked ${knownHosts}`;
-    await sftpFailure(storeFor(sshd, { hostKeyFingerprints: undefined, knownHosts: revoked }).list(), 'sftp-host-key-rejected');
+    await sftpFailure(
+      storeFor(sshd, { hostKeyFingerprints: undefined, knownHosts: revoked }).list(),
+      'sftp-host-key-rejected',
+    );
   });
 
   it('writes a file larger than one SFTP packet byte-exact, leaving no temporary file', async () => {
@@ -101,8 +123,10 @@ describe('sftp drop: host keys and secrets', () => {
 
 describe('sftp drop: known_hosts matching', () => {
   const key = randomBytes(51);
-  const line = (hosts: string, marker = '') => `${marker}${hosts} ssh-ed25519 ${key.toString('base64')}`;
-  const trusted = (contents: string, host: string, port: number) => knownHostKeys(contents, host, port).trusted.length;
+  const line = (hosts: string, marker = '') =>
+    `${marker}${hosts} ssh-ed25519 ${key.toString('base64')}`;
+  const trusted = (contents: string, host: string, port: number) =>
+    knownHostKeys(contents, host, port).trusted.length;
 
   it.each([
     ['127.0.0.1', 22, 1],
@@ -110,14 +134,22 @@ describe('sftp drop: known_hosts matching', () => {
     ['sftp.example.com', 22, 1],
     ['bad.example.com', 22, 0], // negated
   ])('matches %s port %i by name, wildcard and negation (%i)', (host, port, expected) => {
-    expect(trusted([line('127.0.0.1'), line('*.example.com,!bad.example.com'), '# a comment', ''].join('\n'), host, port)).toBe(expected);
+    expect(
+      trusted(
+        [line('127.0.0.1'), line('*.example.com,!bad.example.com'), '# a comment', ''].join('\n'),
+        host,
+        port,
+      ),
+    ).toBe(expected);
   });
 
   it('matches [host]:port entries with wildcards, and skips CA lines', () => {
     const contents = [line('[127.0.0.?]:2222'), line('*', '@cert-authority ')].join('\n');
     expect(trusted(contents, '127.0.0.1', 2222)).toBe(1);
     expect(trusted(contents, '127.0.0.1', 2223)).toBe(0);
-    expect(knownHostKeys(line('[127.0.0.1]:2222', '@revoked '), '127.0.0.1', 2222).revoked).toHaveLength(1);
+    expect(
+      knownHostKeys(line('[127.0.0.1]:2222', '@revoked '), '127.0.0.1', 2222).revoked,
+    ).toHaveLength(1);
   });
 });
 
@@ -138,7 +170,10 @@ describe('sftp drop: server failures', () => {
     await sshd.kill();
     await expect(store.list('r')).rejects.toBeInstanceOf(SftpError);
     await sshd.restart();
-    await vi.waitFor(async () => expect((await store.list('r')).map((e) => e.name)).toEqual(['r/one.txt']), { timeout: 10_000, interval: 50 });
+    await vi.waitFor(
+      async () => expect((await store.list('r')).map((e) => e.name)).toEqual(['r/one.txt']),
+      { timeout: 10_000, interval: 50 },
+    );
     await store.write('r/two.txt', '2');
     expect((await store.list('r')).map((e) => e.name)).toEqual(['r/one.txt', 'r/two.txt']);
   });

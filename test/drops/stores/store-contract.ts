@@ -5,7 +5,8 @@ import { UnsafeName, type DropStore } from '../../../src/drops/stores/store.js';
 
 export async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  for await (const chunk of stream)
+    chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
   return Buffer.concat(chunks);
 }
 
@@ -55,20 +56,30 @@ export function describeDropStore(name: string, makeFixture: () => Promise<Store
       await f.put('read/big.bin', big);
       const read = await readAll(await f.store.read('read/big.bin'));
       expect(read.length).toBe(big.length);
-      expect(createHash('sha256').update(read).digest('hex')).toBe(createHash('sha256').update(big).digest('hex'));
+      expect(createHash('sha256').update(read).digest('hex')).toBe(
+        createHash('sha256').update(big).digest('hex'),
+      );
     });
 
     it('keeps unicode and spaces in names', async () => {
       await f.put('names/Bestellung März 1.csv', 'ü');
-      expect((await f.store.list('names')).map((e) => e.name)).toEqual(['names/Bestellung März 1.csv']);
-      expect((await readAll(await f.store.read('names/Bestellung März 1.csv'))).toString()).toBe('ü');
+      expect((await f.store.list('names')).map((e) => e.name)).toEqual([
+        'names/Bestellung März 1.csv',
+      ]);
+      expect((await readAll(await f.store.read('names/Bestellung März 1.csv'))).toString()).toBe(
+        'ü',
+      );
     });
 
     it('writes whole files, creating folders, replacing an earlier version', async () => {
       await f.store.write('write/deep/r.receipt.json', '{"a":1}');
       await f.store.write('write/deep/r.receipt.json', '{"a":2}');
-      expect((await readAll(await f.store.read('write/deep/r.receipt.json'))).toString()).toBe('{"a":2}');
-      expect((await f.store.list('write/deep')).map((e) => e.name)).toEqual(['write/deep/r.receipt.json']);
+      expect((await readAll(await f.store.read('write/deep/r.receipt.json'))).toString()).toBe(
+        '{"a":2}',
+      );
+      expect((await f.store.list('write/deep')).map((e) => e.name)).toEqual([
+        'write/deep/r.receipt.json',
+      ]);
     });
 
     it('renames into a new folder, and refuses when the source is gone or the target exists', async () => {
@@ -87,7 +98,10 @@ export function describeDropStore(name: string, makeFixture: () => Promise<Store
     it('lets exactly one of two racing renames win when renames are atomic', async () => {
       if (!f.store.atomicRename) return; // S3 has no rename: claims use a lease there (tested with the runner)
       await f.put('race/x.csv', 'X');
-      const results = await Promise.all([f.store.rename('race/x.csv', 'race/claimed/1-x.csv'), f.store.rename('race/x.csv', 'race/claimed/2-x.csv')]);
+      const results = await Promise.all([
+        f.store.rename('race/x.csv', 'race/claimed/1-x.csv'),
+        f.store.rename('race/x.csv', 'race/claimed/2-x.csv'),
+      ]);
       expect(results.filter(Boolean)).toHaveLength(1);
     });
 
@@ -98,11 +112,14 @@ export function describeDropStore(name: string, makeFixture: () => Promise<Store
       await expect(f.store.remove('rm/a.csv')).resolves.toBeUndefined();
     });
 
-    it.each([['../escape.csv'], ['/etc/passwd'], ['a/../../b'], ['a\\b'], ['bad\nname']])('refuses the unsafe name %j everywhere', async (bad) => {
-      await expect(f.store.read(bad)).rejects.toThrow(UnsafeName);
-      await expect(f.store.write(bad, 'x')).rejects.toThrow(UnsafeName);
-      await expect(f.store.rename('ok.csv', bad)).rejects.toThrow(UnsafeName);
-      await expect(f.store.remove(bad)).rejects.toThrow(UnsafeName);
-    });
+    it.each([['../escape.csv'], ['/etc/passwd'], ['a/../../b'], ['a\\b'], ['bad\nname']])(
+      'refuses the unsafe name %j everywhere',
+      async (bad) => {
+        await expect(f.store.read(bad)).rejects.toThrow(UnsafeName);
+        await expect(f.store.write(bad, 'x')).rejects.toThrow(UnsafeName);
+        await expect(f.store.rename('ok.csv', bad)).rejects.toThrow(UnsafeName);
+        await expect(f.store.remove(bad)).rejects.toThrow(UnsafeName);
+      },
+    );
   });
 }
