@@ -6,6 +6,7 @@
  */
 import { MalformedBody } from '../errors.js';
 import type { CsvField, CsvLayout, CsvRecord } from './csv-layout.js';
+import { parseNumber } from './csv-number.js';
 
 /** A layout level resolved against the file: the cell index, name and type of each field. */
 interface Level {
@@ -235,29 +236,6 @@ function fill(
     }
   }
 }
-
-/** `^-?\d+(\.\d+)?$` after trimming spaces and tabs, as a charCode loop; undefined when it does not match. */
-export function parseNumber(text: string): number | undefined {
-  let start = 0;
-  let end = text.length;
-  while (start < end && isSpace(text.charCodeAt(start))) start++;
-  while (end > start && isSpace(text.charCodeAt(end - 1))) end--;
-  let i = start;
-  if (i < end && text.charCodeAt(i) === 45 /* - */) i++;
-  const digits = i;
-  while (i < end && isDigit(text.charCodeAt(i))) i++;
-  if (i === digits) return undefined;
-  if (i < end) {
-    if (text.charCodeAt(i) !== 46 /* . */) return undefined;
-    const fraction = ++i;
-    while (i < end && isDigit(text.charCodeAt(i))) i++;
-    if (i === fraction || i !== end) return undefined;
-  }
-  return Number(start === 0 && end === text.length ? text : text.slice(start, end));
-}
-
-const isSpace = (c: number): boolean => c === 32 || c === 9;
-const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 
 function required(found: ReadonlyMap<string, number>, column: string, option: string): number {
   const at = found.get(column);

@@ -1,5 +1,6 @@
 import { connect, type ChannelModel } from 'amqplib';
 import { PublishFailed } from '../errors.js';
+import { reconnectDelay } from '../backoff.js';
 import { safeUrl, type Logger } from '../log.js';
 import type { Publisher, ReadinessCheck } from './publisher.js';
 import { confirmedChannel, type ConfirmedChannel } from './rabbitmq-confirms.js';
@@ -62,16 +63,6 @@ export interface RabbitMqPublisher extends Publisher {
   readonly connected: boolean;
   /** For metrics: called on every state change. Returns the unsubscribe function. */
   onStateChange(listener: (state: RabbitMqState) => void): () => void;
-}
-
-/** Exponential back-off with "equal jitter": at least half the step, never above the cap. */
-export function reconnectDelay(
-  attempt: number,
-  initialDelayMs: number,
-  maxDelayMs: number,
-): number {
-  const step = Math.min(maxDelayMs, initialDelayMs * 2 ** attempt);
-  return Math.round(step / 2 + (Math.random() * step) / 2);
 }
 
 /** Resolves with the promise's value, or with `fallback` after `ms`. Used where a dying socket could hang a call. */
@@ -313,3 +304,4 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
     },
   };
 }
+export { reconnectDelay } from '../backoff.js';

@@ -3,7 +3,7 @@ import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { csvLocation, decodeCsv, type CsvLayout, type CsvRecord } from '../../src/decode/csv.js';
-import { parseNumber } from '../../src/decode/csv-records.js';
+import { parseNumber } from '../../src/decode/csv-number.js';
 import { MalformedBody } from '../../src/errors.js';
 
 const SALES: CsvLayout = {

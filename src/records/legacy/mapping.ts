@@ -1,7 +1,8 @@
-import type { CsvField, CsvLayout } from '../../decode/csv.js';
+import type { CsvField, CsvLayout } from '../../decode/csv-layout.js';
 import type { KindName } from '../kind.js';
 import { receivedType } from '../issues.js';
 import { LEGACY_DATE_FORMS, legacyDateToUtc } from './dates.js';
+import { getPath, isPlain, type Plain, setPath } from './paths.js';
 
 /**
  * Legacy (v1) shapes are converted to v2 by declarative field mappings: each legacy field
@@ -84,31 +85,6 @@ export interface LegacyConverter {
    * object that is missing altogether is best blamed on the legacy field that is absent.
    */
   sourceOf(v2Path: string, legacy: unknown): string | undefined;
-}
-
-export type Plain = Record<string, unknown>;
-export const isPlain = (value: unknown): value is Plain =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-export function setPath(target: Plain, path: string, value: unknown): void {
-  const keys = path.split('.');
-  let node = target;
-  for (let i = 0; i < keys.length - 1; i++) {
-    const key = keys[i]!;
-    let next = node[key];
-    if (!isPlain(next)) node[key] = next = {};
-    node = next as Plain;
-  }
-  node[keys.at(-1)!] = value;
-}
-
-export function getPath(source: unknown, path: string): unknown {
-  let node = source;
-  for (const key of path.split('.')) {
-    if (!isPlain(node)) return undefined;
-    node = node[key];
-  }
-  return node;
 }
 
 /**

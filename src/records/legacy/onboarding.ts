@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { KindName, RecordKind } from '../kind.js';
 import { validateRecord } from '../validate.js';
-import { setPath } from './mapping.js';
+import { setPath } from './paths.js';
 
 /**
  * Onboarding profiles (spec §2: site, warehouse, owner, class, shipping, lanes, suppliers are

@@ -3,7 +3,6 @@ import {
   applyDefaults,
   csvField,
   fieldUnder,
-  isPlain,
   mapFields,
   refuseUnknown,
   reverseOf,
@@ -11,8 +10,8 @@ import {
   type LegacyConverter,
   type LegacyField,
   type LegacyProblem,
-  type Plain,
 } from './mapping.js';
+import { isPlain, type Plain } from './paths.js';
 
 /**
  * v1 work orders (`wOrders`, spec §4.3) → v2 work orders (§2.7). The legacy shape has two
