@@ -4,7 +4,8 @@ import { MalformedBody, PayloadTooLarge } from '../errors.js';
 import type { Candidate, StreamPass } from './candidate.js';
 import type { RecordKind } from '../records/kind.js';
 import { LEGACY, type ConversionContext, type SenderTerms } from '../records/legacy/index.js';
-import { parseJson, parseJsonArray } from './json.js';
+import { parseJson } from './json.js';
+import { jsonArrayCandidates } from './json-array.js';
 import { convertLegacyJson, legacyCsvCandidates } from './legacy.js';
 
 export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json';
@@ -24,8 +25,10 @@ export interface FileDecodeOptions {
 }
 
 /**
- * Decodes a dropped file, already on local disk. CSV is streamed (read twice: validate, then
- * publish) so a 1 GB file stays in bounded memory; JSON is parsed whole, up to `maxJsonBytes`.
+ * Decodes a dropped file, already on local disk. v1 CSV and v2 JSON are streamed (read twice:
+ * validate, then publish, in confirmed chunks) so a 1 GB file stays in bounded memory; a v1 JSON
+ * file is parsed whole, up to `maxJsonBytes`, because its errors are traced back through the
+ * legacy document as sent.
  */
 export async function decodeFile(path: string, options: FileDecodeOptions): Promise<FileRecords> {
   const { kind, format, businessId, context } = options;
@@ -42,13 +45,17 @@ export async function decodeFile(path: string, options: FileDecodeOptions): Prom
       }),
     };
 
+  if (format === 'v2-json') {
+    const read = () => createReadStream(path, { highWaterMark: 64 * 1024 });
+    return { mode: 'stream', open: () => jsonArrayCandidates(read) };
+  }
+
   const { size } = await stat(path);
   if (size > options.maxJsonBytes) {
     throw new PayloadTooLarge({
-      detail: `The JSON file has ${size} bytes; JSON files are limited to ${options.maxJsonBytes} bytes (CSV files are not).`,
+      detail: `The v1 JSON file has ${size} bytes; v1 JSON files are limited to ${options.maxJsonBytes} bytes (v1 CSV and v2 JSON files are not).`,
     });
   }
   const bytes = await readFile(path);
-  if (format === 'v2-json') return { mode: 'array', records: parseJsonArray(bytes) };
   return convertLegacyJson(parseJson(bytes), { converter: converter!, businessId, context });
 }
