@@ -2,21 +2,16 @@ import { formatPath } from './issues.js';
 
 /**
  * Every v2 object accepts unknown keys, so a record could carry a second business id next to
- * the checked one — on a line, in `identifiers`, spelt `BusinessID`, `business_id` or `AccountID`
- * (the legacy name). A consumer reading that field would take the record for another business.
- * Any such key anywhere in the record must hold exactly the authenticated id.
+ * the checked one — at the root, in `identifiers`, on a line. A consumer reading that field
+ * would take the record for another business, so the keys that carry a business's identity
+ * must hold exactly the authenticated id wherever they appear: `businessId` (the spec's name)
+ * and `AccountID` (its v1 name). Only those exact names: an account number of someone else
+ * (`customer.accountId`, a marketplace's `sellerAccountId`) is ordinary data passed through,
+ * and refusing it refused real orders.
  */
-const ID_NAMES = new Set(['businessid', 'accountid']);
+const isIdName = (key: string): boolean => key === 'businessId' || key === 'AccountID';
 
-/** Cheap tests first: this runs for every key of every record ("accountid" is the shortest name). */
-function isIdName(key: string): boolean {
-  if (key.length < 9 || key.length > 40) return false;
-  const first = key.charCodeAt(0) | 0x20;
-  if (first >= 0x63 && first <= 0x7a) return false; // a letter other than a or b
-  return ID_NAMES.has(key.toLowerCase().replace(/[^a-z0-9]/g, ''));
-}
-
-/** Whether any business-id-like key holds another value (the primary one included). */
+/** Whether any identity key holds another value (the primary one included). */
 function hasForeignId(value: unknown, businessId: string): boolean {
   if (Array.isArray(value)) {
     for (const item of value)
@@ -32,7 +27,7 @@ function hasForeignId(value: unknown, businessId: string): boolean {
   return false;
 }
 
-/** Paths of business-id-like keys (other than `primary`, checked on its own) whose value is not `businessId`. */
+/** Paths of identity keys (other than `primary`, checked on its own) whose value is not `businessId`. */
 export function foreignIdPaths(
   input: unknown,
   businessId: string,
