@@ -19,11 +19,19 @@ export const num = z.number();
 /** A quantity: finite and never negative. */
 export const quantity = z.number().min(0);
 
+const withSeconds = z.iso.datetime();
+const minutesOnly = z.iso.datetime({ precision: -1 });
+
 /**
- * ISO 8601 date-time with the UTC designator `Z` and no offset (spec §2 conventions).
- * zod's date pattern knows month lengths and leap years, so 2026-02-30 is rejected here too.
+ * ISO 8601 date-time with the UTC designator and no offset (spec §2 conventions): with or
+ * without seconds and fractions (`2026-02-03T10:00Z` is as valid as `…T10:00:00.5Z`), and with
+ * the lower-case `t`/`z` RFC 3339 allows. Published as received, never rewritten. zod's date
+ * pattern knows month lengths and leap years, so 2026-02-30 is rejected here too.
  */
-export const timestamp = z.iso.datetime();
+export const timestamp = z.stringFormat('datetime', (value) => {
+  const upper = /[tz]/.test(value) ? value.toUpperCase() : value;
+  return withSeconds.safeParse(upper).success || minutesOnly.safeParse(upper).success;
+});
 
 /**
  * Objects are loose: fields the spec does not list pass through unchanged. The spec marks its

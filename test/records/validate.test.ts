@@ -59,6 +59,43 @@ describe('validateRecord', () => {
   });
 });
 
+describe('timestamps (ISO 8601 with the UTC designator)', () => {
+  const dueOut = (value: unknown) => {
+    const input = salesOrder();
+    input.dates.dueOut = value;
+    return validateRecord(KINDS['sales-orders'], input, BUSINESS_ID);
+  };
+
+  it.each([
+    '2026-02-03T10:00Z',
+    '2026-02-03T10:00:00Z',
+    '2026-02-03T10:00:00.5Z',
+    '2026-02-03T10:00:00z',
+    '2026-02-03t10:00:00Z',
+    '2024-02-29T23:59:59.999Z',
+  ])('accepts %s and publishes it as received', (value) => {
+    const result = dueOut(value);
+    expect(result.ok).toBe(true);
+    if (result.ok) expect((result.record as any).dates.dueOut).toBe(value);
+  });
+
+  it.each([
+    '2026-02-30T10:00Z',
+    '2026-02-03T10Z',
+    '2026-02-03T10:00:00+01:00',
+    '2026-02-03T10:00:00',
+    '2026-02-03',
+    '2026-02-03T10:00:00ZZ',
+  ])('refuses %s', (value) => {
+    expect(dueOut(value)).toEqual({
+      ok: false,
+      errors: [
+        'dates.dueOut: Expected an ISO 8601 date-time with UTC designator (e.g. 2026-01-31T09:30:00Z)',
+      ],
+    });
+  });
+});
+
 describe('tenancy', () => {
   it('rejects a record for another business without echoing either id', () => {
     const input = salesOrder();
