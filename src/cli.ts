@@ -97,7 +97,7 @@ async function hashKey(args: string[]): Promise<void> {
 
 // biome-ignore lint/suspicious/noConfusingVoidType: a command that only prints returns nothing; one that decides the exit code returns it
 async function main(argv: string[]): Promise<number | void> {
-  const [command, ...rest] = argv;
+  const [command, ...rest] = negativeValuesJoined(argv);
   if (command === undefined || command === '--help' || command === '-h')
     return void process.stdout.write(helpFor(undefined));
   if (command === 'help') return void process.stdout.write(helpFor(rest[0]));
@@ -147,3 +147,20 @@ main(process.argv.slice(2)).then(
     process.exitCode = error instanceof UsageError || error instanceof CannotRead ? 2 : 1;
   },
 );
+
+/**
+ * `--failures -5` → `--failures=-5`: node's parseArgs calls a value that starts with `-` ambiguous
+ * and says so in its own words; joined, the command checks the value and says what it needs.
+ */
+function negativeValuesJoined(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (/^--[a-z][a-z-]*$/.test(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i += 1;
+    } else out.push(arg);
+  }
+  return out;
+}

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { lineageDirectory, loadConfig } from '../config.js';
+import { z } from 'zod';
 import { ConfigError } from '../errors.js';
 import {
   describeMatch,
@@ -43,12 +44,7 @@ export async function lineageCommand(args: string[], io: Output): Promise<number
   if (values.kind !== undefined && !(KIND_NAMES as readonly string[]).includes(values.kind))
     throw new UsageError(`--kind must be one of ${KIND_NAMES.join(', ')}`, 'lineage');
   if (values.business === '') throw new UsageError('--business must not be empty', 'lineage');
-  const since = values.since === undefined ? undefined : new Date(values.since);
-  if (since !== undefined && Number.isNaN(since.getTime()))
-    throw new UsageError(
-      '--since must be a date (2026-11-22) or an ISO 8601 time (2026-11-22T09:30:00Z)',
-      'lineage',
-    );
+  const since = values.since === undefined ? undefined : parseSince(values.since);
   const query: LineageQuery = {
     reference,
     ...(values.kind && { kind: values.kind }),
@@ -105,4 +101,25 @@ function configured(): { config: ReturnType<typeof loadConfig>; drops: OpenedDro
       );
     throw error;
   }
+}
+
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
+const TIME = z.iso.datetime({ offset: true });
+
+/**
+ * A day (UTC) or an ISO 8601 time. `new Date` alone is too lenient: it takes 2026-02-30 as
+ * March 2, and a search from the wrong day answers without a word of warning.
+ */
+function parseSince(text: string): Date {
+  const date = new Date(text);
+  const valid = DAY.test(text)
+    ? !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === text
+    : TIME.safeParse(text).success;
+  if (!valid) {
+    throw new UsageError(
+      `--since must be a real date (2026-11-22) or an ISO 8601 time (2026-11-22T09:30:00Z); got ${JSON.stringify(text.slice(0, 40))}`,
+      'lineage',
+    );
+  }
+  return date;
 }

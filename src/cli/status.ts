@@ -58,7 +58,7 @@ export async function statusCommand(args: string[], io: Output): Promise<number>
     );
   const failures = values.failures === undefined ? 10 : Number(values.failures);
   if (!Number.isInteger(failures) || failures < 0)
-    throw new UsageError('--failures must be a whole number', 'status');
+    throw new UsageError('--failures must be a whole number, 0 or more', 'status');
 
   const drops = openDrops(loadConfig());
   try {

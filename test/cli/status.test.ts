@@ -87,6 +87,15 @@ describe('warehouse-ingest status', () => {
     expect(lines[7]).toMatch(/dead +bbbb\.csv {2}\(attempts 5\)$/);
   });
 
+  it('says what --failures needs for a negative or fractional count, not that it is ambiguous', async () => {
+    const runs = ['-5', '1.5'].map((value) => cli(['status', '--failures', value], env));
+    for (const { code, stderr } of await Promise.all(runs)) {
+      expect(code).toBe(2);
+      expect(stderr).toMatch(/--failures must be a whole number, 0 or more/);
+      expect(stderr).not.toMatch(/ambiguous/);
+    }
+  });
+
   it('gives the same report as JSON, limited by --failures', async () => {
     const { code, stdout } = await cli(
       ['status', '--pipeline', 'demo-drop', '--json', '--failures', '1'],

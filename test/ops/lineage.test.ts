@@ -185,11 +185,15 @@ describe('lineage of HTTP batches', () => {
       lineage(['X', '--kind', 'orders'], env),
       lineage(['X', '--since', 'yesterday'], env),
       lineage(['X', '--pipeline', 'nope'], env),
+      lineage(['X', '--since', '2026-02-30'], env),
     ]);
     for (const { code, stdout, stderr } of results) {
       expect({ code, stdout }).toEqual({ code: 2, stdout: '' });
       expect(stderr).toMatch(/^warehouse-ingest: [^\n]+; see "warehouse-ingest help lineage"\n$/);
     }
+    // An impossible day is named, not read as another (new Date takes 2026-02-30 as March 2).
+    expect(results[4]!.stderr).toContain('--since must be a real date (2026-11-22)');
+    expect(results[4]!.stderr).toContain('got "2026-02-30"');
   });
 
   it('keeps a confirmed batch accepted when the journal cannot be written, and counts the lost lineage', async () => {
