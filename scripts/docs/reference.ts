@@ -88,7 +88,7 @@ export function slug(heading: string): string {
     .replace(/\s/g, '-');
 }
 
-/** Table cell text: pipes escaped, and `docs/x.md#y` mentions turned into links between pages. */
+/** Table cell text: pipes escaped, and `docs/<page>.md#<anchor>` mentions turned into links between pages. */
 function cell(text: string): string {
   return text
     .replace(/\|/g, '\\|')
