@@ -66,7 +66,7 @@ const brokerSchema = z
       .optional()
       .meta({
         description:
-          'RabbitMQ URL (`amqp://` or `amqps://`), never logged with its password. Unset outside production: the embedded NDJSON publisher is used instead (development). Required in production.',
+          'RabbitMQ URL (`amqp://` or `amqps://`), never logged with its password. Required in production; unset in development, the embedded NDJSON publisher is used instead; the sandbox publishes nothing.',
         examples: ['amqp://user:password@rabbitmq:5672/vhost'],
       }),
     exchange: z.string().min(1).meta({
