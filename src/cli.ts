@@ -27,7 +27,7 @@ async function readStdin(): Promise<string> {
 }
 
 /**
- * SIGTERM or SIGINT begins the graceful stop (`shutdown.graceMs`, README "Stopping"): exit 0
+ * SIGTERM or SIGINT begins the graceful stop (`shutdown.graceMs`, docs/operations.md#stopping-sigterm-sigint): exit 0
  * once it is done, 1 if a step failed. A second signal exits at once with 1.
  */
 function onStopSignals(stop: () => Promise<void>, exitWhenStopped = true): void {

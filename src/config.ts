@@ -2,13 +2,12 @@ import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
-import { API_KEY_HASH_PATTERN } from './api-keys.js';
+import type { z } from 'zod';
+import { configSchema, type Config, ENVIRONMENTS } from './config/schema.js';
 import { exposedSecretFile } from './secret-files.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { KINDS } from './records/index.js';
 import { formatPath, PARSE_OPTIONS } from './records/issues.js';
-import { KIND_NAMES } from './records/kind.js';
 import { FALLBACK_PROFILE, profileEntryProblems } from './records/legacy/onboarding.js';
 
 /**
@@ -18,106 +17,19 @@ import { FALLBACK_PROFILE, profileEntryProblems } from './records/legacy/onboard
  * it, so an error names the file (or variable) and the field to fix.
  */
 
-export const ENVIRONMENTS = ['production', 'development', 'sandbox'] as const;
-export type Environment = (typeof ENVIRONMENTS)[number];
-
-const tenantSchema = z.strictObject({
-  // A colon would make the Basic-auth user-id ambiguous (RFC 7617).
-  businessId: z
-    .string()
-    .regex(/^[^:\p{Cc}]{1,128}$/u, 'Expected 1-128 characters, no colon or control characters'),
-  apiKeyHash: z
-    .string()
-    .regex(API_KEY_HASH_PATTERN, "Expected a scrypt hash printed by 'warehouse-ingest hash-key'"),
-  name: z.string().optional(),
-});
-
-const queueSchema = z.strictObject({
-  name: z.string().min(1),
-  bindingKeys: z.array(z.string().min(1)).min(1),
-  /** Queue arguments, e.g. `x-queue-type: quorum`; must match an existing queue's exactly. */
-  arguments: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])).optional(),
-});
-
-/** Per-business rate limit, bulkhead, failed-login throttle and idempotency store (README "Limits and abuse protection"). */
-const abuseSchema = z.strictObject({
-  rateLimit: z.strictObject({ requests: z.int().positive(), windowSeconds: z.int().positive() }),
-  maxInFlightBatches: z.int().positive(),
-  authThrottle: z.strictObject({
-    windowSeconds: z.int().positive(),
-    maxFailuresPerAddress: z.int().positive(),
-    failuresBeforeSlowdown: z.int().min(0),
-    slowdownStepMs: z.int().min(0),
-    maxSlowdownMs: z.int().min(0).max(60_000),
-  }),
-  idempotency: z.strictObject({
-    ttlSeconds: z.int().positive(),
-    maxEntries: z.int().positive(),
-    maxBytes: z.int().positive(),
-  }),
-});
-
-export const configSchema = z.strictObject({
-  environment: z.enum(ENVIRONMENTS),
-  dataDirectory: z.string().min(1),
-  /** Pipeline definitions (`*.yaml` directly in it) run by `serve`. */
-  pipelinesDirectory: z.string().min(1),
-  http: z.strictObject({
-    host: z.string().min(1),
-    port: z.int().min(0).max(65535),
-    bodyLimitBytes: z.int().positive(),
-    maxRecordsPerBatch: z.int().positive(),
-    requestTimeoutMs: z.int().positive(),
-    /** Node's `maxHeaderSize`: a larger header section is answered 431. */
-    maxHeaderBytes: z.int().min(1024).max(1_048_576),
-    /** 0: the client address is the socket's; n: the n-th address from the right of X-Forwarded-For (n proxies in front). */
-    trustProxyHops: z.int().min(0).max(10),
-    abuse: abuseSchema,
-  }),
-  log: z.strictObject({
-    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-  }),
-  broker: z.strictObject({
-    url: z
-      .string()
-      .regex(/^amqps?:\/\//, 'Expected an amqp:// or amqps:// URL')
-      .optional(),
-    exchange: z.string().min(1),
-    routingKey: z.string().min(1),
-    queues: z.array(queueSchema),
-    publishTimeoutMs: z.int().positive(),
-    reconnect: z.strictObject({
-      initialDelayMs: z.int().positive(),
-      maxDelayMs: z.int().positive(),
-    }),
-  }),
-  /** The journal of HTTP batches' lineage (README "Lineage"); a drop's lineage is kept in the drop. */
-  lineage: z.strictObject({
-    /** Folder of the day files. @default `<dataDirectory>/lineage` */
-    directory: z.string().min(1).optional(),
-    /** Days of journal kept, today included. */
-    retentionDays: z.int().min(1).max(3650),
-  }),
-  /** SIGTERM/SIGINT (README "Stopping"). */
-  shutdown: z.strictObject({
-    /** How long work in flight may go on after the signal before files in flight are interrupted. */
-    graceMs: z.int().min(0).max(3_600_000),
-  }),
-  tenants: z.array(tenantSchema),
-  /** Per business id (or `*`), per kind: v2 path → value, filling what v1 records cannot carry. */
-  onboarding: z.record(
-    z.string(),
-    z.partialRecord(z.enum(KIND_NAMES), z.record(z.string(), z.unknown())),
-  ),
-});
-
-export type Config = z.infer<typeof configSchema>;
+export {
+  configSchema,
+  ENVIRONMENT_VARIABLES,
+  ENVIRONMENTS,
+  type Config,
+  type Environment,
+  type Tenant,
+} from './config/schema.js';
 
 /** Where the HTTP lineage journal lives: `lineage.directory`, else `<dataDirectory>/lineage`; relative to the working directory. */
 export function lineageDirectory(config: Readonly<Config>): string {
   return path.resolve(config.lineage.directory ?? path.join(config.dataDirectory, 'lineage'));
 }
-export type Tenant = Config['tenants'][number];
 
 /** Where a setting came from: a file path or `environment variable NAME`. */
 type Origins = Map<string, string>;

@@ -262,7 +262,7 @@ export function isIngestError(error: unknown): error is IngestError {
   return error instanceof IngestError;
 }
 
-/** Problem `type` URI references; documented in the README under "Problem types". */
+/** Problem `type` URI references; documented in docs/api.md#problem-types. */
 export function problemType(code: string): string {
   return `/problems/${code}`;
 }

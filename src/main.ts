@@ -77,7 +77,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     config,
     url,
     publisher,
-    // Requests answered 503 and connections refused from here; see docs/operations.md "Stopping".
+    // Requests answered 503 and connections refused from here; see docs/operations.md#stopping-sigterm-sigint.
     stop: () =>
       (stopping ??= stopGracefully({
         graceMs: config.shutdown.graceMs,

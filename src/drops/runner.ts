@@ -76,7 +76,7 @@ export interface DropRunner {
   runOnce(options?: { waitForSettling?: boolean; waitForLeaseMs?: number }): Promise<RunSummary>;
   /**
    * Tries again the inputs that `selection` picks from the drop's durable state, each from where
-   * it lies (README "Reprocessing"). Never at the same time as a look at the drop.
+   * it lies (docs/file-drops.md#reprocessing). Never at the same time as a look at the drop.
    * `waitForLeaseMs`: how long to wait for the drop's lease; `onInput` hears of each input as it ends.
    */
   reprocess(

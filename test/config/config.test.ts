@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, PACKAGE_CONFIG_DIRECTORY } from '../../src/config.js';
+import { ENVIRONMENT_VARIABLES, loadConfig, PACKAGE_CONFIG_DIRECTORY } from '../../src/config.js';
 import { problemsOf } from '../support/config-problems.js';
 import { tempFolder } from '../support/temp.js';
 
@@ -124,5 +124,21 @@ describe('loadConfig', () => {
 
   it('finds the packaged defaults folder', () => {
     expect(PACKAGE_CONFIG_DIRECTORY).toMatch(/config\/$/);
+  });
+});
+
+describe('ENVIRONMENT_VARIABLES', () => {
+  // The table docs/configuration.md is generated from must say what the loader does.
+  const values: Record<keyof typeof ENVIRONMENT_VARIABLES, string> = {
+    INGEST_ENV: 'sandbox',
+    HOST: '127.0.0.9',
+    PORT: '8123',
+    AMQP_URL: 'amqp://mq.example:5672',
+    LOG_LEVEL: 'debug',
+  };
+  it.each(Object.entries(ENVIRONMENT_VARIABLES))('%s sets %s', (name, field) => {
+    const config = loadConfig({ env: { [name]: values[name as keyof typeof values] } });
+    const value = field.split('.').reduce<unknown>((at, key) => (at as never)[key], config);
+    expect(String(value)).toBe(values[name as keyof typeof values]);
   });
 });

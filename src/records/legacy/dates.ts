@@ -1,7 +1,7 @@
 /**
  * Legacy dates (`DueOutDate`, `ExpDelDate`, `CreatedDate`) to v2 UTC timestamps.
  *
- * Accepted forms (README "Legacy dates"):
+ * Accepted forms (docs/legacy-v1.md#legacy-dates):
  *   2026-02-03                      → 2026-02-03T00:00:00Z (a date is midnight UTC)
  *   2026-02-03T14:30[:05[.123]]     → taken as UTC (the legacy systems sent no zone)
  *   2026-02-03 14:30[:05[.123]]     → the same with a space

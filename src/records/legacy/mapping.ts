@@ -46,7 +46,7 @@ export interface LegacyMapping {
    * `lines[].dates.receipt` sets it on every line, like a profile path.
    */
   readonly receivedAt?: readonly string[];
-  /** v2 values computed from mapped ones (documented in the README); skipped when their inputs are missing. */
+  /** v2 values computed from mapped ones (docs/legacy-v1.md#mapping-legacy-field--v2-path); skipped when their inputs are missing. */
   readonly derive?: (record: Record<string, unknown>) => void;
   /** Paths `derive` sets: an error there is a consequence of an error on its inputs. */
   readonly derived?: readonly string[];

@@ -1,0 +1,221 @@
+import { z } from 'zod';
+import { KIND_NAMES } from '../records/kind.js';
+import { cronProblem, timezoneProblem, type JobSchedule } from '../schedule.js';
+import { localSource, s3Source, sftpSource } from './source-schema.js';
+import { REPROCESS_STATUSES } from './state/input-state.js';
+
+/**
+ * The schema of a pipeline file (`pipelines/<partner>.yaml`): choices only — where the files
+ * are, what they hold, when to look, what to do after — never mapping logic (that lives with the
+ * record kinds). Every field is described here once; pipelines/pipeline.schema.json and the
+ * pipeline part of docs/configuration.md are generated from it (`npm run docs:generate`).
+ */
+
+const cronExpression = z.string().superRefine((expression, context) => {
+  const problem = cronProblem(expression);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+});
+const timeZone = z.string().superRefine((zone, context) => {
+  const problem = timezoneProblem(zone);
+  if (problem) context.addIssue({ code: 'custom', message: problem });
+});
+const jobName = z
+  .string()
+  .regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'Expected lower-case letters, digits and dashes (max 63)');
+
+const readinessSchema = z
+  .strictObject({
+    strategy: z.enum(['stable', 'marker', 'rename']).default('stable').meta({
+      description:
+        '`stable`: size and mtime unchanged over `checks` looks; `marker`: a `<name><markerSuffix>` file exists; `rename`: uploads arrive under a temporary suffix and are renamed when complete.',
+    }),
+    checks: z
+      .int()
+      .min(1)
+      .max(100)
+      .default(2)
+      .meta({ description: 'Looks with the same size and mtime needed (`stable`).' }),
+    intervalMs: z.int().min(10).max(60_000).default(1_000).meta({
+      description:
+        'Time between two looks when `run --once` waits for files to settle (`serve` looks once per poll).',
+    }),
+    minAgeMs: z.int().min(0).default(0).meta({ description: 'Minimum age since the last change.' }),
+    markerSuffix: z.string().min(1).default('.done').meta({
+      description: 'Done-marker suffix (`marker`); the marker is removed after settling.',
+    }),
+    temporarySuffixes: z
+      .array(z.string().min(1))
+      .default(['.part', '.tmp', '.filepart', '.partial'])
+      .meta({
+        description: 'Files ending in one of these are never inputs, whatever the strategy.',
+      }),
+  })
+  .prefault({})
+  .meta({
+    description:
+      'When an uploaded file is complete; the default never reads a file still being written.',
+  });
+
+const scheduleSchema = z
+  .strictObject({
+    pollIntervalMs: z.int().min(100).optional().meta({
+      description:
+        'Wait after a look ends before the next one. Default 5000 when `cron` is not given.',
+    }),
+    cron: cronExpression.optional().meta({
+      description:
+        'Instead of `pollIntervalMs`: look at the times of a node-cron expression (5 fields, or 6 with seconds first).',
+      examples: ['*/5 22-23,0-6 * * *'],
+    }),
+    timezone: timeZone.optional().meta({
+      description: "IANA time zone of `cron`; default: the process's own (`TZ`).",
+      examples: ['Europe/London'],
+    }),
+  })
+  .superRefine((schedule, context) => {
+    if (schedule.cron !== undefined && schedule.pollIntervalMs !== undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['cron'],
+        message: 'Give either pollIntervalMs or cron, not both',
+      });
+    }
+    if (schedule.timezone !== undefined && schedule.cron === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['timezone'],
+        message: 'A time zone applies to a cron schedule only: give cron too',
+      });
+    }
+  })
+  .transform(
+    (s): JobSchedule =>
+      s.cron === undefined
+        ? { pollIntervalMs: s.pollIntervalMs ?? 5_000 }
+        : { cron: s.cron, ...(s.timezone ? { timezone: s.timezone } : {}) },
+  )
+  .prefault({})
+  .meta({
+    description:
+      'When the drop is looked at: every `pollIntervalMs`, or at the times of `cron`; one or the other. A look never overlaps the previous one. See docs/file-drops.md#schedules.',
+  });
+
+const reprocessJob = z.strictObject({
+  name: jobName.meta({ description: 'Names the job in logs: `reprocess:<pipeline>:<name>`.' }),
+  cron: cronExpression.meta({
+    description: 'When the job runs, as `schedule.cron`.',
+    examples: ['30 7 * * 1-5'],
+  }),
+  timezone: timeZone.optional().meta({ description: 'IANA time zone of `cron`.' }),
+  statuses: z
+    .array(z.enum(REPROCESS_STATUSES))
+    .min(1)
+    .default(['failed'])
+    .meta({ description: 'Input states selected: `failed` (rejected) and/or `retry-scheduled`.' }),
+  sinceDays: z
+    .number()
+    .positive()
+    .max(3650)
+    .default(7)
+    .meta({ description: 'Inputs processed (or last changed) in the last this many days.' }),
+});
+
+export const pipelineSchema = z
+  .strictObject({
+    name: jobName.meta({
+      description:
+        'Unique; lower-case letters, digits and dashes (max 63). In logs, receipts and the `source-name` message header.',
+      examples: ['acme-orders'],
+    }),
+    businessId: z.string().min(1).meta({
+      description:
+        'The business the partner acts for (a configured tenant): file drops have no Basic auth.',
+    }),
+    kind: z.enum(KIND_NAMES).meta({ description: 'The record kind the files hold.' }),
+    format: z.enum(['v1-csv', 'v1-json', 'v2-json']).meta({
+      description: 'How the files are written: legacy CSV, legacy JSON, or a v2 JSON array.',
+    }),
+    source: z
+      .discriminatedUnion('type', [localSource, sftpSource, s3Source])
+      .meta({ description: 'Where the files are: `type` is `local`, `sftp` or `s3`.' }),
+    pattern: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({
+        description:
+          'Glob on file names (`*` and `?`). Default: `*.csv` for v1-csv, else `*.json`.',
+        examples: ['orders-*.csv'],
+      }),
+    readiness: readinessSchema,
+    schedule: scheduleSchema,
+    reprocess: z
+      .array(reprocessJob)
+      .default([])
+      .superRefine((jobs, context) => {
+        const seen = new Set<string>();
+        jobs.forEach((job, index) => {
+          if (seen.has(job.name))
+            context.addIssue({
+              code: 'custom',
+              path: [index, 'name'],
+              message: `Another reprocess job is named "${job.name}"`,
+            });
+          seen.add(job.name);
+        });
+      })
+      .meta({
+        description:
+          'Reprocessing jobs of this drop: at each `cron` time, the inputs in one of `statuses` processed in the last `sinceDays` days are tried again from where they lie. Dead inputs are never selected. See docs/file-drops.md#reprocessing.',
+      }),
+    after: z
+      .strictObject({
+        success: z.enum(['move', 'delete', 'keep']).default('move').meta({
+          description: 'An accepted file: `move` to `processedFolder`, `delete`, or `keep`.',
+        }),
+        failure: z
+          .enum(['move', 'keep'])
+          .default('move')
+          .meta({ description: 'A rejected or dead file: `move` to `failedFolder`, or `keep`.' }),
+        processedFolder: z
+          .string()
+          .min(1)
+          .default('processed')
+          .meta({ description: 'Folder inside the drop for accepted files.' }),
+        failedFolder: z
+          .string()
+          .min(1)
+          .default('failed')
+          .meta({ description: 'Folder inside the drop for rejected and dead files.' }),
+      })
+      .prefault({})
+      .meta({
+        description:
+          'What is done with a file once its outcome is known (and its receipt written).',
+      }),
+    retry: z
+      .strictObject({
+        initialDelayMs: z.int().min(0).default(5_000).meta({
+          description: 'First wait after a transient failure; it doubles per failure, with jitter.',
+        }),
+        maxDelayMs: z.int().min(0).default(300_000).meta({ description: 'The longest wait.' }),
+        maxAttempts: z.int().min(1).max(1000).default(5).meta({
+          description:
+            "Tries that could be the file's fault (rejections, unexpected errors, tries cut short by a crash) before it is `dead`: settled as failed and never tried again on its own. Outages do not count.",
+        }),
+      })
+      .prefault({})
+      .meta({
+        description:
+          "Back-off for a file that failed for a transient reason (broker, network, store, an unexpected error), kept in the input's state.",
+      }),
+    claimLeaseMs: z.int().min(1_000).default(600_000).meta({
+      description:
+        "How long a claim holds before another worker may take the file over (a crashed worker's claim).",
+    }),
+  })
+  .meta({
+    title: 'warehouse-ingest pipeline',
+    description:
+      'One partner drop: where its files are, what they hold, when to look, what to do after.',
+  });
