@@ -28,8 +28,11 @@ const abuseSchema = z
     authThrottle: z
       .strictObject({
         windowSeconds: positiveInt('The window failed logins are counted in.'),
+        maxFailuresPerClient: positiveInt(
+          'Failed logins for one business id from one client address within the window; past it, `429` for that pair until the oldest failure leaves the window. Keyed by the pair, so one misconfigured connector behind a shared egress (a NAT, an integration platform) does not lock out its neighbours.',
+        ),
         maxFailuresPerAddress: positiveInt(
-          'Failed logins from one client address within the window; past it, `429` until the oldest failure leaves the window.',
+          'Failed logins from one client address for any business ids within the window (a higher ceiling, against guessing across ids); past it, `429` for every unverified attempt from it.',
         ),
         failuresBeforeSlowdown: z.int().min(0).meta({
           description:

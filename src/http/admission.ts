@@ -32,16 +32,16 @@ export function createAdmission(options: AdmissionOptions): Admission {
     if (known !== undefined) return known;
 
     const address = clientAddress(event, trustProxyHops);
-    const wait = throttle.addressRetryAfter(address);
+    // A malformed header costs no scrypt run and guesses nothing: refused (401) without counting.
+    const claimed = parseBasic(authorization).businessId;
+    const wait = throttle.retryAfter(address, claimed);
     if (wait > 0) {
-      context.log.warn({ address }, 'login refused: too many failed logins from this address');
+      context.log.warn({ address }, 'login refused: too many failed logins from this client');
       throw new TooManyRequests(
-        'Too many failed logins from this address. Retry later with valid credentials.',
+        'Too many failed logins for this business id from this address. Retry later with valid credentials.',
         wait,
       );
     }
-    // A malformed header costs no scrypt run and guesses nothing: refused (401) without counting.
-    const claimed = parseBasic(authorization).businessId;
     const delay = throttle.slowdownMs(claimed);
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     try {

@@ -1,7 +1,11 @@
 /**
  * Failed-login throttling, so credentials cannot be guessed at will:
- * - per client address: past `maxFailuresPerAddress` failures in the window, unverified
- *   attempts from that address are refused (429) until the oldest failure ages out;
+ * - per client (address and business id together): past `maxFailuresPerClient` failures in the
+ *   window, unverified attempts for that business id from that address are refused (429) until
+ *   the oldest failure ages out. Keyed by the pair, so one misconfigured connector behind an
+ *   integration platform's shared egress (a NAT) does not lock out its neighbours;
+ * - per client address: past `maxFailuresPerAddress` failures in the window (a higher ceiling,
+ *   for guessing across many business ids), every unverified attempt from it is refused;
  * - per business id: once `failuresBeforeSlowdown` failures are in the window, each unverified
  *   attempt for that id waits `slowdownStepMs` × (failures − failuresBeforeSlowdown + 1), at most `maxSlowdownMs`.
  *   It only slows, never refuses: an attacker spreading guesses over many addresses must not
@@ -11,6 +15,7 @@
  */
 export interface AuthThrottleOptions {
   readonly windowSeconds: number;
+  readonly maxFailuresPerClient: number;
   readonly maxFailuresPerAddress: number;
   readonly failuresBeforeSlowdown: number;
   readonly slowdownStepMs: number;
@@ -22,13 +27,13 @@ export interface AuthThrottleOptions {
 }
 
 export interface AuthThrottle {
-  /** Seconds until the address may try again, or 0 when it may now. */
-  addressRetryAfter(address: string): number;
+  /** Seconds until this address may try this business id again, or 0 when it may now. */
+  retryAfter(address: string, businessId: string): number;
   /** How long an unverified attempt for this business id is held back, in ms. */
   slowdownMs(businessId: string): number;
   recordFailure(address: string, businessId: string): void;
-  /** Addresses and business ids remembered (each bounded by `maxKeys`). */
-  readonly size: { addresses: number; businesses: number };
+  /** Clients, addresses and business ids remembered (each bounded by `maxKeys`). */
+  readonly size: { clients: number; addresses: number; businesses: number };
 }
 
 /** Failure times per key, oldest first, each list capped: bounded memory whatever is sent. */
@@ -61,6 +66,7 @@ class FailureLog {
 export function createAuthThrottle(options: AuthThrottleOptions): AuthThrottle {
   const {
     windowSeconds,
+    maxFailuresPerClient,
     maxFailuresPerAddress,
     failuresBeforeSlowdown,
     slowdownStepMs,
@@ -70,18 +76,28 @@ export function createAuthThrottle(options: AuthThrottleOptions): AuthThrottle {
   } = options;
   const windowMs = windowSeconds * 1000;
   const steps = slowdownStepMs > 0 ? Math.ceil(maxSlowdownMs / slowdownStepMs) : 0;
+  const clients = new FailureLog(windowMs, maxFailuresPerClient, maxKeys);
   const addresses = new FailureLog(windowMs, maxFailuresPerAddress, maxKeys);
+  // NUL cannot be in a business id (refused as malformed credentials) or an address.
+  const client = (address: string, businessId: string) => `${address}\u0000${businessId}`;
+  const wait = (times: number[], limit: number, at: number) =>
+    times.length < limit ? 0 : Math.max(1, Math.ceil((times[0]! + windowMs - at) / 1000));
   const businesses = new FailureLog(windowMs, failuresBeforeSlowdown + steps + 1, maxKeys);
 
   return {
     get size() {
-      return { addresses: addresses.times.size, businesses: businesses.times.size };
+      return {
+        clients: clients.times.size,
+        addresses: addresses.times.size,
+        businesses: businesses.times.size,
+      };
     },
-    addressRetryAfter(address) {
+    retryAfter(address, businessId) {
       const at = now();
-      const times = addresses.recent(address, at);
-      if (times.length < maxFailuresPerAddress) return 0;
-      return Math.max(1, Math.ceil((times[0]! + windowMs - at) / 1000));
+      return Math.max(
+        wait(clients.recent(client(address, businessId), at), maxFailuresPerClient, at),
+        wait(addresses.recent(address, at), maxFailuresPerAddress, at),
+      );
     },
     slowdownMs(businessId) {
       // After N failures the next attempt waits one step, after N+1 two steps, and so on.
@@ -90,6 +106,7 @@ export function createAuthThrottle(options: AuthThrottleOptions): AuthThrottle {
     },
     recordFailure(address, businessId) {
       const at = now();
+      clients.add(client(address, businessId), at);
       addresses.add(address, at);
       businesses.add(businessId, at);
     },

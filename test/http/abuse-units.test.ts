@@ -50,7 +50,8 @@ describe('token bucket', () => {
 describe('failed-login throttle', () => {
   const options = {
     windowSeconds: 60,
-    maxFailuresPerAddress: 3,
+    maxFailuresPerClient: 3,
+    maxFailuresPerAddress: 5,
     failuresBeforeSlowdown: 2,
     slowdownStepMs: 100,
     maxSlowdownMs: 250,
@@ -66,18 +67,31 @@ describe('failed-login throttle', () => {
       now += 1000;
     }
     expect(slowdowns).toEqual([0, 0, 100, 200, 250]);
-    expect(throttle.addressRetryAfter('192.0.2.1')).toBe(57); // the third-newest failure (t=2 s) leaves at 62 s
-    expect(throttle.addressRetryAfter('192.0.2.2')).toBe(0);
+    expect(throttle.retryAfter('192.0.2.1', 'ACME')).toBe(57); // the third-newest failure (t=2 s) leaves at 62 s
+    expect(throttle.retryAfter('192.0.2.2', 'ACME')).toBe(0);
     now = 62_000;
-    expect(throttle.addressRetryAfter('192.0.2.1')).toBe(0);
+    expect(throttle.retryAfter('192.0.2.1', 'ACME')).toBe(0);
     now = 200_000;
     expect(throttle.slowdownMs('ACME')).toBe(0);
+  });
+
+  it('throttles an (address, business id) pair, with a higher ceiling for the address: a neighbour behind the same NAT keeps logging in', () => {
+    let now = 0;
+    const throttle = createAuthThrottle({ ...options, now: () => now });
+    for (let i = 0; i < 3; i++) throttle.recordFailure('198.51.100.7', 'ACME');
+    expect(throttle.retryAfter('198.51.100.7', 'ACME')).toBe(60);
+    expect(throttle.retryAfter('198.51.100.7', 'GLOBEX')).toBe(0);
+    now = 1000;
+    for (let i = 0; i < 2; i++) throttle.recordFailure('198.51.100.7', `guess-${i}`);
+    // Five failures from the address in all: now every unverified attempt from it waits.
+    expect(throttle.retryAfter('198.51.100.7', 'GLOBEX')).toBe(59);
+    expect(throttle.retryAfter('198.51.100.8', 'ACME')).toBe(0);
   });
 
   it('remembers at most maxKeys addresses and business ids', () => {
     const throttle = createAuthThrottle({ ...options, maxKeys: 50 });
     for (let i = 0; i < 5000; i++)
       throttle.recordFailure(`10.0.${i >> 8}.${i & 255}`, `guess-${i}`);
-    expect(throttle.size).toEqual({ addresses: 50, businesses: 50 });
+    expect(throttle.size).toEqual({ clients: 50, addresses: 50, businesses: 50 });
   });
 });
