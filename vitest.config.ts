@@ -15,6 +15,7 @@ const UNIT = [
   'test/schedule/{jobs,pipeline-schedule}.test.ts',
   'test/drops/{definition,receipts,upload-ready}.test.ts',
   'test/drops/state/**/*.test.ts',
+  'test/events/unit/**/*.test.ts',
 ];
 
 export default defineConfig({

@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { API_KEY_HASH_PATTERN } from './api-keys.js';
 import { exposedSecretFile } from './secret-files.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
+import { eventsSchema, webhooksSchema } from './events/config.js';
+import { webhookProblems } from './events/subscriptions.js';
 import { KINDS } from './records/index.js';
 import { formatPath, PARSE_OPTIONS } from './records/issues.js';
 import { KIND_NAMES } from './records/kind.js';
@@ -30,6 +32,7 @@ const tenantSchema = z.strictObject({
     .string()
     .regex(API_KEY_HASH_PATTERN, "Expected a scrypt hash printed by 'warehouse-ingest hash-key'"),
   name: z.string().optional(),
+  webhooks: webhooksSchema,
 });
 
 const queueSchema = z.strictObject({
@@ -104,6 +107,7 @@ export const configSchema = z.strictObject({
     graceMs: z.int().min(0).max(3_600_000),
   }),
   tenants: z.array(tenantSchema),
+  events: eventsSchema.prefault({}),
   /** Per business id (or `*`), per kind: v2 path → value, filling what v1 records cannot carry. */
   onboarding: z.record(
     z.string(),
@@ -337,6 +341,8 @@ function crossFieldProblems(config: Config, origins: Origins, fallback: string):
         'Required in production: set AMQP_URL (the embedded publisher is for development only)',
     });
   }
+  for (const { field, message } of webhookProblems(config))
+    problems.push({ file: originOf(['tenants'], origins, fallback), field, message });
   if (config.broker.reconnect.maxDelayMs < config.broker.reconnect.initialDelayMs) {
     problems.push({
       file: originOf(['broker', 'reconnect', 'maxDelayMs'], origins, fallback),
