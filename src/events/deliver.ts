@@ -3,7 +3,7 @@ import { Agent, buildConnector, request } from 'undici';
 import type { WarehouseEvent } from './event.js';
 import { webhookBody } from './event.js';
 import { signatureHeaders } from './sign.js';
-import { assertPublicAddress, guardedLookup, type Resolver } from './ssrf.js';
+import { assertPublicAddress, guardedLookup, resolvingLookup, type Resolver } from './ssrf.js';
 import type { Endpoint } from './subscriptions.js';
 
 /** How one attempt ended. `gone`: the endpoint answered 410 and wants nothing more. */
@@ -34,7 +34,11 @@ export interface Deliverer {
  */
 export function createDeliverer(options: DelivererOptions): Deliverer {
   const connectTimeout = Math.min(options.timeoutMs, 10_000);
-  const plainConnector = buildConnector({ timeout: connectTimeout });
+  // With a resolver given (tests), unguarded endpoints resolve through it too: no DNS leaves the host.
+  const plainConnector = buildConnector({
+    timeout: connectTimeout,
+    ...(options.resolver ? { lookup: resolvingLookup(options.resolver) } : {}),
+  });
   const lookupConnector = buildConnector({
     timeout: connectTimeout,
     lookup: guardedLookup(options.resolver),

@@ -93,12 +93,22 @@ type LookupCallback = (
  * rebinding is usually attempted).
  */
 export function guardedLookup(resolver: Resolver = systemResolver) {
+  return resolvingLookup(resolver, (hostname, addresses) => {
+    for (const { address } of addresses) assertPublicAddress(hostname, address);
+  });
+}
+
+/** A `lookup` through `resolver`, with `check` to refuse answers (throw) before the socket connects. */
+export function resolvingLookup(
+  resolver: Resolver,
+  check: (hostname: string, addresses: LookupAddress[]) => void = () => {},
+) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
     resolver(hostname).then(
       (addresses) => {
         try {
           if (addresses.length === 0) throw new DestinationRefused(`${hostname} did not resolve`);
-          for (const { address } of addresses) assertPublicAddress(hostname, address);
+          check(hostname, addresses);
         } catch (error) {
           return callback(error as NodeJS.ErrnoException, '');
         }
