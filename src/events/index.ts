@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { EventsConfig } from './config.js';
 import { createEventsConsumer, type EventsConsumer } from './consumer.js';
 import { createEventsMetrics } from './metrics.js';
-import { resolveEndpoints, type SubscriptionSource } from './subscriptions.js';
+import type { Endpoint, SubscriptionSource } from './subscriptions.js';
 
 export interface EventsSource extends SubscriptionSource {
   readonly events: EventsConfig;
@@ -14,15 +14,15 @@ export interface EventsSource extends SubscriptionSource {
 }
 
 /**
- * The outbound half as `serve` runs it: secrets resolved (a missing one stops start-up), the
- * consumer created. Undefined without a broker: events arrive only through RabbitMQ.
+ * The outbound half as `serve` runs it, given the endpoints `resolveEndpoints` made at start-up
+ * (before anything connects). Undefined without a broker: events arrive only through RabbitMQ.
  */
 export function openEvents(
   config: EventsSource,
+  endpoints: ReadonlyMap<string, readonly Endpoint[]>,
   log: Logger,
   registry: Registry,
 ): EventsConsumer | undefined {
-  const endpoints = resolveEndpoints(config);
   if (!config.broker.url) {
     log.info('events: no broker configured (AMQP_URL); webhooks are not delivered');
     return undefined;

@@ -1,0 +1,68 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { emitEvent } from '../events/emit.js';
+import { CannotRead, parse, type Output } from './check-commands.js';
+import { UsageError } from './help.js';
+
+const EVENT_TYPE = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$/i;
+
+/** `events emit`: publishes one event as the warehouse would and prints its id (exit 0 once confirmed). */
+async function emit(args: string[], io: Output): Promise<number> {
+  const { values } = parse('events', () =>
+    parseArgs({
+      args,
+      options: {
+        business: { type: 'string' },
+        type: { type: 'string' },
+        data: { type: 'string' },
+        id: { type: 'string' },
+        'correlation-id': { type: 'string' },
+      },
+      strict: true,
+    }),
+  );
+  if (!values.business) throw new UsageError('events emit needs --business', 'events');
+  if (!values.type || !EVENT_TYPE.test(values.type))
+    throw new UsageError(
+      'events emit needs --type <kind.action>, e.g. sales-order.shipped',
+      'events',
+    );
+  let data: unknown = {};
+  if (values.data) {
+    try {
+      data = JSON.parse(readFileSync(values.data, 'utf8'));
+    } catch (error) {
+      throw new CannotRead(`${values.data}: ${(error as Error).message.split('\n')[0]}`);
+    }
+    if (typeof data !== 'object' || data === null || Array.isArray(data))
+      throw new CannotRead(`${values.data}: expected a JSON object (the event's data)`);
+  }
+  const config = loadConfig();
+  if (!config.broker.url)
+    throw new UsageError('events emit needs a broker: set AMQP_URL', 'events');
+  if (!config.tenants.some((tenant) => tenant.businessId === values.business))
+    io.err(
+      `warning: no tenant has business id "${values.business}"; a worker will dead-letter the event (unknown-business)\n`,
+    );
+  const { id } = await emitEvent({
+    url: config.broker.url,
+    events: config.events,
+    businessId: values.business,
+    type: values.type,
+    data: data as Record<string, unknown>,
+    ...(values.id ? { id: values.id } : {}),
+    ...(values['correlation-id'] ? { correlationId: values['correlation-id'] } : {}),
+  });
+  io.out(`${id}\n`);
+  return 0;
+}
+
+export async function eventsCommand(args: string[], io: Output): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'emit') return emit(rest, io);
+  throw new UsageError(
+    sub ? `unknown events command "${sub}"` : 'events needs a command: emit',
+    'events',
+  );
+}
