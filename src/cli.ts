@@ -119,7 +119,10 @@ async function main(argv: string[]): Promise<number | void> {
     case 'lineage':
       return lineageCommand(rest, io);
     case 'events':
-      return (await import('./cli/events.js')).eventsCommand(rest, io);
+      return (await import('./cli/events.js')).eventsCommand(rest, io, {
+        out: process.stdout,
+        err: process.stderr,
+      });
     case 'reprocess':
       return (await import('./cli/reprocess.js')).reprocessCommand(rest, io, {
         out: process.stdout,

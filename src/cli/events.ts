@@ -2,8 +2,11 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { emitEvent } from '../events/emit.js';
+import { replayDeadLetters } from '../events/replay.js';
 import { CannotRead, parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';
+import { createProgress, type ProgressStreams } from './progress.js';
+import { parseSince } from './reprocess.js';
 
 const EVENT_TYPE = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$/i;
 
@@ -58,11 +61,53 @@ async function emit(args: string[], io: Output): Promise<number> {
   return 0;
 }
 
-export async function eventsCommand(args: string[], io: Output): Promise<number> {
+/** `events replay`: dead letters back to the delivery queue; one line each, a bar on a terminal. */
+async function replay(args: string[], io: Output, streams: ProgressStreams): Promise<number> {
+  const { values } = parse('events', () =>
+    parseArgs({
+      args,
+      options: {
+        business: { type: 'string' },
+        id: { type: 'string' },
+        since: { type: 'string' },
+      },
+      strict: true,
+    }),
+  );
+  const since = values.since === undefined ? undefined : parseSince(values.since, Date.now());
+  const config = loadConfig();
+  if (!config.broker.url)
+    throw new UsageError('events replay needs a broker: set AMQP_URL', 'events');
+  let progress: ReturnType<typeof createProgress> | undefined;
+  const replayed = await replayDeadLetters({
+    url: config.broker.url,
+    events: config.events,
+    selection: {
+      ...(values.business ? { businessId: values.business } : {}),
+      ...(values.id ? { id: values.id } : {}),
+      ...(since !== undefined ? { since } : {}),
+    },
+    onReplayed: (event, done, total) => {
+      progress ??= createProgress(total, streams);
+      progress.line(`${event.id} ${event.type} ${event.businessId} (was ${event.reason})`);
+      progress.update(done, event.id);
+    },
+  });
+  progress?.end();
+  io.err(`replayed ${replayed.length} event(s) from ${config.events.queue.name}.dead\n`);
+  return 0;
+}
+
+export async function eventsCommand(
+  args: string[],
+  io: Output,
+  streams: ProgressStreams,
+): Promise<number> {
   const [sub, ...rest] = args;
   if (sub === 'emit') return emit(rest, io);
+  if (sub === 'replay') return replay(rest, io, streams);
   throw new UsageError(
-    sub ? `unknown events command "${sub}"` : 'events needs a command: emit',
+    sub ? `unknown events command "${sub}"` : 'events needs a command: emit or replay',
     'events',
   );
 }

@@ -43,6 +43,8 @@ export interface EventsHarness {
   readonly registry: Registry;
   /** Drains the dead-letter queue (auto-ack) and returns its messages. */
   deadLetters(): Promise<GetMessage[]>;
+  /** Exact number of letters in the dead-letter queue, without taking them. */
+  deadCount(): Promise<number>;
   /** Publishes a raw message to the events exchange (for malformed events). */
   publishRaw(routingKey: string, content: Buffer, properties: object): Promise<void>;
   close(): Promise<void>;
@@ -94,6 +96,9 @@ export async function startEventsHarness(options: HarnessOptions): Promise<Event
         if (message === false) return out;
         out.push(message);
       }
+    },
+    async deadCount() {
+      return (await channel.checkQueue(topology.deadQueue)).messageCount;
     },
     async publishRaw(routingKey, content, properties) {
       channel.publish(topology.exchange, routingKey, content, properties);
