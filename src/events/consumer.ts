@@ -117,6 +117,11 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     await assertEventsTopology(confirms, topology, options.events.queue.type);
     const consuming = await model.createChannel();
     consuming.on('error', () => undefined);
+    // A channel closed alone (queue deleted, a precondition failed) is recovered as a lost connection.
+    for (const channel of [consuming, confirms])
+      channel.on('close', () => {
+        if (!closed && connection === model) void model.close().catch(() => undefined);
+      });
     await consuming.prefetch(options.events.prefetch);
     const { consumerTag } = await consuming.consume(topology.queue, (message) => {
       if (!message) return; // cancelled by the broker (queue deleted): the channel close reconnects

@@ -36,6 +36,8 @@ export interface HarnessOptions {
   readonly env: NodeJS.ProcessEnv;
   readonly resolver?: Resolver;
   readonly log?: Logger;
+  /** The consumer's broker address (e.g. through a TCP proxy). @default AMQP_URL */
+  readonly url?: string;
 }
 
 export interface EventsHarness {
@@ -68,7 +70,7 @@ export async function startEventsHarness(options: HarnessOptions): Promise<Event
   const registry = new Registry();
   const consumer = createEventsConsumer(
     {
-      url: AMQP_URL,
+      url: options.url ?? AMQP_URL,
       events: options.events,
       environment,
       endpoints: resolveEndpoints({ environment, tenants: options.tenants }, options.env),
