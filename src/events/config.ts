@@ -109,7 +109,7 @@ export const eventsSchema = z.strictObject({
     .default(4)
     .meta({
       description:
-        'Attempts in flight at once per endpoint and worker; as many more may wait, further events for a busy endpoint are parked in the first retry queue so a slow endpoint never holds back another business.',
+        'Attempts in flight at once per endpoint and worker. Events for an endpoint that cannot keep up are parked on the broker (docs/events.md "Isolation") so it never holds back another business.',
       examples: [4],
     }),
 });

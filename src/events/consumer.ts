@@ -81,7 +81,10 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     endpoints: options.endpoints,
     schedule: options.events.retrySchedule,
     topology,
-    lanes: createLanes(options.events.concurrencyPerEndpoint),
+    lanes: createLanes(
+      options.events.concurrencyPerEndpoint,
+      Math.min(1000, options.events.deliveryTimeoutMs),
+    ),
     deliverer,
     metrics: options.metrics,
     health: { disabled: new Set(), failingSince: new Map() },

@@ -99,13 +99,15 @@ async function forEndpoint(
 ): Promise<Park | undefined> {
   const { metrics, health } = context;
   const attempt = attemptsMade + 1;
-  const log = context.log.child({
+  // Fields of every line about this attempt; a plain object per line is cheaper than a child logger.
+  const about = {
     eventId: event.id,
     type: event.type,
     businessId: event.businessId,
     endpoint: endpoint.host,
     attempt,
-  });
+  };
+  const log = context.log;
   const mine = { [ENDPOINT_HEADER]: endpoint.id, [ATTEMPTS_HEADER]: attemptsMade };
   if (health.disabled.has(endpoint.id)) {
     metrics.delivery('dead', event.businessId);
@@ -119,7 +121,7 @@ async function forEndpoint(
   });
   if (result === BUSY) {
     metrics.delivery('deferred', event.businessId);
-    log.debug('endpoint busy: event parked without counting an attempt');
+    log.debug(about, 'endpoint busy: event parked without counting an attempt');
     const queue = context.topology.retryQueues.get(context.topology.deferMs) as string;
     return { queue, headers: mine };
   }
@@ -127,9 +129,9 @@ async function forEndpoint(
     metrics.delivery('delivered', event.businessId);
     if (health.failingSince.delete(endpoint.id)) {
       metrics.setEndpoints('failing', health.failingSince.size);
-      log.info('endpoint recovered');
+      log.info(about, 'endpoint recovered');
     }
-    log.info({ status: result.status }, 'event delivered');
+    log.info({ ...about, status: result.status }, 'event delivered');
     return undefined;
   }
   if (result.outcome === 'gone') {
@@ -137,6 +139,7 @@ async function forEndpoint(
     metrics.setEndpoints('disabled', health.disabled.size);
     metrics.delivery('gone', event.businessId);
     log.error(
+      about,
       'endpoint answered 410 Gone: disabled in this worker until restart (set enabled: false or fix the receiver)',
     );
     return dead(context, 'endpoint-gone', mine);
@@ -149,11 +152,17 @@ async function forEndpoint(
   const next = afterFailure(context.schedule, attempt);
   if (next.action === 'dead') {
     metrics.delivery('dead', event.businessId);
-    log.error({ reason: result.reason }, 'delivery failed for the last time: dead-lettered');
+    log.error(
+      { ...about, reason: result.reason },
+      'delivery failed for the last time: dead-lettered',
+    );
     return dead(context, 'attempts-exhausted', failure);
   }
   metrics.delivery('retrying', event.businessId);
-  log.warn({ reason: result.reason, retryInMs: next.delayMs }, 'delivery failed: retry parked');
+  log.warn(
+    { ...about, reason: result.reason, retryInMs: next.delayMs },
+    'delivery failed: retry parked',
+  );
   const queue = context.topology.retryQueues.get(next.delayMs) as string;
   return { queue, headers: failure };
 }

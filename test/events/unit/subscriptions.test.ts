@@ -79,13 +79,16 @@ describe('resolveEndpoints', () => {
 });
 
 describe('lanes', () => {
-  it('runs at most `concurrency` per endpoint, queues as many, and answers busy beyond', async () => {
-    const lanes = createLanes(1);
+  it('runs at most `concurrency` per endpoint, queues as many, and answers busy beyond once stalled', async () => {
+    const lanes = createLanes(1, 50);
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     const first = lanes.run('a', () => held.then(() => 'first'));
     const second = lanes.run('a', async () => 'second');
-    expect(await lanes.run('a', async () => 'third')).toBe(BUSY);
+    // Rate unknown and not stalled yet: a third may wait; once stalled it is sent back busy.
+    const third = lanes.run('a', async () => 'third');
+    expect(await third).toBe(BUSY);
+    expect(await lanes.run('a', async () => 'fourth')).toBe(BUSY);
     // Another endpoint is not held back.
     expect(await lanes.run('b', async () => 'other')).toBe('other');
     release();
