@@ -121,6 +121,21 @@ describe('webhook delivery (real RabbitMQ, real receiver verifying with standard
     expect(String(header(dead[0]!, 'x-webhook-last-failure'))).toBe('No answer within 1000 ms');
   });
 
+  it('waits for an endpoint that answers slowly but within the timeout: delivered once, no retry', async () => {
+    const { receiver, harness, emit } = await setUp();
+    receiver.setBehaviour(() => 'hang');
+    const { id } = await emit('sales-order.shipped');
+    await expect.poll(() => receiver.held).toBe(1);
+    receiver.release(202); // the answer comes while the attempt is still waiting
+    await expect
+      .poll(() =>
+        harness.registry.getSingleMetricAsString('warehouse_ingest_event_deliveries_total'),
+      )
+      .toContain('outcome="delivered",business="ACME"} 1');
+    expect(receiver.received.map((r) => r.id)).toEqual([id]);
+    expect(await harness.deadCount()).toBe(0);
+  });
+
   it('disables an endpoint that answers 410 Gone: later events are dead-lettered unsent', async () => {
     const { receiver, harness, emit } = await setUp();
     receiver.setBehaviour(() => 410);
