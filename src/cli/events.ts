@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { emitEvent } from '../events/emit.js';
 import { replayDeadLetters } from '../events/replay.js';
+import { eventsStatus } from '../events/status.js';
 import { CannotRead, parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';
 import { createProgress, type ProgressStreams } from './progress.js';
@@ -98,6 +99,46 @@ async function replay(args: string[], io: Output, streams: ProgressStreams): Pro
   return 0;
 }
 
+/** `events status`: per business and endpoint, what waits for a retry and what is dead, from the broker. */
+async function status(args: string[], io: Output): Promise<number> {
+  const { values } = parse('events', () =>
+    parseArgs({
+      args,
+      options: { business: { type: 'string' }, json: { type: 'boolean' } },
+      strict: true,
+    }),
+  );
+  const config = loadConfig();
+  if (!config.broker.url)
+    throw new UsageError('events status needs a broker: set AMQP_URL', 'events');
+  const report = await eventsStatus({
+    url: config.broker.url,
+    events: config.events,
+    tenants: config.tenants,
+  });
+  const endpoints = report.endpoints.filter(
+    (e) => values.business === undefined || e.businessId === values.business,
+  );
+  if (values.json) {
+    io.out(`${JSON.stringify({ ...report, endpoints })}\n`);
+    return 0;
+  }
+  io.out(`waiting in ${config.events.queue.name}: ${report.waiting}\n`);
+  for (const e of endpoints) {
+    const state = e.enabled ? '' : ' (disabled)';
+    const next = e.nextAttemptAt ? `, next attempt ${e.nextAttemptAt}` : '';
+    io.out(
+      `${e.businessId}  ${e.endpoint}${state}: ${e.retrying} retrying${next}, ${e.dead} dead\n`,
+    );
+    if (e.lastFailure)
+      io.out(`    last failure${e.lastFailureAt ? ` ${e.lastFailureAt}` : ''}: ${e.lastFailure}\n`);
+  }
+  const malformed = Object.entries(report.malformed);
+  if (malformed.length > 0)
+    io.out(`malformed (dead-lettered): ${malformed.map(([r, n]) => `${n} ${r}`).join(', ')}\n`);
+  return 0;
+}
+
 export async function eventsCommand(
   args: string[],
   io: Output,
@@ -106,8 +147,9 @@ export async function eventsCommand(
   const [sub, ...rest] = args;
   if (sub === 'emit') return emit(rest, io);
   if (sub === 'replay') return replay(rest, io, streams);
+  if (sub === 'status') return status(rest, io);
   throw new UsageError(
-    sub ? `unknown events command "${sub}"` : 'events needs a command: emit or replay',
+    sub ? `unknown events command "${sub}"` : 'events needs a command: emit, status or replay',
     'events',
   );
 }

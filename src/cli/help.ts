@@ -11,7 +11,7 @@ Commands:
   status       Inputs of each drop per state, and the last failures with their reasons
   lineage      Find which request or file carried a record number, its message id and receipt
   reprocess    Try again a pipeline's failed inputs (after master data was fixed)
-  events       Outbound events: emit one as the warehouse would, replay dead letters
+  events       Outbound events: emit one as the warehouse would, status, replay dead letters
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
 
@@ -105,6 +105,7 @@ an S3 drop's lease), 2 usage error.
 `,
   events: `Usage: warehouse-ingest events emit --business <id> --type <type> [--data <file.json>]
                                       [--id <event id>] [--correlation-id <id>]
+       warehouse-ingest events status [--business <id>] [--json]
        warehouse-ingest events replay [--business <id>] [--id <event id>] [--since <date|duration>]
 
 Publishes one event to the events exchange exactly as the warehouse does (docs/events.md), and
@@ -115,6 +116,10 @@ webhooks; without one it waits in the delivery queue.
   --data            A file holding the event's data (a JSON object). Default: {}.
   --id              The event id (webhook-id). Default: a random UUID.
   --correlation-id  The ingest batch the event answers.
+
+status shows, per business and endpoint, the events parked for a retry (and the next attempt),
+the dead letters and the last failure, read from the broker without taking anything; then the
+malformed events dead-lettered. Deliveries and "failing since" are per worker, on /metrics.
 
 replay moves dead letters (events.queue.name + ".dead") back to the delivery queue with their
 attempts reset — all, or those of one business, one event id, or dead-lettered since a date

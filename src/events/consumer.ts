@@ -6,7 +6,12 @@ import { createDeliverer } from './deliver.js';
 import { handleEvent, type HandlerContext, type Park } from './handle.js';
 import { createLanes } from './lanes.js';
 import type { EventsMetrics } from './metrics.js';
-import { ATTEMPTS_HEADER, ENDPOINT_HEADER, LAST_FAILURE_HEADER } from './retry.js';
+import {
+  ATTEMPTS_HEADER,
+  ENDPOINT_HEADER,
+  LAST_FAILURE_HEADER,
+  NEXT_ATTEMPT_HEADER,
+} from './retry.js';
 import type { Resolver } from './ssrf.js';
 import type { Endpoint } from './subscriptions.js';
 import { assertEventsTopology, eventsTopology } from './topology.js';
@@ -32,7 +37,13 @@ export interface EventsConsumer {
   close(): Promise<void>;
 }
 
-const OWN_HEADERS = [ATTEMPTS_HEADER, ENDPOINT_HEADER, LAST_FAILURE_HEADER, 'x-death'];
+const OWN_HEADERS = [
+  ATTEMPTS_HEADER,
+  ENDPOINT_HEADER,
+  LAST_FAILURE_HEADER,
+  NEXT_ATTEMPT_HEADER,
+  'x-death',
+];
 
 /** Publishes the parks with confirms; resolves only when the broker has every copy. */
 function publishParks(channel: ConfirmChannel, message: ConsumeMessage, parks: readonly Park[]) {

@@ -12,6 +12,7 @@ import {
   DEAD_REASON_HEADER,
   ENDPOINT_HEADER,
   LAST_FAILURE_HEADER,
+  NEXT_ATTEMPT_HEADER,
 } from './retry.js';
 import type { Endpoint } from './subscriptions.js';
 import type { EventsTopology } from './topology.js';
@@ -41,6 +42,8 @@ export interface HandlerContext {
   readonly health: EndpointHealth;
   readonly log: Logger;
 }
+
+const at = (delayMs: number) => new Date(Date.now() + delayMs).toISOString();
 
 function dead(
   context: HandlerContext,
@@ -123,7 +126,7 @@ async function forEndpoint(
     metrics.delivery('deferred', event.businessId);
     log.debug(about, 'endpoint busy: event parked without counting an attempt');
     const queue = context.topology.retryQueues.get(context.topology.deferMs) as string;
-    return { queue, headers: mine };
+    return { queue, headers: { ...mine, [NEXT_ATTEMPT_HEADER]: at(context.topology.deferMs) } };
   }
   if (result.outcome === 'delivered') {
     metrics.delivery('delivered', event.businessId);
@@ -164,5 +167,5 @@ async function forEndpoint(
     'delivery failed: retry parked',
   );
   const queue = context.topology.retryQueues.get(next.delayMs) as string;
-  return { queue, headers: failure };
+  return { queue, headers: { ...failure, [NEXT_ATTEMPT_HEADER]: at(next.delayMs) } };
 }

@@ -5,6 +5,7 @@ import {
   DEAD_AT_HEADER,
   DEAD_REASON_HEADER,
   LAST_FAILURE_HEADER,
+  NEXT_ATTEMPT_HEADER,
 } from './retry.js';
 import { eventsTopology } from './topology.js';
 
@@ -77,6 +78,7 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<Replaye
         DEAD_AT_HEADER,
         DEAD_REASON_HEADER,
         LAST_FAILURE_HEADER,
+        NEXT_ATTEMPT_HEADER,
         'x-death',
       ])
         delete headers[key];

@@ -16,6 +16,8 @@ export const LAST_FAILURE_HEADER = 'x-webhook-last-failure';
 /** On a dead letter: why it was given up (`MalformedReason`, `attempts-exhausted`, `endpoint-gone`). */
 export const DEAD_REASON_HEADER = 'x-dead-reason';
 export const DEAD_AT_HEADER = 'x-dead-at';
+/** On a parked message: when it comes back to the delivery queue (ISO 8601), for `events status`. */
+export const NEXT_ATTEMPT_HEADER = 'x-webhook-next-attempt-at';
 
 export const retryQueueName = (queue: string, delayMs: number) => `${queue}.retry.${delayMs}ms`;
 export const deadQueueName = (queue: string) => `${queue}.dead`;
