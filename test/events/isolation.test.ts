@@ -55,5 +55,6 @@ it("a business whose endpoint hangs does not delay another business's events", a
   expect(
     await harness.registry.getSingleMetricAsString('warehouse_ingest_event_deliveries_total'),
   ).toMatch(/outcome="deferred",business="SLOW"} \d+/);
+  slow.setBehaviour(() => 200);
   slow.release(200);
 });
