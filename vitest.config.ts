@@ -16,6 +16,7 @@ const UNIT = [
   'test/drops/{definition,receipts,upload-ready}.test.ts',
   'test/drops/state/**/*.test.ts',
   'test/docs/**/*.test.ts',
+  'test/events/unit/**/*.test.ts',
 ];
 
 export default defineConfig({

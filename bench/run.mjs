@@ -1,6 +1,7 @@
 // npm run bench [-- --only=json|csv] [--profile[=latency]]
 // --only=json: only this file's part (service vs baseline, v2 JSON batches); --only=csv: only the v1 CSV
-// part (bench/csv.mjs: HTTP CSV and file drops at volume); no flag: both, JSON first.
+// part (bench/csv.mjs: HTTP CSV and file drops at volume); --only=events: webhook deliveries
+// (bench/events.mjs); no flag: all three, JSON first.
 // The service (dist/cli.js serve) and a bare baseline (bench/baseline-server.mjs), measured in turn
 // on the same broker with the same payloads. Prints figures, no thresholds; writes
 // bench/results/latest.json. --profile instead runs one load (throughput by default) per server
@@ -44,8 +45,8 @@ const RESULTS = path.join(ROOT, 'bench/results');
 const profileArg = process.argv.find((a) => a === '--profile' || a.startsWith('--profile='));
 const PROFILE = profileArg && (profileArg.split('=')[1] || 'throughput');
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-if (ONLY !== undefined && ONLY !== 'json' && ONLY !== 'csv') {
-  console.error(`bench: --only=${ONLY}: expected --only=json or --only=csv`);
+if (ONLY !== undefined && ONLY !== 'json' && ONLY !== 'csv' && ONLY !== 'events') {
+  console.error(`bench: --only=${ONLY}: expected --only=json, --only=csv or --only=events`);
   process.exit(2);
 }
 
@@ -378,9 +379,12 @@ async function profile(servers, measure, workload, dir) {
 }
 
 async function selected() {
-  if (ONLY !== 'csv') await main();
-  if (ONLY !== 'json')
+  if (ONLY === undefined || ONLY === 'json') await main();
+  if (ONLY === undefined || ONLY === 'csv')
     await runCsvBench({ amqpUrl: AMQP_URL, profile: Boolean(PROFILE), resultsDir: RESULTS });
+  // Webhook deliveries (bench/events.mjs): service consumer vs amqplib → undici baseline.
+  if ((ONLY === undefined && !PROFILE) || ONLY === 'events')
+    await (await import('./events.mjs')).runEventsBench({ amqpUrl: AMQP_URL });
 }
 
 selected()

@@ -118,6 +118,11 @@ async function main(argv: string[]): Promise<number | void> {
       return statusCommand(rest, io);
     case 'lineage':
       return lineageCommand(rest, io);
+    case 'events':
+      return (await import('./cli/events.js')).eventsCommand(rest, io, {
+        out: process.stdout,
+        err: process.stderr,
+      });
     case 'reprocess':
       return (await import('./cli/reprocess.js')).reprocessCommand(rest, io, {
         out: process.stdout,

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { configSchema, type Config, ENVIRONMENTS } from './config/schema.js';
 import { exposedSecretFile } from './secret-files.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
+import { webhookProblems } from './events/subscriptions.js';
 import { KINDS } from './records/index.js';
 import { formatPath, PARSE_OPTIONS } from './records/issues.js';
 import { FALLBACK_PROFILE, profileEntryProblems } from './records/legacy/onboarding.js';
@@ -249,6 +250,8 @@ function crossFieldProblems(config: Config, origins: Origins, fallback: string):
         'Required in production: set AMQP_URL (the embedded publisher is for development only)',
     });
   }
+  for (const { field, message } of webhookProblems(config))
+    problems.push({ file: originOf(['tenants'], origins, fallback), field, message });
   if (config.broker.reconnect.maxDelayMs < config.broker.reconnect.initialDelayMs) {
     problems.push({
       file: originOf(['broker', 'reconnect', 'maxDelayMs'], origins, fallback),

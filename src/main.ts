@@ -1,6 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
 import { openDrops, startDropRunners } from './drops/open.js';
+import { openEvents } from './events/index.js';
+import { resolveEndpoints } from './events/subscriptions.js';
 import { buildHttpApp } from './http/build.js';
 import { createHttpServer } from './http/server.js';
 import { openLineageJournal } from './lineage/journal.js';
@@ -29,6 +31,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const log = options.log ?? createLogger({ level: config.log.level });
   // Pipeline files and their secrets are read before anything connects: a bad one stops start-up cleanly.
   const stores = openDrops(config);
+  const endpoints = resolveEndpoints(config);
   const publisher = createPublisher(config, log);
   await publisher.start();
   log.info(
@@ -40,6 +43,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     businesses: config.tenants.map((t) => t.businessId),
     processMetrics: true,
   });
+  const events = openEvents(config, endpoints, log, metrics.registry);
+  await events?.start();
   let stopping: Promise<void> | undefined;
   const lineage = openLineageJournal(config, log, metrics);
   const app = buildHttpApp(config, publisher, log, {
@@ -85,6 +90,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         work: [http, drops],
         close: [
           drops.stores,
+          ...(events ? [{ name: 'events', close: () => events.close() }] : []),
           publisher,
           ...(lineage ? [{ name: 'lineage journal', close: () => lineage.flush() }] : []),
         ],

@@ -11,6 +11,7 @@ Commands:
   status       Inputs of each drop per state, and the last failures with their reasons
   lineage      Find which request or file carried a record number, its message id and receipt
   reprocess    Try again a pipeline's failed inputs (after master data was fixed)
+  events       Outbound events: emit one as the warehouse would, status, replay dead letters
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
 
@@ -101,6 +102,32 @@ Prints one line per input (name → outcome) and a summary; on a terminal a prog
 Logs go to stderr (warn and above unless LOG_LEVEL is set).
 Exit status: 0 all accepted or nothing to do, 1 some input failed again (or another worker holds
 an S3 drop's lease), 2 usage error.
+`,
+  events: `Usage: warehouse-ingest events emit --business <id> --type <type> [--data <file.json>]
+                                      [--id <event id>] [--correlation-id <id>]
+       warehouse-ingest events status [--business <id>] [--json]
+       warehouse-ingest events replay [--business <id>] [--id <event id>] [--since <date|duration>]
+
+Publishes one event to the events exchange exactly as the warehouse does (docs/events.md), and
+prints its id once the broker confirmed it. A running "serve" delivers it to the business's
+webhooks; without one it waits in the delivery queue.
+  --business        The business id (a tenant's businessId).
+  --type            The event type, kind.action: sales-order.shipped, purchase-order.received …
+  --data            A file holding the event's data (a JSON object). Default: {}.
+  --id              The event id (webhook-id). Default: a random UUID.
+  --correlation-id  The ingest batch the event answers.
+
+status shows, per business and endpoint, the events parked for a retry (and the next attempt),
+the dead letters and the last failure, read from the broker without taking anything; then the
+malformed events dead-lettered. Deliveries and "failing since" are per worker, on /metrics.
+
+replay moves dead letters (events.queue.name + ".dead") back to the delivery queue with their
+attempts reset — all, or those of one business, one event id, or dead-lettered since a date
+(2026-11-01, UTC) or a duration (7d, 12h, 30m). One line per event on stdout; on a terminal a
+progress bar on stderr. An event dead-lettered for one endpoint is retried for that endpoint only.
+
+Environment: AMQP_URL (required), INGEST_CONFIG, INGEST_ENV.
+Exit status: 0 done, 1 broker trouble, 2 usage error or unreadable --data file.
 `,
   'hash-key': `Usage: warehouse-ingest hash-key <key | ->
 

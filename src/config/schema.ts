@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { API_KEY_HASH_PATTERN } from '../api-keys.js';
 import { KIND_NAMES } from '../records/kind.js';
+import { eventsSchema, webhooksSchema } from '../events/config.js';
 import { httpSchema } from './http-schema.js';
 
 /**
@@ -35,6 +36,7 @@ const tenantSchema = z.strictObject({
       examples: ['$scrypt$ln=15,r=8,p=1$<salt>$<hash>'],
     }),
   name: z.string().optional().meta({ description: 'A readable name, for people only.' }),
+  webhooks: webhooksSchema,
 });
 
 const queueSchema = z.strictObject({
@@ -147,6 +149,10 @@ export const configSchema = z.strictObject({
   tenants: z.array(tenantSchema).meta({
     description:
       'Who may send records: one credential per business. Put them in the `INGEST_CONFIG` file (`chmod 600`), not in the repository.',
+  }),
+  events: eventsSchema.prefault({}).meta({
+    description:
+      'The outbound half: where warehouse events arrive and how they are delivered to each business (webhooks per tenant). See docs/events.md.',
   }),
   onboarding: z
     .record(z.string(), z.partialRecord(z.enum(KIND_NAMES), z.record(z.string(), z.unknown())))

@@ -1,0 +1,155 @@
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.js';
+import { emitEvent } from '../events/emit.js';
+import { replayDeadLetters } from '../events/replay.js';
+import { eventsStatus } from '../events/status.js';
+import { CannotRead, parse, type Output } from './check-commands.js';
+import { UsageError } from './help.js';
+import { createProgress, type ProgressStreams } from './progress.js';
+import { parseSince } from './reprocess.js';
+
+const EVENT_TYPE = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$/i;
+
+/** `events emit`: publishes one event as the warehouse would and prints its id (exit 0 once confirmed). */
+async function emit(args: string[], io: Output): Promise<number> {
+  const { values } = parse('events', () =>
+    parseArgs({
+      args,
+      options: {
+        business: { type: 'string' },
+        type: { type: 'string' },
+        data: { type: 'string' },
+        id: { type: 'string' },
+        'correlation-id': { type: 'string' },
+      },
+      strict: true,
+    }),
+  );
+  if (!values.business) throw new UsageError('events emit needs --business', 'events');
+  if (!values.type || !EVENT_TYPE.test(values.type))
+    throw new UsageError(
+      'events emit needs --type <kind.action>, e.g. sales-order.shipped',
+      'events',
+    );
+  let data: unknown = {};
+  if (values.data) {
+    try {
+      data = JSON.parse(readFileSync(values.data, 'utf8'));
+    } catch (error) {
+      throw new CannotRead(`${values.data}: ${(error as Error).message.split('\n')[0]}`);
+    }
+    if (typeof data !== 'object' || data === null || Array.isArray(data))
+      throw new CannotRead(`${values.data}: expected a JSON object (the event's data)`);
+  }
+  const config = loadConfig();
+  if (!config.broker.url)
+    throw new UsageError('events emit needs a broker: set AMQP_URL', 'events');
+  if (!config.tenants.some((tenant) => tenant.businessId === values.business))
+    io.err(
+      `warning: no tenant has business id "${values.business}"; a worker will dead-letter the event (unknown-business)\n`,
+    );
+  const { id } = await emitEvent({
+    url: config.broker.url,
+    events: config.events,
+    businessId: values.business,
+    type: values.type,
+    data: data as Record<string, unknown>,
+    ...(values.id ? { id: values.id } : {}),
+    ...(values['correlation-id'] ? { correlationId: values['correlation-id'] } : {}),
+  });
+  io.out(`${id}\n`);
+  return 0;
+}
+
+/** `events replay`: dead letters back to the delivery queue; one line each, a bar on a terminal. */
+async function replay(args: string[], io: Output, streams: ProgressStreams): Promise<number> {
+  const { values } = parse('events', () =>
+    parseArgs({
+      args,
+      options: {
+        business: { type: 'string' },
+        id: { type: 'string' },
+        since: { type: 'string' },
+      },
+      strict: true,
+    }),
+  );
+  const since = values.since === undefined ? undefined : parseSince(values.since, Date.now());
+  const config = loadConfig();
+  if (!config.broker.url)
+    throw new UsageError('events replay needs a broker: set AMQP_URL', 'events');
+  let progress: ReturnType<typeof createProgress> | undefined;
+  const replayed = await replayDeadLetters({
+    url: config.broker.url,
+    events: config.events,
+    selection: {
+      ...(values.business ? { businessId: values.business } : {}),
+      ...(values.id ? { id: values.id } : {}),
+      ...(since !== undefined ? { since } : {}),
+    },
+    onReplayed: (event, done, total) => {
+      progress ??= createProgress(total, streams);
+      progress.line(`${event.id} ${event.type} ${event.businessId} (was ${event.reason})`);
+      progress.update(done, event.id);
+    },
+  });
+  progress?.end();
+  io.err(`replayed ${replayed.length} event(s) from ${config.events.queue.name}.dead\n`);
+  return 0;
+}
+
+/** `events status`: per business and endpoint, what waits for a retry and what is dead, from the broker. */
+async function status(args: string[], io: Output): Promise<number> {
+  const { values } = parse('events', () =>
+    parseArgs({
+      args,
+      options: { business: { type: 'string' }, json: { type: 'boolean' } },
+      strict: true,
+    }),
+  );
+  const config = loadConfig();
+  if (!config.broker.url)
+    throw new UsageError('events status needs a broker: set AMQP_URL', 'events');
+  const report = await eventsStatus({
+    url: config.broker.url,
+    events: config.events,
+    tenants: config.tenants,
+  });
+  const endpoints = report.endpoints.filter(
+    (e) => values.business === undefined || e.businessId === values.business,
+  );
+  if (values.json) {
+    io.out(`${JSON.stringify({ ...report, endpoints })}\n`);
+    return 0;
+  }
+  io.out(`waiting in ${config.events.queue.name}: ${report.waiting}\n`);
+  for (const e of endpoints) {
+    const state = e.enabled ? '' : ' (disabled)';
+    const next = e.nextAttemptAt ? `, next attempt ${e.nextAttemptAt}` : '';
+    io.out(
+      `${e.businessId}  ${e.endpoint}${state}: ${e.retrying} retrying${next}, ${e.dead} dead\n`,
+    );
+    if (e.lastFailure)
+      io.out(`    last failure${e.lastFailureAt ? ` ${e.lastFailureAt}` : ''}: ${e.lastFailure}\n`);
+  }
+  const malformed = Object.entries(report.malformed);
+  if (malformed.length > 0)
+    io.out(`malformed (dead-lettered): ${malformed.map(([r, n]) => `${n} ${r}`).join(', ')}\n`);
+  return 0;
+}
+
+export async function eventsCommand(
+  args: string[],
+  io: Output,
+  streams: ProgressStreams,
+): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === 'emit') return emit(rest, io);
+  if (sub === 'replay') return replay(rest, io, streams);
+  if (sub === 'status') return status(rest, io);
+  throw new UsageError(
+    sub ? `unknown events command "${sub}"` : 'events needs a command: emit, status or replay',
+    'events',
+  );
+}

@@ -1,0 +1,199 @@
+import { connect, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import { safeUrl, type Logger } from '../log.js';
+import { reconnectDelay } from '../publish/rabbitmq.js';
+import type { EventsConfig } from './config.js';
+import { createDeliverer } from './deliver.js';
+import { handleEvent, type HandlerContext, type Park } from './handle.js';
+import { createLanes } from './lanes.js';
+import type { EventsMetrics } from './metrics.js';
+import {
+  ATTEMPTS_HEADER,
+  ENDPOINT_HEADER,
+  LAST_FAILURE_HEADER,
+  NEXT_ATTEMPT_HEADER,
+} from './retry.js';
+import type { Resolver } from './ssrf.js';
+import type { Endpoint } from './subscriptions.js';
+import { assertEventsTopology, eventsTopology } from './topology.js';
+
+export interface EventsConsumerOptions {
+  /** Broker address; holds a password, only logged through `safeUrl`. */
+  readonly url: string;
+  readonly events: EventsConfig;
+  readonly environment: HandlerContext['environment'];
+  /** Per business id, from `resolveEndpoints`. A business absent here is unknown. */
+  readonly endpoints: ReadonlyMap<string, readonly Endpoint[]>;
+  readonly metrics: EventsMetrics;
+  /** Name resolution for guarded endpoints; tests pass a stub. */
+  readonly resolver?: Resolver;
+  /** @default { initialDelayMs: 500, maxDelayMs: 30000 } */
+  readonly reconnect?: { readonly initialDelayMs: number; readonly maxDelayMs: number };
+}
+
+export interface EventsConsumer {
+  /** Resolves once the topology is declared and consuming started (the first time). */
+  start(): Promise<void>;
+  /** Stops taking events, lets attempts in flight finish (bounded by the timeout), closes. */
+  close(): Promise<void>;
+}
+
+const OWN_HEADERS = [
+  ATTEMPTS_HEADER,
+  ENDPOINT_HEADER,
+  LAST_FAILURE_HEADER,
+  NEXT_ATTEMPT_HEADER,
+  'x-death',
+];
+
+/** Publishes the parks with confirms; resolves only when the broker has every copy. */
+function publishParks(channel: ConfirmChannel, message: ConsumeMessage, parks: readonly Park[]) {
+  const { properties } = message;
+  const inherited = Object.fromEntries(
+    Object.entries(properties.headers ?? {}).filter(([key]) => !OWN_HEADERS.includes(key)),
+  );
+  return Promise.all(
+    parks.map(
+      (park) =>
+        new Promise<void>((resolve, reject) => {
+          channel.publish(
+            '',
+            park.queue,
+            message.content,
+            {
+              persistent: true,
+              messageId: properties.messageId,
+              type: properties.type,
+              timestamp: properties.timestamp,
+              contentType: properties.contentType,
+              headers: { ...inherited, ...park.headers },
+            },
+            (error: unknown) => (error ? reject(error) : resolve()),
+          );
+        }),
+    ),
+  );
+}
+
+/**
+ * The worker side: consumes the delivery queue with manual acks and bounded prefetch, and acks
+ * an event only once every endpoint has it or its copy is parked (confirmed) in a retry or the
+ * dead-letter queue. A crash before the ack makes the broker redeliver: at-least-once, and a
+ * duplicate carries the same `webhook-id`. Reconnects with back-off, forever, like the publisher.
+ */
+export function createEventsConsumer(options: EventsConsumerOptions, log: Logger): EventsConsumer {
+  const topology = eventsTopology(options.events);
+  const deliverer = createDeliverer({
+    timeoutMs: options.events.deliveryTimeoutMs,
+    responseBodyLimitBytes: options.events.responseBodyLimitBytes,
+    ...(options.resolver ? { resolver: options.resolver } : {}),
+  });
+  const context: HandlerContext = {
+    environment: options.environment,
+    endpoints: options.endpoints,
+    schedule: options.events.retrySchedule,
+    topology,
+    lanes: createLanes(
+      options.events.concurrencyPerEndpoint,
+      Math.min(1000, options.events.deliveryTimeoutMs),
+    ),
+    deliverer,
+    metrics: options.metrics,
+    health: { disabled: new Set(), failingSince: new Map() },
+    log: log.child({ component: 'events' }),
+  };
+  const { initialDelayMs, maxDelayMs } = options.reconnect ?? {
+    initialDelayMs: 500,
+    maxDelayMs: 30_000,
+  };
+  let connection: ChannelModel | undefined;
+  let closed = false;
+  let attempt = 0;
+  let retry: NodeJS.Timeout | undefined;
+  const inFlight = new Set<Promise<void>>();
+  let firstStart: Promise<void> | undefined;
+  let cancel: (() => Promise<unknown>) | undefined;
+
+  async function open(): Promise<void> {
+    const model = await connect(options.url, {
+      clientProperties: { connection_name: 'warehouse-ingest events' },
+    });
+    connection = model;
+    model.on('error', () => undefined); // 'close' follows
+    model.on('close', () => {
+      connection = undefined;
+      if (!closed) {
+        context.log.warn('events: broker connection lost; reconnecting');
+        schedule();
+      }
+    });
+    const confirms = await model.createConfirmChannel();
+    confirms.on('error', () => undefined);
+    await assertEventsTopology(confirms, topology, options.events.queue.type);
+    const consuming = await model.createChannel();
+    consuming.on('error', () => undefined);
+    // A channel closed alone (queue deleted, a precondition failed) is recovered as a lost connection.
+    for (const channel of [consuming, confirms])
+      channel.on('close', () => {
+        if (!closed && connection === model) void model.close().catch(() => undefined);
+      });
+    await consuming.prefetch(options.events.prefetch);
+    const { consumerTag } = await consuming.consume(topology.queue, (message) => {
+      if (!message) return; // cancelled by the broker (queue deleted): the channel close reconnects
+      const work = (async () => {
+        try {
+          const parks = await handleEvent(context, message.content, message.properties);
+          if (parks.length > 0) await publishParks(confirms, message, parks);
+          consuming.ack(message);
+        } catch (error) {
+          // Parking failed (connection or channel lost): no ack, the broker redelivers.
+          context.log.warn(
+            { eventId: message.properties.messageId, reason: (error as Error).message },
+            'events: could not park an event; it will be redelivered',
+          );
+        }
+      })();
+      inFlight.add(work);
+      void work.finally(() => inFlight.delete(work));
+    });
+    cancel = () => consuming.cancel(consumerTag);
+    attempt = 0;
+    context.log.info(
+      { target: safeUrl(options.url), queue: topology.queue, exchange: topology.exchange },
+      'events: consuming',
+    );
+  }
+
+  function schedule(): void {
+    if (closed || retry) return;
+    retry = setTimeout(
+      () => {
+        retry = undefined;
+        open().catch(onOpenFailed);
+      },
+      reconnectDelay(attempt++, initialDelayMs, maxDelayMs),
+    );
+  }
+
+  function onOpenFailed(error: unknown): void {
+    context.log.warn({ reason: (error as Error).message }, 'events: cannot consume yet; retrying');
+    void connection?.close().catch(() => undefined);
+    connection = undefined;
+    schedule();
+  }
+
+  return {
+    start() {
+      // The first failure is the caller's to report (a refused topology is a config problem).
+      firstStart ??= open();
+      return firstStart;
+    },
+    async close() {
+      closed = true;
+      clearTimeout(retry);
+      await cancel?.().catch(() => undefined);
+      await Promise.allSettled([...inFlight]);
+      await connection?.close().catch(() => undefined);
+      await deliverer.close();
+    },
+  };
+}

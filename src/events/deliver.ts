@@ -1,0 +1,135 @@
+import { isIP } from 'node:net';
+import { Agent, buildConnector, request } from 'undici';
+import type { WarehouseEvent } from './event.js';
+import { webhookBody } from './event.js';
+import { signatureHeaders } from './sign.js';
+import { assertPublicAddress, guardedLookup, resolvingLookup, type Resolver } from './ssrf.js';
+import type { Endpoint } from './subscriptions.js';
+
+/** How one attempt ended. `gone`: the endpoint answered 410 and wants nothing more. */
+export type AttemptResult =
+  | { readonly outcome: 'delivered'; readonly status: number }
+  | { readonly outcome: 'gone'; readonly status: 410 }
+  | { readonly outcome: 'failed'; readonly reason: string; readonly status?: number };
+
+export interface DelivererOptions {
+  /** Connect, send, answer and capped body together. */
+  readonly timeoutMs: number;
+  readonly responseBodyLimitBytes: number;
+  /** Resolves names for guarded endpoints; tests pass a stub. @default the system resolver */
+  readonly resolver?: Resolver;
+  readonly userAgent?: string;
+}
+
+export interface Deliverer {
+  attempt(endpoint: Endpoint, event: WarehouseEvent): Promise<AttemptResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * Two undici agents: one whose connector refuses non-public destinations (IP literals before
+ * connecting, names on the resolved address at every new connection), one for endpoints that may
+ * reach private networks (development, or `allowPrivateNetwork`). An agent keeps a keep-alive
+ * pool per origin, so every endpoint reuses its own connections.
+ */
+export function createDeliverer(options: DelivererOptions): Deliverer {
+  const connectTimeout = Math.min(options.timeoutMs, 10_000);
+  // With a resolver given (tests), unguarded endpoints resolve through it too: no DNS leaves the host.
+  const plainConnector = buildConnector({
+    timeout: connectTimeout,
+    ...(options.resolver ? { lookup: resolvingLookup(options.resolver) } : {}),
+  });
+  const lookupConnector = buildConnector({
+    timeout: connectTimeout,
+    lookup: guardedLookup(options.resolver),
+  });
+  const guardedConnector: buildConnector.connector = (connectOptions, callback) => {
+    const host = connectOptions.hostname.replace(/^\[(.*)\]$/, '$1');
+    if (isIP(host) !== 0) {
+      try {
+        assertPublicAddress(host, host);
+      } catch (error) {
+        return callback(error as Error, null);
+      }
+    }
+    lookupConnector(connectOptions, callback);
+  };
+  const agentOptions = { keepAliveTimeout: 30_000, connections: 64 };
+  const guarded = new Agent({ ...agentOptions, connect: guardedConnector });
+  const open = new Agent({ ...agentOptions, connect: plainConnector });
+
+  async function attempt(endpoint: Endpoint, event: WarehouseEvent): Promise<AttemptResult> {
+    const body = JSON.stringify(webhookBody(event));
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': options.userAgent ?? 'warehouse-ingest-webhooks',
+      ...signatureHeaders(endpoint.keys, event.id, Math.floor(Date.now() / 1000), body),
+    };
+    try {
+      const response = await request(endpoint.url, {
+        method: 'POST',
+        headers,
+        body,
+        dispatcher: endpoint.allowPrivateNetwork ? open : guarded,
+        signal: AbortSignal.timeout(options.timeoutMs),
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+      });
+      const excerpt = await readCapped(response.body, options.responseBodyLimitBytes);
+      const status = response.statusCode;
+      if (status >= 200 && status < 300) return { outcome: 'delivered', status };
+      if (status === 410) return { outcome: 'gone', status };
+      const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
+      return {
+        outcome: 'failed',
+        status,
+        reason: `HTTP ${status}${redirect}${excerpt ? `: ${oneLine(excerpt)}` : ''}`,
+      };
+    } catch (error) {
+      return { outcome: 'failed', reason: failureReason(error, options.timeoutMs) };
+    }
+  }
+
+  return {
+    attempt,
+    close: async () => {
+      await Promise.all([guarded.close(), open.close()]);
+    },
+  };
+}
+
+/** Reads at most `limit` bytes for the log, then stops reading (the connection is dropped if more came). */
+async function readCapped(
+  body: AsyncIterable<Buffer> & { destroy(): unknown },
+  limit: number,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+    size += chunk.length;
+    if (size > limit) {
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, 200);
+}
+
+/** A reason safe to log and to keep in a dead letter's headers: no URL, no secret. */
+function failureReason(error: unknown, timeoutMs: number): string {
+  const err = error as { name?: string; code?: string; message?: string; cause?: unknown };
+  if (err?.name === 'TimeoutError' || err?.code === 'UND_ERR_HEADERS_TIMEOUT')
+    return `No answer within ${timeoutMs} ms`;
+  if (err?.code === 'UND_ERR_BODY_TIMEOUT')
+    return `Answer body not finished within ${timeoutMs} ms`;
+  if (err?.name === 'DestinationRefused') return err.message ?? 'Destination refused';
+  const cause = err?.cause as { name?: string; code?: string; message?: string } | undefined;
+  if (cause?.name === 'DestinationRefused') return cause.message ?? 'Destination refused';
+  const code = err?.code ?? cause?.code;
+  return `Connection failed${code ? ` (${code})` : ''}: ${oneLine(err?.message ?? String(error))}`;
+}

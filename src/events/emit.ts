@@ -1,0 +1,62 @@
+import { randomUUID } from 'node:crypto';
+import { connect, type Message } from 'amqplib';
+import type { EventsConfig } from './config.js';
+import { assertEventsTopology, eventsTopology } from './topology.js';
+
+export interface EmitOptions {
+  readonly url: string;
+  readonly events: EventsConfig;
+  readonly businessId: string;
+  readonly type: string;
+  readonly data: Readonly<Record<string, unknown>>;
+  /** @default a random UUID */
+  readonly id?: string;
+  readonly correlationId?: string;
+  readonly messageIds?: readonly string[];
+}
+
+/**
+ * Publishes one event exactly as the warehouse does (docs/events.md "Inbound contract") and
+ * resolves once the broker confirmed it and routed it to a queue. Declares the topology first,
+ * so the event waits in the delivery queue even when no worker runs yet.
+ */
+export async function emitEvent(options: EmitOptions): Promise<{ id: string }> {
+  const id = options.id ?? randomUUID();
+  const connection = await connect(options.url, {
+    clientProperties: { connection_name: 'warehouse-ingest events emit' },
+  });
+  try {
+    const channel = await connection.createConfirmChannel();
+    const topology = eventsTopology(options.events);
+    await assertEventsTopology(channel, topology, options.events.queue.type);
+    let returned: string | undefined;
+    channel.on('return', (message: Message) => {
+      returned = `unroutable (${(message.fields as { replyText?: string }).replyText ?? 'no route'})`;
+    });
+    const headers: Record<string, unknown> = { 'business-id': options.businessId };
+    if (options.correlationId) headers['correlation-id'] = options.correlationId;
+    if (options.messageIds?.length) headers['message-ids'] = [...options.messageIds];
+    await new Promise<void>((resolve, reject) =>
+      channel.publish(
+        topology.exchange,
+        `${options.type}.${options.businessId}`,
+        Buffer.from(JSON.stringify(options.data)),
+        {
+          persistent: true,
+          mandatory: true,
+          messageId: id,
+          type: options.type,
+          timestamp: Math.floor(Date.now() / 1000),
+          contentType: 'application/json',
+          headers,
+        },
+        (error: unknown) => (error ? reject(error) : resolve()),
+      ),
+    );
+    // A return arrives before the ack (RabbitMQ), so it is known by now.
+    if (returned) throw new Error(`The event was not routed to any queue: ${returned}`);
+    return { id };
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,171 @@
+import type { MessageProperties } from 'amqplib';
+import type { Logger } from '../log.js';
+import type { Deliverer } from './deliver.js';
+import { parseEvent, type WarehouseEvent } from './event.js';
+import { BUSY, type Lanes } from './lanes.js';
+import type { DeadReason, EventsMetrics } from './metrics.js';
+import {
+  afterFailure,
+  ATTEMPTS_HEADER,
+  attemptsOf,
+  DEAD_AT_HEADER,
+  DEAD_REASON_HEADER,
+  ENDPOINT_HEADER,
+  LAST_FAILURE_HEADER,
+  NEXT_ATTEMPT_HEADER,
+} from './retry.js';
+import type { Endpoint } from './subscriptions.js';
+import type { EventsTopology } from './topology.js';
+
+/** A copy of the event to publish (with confirms) before the original is acknowledged. */
+export interface Park {
+  readonly queue: string;
+  /** Replaces our own headers on the copy; the warehouse's headers are kept. */
+  readonly headers: Readonly<Record<string, string | number>>;
+}
+
+/** Endpoint health as this worker sees it; in memory (see docs/events.md "Disabled endpoints"). */
+export interface EndpointHealth {
+  readonly disabled: Set<string>;
+  /** Endpoint id → when its current run of failures began. */
+  readonly failingSince: Map<string, Date>;
+}
+
+export interface HandlerContext {
+  readonly environment: 'production' | 'development' | 'sandbox';
+  readonly endpoints: ReadonlyMap<string, readonly Endpoint[]>;
+  readonly schedule: readonly number[];
+  readonly topology: EventsTopology;
+  readonly lanes: Lanes;
+  readonly deliverer: Deliverer;
+  readonly metrics: EventsMetrics;
+  readonly health: EndpointHealth;
+  readonly log: Logger;
+}
+
+const at = (delayMs: number) => new Date(Date.now() + delayMs).toISOString();
+
+function dead(
+  context: HandlerContext,
+  reason: DeadReason,
+  extra: Record<string, string | number> = {},
+): Park {
+  context.metrics.deadLetter(reason);
+  return {
+    queue: context.topology.deadQueue,
+    headers: { [DEAD_REASON_HEADER]: reason, [DEAD_AT_HEADER]: new Date().toISOString(), ...extra },
+  };
+}
+
+/**
+ * One event from the delivery queue: validated, matched to its business's endpoints, attempted
+ * in each endpoint's lane. Returns what must be parked (retry, defer, dead) before the original
+ * may be acknowledged; an empty list means every endpoint has it.
+ */
+export async function handleEvent(
+  context: HandlerContext,
+  content: Buffer,
+  properties: MessageProperties,
+): Promise<Park[]> {
+  const parsed = parseEvent(content, properties, (id) => context.endpoints.has(id));
+  if (!parsed.ok) {
+    context.log.warn(
+      { eventId: properties.messageId, reason: parsed.reason, detail: parsed.detail },
+      'malformed event: dead-lettered',
+    );
+    return [dead(context, parsed.reason, { [LAST_FAILURE_HEADER]: parsed.detail })];
+  }
+  const { event } = parsed;
+  const only = properties.headers?.[ENDPOINT_HEADER];
+  const subscribed = (context.endpoints.get(event.businessId) ?? []).filter((endpoint) =>
+    only === undefined ? endpoint.matches(event.type) : endpoint.id === String(only),
+  );
+  if (context.environment === 'sandbox' || subscribed.length === 0) {
+    context.metrics.delivery(
+      context.environment === 'sandbox' ? 'sandbox' : 'unsubscribed',
+      event.businessId,
+    );
+    return [];
+  }
+  const attemptsMade = only === undefined ? 0 : attemptsOf(properties.headers);
+  const parks = await Promise.all(
+    subscribed.map((endpoint) => forEndpoint(context, event, endpoint, attemptsMade)),
+  );
+  return parks.filter((park): park is Park => park !== undefined);
+}
+
+async function forEndpoint(
+  context: HandlerContext,
+  event: WarehouseEvent,
+  endpoint: Endpoint,
+  attemptsMade: number,
+): Promise<Park | undefined> {
+  const { metrics, health } = context;
+  const attempt = attemptsMade + 1;
+  // Fields of every line about this attempt; a plain object per line is cheaper than a child logger.
+  const about = {
+    eventId: event.id,
+    type: event.type,
+    businessId: event.businessId,
+    endpoint: endpoint.host,
+    attempt,
+  };
+  const log = context.log;
+  const mine = { [ENDPOINT_HEADER]: endpoint.id, [ATTEMPTS_HEADER]: attemptsMade };
+  if (health.disabled.has(endpoint.id)) {
+    metrics.delivery('dead', event.businessId);
+    return dead(context, 'endpoint-gone', mine);
+  }
+  const result = await context.lanes.run(endpoint.id, async () => {
+    const end = metrics.attempt();
+    const outcome = await context.deliverer.attempt(endpoint, event);
+    end(outcome.outcome);
+    return outcome;
+  });
+  if (result === BUSY) {
+    metrics.delivery('deferred', event.businessId);
+    log.debug(about, 'endpoint busy: event parked without counting an attempt');
+    const queue = context.topology.retryQueues.get(context.topology.deferMs) as string;
+    return { queue, headers: { ...mine, [NEXT_ATTEMPT_HEADER]: at(context.topology.deferMs) } };
+  }
+  if (result.outcome === 'delivered') {
+    metrics.delivery('delivered', event.businessId);
+    if (health.failingSince.delete(endpoint.id)) {
+      metrics.setEndpoints('failing', health.failingSince.size);
+      log.info(about, 'endpoint recovered');
+    }
+    log.info({ ...about, status: result.status }, 'event delivered');
+    return undefined;
+  }
+  if (result.outcome === 'gone') {
+    health.disabled.add(endpoint.id);
+    metrics.setEndpoints('disabled', health.disabled.size);
+    metrics.delivery('gone', event.businessId);
+    log.error(
+      about,
+      'endpoint answered 410 Gone: disabled in this worker until restart (set enabled: false or fix the receiver)',
+    );
+    return dead(context, 'endpoint-gone', mine);
+  }
+  if (!health.failingSince.has(endpoint.id)) {
+    health.failingSince.set(endpoint.id, new Date());
+    metrics.setEndpoints('failing', health.failingSince.size);
+  }
+  const failure = { ...mine, [ATTEMPTS_HEADER]: attempt, [LAST_FAILURE_HEADER]: result.reason };
+  const next = afterFailure(context.schedule, attempt);
+  if (next.action === 'dead') {
+    metrics.delivery('dead', event.businessId);
+    log.error(
+      { ...about, reason: result.reason },
+      'delivery failed for the last time: dead-lettered',
+    );
+    return dead(context, 'attempts-exhausted', failure);
+  }
+  metrics.delivery('retrying', event.businessId);
+  log.warn(
+    { ...about, reason: result.reason, retryInMs: next.delayMs },
+    'delivery failed: retry parked',
+  );
+  const queue = context.topology.retryQueues.get(next.delayMs) as string;
+  return { queue, headers: { ...failure, [NEXT_ATTEMPT_HEADER]: at(next.delayMs) } };
+}

@@ -1,0 +1,74 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { MalformedReason } from './event.js';
+
+/** What happened to one event for one endpoint (or, for `sandbox`/`unsubscribed`, for its business). */
+export type DeliveryOutcome =
+  | 'delivered'
+  | 'retrying'
+  | 'deferred'
+  | 'dead'
+  | 'gone'
+  | 'sandbox'
+  | 'unsubscribed';
+
+export type DeadReason = MalformedReason | 'attempts-exhausted' | 'endpoint-gone';
+
+export interface EventsMetrics {
+  delivery(outcome: DeliveryOutcome, businessId: string): void;
+  /** Times one HTTP attempt; call the result with how it ended. */
+  attempt(): (result: 'delivered' | 'failed' | 'gone') => void;
+  deadLetter(reason: DeadReason): void;
+  setEndpoints(state: 'failing' | 'disabled', count: number): void;
+}
+
+const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
+
+/**
+ * Series of the outbound half, on the app's registry. Business ids are labels only for
+ * configured tenants (`other` otherwise), so an event for an invented id cannot grow the series.
+ * No URL, host or secret is ever a label.
+ */
+export function createEventsMetrics(
+  registry: Registry,
+  businesses: readonly string[],
+): EventsMetrics {
+  const known = new Set(businesses);
+  const registers = [registry];
+  const deliveries = new Counter({
+    name: 'warehouse_ingest_event_deliveries_total',
+    help: 'Events per endpoint by outcome (delivered, retrying, deferred, dead, gone) and business; sandbox and unsubscribed per event.',
+    labelNames: ['outcome', 'business'] as const,
+    registers,
+  });
+  const attempts = new Histogram({
+    name: 'warehouse_ingest_event_attempt_duration_seconds',
+    help: 'One webhook attempt, from sending to the end of the (capped) answer.',
+    labelNames: ['result'] as const,
+    buckets: BUCKETS,
+    registers,
+  });
+  const dead = new Counter({
+    name: 'warehouse_ingest_event_dead_letters_total',
+    help: 'Events put in the dead-letter queue, by reason.',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  const endpoints = new Gauge({
+    name: 'warehouse_ingest_event_endpoints',
+    help: 'Webhook endpoints failing (last attempt failed) or disabled (answered 410), as this worker sees them.',
+    labelNames: ['state'] as const,
+    registers,
+  });
+  endpoints.set({ state: 'failing' }, 0);
+  endpoints.set({ state: 'disabled' }, 0);
+  return {
+    delivery: (outcome, businessId) =>
+      deliveries.inc({ outcome, business: known.has(businessId) ? businessId : 'other' }),
+    attempt: () => {
+      const end = attempts.startTimer();
+      return (result) => end({ result });
+    },
+    deadLetter: (reason) => dead.inc({ reason }),
+    setEndpoints: (state, count) => endpoints.set({ state }, count),
+  };
+}

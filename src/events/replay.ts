@@ -1,0 +1,115 @@
+import { connect, type GetMessage } from 'amqplib';
+import type { EventsConfig } from './config.js';
+import {
+  ATTEMPTS_HEADER,
+  DEAD_AT_HEADER,
+  DEAD_REASON_HEADER,
+  LAST_FAILURE_HEADER,
+  NEXT_ATTEMPT_HEADER,
+} from './retry.js';
+import { eventsTopology } from './topology.js';
+
+export interface ReplaySelection {
+  readonly businessId?: string;
+  readonly id?: string;
+  /** Only events dead-lettered at or after this time (ms since the epoch). */
+  readonly since?: number;
+}
+
+export interface ReplayedEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly businessId: string;
+  /** Why it had been dead-lettered. */
+  readonly reason: string;
+}
+
+export interface ReplayOptions {
+  readonly url: string;
+  readonly events: EventsConfig;
+  readonly selection: ReplaySelection;
+  /** Called after each event is back in the delivery queue; `total` is the dead-letter queue's size at the start. */
+  readonly onReplayed?: (event: ReplayedEvent, done: number, total: number) => void;
+}
+
+const text = (value: unknown) =>
+  Buffer.isBuffer(value) ? value.toString('utf8') : value === undefined ? '' : String(value);
+
+function selected(message: GetMessage, selection: ReplaySelection): boolean {
+  const { properties } = message;
+  if (selection.id !== undefined && text(properties.messageId) !== selection.id) return false;
+  if (
+    selection.businessId !== undefined &&
+    text(properties.headers?.['business-id']) !== selection.businessId
+  )
+    return false;
+  if (selection.since !== undefined) {
+    const at = Date.parse(text(properties.headers?.[DEAD_AT_HEADER]));
+    if (!(at >= selection.since)) return false;
+  }
+  return true;
+}
+
+/**
+ * Moves the selected dead letters back to the delivery queue, attempts reset: each is
+ * republished with confirms, then acknowledged on the dead-letter queue, so a crash midway
+ * duplicates at worst and never loses one. A letter for one endpoint stays for that endpoint.
+ * Looks at most at the letters present at the start: one that fails again and comes back during
+ * the replay is left for the next replay, not taken round in a loop. The others stay in place.
+ */
+export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayedEvent[]> {
+  const topology = eventsTopology(options.events);
+  const connection = await connect(options.url, {
+    clientProperties: { connection_name: 'warehouse-ingest events replay' },
+  });
+  try {
+    const channel = await connection.createConfirmChannel();
+    const { messageCount: total } = await channel.checkQueue(topology.deadQueue);
+    const replayed: ReplayedEvent[] = [];
+    // Non-selected letters stay unacknowledged until the channel closes, so `get` moves past them.
+    for (let looked = 0; looked < total; looked++) {
+      const message = await channel.get(topology.deadQueue, { noAck: false });
+      if (message === false) break;
+      if (!selected(message, options.selection)) continue;
+      const { properties } = message;
+      const headers = { ...properties.headers };
+      for (const key of [
+        ATTEMPTS_HEADER,
+        DEAD_AT_HEADER,
+        DEAD_REASON_HEADER,
+        LAST_FAILURE_HEADER,
+        NEXT_ATTEMPT_HEADER,
+        'x-death',
+      ])
+        delete headers[key];
+      await new Promise<void>((resolve, reject) =>
+        channel.sendToQueue(
+          topology.queue,
+          message.content,
+          {
+            persistent: true,
+            messageId: properties.messageId,
+            type: properties.type,
+            timestamp: properties.timestamp,
+            contentType: properties.contentType,
+            headers,
+          },
+          (error: unknown) => (error ? reject(error) : resolve()),
+        ),
+      );
+      channel.ack(message);
+      const event: ReplayedEvent = {
+        id: text(properties.messageId),
+        type: text(properties.type),
+        businessId: text(properties.headers?.['business-id']),
+        reason: text(properties.headers?.[DEAD_REASON_HEADER]),
+      };
+      replayed.push(event);
+      options.onReplayed?.(event, replayed.length, total);
+    }
+    await channel.close();
+    return replayed;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
+}

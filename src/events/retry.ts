@@ -1,0 +1,52 @@
+/**
+ * Retries live on the broker, not in a worker's memory, so they survive restarts and any worker
+ * may make the next attempt. For each distinct delay of the schedule there is a durable queue
+ * `<queue>.retry.<delay>ms` with that `x-message-ttl`, dead-lettering into the default exchange
+ * with the delivery queue's name: a message parked there comes back to the delivery queue when
+ * its delay is up. The delay is in the name, so changing the schedule declares new queues
+ * instead of clashing with the old ones' arguments (old ones drain and can be deleted).
+ */
+
+/** Attempts already made for the endpoint named in {@link ENDPOINT_HEADER}; absent = 0. */
+export const ATTEMPTS_HEADER = 'x-webhook-attempts';
+/** Set on a parked message: only this endpoint (`Endpoint.id`) is tried again. */
+export const ENDPOINT_HEADER = 'x-webhook-endpoint';
+/** Why the last attempt failed (no URL, no secret). */
+export const LAST_FAILURE_HEADER = 'x-webhook-last-failure';
+/** On a dead letter: why it was given up (`MalformedReason`, `attempts-exhausted`, `endpoint-gone`). */
+export const DEAD_REASON_HEADER = 'x-dead-reason';
+export const DEAD_AT_HEADER = 'x-dead-at';
+/** On a parked message: when it comes back to the delivery queue (ISO 8601), for `events status`. */
+export const NEXT_ATTEMPT_HEADER = 'x-webhook-next-attempt-at';
+
+export const retryQueueName = (queue: string, delayMs: number) => `${queue}.retry.${delayMs}ms`;
+export const deadQueueName = (queue: string) => `${queue}.dead`;
+
+/** The delays that need a retry queue: every entry after the first (the first attempt is on arrival). */
+export function retryDelays(schedule: readonly number[], deferMs: number): number[] {
+  return [...new Set([...schedule.slice(1), deferMs])].sort((a, b) => a - b);
+}
+
+/**
+ * A busy endpoint's surplus is parked for this long without counting an attempt: long enough
+ * not to spin through the broker, short enough to catch up soon after the endpoint recovers.
+ */
+export function deferDelay(timeoutMs: number): number {
+  return Math.min(5000, timeoutMs);
+}
+
+export type NextStep =
+  | { readonly action: 'retry'; readonly delayMs: number; readonly attempt: number }
+  | { readonly action: 'dead' };
+
+/** After `attemptsMade` failed attempts: wait `schedule[attemptsMade]`, or give up when none is left. */
+export function afterFailure(schedule: readonly number[], attemptsMade: number): NextStep {
+  const delayMs = schedule[attemptsMade];
+  if (delayMs === undefined) return { action: 'dead' };
+  return { action: 'retry', delayMs, attempt: attemptsMade + 1 };
+}
+
+export function attemptsOf(headers: Record<string, unknown> | undefined): number {
+  const value = Number(headers?.[ATTEMPTS_HEADER] ?? 0);
+  return Number.isInteger(value) && value >= 0 ? value : 0;
+}

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest';
+import { afterFailure, retryDelays } from '../../../src/events/retry.js';
+import { compilePattern, resolveEndpoints } from '../../../src/events/subscriptions.js';
+import { ConfigError } from '../../../src/errors.js';
+import { createLanes, BUSY } from '../../../src/events/lanes.js';
+
+const SECRET = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
+
+describe('compilePattern', () => {
+  it.each([
+    ['sales-order.*', 'sales-order.shipped', true],
+    ['sales-order.*', 'sales-order.shipped.late', false],
+    ['sales-order.*', 'purchase-order.received', false],
+    ['*.received', 'return-goods.received', true],
+    ['**', 'work-order.completed', true],
+    ['sales-order.**', 'sales-order.shipped.late', true],
+    ['purchase-order.received', 'purchase-order.received', true],
+    ['purchase-order.received', 'purchase-orderXreceived', false],
+  ])('%s against %s: %s', (pattern, type, expected) => {
+    expect(compilePattern(pattern)(type)).toBe(expected);
+  });
+});
+
+describe('retry schedule', () => {
+  const schedule = [0, 5000, 300000];
+  it('waits schedule[n] after the n-th failure, then gives up', () => {
+    expect(afterFailure(schedule, 1)).toEqual({ action: 'retry', delayMs: 5000, attempt: 2 });
+    expect(afterFailure(schedule, 2)).toEqual({ action: 'retry', delayMs: 300000, attempt: 3 });
+    expect(afterFailure(schedule, 3)).toEqual({ action: 'dead' });
+  });
+  it('needs one queue per distinct delay after the first, plus the defer delay', () => {
+    expect(retryDelays([0, 5000, 5000, 300000], 5000)).toEqual([5000, 300000]);
+    expect(retryDelays([0], 1000)).toEqual([1000]);
+  });
+});
+
+describe('resolveEndpoints', () => {
+  const tenant = (webhooks: unknown[]) => ({
+    environment: 'production' as const,
+    tenants: [{ businessId: 'ACME', webhooks: webhooks as never }],
+  });
+  const hook = {
+    url: 'https://hooks.acme.example/in?token=abc',
+    secret: [{ env: 'OLD' }, { env: 'NEW' }],
+    events: ['sales-order.*'],
+    enabled: true,
+    allowPrivateNetwork: false,
+  };
+
+  it('resolves both secrets of a rotation and keeps only the host for logs', () => {
+    const endpoints = resolveEndpoints(tenant([hook]), { OLD: SECRET, NEW: SECRET });
+    const [endpoint] = endpoints.get('ACME') ?? [];
+    expect(endpoint?.keys).toHaveLength(2);
+    expect(endpoint?.host).toBe('hooks.acme.example');
+    expect(endpoint?.matches('sales-order.shipped')).toBe(true);
+    expect(endpoint?.matches('work-order.completed')).toBe(false);
+  });
+
+  it('names the field of a missing or malformed secret, never its value', () => {
+    const run = (env: NodeJS.ProcessEnv) => {
+      try {
+        resolveEndpoints(tenant([hook]), env);
+      } catch (error) {
+        expect(error).toBeInstanceOf(ConfigError);
+        return (error as ConfigError).problems;
+      }
+      throw new Error('expected a ConfigError');
+    };
+    expect(run({ OLD: SECRET })).toEqual([
+      {
+        file: 'environment variable NEW',
+        field: 'tenants[0].webhooks[0].secret[1]',
+        message: 'Not set',
+      },
+    ]);
+    const problems = run({ OLD: SECRET, NEW: 'whsec_short-and-wrong' });
+    expect(JSON.stringify(problems)).not.toContain('short-and-wrong');
+  });
+});
+
+describe('lanes', () => {
+  it('runs at most `concurrency` per endpoint, queues as many, and answers busy beyond once stalled', async () => {
+    const lanes = createLanes(1, 50);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const first = lanes.run('a', () => held.then(() => 'first'));
+    const second = lanes.run('a', async () => 'second');
+    // Rate unknown and not stalled yet: a third may wait; once stalled it is sent back busy.
+    const third = lanes.run('a', async () => 'third');
+    expect(await third).toBe(BUSY);
+    expect(await lanes.run('a', async () => 'fourth')).toBe(BUSY);
+    // Another endpoint is not held back.
+    expect(await lanes.run('b', async () => 'other')).toBe('other');
+    release();
+    expect(await Promise.all([first, second])).toEqual(['first', 'second']);
+    expect(lanes.backlog('a')).toBe(0);
+  });
+});
