@@ -31,10 +31,10 @@ export function createAdmission(options: AdmissionOptions): Admission {
     const known = authenticator.known(authorization);
     if (known !== undefined) return known;
 
-    const address = clientAddress(event, trustProxyHops);
+    const address = context.client ?? clientAddress(event, trustProxyHops);
     const wait = throttle.addressRetryAfter(address);
     if (wait > 0) {
-      context.log.warn({ address }, 'login refused: too many failed logins from this address');
+      context.log.warn('login refused: too many failed logins from this address');
       throw new TooManyRequests(
         'Too many failed logins from this address. Retry later with valid credentials.',
         wait,
@@ -49,7 +49,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
     } catch (error) {
       if (error instanceof Unauthorized) {
         throttle.recordFailure(address, claimed);
-        context.log.info({ address, slowedMs: delay }, 'login failed');
+        context.log.info({ slowedMs: delay }, 'login failed');
       }
       throw error;
     }
@@ -57,6 +57,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
   return {
     async admit(event, context) {
+      context.client = clientAddress(event, trustProxyHops);
       const businessId = await authenticate(event, context);
       context.businessId = businessId;
       const decision = rateLimiter.take(businessId);

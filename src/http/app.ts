@@ -92,21 +92,7 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
   app.get('/healthz', (event) =>
     jsonResponse(200, { status: 'ok' }, requestContext(event, deps.log), extra),
   );
-  app.get(
-    '/readyz',
-    guard(async (event) => {
-      const check = await deps.readiness();
-      // `drops` only when there are some: the body stays `{"status":"ready"}` for an HTTP-only service.
-      if (check.ready)
-        return jsonResponse(
-          200,
-          { status: 'ready', ...(check.drops?.length ? { drops: check.drops } : {}) },
-          requestContext(event, deps.log),
-          extra,
-        );
-      throw new NotReady(check.problems);
-    }),
-  );
+  app.get('/readyz', guard(readinessHandler(deps, extra)));
   app.get('/metrics', (event) =>
     metricsResponse(deps.metrics, requestContext(event, deps.log), extra),
   );
@@ -122,6 +108,33 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
     guard(async (event) => docsAsset(event.context.params?.asset, extra)),
   );
   return app;
+}
+
+/**
+ * GET /readyz. A probe asks every few seconds: its answer is not logged, only each change of
+ * state (ready → not ready with the reasons, and back), once, without a stack trace.
+ */
+function readinessHandler(deps: HttpAppDependencies, extra: Record<string, string>) {
+  let lastState: string | undefined;
+  return async (event: H3Event): Promise<Response> => {
+    const context = requestContext(event, deps.log);
+    const check = await deps.readiness();
+    const state = check.ready ? 'ready' : `not ready: ${check.problems.join('; ')}`;
+    if (state !== lastState) {
+      if (check.ready) deps.log.info('ready: /readyz answers 200');
+      else deps.log.warn({ problems: check.problems }, 'not ready: /readyz answers 503');
+      lastState = state;
+    }
+    // `drops` only when there are some: the body stays `{"status":"ready"}` for an HTTP-only service.
+    if (check.ready)
+      return jsonResponse(
+        200,
+        { status: 'ready', ...(check.drops?.length ? { drops: check.drops } : {}) },
+        context,
+        extra,
+      );
+    return problemResponse(new NotReady(check.problems), event, context, extra, false);
+  };
 }
 
 function fromH3Error(error: HTTPError): IngestError | unknown {

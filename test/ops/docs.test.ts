@@ -94,3 +94,20 @@ describe('GET /docs in a real browser', () => {
     expect((await t.app.request('/docs/..%2Fpackage.json')).status).toBe(404);
   });
 });
+
+describe('reason phrases on the wire', () => {
+  const statusLine = (path: string) =>
+    new Promise<string>((resolve, reject) => {
+      http
+        .get(`${base}${path}`, { agent: false }, (response) => {
+          response.resume();
+          resolve(`${response.statusCode} ${response.statusMessage}`);
+        })
+        .on('error', reject);
+    });
+
+  it('/docs, its assets and /openapi.json answer "200 OK", not an empty phrase', async () => {
+    for (const path of ['/docs', '/docs/start.js', '/docs/swagger-ui.css', '/openapi.json'])
+      expect(await statusLine(path), path).toBe('200 OK');
+  });
+});
