@@ -1,8 +1,8 @@
-import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
+import { ConfigError } from './errors.js';
 import { openDrops, startDropRunners } from './drops/open.js';
 import { buildHttpApp } from './http/build.js';
-import { createHttpServer } from './http/server.js';
+import { createHttpServer, listen } from './http/server.js';
 import { openLineageJournal } from './lineage/journal.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
@@ -10,6 +10,7 @@ import { configuredIngest } from './pipeline/configured.js';
 import { createPublisher } from './publish/index.js';
 import type { Publisher } from './publish/publisher.js';
 import { stopGracefully, type InFlight } from './shutdown.js';
+import { logStarted, serveProblems, warnAboutPipelinesFolder } from './start-up.js';
 
 export interface RunningService {
   readonly config: Readonly<Config>;
@@ -23,18 +24,21 @@ export interface StartOptions extends LoadConfigOptions {
   log?: Logger;
 }
 
-/** Composition root: config → publisher → drops → HTTP → stop. Nothing imports this module's parts back. */
+/**
+ * Composition root: config → checks → publisher → HTTP (bound before any drop is touched, so a
+ * port in use stops the start instead of leaving drops processed by a service nobody can reach)
+ * → drop runners → one start-up line → stop.
+ */
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(options);
-  const log = options.log ?? createLogger({ level: config.log.level });
+  const log = options.log ?? createLogger({ level: config.log.level, format: config.log.format });
+  const refused = serveProblems(config);
+  if (refused.length > 0) throw new ConfigError(refused);
+  warnAboutPipelinesFolder(config, log);
   // Pipeline files and their secrets are read before anything connects: a bad one stops start-up cleanly.
   const stores = openDrops(config);
   const publisher = createPublisher(config, log);
   await publisher.start();
-  log.info(
-    { environment: config.environment, publisher: publisher.name, target: publisher.target },
-    `publisher: ${publisher.name} (${publisher.target})`,
-  );
 
   const metrics = createMetrics({
     businesses: config.tenants.map((t) => t.businessId),
@@ -48,6 +52,21 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     lineage,
     stopping: () => stopping !== undefined,
   });
+  const server = createHttpServer(app, config.http, log);
+  const closeAll = async () => {
+    await Promise.allSettled([
+      ...stores.map(({ store }) => store.close()),
+      publisher.close(),
+      lineage?.flush(),
+    ]);
+  };
+  let url: string;
+  try {
+    url = await listen(server, config.http.host, config.http.port);
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
   const drops = startDropRunners(
     config,
     stores,
@@ -55,17 +74,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     log,
     metrics,
   );
-
-  const server = createHttpServer(app, config.http, log);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.http.port, config.http.host, () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const host =
-    config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  log.info({ url, environment: config.environment }, `listening on ${url}`);
+  logStarted(log, { config, publisher, pipelines: stores.map((d) => d.pipeline.name), url });
 
   let draining: ReturnType<typeof server.drain> | undefined;
   const http: InFlight = {

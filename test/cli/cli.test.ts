@@ -69,7 +69,7 @@ describe('warehouse-ingest serve', () => {
       });
       void exited.then(() => reject(new Error(`serve exited early:\n${output}`)));
     });
-    expect(output).toContain('publisher: embedded');
+    expect(output).toContain('"publisher":"embedded"');
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

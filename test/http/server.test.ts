@@ -4,7 +4,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { AMQP_URL, declareTestTopology } from '../support/broker.js';
-import { ACME, LogCapture, basicAuth, answer, growingBody } from '../support/http-app.js';
+import {
+  ACME,
+  DEMO_WITH_BROKER,
+  LogCapture,
+  answer,
+  basicAuth,
+  demoTenantYaml,
+  growingBody,
+} from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 
 const temp = tempFolder();
@@ -34,7 +42,9 @@ describe('the service over a real socket', () => {
     });
     running.push(service);
     expect(service.publisher.name).toBe('embedded');
-    expect(logs.lines.some((l) => String(l.msg).startsWith('publisher: embedded'))).toBe(true);
+    expect(logs.lines.find((l) => String(l.msg).startsWith('listening on '))).toMatchObject({
+      publisher: 'embedded',
+    });
 
     const response = await fetch(`${service.url}/api/v2/sales-orders`, {
       method: 'POST',
@@ -65,7 +75,7 @@ describe('the service over a real socket', () => {
     try {
       const config = temp.write(
         'rabbit.yaml',
-        `dataDirectory: ${temp.dir}/rabbit\nbroker:\n  exchange: ${topology.exchange}\n  queues: [{ name: ${topology.queue}, bindingKeys: ["#"] }]\n`,
+        `dataDirectory: ${temp.dir}/rabbit\nbroker:\n  exchange: ${topology.exchange}\n  queues: [{ name: ${topology.queue}, bindingKeys: ["#"] }]\n${await demoTenantYaml()}`,
       );
       const service = await startService({
         env: { PORT: '0', HOST: '127.0.0.1', AMQP_URL, INGEST_CONFIG: config },
@@ -77,7 +87,7 @@ describe('the service over a real socket', () => {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          authorization: basicAuth({ businessId: 'DEMO', apiKey: 'demo-api-key' }),
+          authorization: basicAuth(DEMO_WITH_BROKER),
           'x-correlation-id': 'socket-1',
         },
         body: JSON.stringify(demoOrders()),
