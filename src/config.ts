@@ -67,6 +67,29 @@ const logFormatSchema = z.enum(['json', 'pretty']).meta({
   examples: ['pretty'],
 });
 
+const adminSchema = z
+  .strictObject({
+    host: z
+      .string()
+      .min(1)
+      .meta({
+        description:
+          'Address of the admin listener (/metrics, /readyz, /healthz). Loopback by default: metrics carry tenant ids and readiness names partners. Set 0.0.0.0 where a scraper or an orchestrator probes from outside (Kubernetes), and keep the port off the public load balancer.',
+        examples: ['127.0.0.1', '0.0.0.0'],
+      }),
+    port: z
+      .int()
+      .min(0)
+      .max(65535)
+      .meta({
+        description: 'Port of the admin listener; 0 picks a free one (tests).',
+        examples: [9464],
+      }),
+  })
+  .meta({
+    description: 'The admin listener, apart from the partner-facing port (ADMIN_HOST, ADMIN_PORT).',
+  });
+
 export const configSchema = z.strictObject({
   environment: z.enum(ENVIRONMENTS),
   dataDirectory: z.string().min(1),
@@ -84,6 +107,7 @@ export const configSchema = z.strictObject({
     trustProxyHops: z.int().min(0).max(10),
     abuse: abuseSchema,
   }),
+  admin: adminSchema,
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     format: logFormatSchema,
@@ -328,6 +352,11 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Plain {
   if (env.HOST !== undefined) http.host = env.HOST;
   if (env.PORT !== undefined) http.port = /^\d+$/.test(env.PORT) ? Number(env.PORT) : env.PORT;
   if (Object.keys(http).length > 0) layer.http = http;
+  const admin: Plain = {};
+  if (env.ADMIN_HOST !== undefined) admin.host = env.ADMIN_HOST;
+  if (env.ADMIN_PORT !== undefined)
+    admin.port = /^\d+$/.test(env.ADMIN_PORT) ? Number(env.ADMIN_PORT) : env.ADMIN_PORT;
+  if (Object.keys(admin).length > 0) layer.admin = admin;
   if (env.AMQP_URL !== undefined && env.AMQP_URL !== '') layer.broker = { url: env.AMQP_URL };
   const log: Plain = {};
   if (env.LOG_LEVEL !== undefined) log.level = env.LOG_LEVEL;

@@ -2,7 +2,7 @@ import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
 import { ConfigError } from './errors.js';
 import { openDrops, startDropRunners } from './drops/open.js';
 import { buildHttpApp } from './http/build.js';
-import { createHttpServer, listen } from './http/server.js';
+import { createHttpServer, listen, type HttpServer } from './http/server.js';
 import { openLineageJournal } from './lineage/journal.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
@@ -15,6 +15,8 @@ import { logStarted, serveProblems, warnAboutPipelinesFolder } from './start-up.
 export interface RunningService {
   readonly config: Readonly<Config>;
   readonly url: string;
+  /** The admin listener: /metrics, /readyz, /healthz. */
+  readonly adminUrl: string;
   readonly publisher: Publisher;
   stop(): Promise<void>;
 }
@@ -46,23 +48,28 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   });
   let stopping: Promise<void> | undefined;
   const lineage = openLineageJournal(config, log, metrics);
-  const app = buildHttpApp(config, publisher, log, {
+  const { app, admin } = buildHttpApp(config, publisher, log, {
     metrics,
     drops: stores,
     lineage,
     stopping: () => stopping !== undefined,
   });
   const server = createHttpServer(app, config.http, log);
+  const adminServer = createHttpServer(admin, config.http, log);
   const closeAll = async () => {
     await Promise.allSettled([
+      closeServer(server),
+      closeServer(adminServer),
       ...stores.map(({ store }) => store.close()),
       publisher.close(),
       lineage?.flush(),
     ]);
   };
   let url: string;
+  let adminUrl: string;
   try {
     url = await listen(server, config.http.host, config.http.port);
+    adminUrl = await listen(adminServer, config.admin.host, config.admin.port);
   } catch (error) {
     await closeAll();
     throw error;
@@ -74,7 +81,13 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     log,
     metrics,
   );
-  logStarted(log, { config, publisher, pipelines: stores.map((d) => d.pipeline.name), url });
+  logStarted(log, {
+    config,
+    publisher,
+    pipelines: stores.map((d) => d.pipeline.name),
+    url,
+    adminUrl,
+  });
 
   let draining: ReturnType<typeof server.drain> | undefined;
   const http: InFlight = {
@@ -82,9 +95,11 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     stop: () => (draining = server.drain()).closed,
     interrupt: () => draining?.force(),
   };
+  const adminListener = { name: 'admin listener', close: () => closeServer(adminServer) };
   return {
     config,
     url,
+    adminUrl,
     publisher,
     // Requests answered 503 and connections refused from here; see docs/operations.md "Stopping".
     stop: () =>
@@ -92,11 +107,20 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         graceMs: config.shutdown.graceMs,
         log,
         work: [http, drops],
+        // The admin listener last but one: /readyz says 503 (stopping) while work drains.
         close: [
           drops.stores,
+          adminListener,
           publisher,
           ...(lineage ? [{ name: 'lineage journal', close: () => lineage.flush() }] : []),
         ],
       })),
   };
+}
+
+function closeServer(server: HttpServer): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  const { closed, force } = server.drain();
+  force();
+  return closed;
 }

@@ -60,15 +60,17 @@ export interface StartedService {
   readonly publisher: { readonly name: string; readonly target: string };
   readonly pipelines: readonly string[];
   readonly url: string;
+  readonly adminUrl: string;
 }
 
 /** The one start-up line: what runs, from which files and folders, where. */
 export function logStarted(log: Logger, started: StartedService): void {
-  const { config, publisher, pipelines, url } = started;
+  const { config, publisher, pipelines, url, adminUrl } = started;
   const configFiles = configFilesOf(config);
   log.info(
     {
       url,
+      adminUrl,
       environment: config.environment,
       configFiles,
       publisher: publisher.name,
@@ -76,6 +78,6 @@ export function logStarted(log: Logger, started: StartedService): void {
       pipelinesDirectory: config.pipelinesDirectory,
       pipelines,
     },
-    `listening on ${url} (${config.environment}; publisher ${publisher.name} ${publisher.target}; ${pipelines.length} pipeline(s) from ${config.pipelinesDirectory}; config ${configFiles.join(', ')})`,
+    `listening on ${url} (${config.environment}; admin ${adminUrl}; publisher ${publisher.name} ${publisher.target}; ${pipelines.length} pipeline(s) from ${config.pipelinesDirectory}; config ${configFiles.join(', ')})`,
   );
 }

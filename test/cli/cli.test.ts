@@ -52,6 +52,7 @@ describe('warehouse-ingest serve', () => {
       env: {
         ...process.env,
         PORT: '0',
+        ADMIN_PORT: '0',
         HOST: '127.0.0.1',
         INGEST_ENV: 'development',
         INGEST_CONFIG: `${data}/config.yaml`,

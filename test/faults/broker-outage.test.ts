@@ -97,14 +97,18 @@ describe('broker outage under load', () => {
         INGEST_CONFIG: config,
         HOST: '127.0.0.1',
         PORT: '0',
+        ADMIN_PORT: '0',
         AMQP_URL: proxy.urlFor(node.url),
       },
       log,
     });
-    await vi.waitFor(async () => expect((await fetch(`${service.url}/readyz`)).status).toBe(200), {
-      timeout: 20_000,
-      interval: 100,
-    });
+    await vi.waitFor(
+      async () => expect((await fetch(`${service.adminUrl}/readyz`)).status).toBe(200),
+      {
+        timeout: 20_000,
+        interval: 100,
+      },
+    );
   });
 
   afterAll(async () => {
@@ -210,7 +214,7 @@ describe('broker outage under load', () => {
 
       // Recovered on its own: a fresh batch is accepted at the first try, with the same service.
       await vi.waitFor(
-        async () => expect((await fetch(`${service.url}/readyz`)).status).toBe(200),
+        async () => expect((await fetch(`${service.adminUrl}/readyz`)).status).toBe(200),
         { timeout: 20_000, interval: 100 },
       );
       const final: SentBatch = { shipmentIds: ['FLT-final-0'] };

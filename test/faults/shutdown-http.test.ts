@@ -113,6 +113,7 @@ describe('the service stopped while a batch is in flight', () => {
       INGEST_CONFIG: config,
       AMQP_URL,
       PORT: '0',
+      ADMIN_PORT: '0',
       HOST: '127.0.0.1',
     });
     const running = service;

@@ -103,7 +103,7 @@ describe('Idempotency-Key', () => {
     proxy.cut(); // the connection is lost before any confirm: 503
     expect((await first).status).toBe(503);
     proxy.release();
-    await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), {
+    await vi.waitFor(async () => expect((await t.admin.request('/readyz')).status).toBe(200), {
       timeout: 15_000,
       interval: 100,
     });

@@ -35,6 +35,7 @@ describe('the service over a real socket', () => {
     const service = await startService({
       env: {
         PORT: '0',
+        ADMIN_PORT: '0',
         HOST: '127.0.0.1',
         INGEST_CONFIG: temp.write('embedded.yaml', `dataDirectory: ${data}\n`),
       },
@@ -78,7 +79,7 @@ describe('the service over a real socket', () => {
         `dataDirectory: ${temp.dir}/rabbit\nbroker:\n  exchange: ${topology.exchange}\n  queues: [{ name: ${topology.queue}, bindingKeys: ["#"] }]\n${await demoTenantYaml()}`,
       );
       const service = await startService({
-        env: { PORT: '0', HOST: '127.0.0.1', AMQP_URL, INGEST_CONFIG: config },
+        env: { PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', AMQP_URL, INGEST_CONFIG: config },
         log: createLogger({ level: 'silent' }),
       });
       running.push(service);
@@ -94,7 +95,7 @@ describe('the service over a real socket', () => {
       });
       expect(response.status).toBe(202);
       expect(await topology.count()).toBe(3);
-      expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
+      expect((await fetch(`${service.adminUrl}/readyz`)).status).toBe(200);
       await service.stop();
       await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
     } finally {
@@ -113,6 +114,7 @@ describe('the service over a real socket', () => {
     const service = await startService({
       env: {
         PORT: '0',
+        ADMIN_PORT: '0',
         HOST: '127.0.0.1',
         INGEST_CONFIG: temp.write('demo.yaml', `dataDirectory: ${temp.dir}/d2\n`),
       },
@@ -133,6 +135,7 @@ describe('bodies over a real socket', () => {
     const service = await startService({
       env: {
         PORT: '0',
+        ADMIN_PORT: '0',
         HOST: '127.0.0.1',
         INGEST_CONFIG: temp.write(
           'small.yaml',

@@ -37,7 +37,9 @@ describe('GET /readyz with drops', () => {
 
   it('is 200 and lists each drop as reachable when the broker and every drop answer', async () => {
     const drops = openDrops(t.config);
-    const app = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), { drops });
+    const { admin: app } = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), {
+      drops,
+    });
     const response = await app.request('/readyz');
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
@@ -51,7 +53,9 @@ describe('GET /readyz with drops', () => {
     const notAFolder = folder.write('not-a-folder', 'x');
     pipeline('broken', notAFolder);
     const drops = openDrops(t.config);
-    const app = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), { drops });
+    const { admin: app } = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), {
+      drops,
+    });
     const response = await app.request('/readyz');
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
@@ -128,9 +132,14 @@ describe('GET /readyz logging', () => {
     const t = await createTestApp({ yaml: `pipelinesDirectory: ${dir}` });
     try {
       const logs = new LogCapture();
-      const app = buildHttpApp(t.config, t.publisher, createLogger({ destination: logs }), {
-        drops: openDrops(t.config),
-      });
+      const { admin: app } = buildHttpApp(
+        t.config,
+        t.publisher,
+        createLogger({ destination: logs }),
+        {
+          drops: openDrops(t.config),
+        },
+      );
       for (let probe = 0; probe < 3; probe++)
         expect((await app.request('/readyz')).status).toBe(503);
       const warnings = logs.lines.filter((l) => l.level === 'warn');

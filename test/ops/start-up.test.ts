@@ -60,6 +60,7 @@ describe('serve on a port that is taken', () => {
         ),
         HOST: '127.0.0.1',
         PORT: String(port),
+        ADMIN_PORT: '0',
       });
       let exit: string | undefined;
       void service.exited.then((how) => (exit = how));
@@ -91,6 +92,7 @@ describe('the demo tenant', () => {
         AMQP_URL,
         HOST: '127.0.0.1',
         PORT: '0',
+        ADMIN_PORT: '0',
       },
       timeoutMs: 30_000,
     });
@@ -109,7 +111,7 @@ describe('the start-up line', () => {
     );
     const logs = new LogCapture();
     const service = await startService({
-      env: { INGEST_CONFIG: config, PORT: '0' },
+      env: { INGEST_CONFIG: config, PORT: '0', ADMIN_PORT: '0' },
       log: createLogger({ destination: logs }),
     });
     running.push(service);
@@ -117,6 +119,7 @@ describe('the start-up line', () => {
     expect(started).toHaveLength(1);
     expect(started[0]).toMatchObject({
       url: service.url,
+      adminUrl: service.adminUrl,
       environment: 'development',
       configFiles: [
         expect.stringMatching(/config\/default\.yaml$/),
@@ -131,6 +134,25 @@ describe('the start-up line', () => {
     expect(service.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
+  it('serves /metrics and /readyz on the admin listener only; /healthz on both', async () => {
+    const service = running[0]!;
+    expect(service.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(service.adminUrl).not.toBe(service.url);
+    for (const path of ['/metrics', '/readyz'])
+      expect((await fetch(`${service.url}${path}`)).status, path).toBe(404);
+    const metrics = await fetch(`${service.adminUrl}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('ingest_');
+    expect((await fetch(`${service.adminUrl}/readyz`)).status).toBe(200);
+    for (const base of [service.url, service.adminUrl])
+      expect((await fetch(`${base}/healthz`)).status, base).toBe(200);
+    // The partners' API document no longer lists them.
+    const doc = (await (await fetch(`${service.url}/openapi.json`)).json()) as {
+      paths: Record<string, unknown>;
+    };
+    expect(Object.keys(doc.paths)).not.toContain('/metrics');
+  });
+
   it('is preceded by a warning naming a pipelines folder that does not exist; a relative one is relative to its config file', async () => {
     const folder = path.join(temp.dir, 'relative');
     mkdirSync(folder);
@@ -140,7 +162,7 @@ describe('the start-up line', () => {
     );
     const logs = new LogCapture();
     const service = await startService({
-      env: { INGEST_CONFIG: config, PORT: '0', HOST: '127.0.0.1' },
+      env: { INGEST_CONFIG: config, PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1' },
       log: createLogger({ destination: logs }),
     });
     running.push(service);

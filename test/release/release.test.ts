@@ -53,6 +53,7 @@ describe('the release folder', () => {
           PATH: process.env.PATH,
           HOME: process.env.HOME,
           PORT: '0',
+          ADMIN_PORT: '0',
           HOST: '127.0.0.1',
           INGEST_CONFIG: temp.write('config.yaml', `dataDirectory: ${elsewhere}\n`),
         },

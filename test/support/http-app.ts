@@ -55,7 +55,10 @@ export class LogCapture {
 }
 
 export interface TestApp {
+  /** The partner-facing app. */
   readonly app: H3;
+  /** The admin listener's app: /metrics, /readyz, /healthz. */
+  readonly admin: H3;
   readonly config: Readonly<Config>;
   readonly publisher: Publisher;
   readonly topology: TestTopology;
@@ -113,10 +116,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const log = createLogger({ level: 'debug', destination: logs });
   const publisher = createPublisher(config, log);
   await publisher.start();
-  const app = buildHttpApp(config, publisher, log);
+  const { app, admin } = buildHttpApp(config, publisher, log);
 
   return {
     app,
+    admin,
     config,
     publisher,
     topology,
