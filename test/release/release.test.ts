@@ -4,7 +4,7 @@
  * takes the README's demo batch. The Dockerfile copies exactly this folder.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +21,32 @@ beforeAll(async () => {
     timeout: 240_000,
   });
 }, 300_000);
+
+describe('npm start without dev dependencies (prestart: scripts/build.mjs --if-stale)', () => {
+  const run = promisify(execFile);
+  it('runs the dist/ it has, and without one says how to get one (exit 1) instead of "tsc: not found"', async () => {
+    // A clone installed with --omit=dev: no TypeScript anywhere above it.
+    const clone = path.join(temp.dir, 'omit-dev');
+    mkdirSync(path.join(clone, 'scripts'), { recursive: true });
+    mkdirSync(path.join(clone, 'src'));
+    copyFileSync(path.join(ROOT, 'scripts/build.mjs'), path.join(clone, 'scripts/build.mjs'));
+    writeFileSync(path.join(clone, 'package.json'), '{"type":"module"}\n');
+    writeFileSync(path.join(clone, 'src/cli.ts'), '');
+    const prestart = () =>
+      run(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: clone }).then(
+        ({ stderr }) => ({ code: 0, stderr }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+    const missing = await prestart();
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no dist/ to run and no TypeScript to build it');
+    expect(missing.stderr).toContain('npm run release');
+
+    mkdirSync(path.join(clone, 'dist'));
+    writeFileSync(path.join(clone, 'dist/cli.js'), '');
+    expect(await prestart()).toEqual({ code: 0, stderr: '' });
+  });
+});
 
 describe('the release folder', () => {
   it('holds the built service, its config and production dependencies only', () => {
