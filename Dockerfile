@@ -4,6 +4,9 @@
 #   docker build -t warehouse-ingest .      docker compose up   (compose.yaml)
 
 FROM node:20-bookworm-slim AS build
+# npm 11 honours package.json "allowScripts" and .npmrc strict-allow-scripts (npm 10 would run
+# every dependency's install script); the runtime stage needs no npm at all.
+RUN npm install -g npm@11.19.1
 WORKDIR /build
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund
