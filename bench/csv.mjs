@@ -211,6 +211,8 @@ function childEnv(config, extra) {
     'INGEST_CONFIG',
     'PORT',
     'HOST',
+    'ADMIN_PORT',
+    'ADMIN_HOST',
     'AMQP_URL',
     'LOG_LEVEL',
     'NODE_OPTIONS',
@@ -221,9 +223,11 @@ function childEnv(config, extra) {
 
 async function startServe(amqpUrl, config, nodeArgs) {
   const port = await freePort();
+  const adminPort = await freePort();
   const env = childEnv(config, {
     AMQP_URL: amqpUrl,
     PORT: String(port),
+    ADMIN_PORT: String(adminPort),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
   });
@@ -241,7 +245,8 @@ async function startServe(amqpUrl, config, nodeArgs) {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     const ready = await Promise.race([
-      fetch(`${url}/readyz`).then(
+      // /readyz is on the admin listener (admin.port).
+      fetch(`http://127.0.0.1:${adminPort}/readyz`).then(
         (r) => r.status === 200,
         () => false,
       ),

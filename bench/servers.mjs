@@ -167,11 +167,13 @@ export async function startService({
     { mode: 0o600 },
   );
   const port = await freePort();
+  const adminPort = await freePort();
   const env = {
     ...process.env,
     INGEST_ENV: 'production',
     AMQP_URL: amqpUrl,
     PORT: String(port),
+    ADMIN_PORT: String(adminPort),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     INGEST_CONFIG: config,
@@ -185,8 +187,9 @@ export async function startService({
     'service',
   );
   const url = `http://127.0.0.1:${port}`;
+  // /readyz is on the admin listener (admin.port).
   const ready = () =>
-    fetch(`${url}/readyz`).then(
+    fetch(`http://127.0.0.1:${adminPort}/readyz`).then(
       (r) => r.status === 200,
       () => false,
     );

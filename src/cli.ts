@@ -47,10 +47,17 @@ function onStopSignals(stop: () => Promise<void>, exitWhenStopped = true): void 
   process.on('SIGINT', () => handle('SIGINT'));
 }
 
+/** Set when a failure must end the process even if something it opened still holds the event loop. */
+let exitOnFailure = false;
+
 async function serve(args: string[]): Promise<void> {
   parse('serve', () => parseArgs({ args, options: {}, strict: true }));
   const { startService } = await import('./main.js');
-  const service = await startService();
+  const service = await startService().catch((error: unknown) => {
+    // Whatever start-up opened before it failed must not keep a half-started service alive.
+    exitOnFailure = true;
+    throw error;
+  });
   onStopSignals(() => service.stop());
 }
 
@@ -150,6 +157,7 @@ main(process.argv.slice(2)).then(
         `warehouse-ingest: ${error instanceof Error ? error.message : String(error)}\n`,
       );
     process.exitCode = error instanceof UsageError || error instanceof CannotRead ? 2 : 1;
+    if (exitOnFailure) process.exit();
   },
 );
 

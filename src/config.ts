@@ -143,11 +143,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   const directory = options.configDirectory ?? PACKAGE_CONFIG_DIRECTORY;
   const origins: Origins = new Map();
   const merged: Plain = {};
+  const files: string[] = [];
 
   const defaultsFile = path.join(directory, 'default.yaml');
   const userFile = env.INGEST_CONFIG ? path.resolve(env.INGEST_CONFIG) : undefined;
   const user = userFile ? readYaml(userFile) : {};
   mergeInto(merged, readYaml(defaultsFile), defaultsFile, origins, '');
+  files.push(defaultsFile);
 
   const envName =
     env.INGEST_ENV ??
@@ -155,12 +157,16 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     merged.environment;
   if (typeof envName === 'string' && (ENVIRONMENTS as readonly string[]).includes(envName)) {
     const envFile = path.join(directory, `${envName}.yaml`);
-    if (existsSync(envFile)) mergeInto(merged, readYaml(envFile), envFile, origins, '');
+    if (existsSync(envFile)) {
+      mergeInto(merged, readYaml(envFile), envFile, origins, '');
+      files.push(envFile);
+    }
   }
   if (userFile) {
     const exposed = holdsSecrets(user) ? exposedSecretFile(userFile) : undefined;
     if (exposed) throw new ConfigError([{ file: userFile, field: '(file)', message: exposed }]);
     mergeInto(merged, user, userFile, origins, '');
+    files.push(userFile);
   }
   mergeInto(merged, fromEnvironment(env), 'environment', origins, '');
 
@@ -174,7 +180,36 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
     problems.push(...crossFieldProblems(result.data, origins, defaultsFile));
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  return deepFreeze(result.data!);
+  const config = result.data!;
+  config.pipelinesDirectory = resolveFrom(
+    originOf(['pipelinesDirectory'], origins, defaultsFile),
+    config.pipelinesDirectory,
+    directory,
+  );
+  deepFreeze(config);
+  CONFIG_FILES.set(config, Object.freeze(files));
+  return config;
+}
+
+const CONFIG_FILES = new WeakMap<object, readonly string[]>();
+
+/** The files `loadConfig` read to make this configuration, in layer order (for the start-up line). */
+export function configFilesOf(config: Readonly<Config>): readonly string[] {
+  return CONFIG_FILES.get(config) ?? [];
+}
+
+/**
+ * A relative folder in a configuration file is relative to that file's folder, so the service
+ * finds the same pipelines whatever its working directory; the packaged files (config/) speak
+ * of the package's own folders (`pipelines` = `<package>/pipelines`). From an environment
+ * variable, relative to the working directory.
+ */
+function resolveFrom(origin: string, value: string, configDirectory: string): string {
+  if (path.isAbsolute(value)) return value;
+  if (origin === 'environment') return path.resolve(value);
+  const folder = path.dirname(origin);
+  const packaged = path.resolve(folder) === path.resolve(configDirectory);
+  return path.resolve(packaged ? path.dirname(path.resolve(configDirectory)) : folder, value);
 }
 
 /** Tenants' key hashes (a stolen hash can be brute-forced offline) or a broker password. */
@@ -195,8 +230,16 @@ function fromEnvironment(env: NodeJS.ProcessEnv): Plain {
   if (env.HOST !== undefined) http.host = env.HOST;
   if (env.PORT !== undefined) http.port = /^\d+$/.test(env.PORT) ? Number(env.PORT) : env.PORT;
   if (Object.keys(http).length > 0) layer.http = http;
+  const admin: Plain = {};
+  if (env.ADMIN_HOST !== undefined) admin.host = env.ADMIN_HOST;
+  if (env.ADMIN_PORT !== undefined)
+    admin.port = /^\d+$/.test(env.ADMIN_PORT) ? Number(env.ADMIN_PORT) : env.ADMIN_PORT;
+  if (Object.keys(admin).length > 0) layer.admin = admin;
   if (env.AMQP_URL !== undefined && env.AMQP_URL !== '') layer.broker = { url: env.AMQP_URL };
-  if (env.LOG_LEVEL !== undefined) layer.log = { level: env.LOG_LEVEL };
+  const log: Plain = {};
+  if (env.LOG_LEVEL !== undefined) log.level = env.LOG_LEVEL;
+  if (env.LOG_FORMAT !== undefined) log.format = env.LOG_FORMAT;
+  if (Object.keys(log).length > 0) layer.log = log;
   return layer;
 }
 

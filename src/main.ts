@@ -1,10 +1,10 @@
-import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
+import { ConfigError } from './errors.js';
 import { openDrops, startDropRunners } from './drops/open.js';
 import { openEvents } from './events/index.js';
 import { resolveEndpoints } from './events/subscriptions.js';
 import { buildHttpApp } from './http/build.js';
-import { createHttpServer } from './http/server.js';
+import { createHttpServer, listen, type HttpServer } from './http/server.js';
 import { openLineageJournal } from './lineage/journal.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
@@ -12,10 +12,13 @@ import { configuredIngest } from './pipeline/configured.js';
 import { createPublisher } from './publish/index.js';
 import type { Publisher } from './publish/publisher.js';
 import { stopGracefully, type InFlight } from './shutdown.js';
+import { logStarted, serveProblems, warnAboutPipelinesFolder } from './start-up.js';
 
 export interface RunningService {
   readonly config: Readonly<Config>;
   readonly url: string;
+  /** The admin listener: /metrics, /readyz, /healthz. */
+  readonly adminUrl: string;
   readonly publisher: Publisher;
   stop(): Promise<void>;
 }
@@ -25,34 +28,62 @@ export interface StartOptions extends LoadConfigOptions {
   log?: Logger;
 }
 
-/** Composition root: config → publisher → drops → HTTP → stop. Nothing imports this module's parts back. */
+/**
+ * Composition root: config → checks → publisher → HTTP (bound before any drop is touched, so a
+ * port in use stops the start instead of leaving drops processed by a service nobody can reach)
+ * → events consumer and drop runners → one start-up line → stop.
+ */
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(options);
-  const log = options.log ?? createLogger({ level: config.log.level });
+  const log = options.log ?? createLogger({ level: config.log.level, format: config.log.format });
+  const refused = serveProblems(config);
+  if (refused.length > 0) throw new ConfigError(refused);
+  warnAboutPipelinesFolder(config, log);
   // Pipeline files and their secrets are read before anything connects: a bad one stops start-up cleanly.
   const stores = openDrops(config);
   const endpoints = resolveEndpoints(config);
   const publisher = createPublisher(config, log);
   await publisher.start();
-  log.info(
-    { environment: config.environment, publisher: publisher.name, target: publisher.target },
-    `publisher: ${publisher.name} (${publisher.target})`,
-  );
 
   const metrics = createMetrics({
     businesses: config.tenants.map((t) => t.businessId),
     processMetrics: true,
   });
-  const events = openEvents(config, endpoints, log, metrics.registry);
-  await events?.start();
   let stopping: Promise<void> | undefined;
   const lineage = openLineageJournal(config, log, metrics);
-  const app = buildHttpApp(config, publisher, log, {
+  const { app, admin } = buildHttpApp(config, publisher, log, {
     metrics,
     drops: stores,
     lineage,
     stopping: () => stopping !== undefined,
   });
+  const server = createHttpServer(app, config.http, log);
+  const adminServer = createHttpServer(admin, config.http, log);
+  const closeAll = async () => {
+    await Promise.allSettled([
+      closeServer(server),
+      closeServer(adminServer),
+      ...stores.map(({ store }) => store.close()),
+      publisher.close(),
+      lineage?.flush(),
+    ]);
+  };
+  let url: string;
+  let adminUrl: string;
+  try {
+    url = await listen(server, config.http.host, config.http.port);
+    adminUrl = await listen(adminServer, config.admin.host, config.admin.port);
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+  const events = openEvents(config, endpoints, log, metrics.registry);
+  try {
+    await events?.start();
+  } catch (error) {
+    await Promise.allSettled([events?.close(), closeAll()]);
+    throw error;
+  }
   const drops = startDropRunners(
     config,
     stores,
@@ -60,17 +91,13 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     log,
     metrics,
   );
-
-  const server = createHttpServer(app, config.http, log);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.http.port, config.http.host, () => resolve());
+  logStarted(log, {
+    config,
+    publisher,
+    pipelines: stores.map((d) => d.pipeline.name),
+    url,
+    adminUrl,
   });
-  const { port } = server.address() as AddressInfo;
-  const host =
-    config.http.host === '0.0.0.0' || config.http.host === '::' ? '127.0.0.1' : config.http.host;
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-  log.info({ url, environment: config.environment }, `listening on ${url}`);
 
   let draining: ReturnType<typeof server.drain> | undefined;
   const http: InFlight = {
@@ -78,9 +105,11 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     stop: () => (draining = server.drain()).closed,
     interrupt: () => draining?.force(),
   };
+  const adminListener = { name: 'admin listener', close: () => closeServer(adminServer) };
   return {
     config,
     url,
+    adminUrl,
     publisher,
     // Requests answered 503 and connections refused from here; see docs/operations.md#stopping-sigterm-sigint.
     stop: () =>
@@ -88,12 +117,21 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         graceMs: config.shutdown.graceMs,
         log,
         work: [http, drops],
+        // The admin listener last but one: /readyz says 503 (stopping) while work drains.
         close: [
           drops.stores,
           ...(events ? [{ name: 'events', close: () => events.close() }] : []),
+          adminListener,
           publisher,
           ...(lineage ? [{ name: 'lineage journal', close: () => lineage.flush() }] : []),
         ],
       })),
   };
+}
+
+function closeServer(server: HttpServer): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  const { closed, force } = server.drain();
+  force();
+  return closed;
 }

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import { openDrops } from '../drops/open.js';
+import { pipelinesFolderState, serveProblems } from '../start-up.js';
 import { kindByName, KIND_NAMES } from '../records/index.js';
 import { UsageError } from './help.js';
 import { type FileVerdict, validateFile } from './validate.js';
@@ -97,13 +98,22 @@ export async function lintCommand(args: string[], io: Output): Promise<number> {
     throw new UsageError(`lint takes no arguments; got ${JSON.stringify(positionals[0])}`, 'lint');
   try {
     const config = loadConfig();
+    const folder = pipelinesFolderState(config);
+    if (folder !== 'present') {
+      io.err(
+        `pipelinesDirectory ${config.pipelinesDirectory} ${folder === 'missing' ? 'does not exist' : 'is not a folder'}\n`,
+      );
+      return 1;
+    }
+    const refused = serveProblems(config);
+    if (refused.length > 0) throw new ConfigError(refused);
     const drops = openDrops(config);
     await Promise.all(drops.map(({ store }) => store.close()));
     io.out(
       `configuration valid (environment ${config.environment}, ${config.tenants.length} tenant(s))\n`,
     );
     io.out(
-      `${drops.length} pipeline(s) valid${drops.map(({ pipeline }) => `\n  ${pipeline.name} (${pipeline.source.type}, ${pipeline.kind}, ${pipeline.format}) ${pipeline.file}`).join('')}\n`,
+      `${drops.length} pipeline(s) valid in ${config.pipelinesDirectory}${drops.map(({ pipeline }) => `\n  ${pipeline.name} (${pipeline.source.type}, ${pipeline.kind}, ${pipeline.format}) ${pipeline.file}`).join('')}\n`,
     );
     return 0;
   } catch (error) {

@@ -24,10 +24,12 @@ export const COMMANDS: Record<string, string> = {
 Runs the HTTP service (GET /docs for the API reference) and one runner per pipeline file in
 pipelinesDirectory. Stops gracefully on SIGTERM or SIGINT: no new requests or files, work in
 flight gets shutdown.graceMs, then files in flight are interrupted (resumed at the next start);
-exit 0. A second signal exits at once (1).
+exit 0. A second signal exits at once (1). Exits 1 at once when a listen address is taken.
+/metrics, /readyz and /healthz are on the admin listener (ADMIN_HOST:ADMIN_PORT, 127.0.0.1:9464).
 
 Environment: INGEST_ENV (production | development | sandbox), INGEST_CONFIG (a YAML file),
-PORT, HOST, AMQP_URL (RabbitMQ; without it development publishes to data/outbox/).
+PORT, HOST (development: 127.0.0.1), ADMIN_PORT, ADMIN_HOST, AMQP_URL (RabbitMQ; without it
+development publishes to data/outbox/), LOG_LEVEL, LOG_FORMAT (json | pretty).
 `,
   run: `Usage: warehouse-ingest run <pipeline.yaml> [--once]
 

@@ -7,6 +7,7 @@ import {
   type InputState,
   type InputStatus,
 } from '../drops/state/input-state.js';
+import { pipelinesFolderState } from '../start-up.js';
 import { parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';
 
@@ -60,8 +61,20 @@ export async function statusCommand(args: string[], io: Output): Promise<number>
   if (!Number.isInteger(failures) || failures < 0)
     throw new UsageError('--failures must be a whole number, 0 or more', 'status');
 
-  const drops = openDrops(loadConfig());
+  const config = loadConfig();
+  const drops = openDrops(config);
   try {
+    if (drops.length === 0) {
+      const folder = pipelinesFolderState(config);
+      const why =
+        folder === 'present'
+          ? 'has no *.yaml pipeline'
+          : folder === 'missing'
+            ? 'does not exist'
+            : 'is not a folder';
+      io.out(values.json ? '[]\n' : `no pipelines: ${config.pipelinesDirectory} ${why}\n`);
+      return folder === 'present' ? 0 : 1;
+    }
     const chosen =
       values.pipeline === undefined
         ? drops

@@ -112,12 +112,42 @@ export const configSchema = z.strictObject({
   }),
   pipelinesDirectory: z.string().min(1).meta({
     description:
-      'Pipeline definitions `serve` runs: every `*.yaml` directly in this folder (`pipelines/examples/` is not loaded).',
+      "Pipeline definitions `serve` runs: every `*.yaml` directly in this folder (`pipelines/examples/` is not loaded). A relative path is relative to the folder of the configuration file that sets it (the packaged default: the package's own `pipelines/`), so the service finds the same pipelines from any working directory; from an environment variable, relative to the working directory. A missing folder is a warning at start-up.",
   }),
   http: httpSchema,
+  admin: z
+    .strictObject({
+      host: z
+        .string()
+        .min(1)
+        .meta({
+          description:
+            'Address of the admin listener (`/metrics`, `/readyz`, `/healthz`). Loopback by default: metrics carry tenant ids and readiness names partners. Set `0.0.0.0` where a scraper or an orchestrator probes from outside, and keep the port off the public load balancer.',
+          examples: ['127.0.0.1', '0.0.0.0'],
+        }),
+      port: z
+        .int()
+        .min(0)
+        .max(65535)
+        .meta({
+          description: 'Port of the admin listener; 0 picks a free one (tests).',
+          examples: [9464],
+        }),
+    })
+    .meta({
+      description:
+        'The admin listener, apart from the partner-facing port (which keeps `/healthz` for load balancers). See docs/operations-startup.md.',
+    }),
   log: z
-    .strictObject({ level: z.enum(LOG_LEVELS).meta({ description: 'The lowest level logged.' }) })
-    .meta({ description: 'Logs: one JSON object per line on stdout (pino), secrets redacted.' }),
+    .strictObject({
+      level: z.enum(LOG_LEVELS).meta({ description: 'The lowest level logged.' }),
+      format: z.enum(['json', 'pretty']).meta({
+        description:
+          '`json`: one JSON object per line (for collectors); `pretty`: a short readable line for a terminal (development).',
+        examples: ['pretty'],
+      }),
+    })
+    .meta({ description: 'Logs on stdout (pino), secrets redacted.' }),
   broker: brokerSchema,
   lineage: z
     .strictObject({
@@ -177,5 +207,8 @@ export const ENVIRONMENT_VARIABLES = {
   HOST: 'http.host',
   PORT: 'http.port',
   AMQP_URL: 'broker.url',
+  ADMIN_HOST: 'admin.host',
+  ADMIN_PORT: 'admin.port',
   LOG_LEVEL: 'log.level',
+  LOG_FORMAT: 'log.format',
 } as const;

@@ -31,12 +31,14 @@ export function createAdmission(options: AdmissionOptions): Admission {
     const known = authenticator.known(authorization);
     if (known !== undefined) return known;
 
-    const address = clientAddress(event, trustProxyHops);
+    const address = context.client ?? clientAddress(event, trustProxyHops);
     // A malformed header costs no scrypt run and guesses nothing: refused (401) without counting.
     const claimed = parseBasic(authorization).businessId;
     const wait = throttle.retryAfter(address, claimed);
     if (wait > 0) {
-      context.log.warn({ address }, 'login refused: too many failed logins from this client');
+      context.log.warn(
+        'login refused: too many failed logins for this business id from this client',
+      );
       throw new TooManyRequests(
         'Too many failed logins for this business id from this address. Retry later with valid credentials.',
         wait,
@@ -49,7 +51,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
     } catch (error) {
       if (error instanceof Unauthorized) {
         throttle.recordFailure(address, claimed);
-        context.log.info({ address, slowedMs: delay }, 'login failed');
+        context.log.info({ slowedMs: delay }, 'login failed');
       }
       throw error;
     }
@@ -57,6 +59,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
 
   return {
     async admit(event, context) {
+      context.client = clientAddress(event, trustProxyHops);
       const businessId = await authenticate(event, context);
       context.businessId = businessId;
       const decision = rateLimiter.take(businessId);

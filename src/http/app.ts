@@ -4,13 +4,9 @@ import {
   MalformedBody,
   MethodNotAllowed,
   NotFound,
-  NotReady,
   ShuttingDown,
   type IngestError,
 } from '../errors.js';
-import type { Registry } from 'prom-client';
-import type { DropCheck } from '../drops/probe.js';
-import type { ReadinessCheck } from '../publish/publisher.js';
 import { KINDS } from '../records/index.js';
 import { LEGACY } from '../records/legacy/index.js';
 import { docsAsset, docsPage } from './docs.js';
@@ -23,13 +19,9 @@ import {
   v1BatchHandler,
   type V1Dependencies,
 } from './v1.js';
-import { jsonResponse, metricsResponse, problemResponse, requestContext } from './respond.js';
+import { jsonResponse, problemResponse, requestContext } from './respond.js';
 
 export interface HttpAppDependencies extends V1Dependencies {
-  /** Everything /readyz checks: broker, routes, sources. */
-  readonly readiness: () => Promise<ReadinessCheck & { readonly drops?: readonly DropCheck[] }>;
-  /** What GET /metrics exposes. */
-  readonly metrics: Registry;
   /** True once the service is stopping: every request that arrives then is answered 503 (`/readyz` too). @default never */
   readonly stopping?: () => boolean;
 }
@@ -89,26 +81,9 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
   app.get(stock, guard(stockHandler(deps), { ...extra, deprecation: `@${V1_DEPRECATED_SINCE}` }));
   app.all(stock, onlyMethods('GET'));
 
+  // Also here, not only on the admin listener: load balancers probe the port they send traffic to.
   app.get('/healthz', (event) =>
     jsonResponse(200, { status: 'ok' }, requestContext(event, deps.log), extra),
-  );
-  app.get(
-    '/readyz',
-    guard(async (event) => {
-      const check = await deps.readiness();
-      // `drops` only when there are some: the body stays `{"status":"ready"}` for an HTTP-only service.
-      if (check.ready)
-        return jsonResponse(
-          200,
-          { status: 'ready', ...(check.drops?.length ? { drops: check.drops } : {}) },
-          requestContext(event, deps.log),
-          extra,
-        );
-      throw new NotReady(check.problems);
-    }),
-  );
-  app.get('/metrics', (event) =>
-    metricsResponse(deps.metrics, requestContext(event, deps.log), extra),
   );
   app.get('/openapi.json', (event) =>
     jsonResponse(200, openApiDocument(), requestContext(event, deps.log), {

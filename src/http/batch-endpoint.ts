@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { H3Event } from 'h3';
-import { isIngestError } from '../errors.js';
+import { isIngestError, reasonPhrase } from '../errors.js';
 import type { LineageJournal } from '../lineage/journal.js';
 import type { Batch, ConfirmedRecords, Ingest } from '../pipeline/batch.js';
 import type { RecordKind } from '../records/kind.js';
@@ -100,7 +100,7 @@ export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies)
     if (claim.replay) return replayed(claim.replay, context, headers);
     try {
       const response = await run();
-      claim.settle(await stored(response));
+      claim.settle(await stored(response, context));
       return response;
     } catch (error) {
       if (!isIngestError(error) || !REPLAYABLE.has(error.code)) {
@@ -108,7 +108,7 @@ export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies)
         throw error;
       }
       const response = problemResponse(error, event, context, headers);
-      claim.settle(await stored(response));
+      claim.settle(await stored(response, context));
       return response;
     }
   };
@@ -120,9 +120,10 @@ function fingerprint(path: string, format: BodyFormat, chunks: readonly Uint8Arr
   return hash.digest('base64');
 }
 
-async function stored(response: Response): Promise<StoredAnswer> {
+async function stored(response: Response, context: RequestContext): Promise<StoredAnswer> {
   return {
     status: response.status,
+    correlationId: context.correlationId,
     contentType: response.headers.get('content-type') ?? 'application/json',
     body: await response.clone().text(),
   };
@@ -134,14 +135,16 @@ function replayed(
   headers: Record<string, string>,
 ): Response {
   context.log.info(
-    { status: answer.status },
+    { status: answer.status, replayOf: answer.correlationId },
     'idempotent replay: the stored answer of the first request',
   );
+  // The header names the request the body answers (the first one); this request's own id is in the log.
   return new Response(answer.body, {
     status: answer.status,
+    statusText: reasonPhrase(answer.status),
     headers: {
       'content-type': answer.contentType,
-      'x-correlation-id': context.correlationId,
+      'x-correlation-id': answer.correlationId,
       'cache-control': 'no-store',
       'idempotent-replayed': 'true',
       ...context.headers,

@@ -11,6 +11,7 @@ import { compileRoutingKey, templateFields, topicMatches } from '../pipeline/rou
 import type { Publisher, ReadinessCheck } from '../publish/publisher.js';
 import { KIND_NAMES } from '../records/kind.js';
 import { createAdmission } from './admission.js';
+import { createAdminApp } from './admin.js';
 import { createHttpApp } from './app.js';
 import { createAuthThrottle } from './auth-throttle.js';
 import { createAuthenticator } from './auth.js';
@@ -28,13 +29,19 @@ export interface HttpAppParts {
   readonly stopping?: () => boolean;
 }
 
+/** The partner-facing app and the admin app (metrics, readiness), sharing one set of metrics. */
+export interface HttpApps {
+  readonly app: H3;
+  readonly admin: H3;
+}
+
 /** The HTTP facade over the shared pipeline, as configured; tests build it the same way, without a socket. */
 export function buildHttpApp(
   config: Readonly<Config>,
   publisher: Publisher,
   log: Logger,
   parts: HttpAppParts = {},
-): H3 {
+): HttpApps {
   const sandbox = config.environment === 'sandbox';
   const { abuse } = config.http;
   const metrics =
@@ -42,11 +49,10 @@ export function buildHttpApp(
   metrics.watchBroker(publisher);
   const drops = parts.drops ?? [];
   const lineage = parts.lineage ?? openLineageJournal(config, log, metrics);
-  return createHttpApp({
+  const app = createHttpApp({
     ingest: withBulkhead(configuredIngest(config, publisher, metrics), {
       maxInFlight: abuse.maxInFlightBatches,
     }),
-    metrics: metrics.registry,
     admission: createAdmission({
       authenticator: createAuthenticator({
         tenants: config.tenants,
@@ -64,6 +70,11 @@ export function buildHttpApp(
     onboarding: config.onboarding,
     responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
     ...(lineage && { lineage }),
+  });
+  const admin = createAdminApp({
+    metrics: metrics.registry,
+    log,
+    stopping: parts.stopping,
     readiness: async () => {
       const [check, dropChecks] = await Promise.all([
         routesReadiness(config, publisher),
@@ -72,6 +83,7 @@ export function buildHttpApp(
       return withDrops(check, dropChecks);
     },
   });
+  return { app, admin };
 }
 
 function withDrops(

@@ -44,6 +44,7 @@ const cache = new Map<string, Buffer>();
 
 export function docsPage(headers: Record<string, string>): Response {
   return new Response(PAGE, {
+    statusText: 'OK',
     headers: {
       'content-type': 'text/html; charset=utf-8',
       'content-security-policy': CSP,
@@ -62,11 +63,15 @@ export function docsAsset(name: string | undefined, headers: Record<string, stri
   };
   if (name === 'start.js')
     return new Response(START, {
+      statusText: 'OK',
       headers: { 'content-type': 'text/javascript; charset=utf-8', ...common },
     });
   const type = name !== undefined && Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
   if (!name || !type) throw new NotFound({ detail: 'No such asset of the API reference page.' });
   let bytes = cache.get(name);
   if (!bytes) cache.set(name, (bytes = readFileSync(path.join(folder, name))));
-  return new Response(new Uint8Array(bytes), { headers: { 'content-type': type, ...common } });
+  return new Response(new Uint8Array(bytes), {
+    statusText: 'OK',
+    headers: { 'content-type': type, ...common },
+  });
 }

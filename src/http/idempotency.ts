@@ -14,9 +14,11 @@ export interface IdempotencyOptions {
   readonly now?: () => number;
 }
 
-/** An answer as replayed: status, media type and body, byte for byte. */
+/** An answer as replayed: status, media type and body, byte for byte, and the request it answered. */
 export interface StoredAnswer {
   readonly status: number;
+  /** The first request's correlation id: the one its body names, so the replay's header says the same. */
+  readonly correlationId: string;
   readonly contentType: string;
   readonly body: string;
 }

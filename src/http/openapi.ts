@@ -128,24 +128,7 @@ function paths(): Record<string, unknown> {
       },
     },
   });
-  out['/readyz'] = open(
-    'Readiness',
-    'Ready when the publisher is, every tenant and kind routes to a queue, and every drop can be listed (each within 3 s).',
-    {
-      '200': {
-        description: 'Ready; lists each drop.',
-        content: { 'application/json': { schema: ref('Ready') } },
-      },
-      '503': problem('`/problems/not-ready`: `detail` names what is not ready.'),
-    },
-  );
-  out['/metrics'] = open(
-    'Prometheus metrics',
-    'Text exposition format 0.0.4. No authentication: expose it on the internal network only.',
-    {
-      '200': { description: 'Metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
-    },
-  );
+  // /readyz and /metrics are on the admin listener (admin.host, admin.port), not in the partners' API.
   out['/openapi.json'] = open(
     'This document',
     'OpenAPI 3.1, generated from the schemas the service validates with.',

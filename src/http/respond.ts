@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
 import type { Registry } from 'prom-client';
-import { PROBLEM_MEDIA_TYPE, reasonPhrase, toProblem } from '../errors.js';
+import { PROBLEM_MEDIA_TYPE, reasonPhrase, toProblem, type ProblemDetails } from '../errors.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -13,6 +13,8 @@ export class RequestContext {
   businessId?: string;
   kind?: string;
   api?: string;
+  /** The client's address, once admission has worked it out (see `http.trustProxyHops`). */
+  client?: string;
   /** Headers for every answer to this request once known, e.g. the business's `RateLimit`. */
   headers: Record<string, string> = {};
   readonly started = performance.now();
@@ -21,11 +23,15 @@ export class RequestContext {
   constructor(
     readonly correlationId: string,
     private readonly base: Logger,
+    /** The User-Agent header, cut to 200 characters (a log line is no place for a novel). */
+    readonly userAgent?: string,
   ) {}
 
   get log(): Logger {
     return (this.logger ??= this.base.child({
       correlationId: this.correlationId,
+      ...(this.client !== undefined ? { client: this.client } : {}),
+      ...(this.userAgent !== undefined ? { userAgent: this.userAgent } : {}),
       ...(this.businessId !== undefined ? { businessId: this.businessId } : {}),
       ...(this.kind !== undefined ? { kind: this.kind } : {}),
       ...(this.api !== undefined ? { api: this.api } : {}),
@@ -40,9 +46,11 @@ export function requestContext(event: H3Event, log: Logger): RequestContext {
   const existing = event.context.request as RequestContext | undefined;
   if (existing) return existing;
   const sent = event.req.headers.get('x-correlation-id');
+  const userAgent = event.req.headers.get('user-agent');
   const context = new RequestContext(
     sent !== null && CORRELATION_ID.test(sent) ? sent : randomUUID(),
     log,
+    userAgent === null ? undefined : userAgent.slice(0, 200),
   );
   if (sent !== null && sent !== context.correlationId)
     log.debug(
@@ -80,6 +88,7 @@ export async function metricsResponse(
 ): Promise<Response> {
   return new Response(await registry.metrics(), {
     status: 200,
+    statusText: 'OK',
     headers: {
       'content-type': registry.contentType,
       'x-correlation-id': context.correlationId,
@@ -89,14 +98,39 @@ export async function metricsResponse(
   });
 }
 
-/** The one place an error becomes an HTTP answer (and a log line). */
+/**
+ * The one place an error becomes an HTTP answer (and a log line, unless `logged` is false: a
+ * probe answered 503 every few seconds logs its changes of state itself).
+ */
 export function problemResponse(
   error: unknown,
   event: H3Event,
   context: RequestContext,
   extraHeaders: Record<string, string>,
+  logged = true,
 ): Response {
   const { problem, headers } = toProblem(error, event.url.pathname);
+  if (logged) logProblem(error, problem, event, context);
+  return new Response(JSON.stringify(problem), {
+    status: problem.status,
+    statusText: problem.title,
+    headers: {
+      'content-type': PROBLEM_MEDIA_TYPE,
+      'x-correlation-id': context.correlationId,
+      'cache-control': 'no-store',
+      ...context.headers,
+      ...headers,
+      ...extraHeaders,
+    },
+  });
+}
+
+function logProblem(
+  error: unknown,
+  problem: ProblemDetails,
+  event: H3Event,
+  context: RequestContext,
+): void {
   // The business id is a binding of the request's logger already; a field too would print it twice.
   const fields = {
     status: problem.status,
@@ -111,16 +145,4 @@ export function problemResponse(
   else if (problem.status === 503)
     context.log.warn({ ...fields, err: error }, 'request not accepted: publisher unavailable');
   else context.log.info({ ...fields, detail: problem.detail }, 'request refused');
-  return new Response(JSON.stringify(problem), {
-    status: problem.status,
-    statusText: problem.title,
-    headers: {
-      'content-type': PROBLEM_MEDIA_TYPE,
-      'x-correlation-id': context.correlationId,
-      'cache-control': 'no-store',
-      ...context.headers,
-      ...headers,
-      ...extraHeaders,
-    },
-  });
 }

@@ -110,3 +110,33 @@ function clientProblem(
   }
   return new MalformedBody({ detail: 'The request is not well-formed HTTP/1.1.' });
 }
+
+/** The server cannot take the configured address (in use, not permitted, no such interface). */
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+}
+
+/**
+ * Binds `host:port` and resolves with the URL to reach it; rejects with `ListenError` naming the
+ * address when it cannot (never falls back to another port: an operator's port is a contract).
+ */
+export function listen(server: http.Server, host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException) =>
+      reject(
+        new ListenError(
+          `cannot listen on ${host}:${port}: ${error.code === 'EADDRINUSE' ? 'the address is already in use' : (error.code ?? error.message)}`,
+          { cause: error },
+        ),
+      );
+    server.once('error', failed);
+    server.listen(port, host, () => {
+      server.off('error', failed);
+      const bound = server.address();
+      const actual = typeof bound === 'object' && bound ? bound.port : port;
+      // A wildcard address is reached through loopback from this machine.
+      const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+      resolve(`http://${shown.includes(':') ? `[${shown}]` : shown}:${actual}`);
+    });
+  });
+}

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Config } from '../config.js';
-import { safeUrl, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import { createEmbeddedPublisher } from './embedded.js';
 import { createNonePublisher } from './none.js';
 import type { Publisher } from './publisher.js';
@@ -40,7 +40,7 @@ export function createPublisher(config: Readonly<Config>, log: Logger): Publishe
         reconnect: { ...config.broker.reconnect },
         clientName: 'warehouse-ingest',
       },
-      log.child({ component: 'rabbitmq', broker: safeUrl(config.broker.url) }),
+      log.child({ component: 'rabbitmq' }),
     );
   }
   return createEmbeddedPublisher(

@@ -82,8 +82,13 @@ const CLOSE_GRACE_MS = 2000;
  * wrapper's trap of channel calls that wait forever while disconnected: here, while no channel
  * is open, `publish` fails at once with 503.
  */
-export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): RabbitMqPublisher {
+export function createRabbitMqPublisher(
+  options: RabbitMqOptions,
+  parentLog: Logger,
+): RabbitMqPublisher {
   const target = safeUrl(options.url);
+  // Every line names the broker, once: a binding here, never a field of a line too.
+  const log = parentLog.child({ broker: target });
   const topology: Topology = { exchange: options.exchange, queues: options.queues ?? [] };
   const publishTimeoutMs = options.publishTimeoutMs ?? 10_000;
   const initialDelayMs = options.reconnect?.initialDelayMs ?? 500;
@@ -170,7 +175,7 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
         }
         publishing = channel;
         log.info(
-          { broker: target, afterFailedAttempts: failures },
+          { afterFailedAttempts: failures },
           everConnected ? 'reconnected to the message broker' : 'connected to the message broker',
         );
         everConnected = true;
@@ -188,7 +193,7 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
           );
         else
           log.warn(
-            { broker: target, reason: lostWith ? messageOf(lostWith) : 'closed' },
+            { reason: lostWith ? messageOf(lostWith) : 'closed' },
             'lost the connection to the message broker; reconnecting',
           );
       } catch (error) {
@@ -203,7 +208,7 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
           );
         } else {
           log.warn(
-            { broker: target, reason: messageOf(error), attempt: failures, retryInMs },
+            { reason: messageOf(error), attempt: failures, retryInMs },
             'could not connect to the message broker',
           );
         }
@@ -251,7 +256,7 @@ export function createRabbitMqPublisher(options: RabbitMqOptions, log: Logger): 
         undefined,
       );
     await supervisor;
-    log.info({ broker: target }, 'closed the connection to the message broker');
+    log.info('closed the connection to the message broker');
   }
 
   return {

@@ -52,6 +52,7 @@ describe('warehouse-ingest serve', () => {
       env: {
         ...process.env,
         PORT: '0',
+        ADMIN_PORT: '0',
         HOST: '127.0.0.1',
         INGEST_ENV: 'development',
         INGEST_CONFIG: `${data}/config.yaml`,
@@ -69,7 +70,7 @@ describe('warehouse-ingest serve', () => {
       });
       void exited.then(() => reject(new Error(`serve exited early:\n${output}`)));
     });
-    expect(output).toContain('publisher: embedded');
+    expect(output).toContain('"publisher":"embedded"');
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     child.kill('SIGTERM');
     expect(await exited).toBe(0);

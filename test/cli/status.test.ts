@@ -69,6 +69,26 @@ describe('warehouse-ingest status', () => {
     await topology.cleanup();
   });
 
+  it('says there are no pipelines, and why: an empty folder (exit 0) or a missing one (exit 1)', async () => {
+    mkdirSync(path.join(temp.dir, 'empty-pipelines'));
+    const configWith = (name: string, dir: string) =>
+      temp.write(name, `dataDirectory: ${temp.dir}/data\npipelinesDirectory: ${dir}\n`);
+    const empty = await cli(['status'], {
+      INGEST_CONFIG: configWith('empty.yaml', `${temp.dir}/empty-pipelines`),
+    });
+    expect(empty).toMatchObject({
+      code: 0,
+      stdout: `no pipelines: ${temp.dir}/empty-pipelines has no *.yaml pipeline\n`,
+    });
+    const missing = await cli(['status'], {
+      INGEST_CONFIG: configWith('missing.yaml', `${temp.dir}/missing-pipelines`),
+    });
+    expect(missing).toMatchObject({
+      code: 1,
+      stdout: `no pipelines: ${temp.dir}/missing-pipelines does not exist\n`,
+    });
+  });
+
   it('prints inputs per state and the last failures with their reasons, newest first', async () => {
     const { code, stdout } = await cli(['status', '--pipeline', 'demo-drop'], env);
     expect(code).toBe(0);

@@ -239,8 +239,23 @@ describe('warehouse-ingest lint', () => {
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
     expect(stdout).toContain('configuration valid (environment development');
     expect(stdout).toContain(
-      `1 pipeline(s) valid\n  demo-orders (local, sales-orders, v1-csv) ${pipelines}/demo-orders.yaml`,
+      `1 pipeline(s) valid in ${pipelines}\n  demo-orders (local, sales-orders, v1-csv) ${pipelines}/demo-orders.yaml`,
     );
+  });
+
+  it('exits 1 saying so when pipelinesDirectory does not exist, never "0 pipeline(s) valid"', async () => {
+    const missing = `${folder.dir}/no-such-pipelines`;
+    const { code, stdout, stderr } = await cli(['lint'], {
+      INGEST_CONFIG: folder.write(
+        'lint-missing.yaml',
+        stringify({ dataDirectory: `${folder.dir}/data`, pipelinesDirectory: missing }),
+      ),
+    });
+    expect({ code, stderr }).toEqual({
+      code: 1,
+      stderr: `pipelinesDirectory ${missing} does not exist\n`,
+    });
+    expect(stdout).not.toContain('pipeline(s) valid');
   });
 
   it('exits 1 listing every problem by file and field, as start-up would refuse them', async () => {

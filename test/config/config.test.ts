@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ENVIRONMENT_VARIABLES, loadConfig, PACKAGE_CONFIG_DIRECTORY } from '../../src/config.js';
 import { problemsOf } from '../support/config-problems.js';
@@ -15,6 +16,36 @@ describe('loadConfig', () => {
     expect(config.tenants.map((t) => t.businessId)).toEqual(['DEMO']);
     expect(config.http.port).toBe(3000);
     expect(Object.isFrozen(config.http)).toBe(true);
+  });
+
+  it('listens on loopback in development, on every interface in production and sandbox, unless HOST says otherwise', () => {
+    expect(loadConfig({ env: {} }).http.host).toBe('127.0.0.1');
+    expect(loadConfig({ env: { INGEST_ENV: 'production', AMQP_URL: 'amqp://mq' } }).http.host).toBe(
+      '0.0.0.0',
+    );
+    expect(loadConfig({ env: { INGEST_ENV: 'sandbox' } }).http.host).toBe('0.0.0.0');
+    expect(loadConfig({ env: { HOST: '0.0.0.0' } }).http.host).toBe('0.0.0.0');
+  });
+
+  it("resolves pipelinesDirectory whatever the working directory: the default is the package's pipelines/", () => {
+    const packageRoot = path.dirname(path.resolve(PACKAGE_CONFIG_DIRECTORY));
+    const before = process.cwd();
+    try {
+      process.chdir(temp.dir);
+      expect(loadConfig({ env: {} }).pipelinesDirectory).toBe(path.join(packageRoot, 'pipelines'));
+      const file = temp.write('relative.yaml', 'pipelinesDirectory: partners\n');
+      expect(loadConfig({ env: { INGEST_CONFIG: file } }).pipelinesDirectory).toBe(
+        path.join(temp.dir, 'partners'),
+      );
+    } finally {
+      process.chdir(before);
+    }
+  });
+
+  it('reads LOG_FORMAT (json or pretty)', () => {
+    expect(loadConfig({ env: {} }).log.format).toBe('json');
+    expect(loadConfig({ env: { LOG_FORMAT: 'pretty' } }).log.format).toBe('pretty');
+    expect(() => loadConfig({ env: { LOG_FORMAT: 'fancy' } })).toThrow('log.format');
   });
 
   it('applies the operator environment variables over the files', () => {
@@ -133,8 +164,11 @@ describe('ENVIRONMENT_VARIABLES', () => {
     INGEST_ENV: 'sandbox',
     HOST: '127.0.0.9',
     PORT: '8123',
+    ADMIN_HOST: '127.0.0.8',
+    ADMIN_PORT: '9123',
     AMQP_URL: 'amqp://mq.example:5672',
     LOG_LEVEL: 'debug',
+    LOG_FORMAT: 'pretty',
   };
   it.each(Object.entries(ENVIRONMENT_VARIABLES))('%s sets %s', (name, field) => {
     const config = loadConfig({ env: { [name]: values[name as keyof typeof values] } });

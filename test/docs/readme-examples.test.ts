@@ -69,7 +69,7 @@ describe("the README's examples", () => {
       const publisher = createPublisher(config, log);
       publishers.push(publisher);
       await publisher.start();
-      const app = buildHttpApp(config, publisher, log);
+      const { app } = buildHttpApp(config, publisher, log);
       const response = await app.request(example.path, {
         method: 'POST',
         headers: {

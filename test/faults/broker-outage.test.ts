@@ -8,6 +8,7 @@ import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { startRabbitMqNode, type RabbitMqNode } from '../support/rabbitmq-node.js';
 import { retryingClient, type RetryingClient } from '../support/retrying-client.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { basicAuth, DEMO_WITH_BROKER, demoTenantYaml } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 
 /**
@@ -34,7 +35,7 @@ const MIN_BATCHES_PER_CLIENT = 10;
 const MAX_BATCHES_PER_CLIENT = 1000;
 const RUN_BUDGET_MS = 100_000;
 
-const DEMO_AUTH = `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`;
+const DEMO_AUTH = basicAuth(DEMO_WITH_BROKER);
 const TEMPLATE = (
   JSON.parse(
     readFileSync(new URL('../../fixtures/sales-orders/valid.json', import.meta.url), 'utf8'),
@@ -83,7 +84,7 @@ describe('broker outage under load', () => {
         // This is a test of broker faults, not of abuse limits: the load stays under them.
         'http:',
         '  abuse: { rateLimit: { requests: 100000, windowSeconds: 60 }, maxInFlightBatches: 1000 }',
-        '',
+        await demoTenantYaml(),
       ].join('\n'),
     );
     const log = createLogger({
@@ -96,14 +97,18 @@ describe('broker outage under load', () => {
         INGEST_CONFIG: config,
         HOST: '127.0.0.1',
         PORT: '0',
+        ADMIN_PORT: '0',
         AMQP_URL: proxy.urlFor(node.url),
       },
       log,
     });
-    await vi.waitFor(async () => expect((await fetch(`${service.url}/readyz`)).status).toBe(200), {
-      timeout: 20_000,
-      interval: 100,
-    });
+    await vi.waitFor(
+      async () => expect((await fetch(`${service.adminUrl}/readyz`)).status).toBe(200),
+      {
+        timeout: 20_000,
+        interval: 100,
+      },
+    );
   });
 
   afterAll(async () => {
@@ -209,7 +214,7 @@ describe('broker outage under load', () => {
 
       // Recovered on its own: a fresh batch is accepted at the first try, with the same service.
       await vi.waitFor(
-        async () => expect((await fetch(`${service.url}/readyz`)).status).toBe(200),
+        async () => expect((await fetch(`${service.adminUrl}/readyz`)).status).toBe(200),
         { timeout: 20_000, interval: 100 },
       );
       const final: SentBatch = { shipmentIds: ['FLT-final-0'] };

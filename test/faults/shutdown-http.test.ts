@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { startCli, type CliWorker } from '../support/cli-worker.js';
-import { basicAuth } from '../support/http-app.js';
+import { basicAuth, DEMO_WITH_BROKER, demoTenantYaml } from '../support/http-app.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { tempFolder } from '../support/temp.js';
 import { ordersCsv } from '../drops/stores/drop-contract.js';
@@ -17,7 +17,7 @@ import { ordersCsv } from '../drops/stores/drop-contract.js';
  * never another 5xx and never a connection dropped mid-answer — and the process exits 0.
  */
 const ORDERS = 12_000; // two CSV lines, one v2 record each
-const DEMO = { businessId: 'DEMO', apiKey: 'demo-api-key' };
+const DEMO = DEMO_WITH_BROKER;
 
 interface RawAnswer {
   status: number;
@@ -106,20 +106,20 @@ describe('the service stopped while a batch is in flight', () => {
         '  queues: []',
         'shutdown:',
         '  graceMs: 20000',
-        '',
+        await demoTenantYaml(),
       ].join('\n'),
     );
     service = startCli(['serve'], {
       INGEST_CONFIG: config,
       AMQP_URL,
       PORT: '0',
+      ADMIN_PORT: '0',
       HOST: '127.0.0.1',
     });
     const running = service;
-    // The log redacts URL fields; the message names the address.
     const listening = () => running.lines.find((l) => String(l.msg).startsWith('listening on '));
     await expect.poll(listening, { timeout: 30_000, message: running.stderr() }).toBeDefined();
-    const url = String(listening()!.msg).slice('listening on '.length);
+    const url = String(listening()!.url);
     // (/readyz would say 503: the test queue is declared by the test, not in the config.)
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
 

@@ -31,6 +31,28 @@ describe('Idempotency-Key', () => {
     expect(await t.topology.count()).toBe(orders.length);
   });
 
+  it("a replay's x-correlation-id is the correlationId its body names (the first request's), with a reason phrase", async () => {
+    const t = await createTestApp();
+    open.push(t);
+    const first = await t.post('sales-orders', orders.slice(0, 1), {
+      headers: { 'idempotency-key': 'corr-1', 'x-correlation-id': 'first-try' },
+    });
+    expect(first.status).toBe(202);
+    expect(await answer(first)).toMatchObject({ correlationId: 'first-try' });
+    const retry = await t.post('sales-orders', orders.slice(0, 1), {
+      headers: { 'idempotency-key': 'corr-1', 'x-correlation-id': 'second-try' },
+    });
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(retry.statusText).toBe('Accepted');
+    const replayed = (await answer(retry)) as { correlationId: string };
+    expect(retry.headers.get('x-correlation-id')).toBe(replayed.correlationId);
+    expect(replayed.correlationId).toBe('first-try');
+    // This request's own id stays in the log, next to the id it replays.
+    expect(
+      t.logs.lines.find((l) => l.correlationId === 'second-try' && l.replayOf === 'first-try'),
+    ).toBeDefined();
+  });
+
   it('stores a validation 400 and replays it; the same key with another body is 422; keys are per business', async () => {
     const t = await createTestApp();
     open.push(t);
@@ -81,7 +103,7 @@ describe('Idempotency-Key', () => {
     proxy.cut(); // the connection is lost before any confirm: 503
     expect((await first).status).toBe(503);
     proxy.release();
-    await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), {
+    await vi.waitFor(async () => expect((await t.admin.request('/readyz')).status).toBe(200), {
       timeout: 15_000,
       interval: 100,
     });
@@ -104,7 +126,12 @@ describe('Idempotency-Key', () => {
 });
 
 describe('the idempotency store', () => {
-  const answer202 = { status: 202, contentType: 'application/json', body: '{"success":true}' };
+  const answer202 = {
+    status: 202,
+    correlationId: 'first',
+    contentType: 'application/json',
+    body: '{"success":true}',
+  };
 
   it('forgets a key after ttlSeconds', () => {
     let now = 0;

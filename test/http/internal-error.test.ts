@@ -23,7 +23,7 @@ const buggyPublisher: Publisher = {
 describe('an unexpected error', () => {
   it('is answered 500 problem details without the message, logged with the correlation id, and the service keeps serving', async () => {
     const logs = new LogCapture();
-    const app = buildHttpApp(
+    const { app } = buildHttpApp(
       loadConfig({ env: {} }),
       buggyPublisher,
       createLogger({ destination: logs }),

@@ -29,7 +29,12 @@ beforeAll(async () => {
     '  maxRecordsPerBatch: 3',
   ].join('\n');
   service = await startService({
-    env: { PORT: '0', HOST: '127.0.0.1', INGEST_CONFIG: temp.write('limits.yaml', config) },
+    env: {
+      PORT: '0',
+      ADMIN_PORT: '0',
+      HOST: '127.0.0.1',
+      INGEST_CONFIG: temp.write('limits.yaml', config),
+    },
     log: createLogger({ level: 'info', destination: logs }),
   });
 });

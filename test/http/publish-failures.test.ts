@@ -44,7 +44,7 @@ describe('"accepted" means the broker confirmed every message', () => {
     expect(await t.topology.count()).toBe(0);
 
     // The unroutable kind also makes the service not ready.
-    const ready = await t.app.request('/readyz');
+    const ready = await t.admin.request('/readyz');
     expect(ready.status).toBe(503);
     expect((await answer(ready)).detail).toContain('"master-data.ACME" reaches no declared queue');
   });
@@ -68,7 +68,7 @@ describe('"accepted" means the broker confirmed every message', () => {
     expect((await answer(failed)).type).toBe('/problems/publish-failed');
     expect(failed.headers.get('retry-after')).toMatch(/^\d+$/);
 
-    await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), {
+    await vi.waitFor(async () => expect((await t.admin.request('/readyz')).status).toBe(200), {
       timeout: 15_000,
       interval: 100,
     });
@@ -101,10 +101,10 @@ describe('"accepted" means the broker confirmed every message', () => {
     const response = await t.post('sales-orders', orders);
     expect(response.status).toBe(503);
     expect(Date.now() - started).toBeLessThan(2000);
-    expect((await t.app.request('/readyz')).status).toBe(503);
+    expect((await t.admin.request('/readyz')).status).toBe(503);
 
     proxy.restore();
-    await vi.waitFor(async () => expect((await t.app.request('/readyz')).status).toBe(200), {
+    await vi.waitFor(async () => expect((await t.admin.request('/readyz')).status).toBe(200), {
       timeout: 15_000,
       interval: 100,
     });

@@ -199,7 +199,7 @@ describe('routes', () => {
 
   it('answers /healthz and /readyz', async () => {
     expect((await t.app.request('/healthz')).status).toBe(200);
-    const ready = await t.app.request('/readyz');
+    const ready = await t.admin.request('/readyz');
     expect(ready.status).toBe(200);
     expect(await answer(ready)).toEqual({ status: 'ready' });
   });

@@ -4,7 +4,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { AMQP_URL, declareTestTopology } from '../support/broker.js';
-import { ACME, LogCapture, basicAuth, answer, growingBody } from '../support/http-app.js';
+import {
+  ACME,
+  DEMO_WITH_BROKER,
+  LogCapture,
+  answer,
+  basicAuth,
+  demoTenantYaml,
+  growingBody,
+} from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 
 const temp = tempFolder();
@@ -27,6 +35,7 @@ describe('the service over a real socket', () => {
     const service = await startService({
       env: {
         PORT: '0',
+        ADMIN_PORT: '0',
         HOST: '127.0.0.1',
         INGEST_CONFIG: temp.write('embedded.yaml', `dataDirectory: ${data}\n`),
       },
@@ -34,7 +43,9 @@ describe('the service over a real socket', () => {
     });
     running.push(service);
     expect(service.publisher.name).toBe('embedded');
-    expect(logs.lines.some((l) => String(l.msg).startsWith('publisher: embedded'))).toBe(true);
+    expect(logs.lines.find((l) => String(l.msg).startsWith('listening on '))).toMatchObject({
+      publisher: 'embedded',
+    });
 
     const response = await fetch(`${service.url}/api/v2/sales-orders`, {
       method: 'POST',
@@ -65,10 +76,10 @@ describe('the service over a real socket', () => {
     try {
       const config = temp.write(
         'rabbit.yaml',
-        `dataDirectory: ${temp.dir}/rabbit\nbroker:\n  exchange: ${topology.exchange}\n  queues: [{ name: ${topology.queue}, bindingKeys: ["#"] }]\n`,
+        `dataDirectory: ${temp.dir}/rabbit\nbroker:\n  exchange: ${topology.exchange}\n  queues: [{ name: ${topology.queue}, bindingKeys: ["#"] }]\n${await demoTenantYaml()}`,
       );
       const service = await startService({
-        env: { PORT: '0', HOST: '127.0.0.1', AMQP_URL, INGEST_CONFIG: config },
+        env: { PORT: '0', ADMIN_PORT: '0', HOST: '127.0.0.1', AMQP_URL, INGEST_CONFIG: config },
         log: createLogger({ level: 'silent' }),
       });
       running.push(service);
@@ -77,14 +88,14 @@ describe('the service over a real socket', () => {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          authorization: basicAuth({ businessId: 'DEMO', apiKey: 'demo-api-key' }),
+          authorization: basicAuth(DEMO_WITH_BROKER),
           'x-correlation-id': 'socket-1',
         },
         body: JSON.stringify(demoOrders()),
       });
       expect(response.status).toBe(202);
       expect(await topology.count()).toBe(3);
-      expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
+      expect((await fetch(`${service.adminUrl}/readyz`)).status).toBe(200);
       await service.stop();
       await expect(fetch(`${service.url}/healthz`)).rejects.toThrow();
     } finally {
@@ -103,6 +114,7 @@ describe('the service over a real socket', () => {
     const service = await startService({
       env: {
         PORT: '0',
+        ADMIN_PORT: '0',
         HOST: '127.0.0.1',
         INGEST_CONFIG: temp.write('demo.yaml', `dataDirectory: ${temp.dir}/d2\n`),
       },
@@ -123,6 +135,7 @@ describe('bodies over a real socket', () => {
     const service = await startService({
       env: {
         PORT: '0',
+        ADMIN_PORT: '0',
         HOST: '127.0.0.1',
         INGEST_CONFIG: temp.write(
           'small.yaml',

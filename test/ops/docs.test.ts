@@ -46,12 +46,8 @@ describe('GET /docs in a real browser', () => {
         .getByText(`Send a batch of ${kind.label}s`, { exact: true })
         .waitFor({ state: 'visible', timeout: 15_000 });
     }
-    for (const summary of [
-      'Stock snapshot (not available)',
-      'Readiness',
-      'Prometheus metrics',
-      'API reference',
-    ]) {
+    // Readiness and metrics are on the admin listener, not in the partners' document.
+    for (const summary of ['Stock snapshot (not available)', 'Liveness', 'API reference']) {
       await page.getByText(summary, { exact: true }).first().waitFor({ state: 'visible' });
     }
     // The Authorize button comes from the HTTP Basic security scheme.
@@ -92,5 +88,22 @@ describe('GET /docs in a real browser', () => {
     expect(other.status).toBe(404);
     expect(other.headers.get('content-type')).toBe('application/problem+json');
     expect((await t.app.request('/docs/..%2Fpackage.json')).status).toBe(404);
+  });
+});
+
+describe('reason phrases on the wire', () => {
+  const statusLine = (path: string) =>
+    new Promise<string>((resolve, reject) => {
+      http
+        .get(`${base}${path}`, { agent: false }, (response) => {
+          response.resume();
+          resolve(`${response.statusCode} ${response.statusMessage}`);
+        })
+        .on('error', reject);
+    });
+
+  it('/docs, its assets and /openapi.json answer "200 OK", not an empty phrase', async () => {
+    for (const path of ['/docs', '/docs/start.js', '/docs/swagger-ui.css', '/openapi.json'])
+      expect(await statusLine(path), path).toBe('200 OK');
   });
 });

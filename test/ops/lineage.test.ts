@@ -210,7 +210,7 @@ describe('lineage of HTTP batches', () => {
       await expect
         .poll(
           async () =>
-            (await (await broken.app.request('/metrics')).text()).match(
+            (await (await broken.admin.request('/metrics')).text()).match(
               /^warehouse_ingest_lineage_lost_records_total (\d+)$/m,
             )?.[1],
         )

@@ -23,7 +23,7 @@ describe('log lines of a request', () => {
     expect(
       (
         await t.post('sales-orders', orders.slice(0, 1), {
-          headers: { 'x-correlation-id': 'log-v2-accepted' },
+          headers: { 'x-correlation-id': 'log-v2-accepted', 'user-agent': 'partner-erp/4.2' },
         })
       ).status,
     ).toBe(202);
@@ -35,6 +35,9 @@ describe('log lines of a request', () => {
         correlationId: 'log-v2-accepted',
         businessId: 'ACME',
         kind: 'sales-orders',
+        // Who asked: the client's address (no socket under app.request) and its user agent.
+        client: expect.any(String),
+        userAgent: 'partner-erp/4.2',
       });
   });
 
@@ -102,6 +105,7 @@ describe('redaction', () => {
         },
         apiKey: 'k-1',
         url: 'amqp://u:p@h',
+        listening: { url: 'http://127.0.0.1:3000' },
       },
       'x',
     );
@@ -115,10 +119,43 @@ describe('redaction', () => {
         secretAccessKey: '[redacted]',
       },
       apiKey: '[redacted]',
-      url: '[redacted]',
+      // A URL keeps what it is for (where), only its credentials go.
+      url: 'amqp://***@h',
+      listening: { url: 'http://127.0.0.1:3000' },
     });
     for (const secret of ['c2VjcmV0', 'pw-1', 'key-1', 'pp-1', 'sak-1', 'k-1', 'u:p'])
       expect(capture.raw[0]).not.toContain(secret);
+  });
+});
+
+describe('RabbitMQ lines', () => {
+  it('name the broker once, without its password', async () => {
+    const t = await createTestApp();
+    try {
+      const connected = t.logs.raw.filter((r) => r.includes('connected to the message broker'));
+      expect(connected).toHaveLength(1);
+      expect(connected[0]!.match(/"broker"/g)).toHaveLength(1);
+      expect(JSON.parse(connected[0]!)).toMatchObject({
+        component: 'rabbitmq',
+        broker: expect.stringMatching(/^amqp:\/\/\*\*\*@127\.0\.0\.1/),
+      });
+      expect(connected[0]).not.toContain('guest:guest');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('LOG_FORMAT=pretty', () => {
+  it('writes one readable line per entry: time, level, message, fields; a stack on its own lines', () => {
+    const out: string[] = [];
+    const log = createLogger({ format: 'pretty', destination: { write: (t) => void out.push(t) } });
+    log.info({ pipeline: 'acme', records: 3, url: 'amqp://u:p@mq' }, 'file accepted');
+    log.error({ err: new Error('boom') }, 'failed');
+    expect(out[0]).toMatch(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO {2}file accepted {2}pipeline=acme records=3 url=amqp:\/\/\*\*\*@mq\n$/,
+    );
+    expect(out[1]).toMatch(/^\S+ ERROR failed {2}err=.*\nError: boom\n\s+at /);
   });
 });
 

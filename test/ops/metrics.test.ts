@@ -10,7 +10,7 @@ function sample(text: string, series: string): number | undefined {
 }
 
 async function scrape(t: TestApp): Promise<string> {
-  const response = await t.app.request('/metrics');
+  const response = await t.admin.request('/metrics');
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
   return response.text();
@@ -59,7 +59,7 @@ describe('GET /metrics (RabbitMQ publisher)', () => {
   });
 
   it('needs no credentials and carries a correlation id like every answer', async () => {
-    const response = await t.app.request('/metrics', {
+    const response = await t.admin.request('/metrics', {
       headers: { 'x-correlation-id': 'scrape-1' },
     });
     expect(response.headers.get('x-correlation-id')).toBe('scrape-1');

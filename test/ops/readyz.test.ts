@@ -7,7 +7,7 @@ import { createLogger } from '../../src/log.js';
 import { openDrops } from '../../src/drops/open.js';
 import { buildHttpApp } from '../../src/http/build.js';
 import { createSftpDrop } from '../../src/drops/stores/sftp.js';
-import { createTestApp, type TestApp } from '../support/http-app.js';
+import { createTestApp, LogCapture, type TestApp } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 
 const folder = tempFolder('readyz-');
@@ -37,7 +37,9 @@ describe('GET /readyz with drops', () => {
 
   it('is 200 and lists each drop as reachable when the broker and every drop answer', async () => {
     const drops = openDrops(t.config);
-    const app = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), { drops });
+    const { admin: app } = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), {
+      drops,
+    });
     const response = await app.request('/readyz');
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
@@ -51,7 +53,9 @@ describe('GET /readyz with drops', () => {
     const notAFolder = folder.write('not-a-folder', 'x');
     pipeline('broken', notAFolder);
     const drops = openDrops(t.config);
-    const app = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), { drops });
+    const { admin: app } = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), {
+      drops,
+    });
     const response = await app.request('/readyz');
     expect(response.status).toBe(503);
     expect(response.headers.get('content-type')).toBe('application/problem+json');
@@ -105,5 +109,46 @@ describe('probeDrops', () => {
     expect(second![0]).toBe(first![0]);
     for (const socket of sockets) socket.destroy();
     await store.close().catch(() => undefined);
+  });
+});
+
+describe('GET /readyz logging', () => {
+  it('logs a change of state once, at warn, with the reasons and no stack; not every probe', async () => {
+    const gone = folder.write('gone-drop', 'a file where the drop folder should be');
+    const dir = `${folder.dir}/logging-pipelines`;
+    mkdirSync(dir);
+    folder.write(
+      'logging-pipelines/missing.yaml',
+      [
+        'name: missing',
+        'businessId: ACME',
+        'kind: sales-orders',
+        'format: v2-json',
+        'source:',
+        '  type: local',
+        `  path: ${gone}`,
+      ].join('\n'),
+    );
+    const t = await createTestApp({ yaml: `pipelinesDirectory: ${dir}` });
+    try {
+      const logs = new LogCapture();
+      const { admin: app } = buildHttpApp(
+        t.config,
+        t.publisher,
+        createLogger({ destination: logs }),
+        {
+          drops: openDrops(t.config),
+        },
+      );
+      for (let probe = 0; probe < 3; probe++)
+        expect((await app.request('/readyz')).status).toBe(503);
+      const warnings = logs.lines.filter((l) => l.level === 'warn');
+      expect(warnings).toHaveLength(1);
+      expect(warnings[0]).toMatchObject({ msg: 'not ready: /readyz answers 503' });
+      expect(String(warnings[0]!.problems)).toContain('drop "missing"');
+      expect(logs.raw.join('\n')).not.toContain('"stack"');
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -95,7 +95,13 @@ describe('no API key in the logs of a full run', () => {
       [`dataDirectory: ${path.join(temp.dir, 'data')}`, ...tenants, onboarding].join('\n'),
     );
     service = await startService({
-      env: { PORT: '0', HOST: '127.0.0.1', INGEST_CONFIG: config, LOG_LEVEL: 'trace' },
+      env: {
+        PORT: '0',
+        ADMIN_PORT: '0',
+        HOST: '127.0.0.1',
+        INGEST_CONFIG: config,
+        LOG_LEVEL: 'trace',
+      },
       log: createLogger({ level: 'trace', destination: logs }),
     });
   });

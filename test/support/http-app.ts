@@ -30,6 +30,20 @@ function tenantsYaml(): Promise<string> {
   })());
 }
 
+/**
+ * The DEMO business with a key of its own: the public demo credential is refused with a real
+ * broker (src/start-up.ts), so tests that publish to RabbitMQ as DEMO configure this one.
+ */
+export const DEMO_WITH_BROKER = {
+  businessId: 'DEMO',
+  apiKey: 'demo-broker-test-key-7c1e93a0',
+} as const;
+
+/** `tenants:` YAML with DEMO_WITH_BROKER, for a service that publishes to RabbitMQ as DEMO. */
+export async function demoTenantYaml(): Promise<string> {
+  return `tenants:\n  - businessId: DEMO\n    apiKeyHash: "${await hashApiKey(DEMO_WITH_BROKER.apiKey)}"\n`;
+}
+
 /** Log lines written by the app under test, parsed. */
 export class LogCapture {
   readonly lines: Array<Record<string, unknown>> = [];
@@ -41,7 +55,10 @@ export class LogCapture {
 }
 
 export interface TestApp {
+  /** The partner-facing app. */
   readonly app: H3;
+  /** The admin listener's app: /metrics, /readyz, /healthz. */
+  readonly admin: H3;
   readonly config: Readonly<Config>;
   readonly publisher: Publisher;
   readonly topology: TestTopology;
@@ -99,10 +116,11 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const log = createLogger({ level: 'debug', destination: logs });
   const publisher = createPublisher(config, log);
   await publisher.start();
-  const app = buildHttpApp(config, publisher, log);
+  const { app, admin } = buildHttpApp(config, publisher, log);
 
   return {
     app,
+    admin,
     config,
     publisher,
     topology,

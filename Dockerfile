@@ -1,0 +1,39 @@
+# syntax=docker/dockerfile:1
+# The image runs exactly the release folder that scripts/release.sh makes (and test/release/
+# tests): built JavaScript, config/, pipelines/ and production dependencies only.
+#   docker build -t warehouse-ingest .      docker compose up   (compose.yaml)
+
+FROM node:20-bookworm-slim AS build
+# npm 11 honours package.json "allowScripts" and .npmrc strict-allow-scripts (npm 10 would run
+# every dependency's install script); the runtime stage needs no npm at all.
+RUN npm install -g npm@11.19.1
+WORKDIR /build
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY config ./config
+COPY pipelines ./pipelines
+COPY src ./src
+RUN bash scripts/release.sh /release
+
+FROM node:20-bookworm-slim
+ENV NODE_ENV=production \
+    INGEST_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000
+WORKDIR /app
+COPY --from=build /release/ ./
+# Runs as the image's unprivileged `node` user; it owns only what it writes (data/: the spool,
+# the lineage journal). The code and config stay root-owned and read-only to it.
+RUN mkdir -p /app/data && chown node:node /app/data
+USER node
+VOLUME ["/app/data"]
+EXPOSE 3000
+# /healthz is also on the public port (load balancers use it); curl is not in the slim image.
+HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# SIGTERM starts the graceful stop (shutdown.graceMs, 25 s by default): give it 30 s
+# (docker stop -t 30, compose stop_grace_period).
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/cli.js", "serve"]

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Makes a self-contained release folder: built JavaScript, config/, pipelines/ (examples and
+# schema), package.json + package-lock.json with the production dependencies only, installed with
+# `npm ci --omit=dev`. It runs with `npm start` (or `node dist/cli.js serve`) and nothing else
+# from this repository; the Dockerfile copies exactly this folder.
+#   scripts/release.sh [folder]   (default: release/)
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${1:-$root/release}"
+case "$out" in /*) ;; *) out="$PWD/$out" ;; esac
+if [ "$out" = "$root" ] || [ "$out" = "/" ]; then echo "release: refusing to write into $out" >&2; exit 2; fi
+
+node "$root/scripts/build.mjs"
+rm -rf "$out"
+mkdir -p "$out"
+cp -R "$root/dist" "$out/dist"
+cp -R "$root/config" "$out/config"
+cp -R "$root/pipelines" "$out/pipelines"
+cp "$root/.npmrc" "$out/.npmrc"
+node "$root/scripts/release-manifest.mjs" "$out"
+(cd "$out" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
+# The release must start without anything from the repository or its dev dependencies.
+node "$out/dist/cli.js" --help >/dev/null
+echo "release: $out ($(node -p "require('$out/package.json').version"))" >&2

@@ -1,0 +1,83 @@
+import { statSync } from 'node:fs';
+import { configFilesOf, type Config } from './config.js';
+import type { ConfigProblem } from './errors.js';
+import type { Logger } from './log.js';
+
+/**
+ * What `serve` checks and says before and after it starts: the checks that are about running
+ * the service (not about the configuration's shape, which `loadConfig` owns), the pipelines
+ * folder, and the one summary line an operator reads first.
+ */
+
+/** The demo tenant's hash of the public key `demo-api-key` (config/development.yaml). */
+export const DEMO_API_KEY_HASH =
+  '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
+
+/**
+ * The public demo credential (`DEMO:demo-api-key`, printed in the README) must never publish to a
+ * real broker: anyone who read the README could send records into the warehouse. Refused rather
+ * than dropped with a warning, because a warning scrolls by and the operator who set AMQP_URL
+ * would then meet 401s without knowing why; a refusal says what to do.
+ */
+export function serveProblems(config: Readonly<Config>): ConfigProblem[] {
+  if (!config.broker.url) return [];
+  return config.tenants.flatMap((tenant, index) =>
+    tenant.apiKeyHash === DEMO_API_KEY_HASH
+      ? [
+          {
+            file: 'AMQP_URL (broker.url)',
+            field: `tenants[${index}]`,
+            message: `The public demo credential (${tenant.businessId}:demo-api-key) must not publish to a real broker. Configure your own tenants in $INGEST_CONFIG (tenants: [...] replaces the demo tenant; hash a key with "warehouse-ingest hash-key -"), or unset AMQP_URL to try the service with the embedded publisher.`,
+          },
+        ]
+      : [],
+  );
+}
+
+export type FolderState = 'present' | 'missing' | 'not-a-folder';
+
+/** Whether `pipelinesDirectory` is there: a missing one runs zero pipelines, which must not pass unsaid. */
+export function pipelinesFolderState(config: Readonly<Config>): FolderState {
+  try {
+    return statSync(config.pipelinesDirectory).isDirectory() ? 'present' : 'not-a-folder';
+  } catch {
+    return 'missing';
+  }
+}
+
+/** Warns when the pipelines folder is missing or no folder; `serve` still runs (HTTP alone is a valid service). */
+export function warnAboutPipelinesFolder(config: Readonly<Config>, log: Logger): void {
+  const state = pipelinesFolderState(config);
+  if (state === 'present') return;
+  log.warn(
+    { pipelinesDirectory: config.pipelinesDirectory },
+    `pipelinesDirectory ${config.pipelinesDirectory} ${state === 'missing' ? 'does not exist' : 'is not a folder'}: no drop pipelines run`,
+  );
+}
+
+export interface StartedService {
+  readonly config: Readonly<Config>;
+  readonly publisher: { readonly name: string; readonly target: string };
+  readonly pipelines: readonly string[];
+  readonly url: string;
+  readonly adminUrl: string;
+}
+
+/** The one start-up line: what runs, from which files and folders, where. */
+export function logStarted(log: Logger, started: StartedService): void {
+  const { config, publisher, pipelines, url, adminUrl } = started;
+  const configFiles = configFilesOf(config);
+  log.info(
+    {
+      url,
+      adminUrl,
+      environment: config.environment,
+      configFiles,
+      publisher: publisher.name,
+      publisherTarget: publisher.target,
+      pipelinesDirectory: config.pipelinesDirectory,
+      pipelines,
+    },
+    `listening on ${url} (${config.environment}; admin ${adminUrl}; publisher ${publisher.name} ${publisher.target}; ${pipelines.length} pipeline(s) from ${config.pipelinesDirectory}; config ${configFiles.join(', ')})`,
+  );
+}

@@ -1,0 +1,123 @@
+/**
+ * The release folder (`npm run release`, scripts/release.sh) runs on its own: built JavaScript
+ * and production dependencies only, started from outside the repository, it answers /healthz and
+ * takes the README's demo batch. The Dockerfile copies exactly this folder.
+ */
+import { execFile, spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { basicAuth } from '../support/http-app.js';
+import { tempFolder } from '../support/temp.js';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const temp = tempFolder('release-');
+const release = path.join(temp.dir, 'release');
+
+beforeAll(async () => {
+  await promisify(execFile)('bash', [path.join(ROOT, 'scripts/release.sh'), release], {
+    cwd: ROOT,
+    timeout: 240_000,
+  });
+}, 300_000);
+
+describe('npm start without dev dependencies (prestart: scripts/build.mjs --if-stale)', () => {
+  const run = promisify(execFile);
+  it('runs the dist/ it has, and without one says how to get one (exit 1) instead of "tsc: not found"', async () => {
+    // A clone installed with --omit=dev: no TypeScript anywhere above it.
+    const clone = path.join(temp.dir, 'omit-dev');
+    mkdirSync(path.join(clone, 'scripts'), { recursive: true });
+    mkdirSync(path.join(clone, 'src'));
+    copyFileSync(path.join(ROOT, 'scripts/build.mjs'), path.join(clone, 'scripts/build.mjs'));
+    writeFileSync(path.join(clone, 'package.json'), '{"type":"module"}\n');
+    writeFileSync(path.join(clone, 'src/cli.ts'), '');
+    const prestart = () =>
+      run(process.execPath, ['scripts/build.mjs', '--if-stale'], { cwd: clone }).then(
+        ({ stderr }) => ({ code: 0, stderr }),
+        (error: { code: number; stderr: string }) => ({ code: error.code, stderr: error.stderr }),
+      );
+    const missing = await prestart();
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('no dist/ to run and no TypeScript to build it');
+    expect(missing.stderr).toContain('npm run release');
+
+    mkdirSync(path.join(clone, 'dist'));
+    writeFileSync(path.join(clone, 'dist/cli.js'), '');
+    expect(await prestart()).toEqual({ code: 0, stderr: '' });
+  });
+});
+
+describe('the release folder', () => {
+  it('holds the built service, its config and production dependencies only', () => {
+    for (const part of ['dist/cli.js', 'config/default.yaml', 'package-lock.json'])
+      expect(existsSync(path.join(release, part)), part).toBe(true);
+    for (const dev of ['typescript', 'tsx', 'vitest', '@biomejs', 'src'])
+      expect(
+        existsSync(path.join(release, 'node_modules', dev)) || existsSync(path.join(release, dev)),
+        dev,
+      ).toBe(false);
+    const manifest = JSON.parse(readFileSync(path.join(release, 'package.json'), 'utf8'));
+    expect(manifest.scripts).toEqual({ start: 'node dist/cli.js serve' });
+    expect(manifest.devDependencies).toBeUndefined();
+  });
+
+  describe('started from another working directory', () => {
+    const lines: Array<Record<string, unknown>> = [];
+    let stderr = '';
+    let exited: Promise<number | null>;
+    let child: ReturnType<typeof spawn>;
+    afterAll(() => {
+      if (child?.exitCode === null) child.kill('SIGKILL');
+    });
+
+    it('answers /healthz 200 and accepts the demo batch (202), and stops on SIGTERM with 0', async () => {
+      const elsewhere = path.join(temp.dir, 'elsewhere');
+      child = spawn(process.execPath, [path.join(release, 'dist/cli.js'), 'serve'], {
+        cwd: temp.dir,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          PORT: '0',
+          ADMIN_PORT: '0',
+          HOST: '127.0.0.1',
+          INGEST_CONFIG: temp.write('config.yaml', `dataDirectory: ${elsewhere}\n`),
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      exited = new Promise((resolve) => child.once('exit', resolve));
+      let pending = '';
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        pending += chunk;
+        const complete = pending.split('\n');
+        pending = complete.pop()!;
+        for (const line of complete) lines.push(JSON.parse(line) as Record<string, unknown>);
+      });
+      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+
+      const started = () => lines.find((l) => String(l.msg).startsWith('listening on '));
+      await expect.poll(started, { timeout: 30_000, message: stderr }).toBeDefined();
+      expect(started()).toMatchObject({
+        environment: 'development',
+        publisher: 'embedded',
+        pipelinesDirectory: path.join(release, 'pipelines'),
+      });
+      const url = String(started()!.url);
+
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      const response = await fetch(`${url}/api/v2/sales-orders`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          authorization: basicAuth({ businessId: 'DEMO', apiKey: 'demo-api-key' }),
+        },
+        body: readFileSync(path.join(ROOT, 'fixtures/demo/sales-orders.json')),
+      });
+      expect(response.status, await response.clone().text()).toBe(202);
+      expect(existsSync(path.join(elsewhere, 'outbox'))).toBe(true);
+
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    });
+  });
+});
