@@ -1,13 +1,8 @@
 import type { Logger } from '../log.js';
 import type { PipelineDefinition } from './definition.js';
 import { claim, CLAIMS_FOLDER, parseClaim, type Claim } from './claims.js';
-import {
-  listStates,
-  readState,
-  unfinished,
-  type InputState,
-  type ReprocessStatus,
-} from './state/input-state.js';
+import { unfinished, type InputState, type ReprocessStatus } from './state/input-state.js';
+import { listStates, readState } from './state/persist.js';
 
 export { REPROCESS_STATUSES, type ReprocessStatus } from './state/input-state.js';
 import type { Outcome, TryOptions } from './try-outcome.js';

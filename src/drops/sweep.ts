@@ -1,6 +1,6 @@
 import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from './definition.js';
-import { STATE_FOLDER } from './state/input-state.js';
+import { STATE_FOLDER } from './state/persist.js';
 import type { DropStore } from './stores/store.js';
 
 /** What `DropStore.write` names a file while writing it (local, SFTP): `<target>.<8 hex>.tmp`. */

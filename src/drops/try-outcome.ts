@@ -1,4 +1,4 @@
-import { isIngestError } from '../errors.js';
+import { DropUnavailable, isIngestError, PublishFailed } from '../errors.js';
 
 /**
  * How one try of a dropped file ends, and how an error is classed: the input's fault (a
@@ -45,11 +45,11 @@ export const isRejection = (error: unknown) =>
   isIngestError(error) && error.status >= 400 && error.status < 500;
 
 /**
- * The broker or the store was not there (503, or a system error from a connection): nobody's
- * fault in the input, so the try does not count towards `retry.maxAttempts`.
+ * The broker or the drop store was not there: nobody's fault in the input, so the try does not
+ * count towards `retry.maxAttempts`. Asked by type: the publisher says `PublishFailed` when the
+ * broker did not confirm, and each store maps its own transport errors to `DropUnavailable` at
+ * its boundary (stores/local.ts, sftp.ts, s3-errors.ts). A Node system error is not an outage
+ * by itself: a refused permission is `DropAccessDenied`, and anything unmapped is ours.
  */
 export const isUnavailable = (error: unknown) =>
-  isIngestError(error)
-    ? error.status === 503
-    : typeof (error as { code?: unknown })?.code === 'string' ||
-      (error as { $metadata?: unknown })?.$metadata !== undefined;
+  error instanceof DropUnavailable || error instanceof PublishFailed;
