@@ -5,7 +5,8 @@ import { unfinished, type InputState, type ReprocessStatus } from './state/input
 import { listStates, readState } from './state/persist.js';
 
 export { REPROCESS_STATUSES, type ReprocessStatus } from './state/input-state.js';
-import type { Outcome, TryOptions } from './try-outcome.js';
+import type { HandledOutcome } from './file-handler.js';
+import type { TryOptions } from './try-outcome.js';
 import { assertSafeName, type DropStore } from './stores/store.js';
 
 /**
@@ -112,7 +113,7 @@ export interface ReprocessDeps {
   stopping(): boolean;
   /** True while this worker may take files (the drop's lease). */
   leaseHeld(): boolean;
-  handle(held: Claim, how: TryOptions): Promise<Outcome | 'deferred'>;
+  handle(held: Claim, tryOptions: TryOptions): Promise<HandledOutcome>;
 }
 
 /** Tries each selected input once, in order; `onInput` hears of each as it ends. */
@@ -178,7 +179,7 @@ async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Prom
   const outcome = await deps.handle(held, { ignoreSchedule: true });
   const after = await readState(store, result.sha256).catch(() => undefined);
   result.attempt = after?.attempts;
-  result.outcome = outcome === 'deferred' ? 'retried' : after?.status === 'dead' ? 'dead' : outcome;
+  result.outcome = outcome === 'not-due' ? 'retried' : after?.status === 'dead' ? 'dead' : outcome;
   if (result.outcome !== 'accepted' && result.outcome !== 'duplicate')
     result.reason = after?.lastError;
 }
@@ -187,4 +188,16 @@ async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Prom
 async function claimedElsewhere(store: DropStore, file: string): Promise<boolean> {
   if (!store.atomicRename) return false;
   return (await store.list(CLAIMS_FOLDER)).some((entry) => parseClaim(entry.name)?.name === file);
+}
+
+/** One log line for a scheduled reprocessing job: how many inputs ended how (nothing when none was tried). */
+export function logReprocessReport(log: Logger, job: string, report: ReprocessReport): void {
+  if (report.standby || report.inputs.length === 0) return;
+  const counts: Record<string, number> = {};
+  for (const input of report.inputs)
+    counts[input.outcome ?? 'skipped'] = (counts[input.outcome ?? 'skipped'] ?? 0) + 1;
+  log.info(
+    { job, inputs: report.inputs.length, ...counts },
+    `reprocessed ${report.inputs.length} input(s)`,
+  );
 }

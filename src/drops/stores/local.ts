@@ -84,11 +84,11 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
         if (isMissing(error)) return [];
         throw error;
       }
-      const base = folder ? full(folder) : root;
+      const folderPath = folder ? full(folder) : root;
       const entries = await Promise.all(
         names
           .sort()
-          .map((name) => entry(folder ? `${folder}/${name}` : name, path.join(base, name))),
+          .map((name) => entry(folder ? `${folder}/${name}` : name, path.join(folderPath, name))),
       );
       return entries.filter((e): e is DropEntry => e !== undefined);
     },
