@@ -36,6 +36,8 @@ export interface DropHarness {
 export async function startDropHarness(
   store: DropStore,
   pipelineName: string,
+  /** Pipeline fields to set, e.g. `retry` (parsed with the rest). */
+  overrides: Record<string, unknown> = {},
 ): Promise<DropHarness> {
   const warnings: string[] = [];
   const log = createLogger({
@@ -62,6 +64,7 @@ export async function startDropHarness(
     source: { type: 'local', path: '/unused' }, // the store is handed in below
     readiness: { strategy: 'rename' },
     claimLeaseMs: 1000, // the shortest allowed: a claim a failure left behind is taken over quickly
+    ...overrides,
   });
   const spoolDirectory = mkdtempSync(path.join(tmpdir(), 'faults-spool-'));
   const { onboarding } = loadConfig({ env: { INGEST_ENV: 'development' } });

@@ -35,7 +35,7 @@ const FAILURE = 4; // also what OpenSSH answers for EEXIST: v3 has no "file exis
 
 const PERMISSION_DENIED = 3;
 
-const statusOf = (error: unknown) => (error as { code?: unknown }).code;
+const statusOf = (error: unknown) => (error as { code?: unknown } | undefined)?.code;
 
 /**
  * The one mapping of this store's errors: a server that is not there (refused, reset, timed out,
