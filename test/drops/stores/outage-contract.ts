@@ -38,7 +38,12 @@ const OUTAGES = 3;
  * row — the file is tried again once the server is back, and every record is published under
  * one message id. Each store with a server of its own (SFTP, S3) runs it.
  */
-export function describeStoreOutages(name: string, open: () => Promise<OutageFixture>): void {
+export function describeStoreOutages(
+  name: string,
+  /** A pipeline name of its own (lower-case, dashes). */
+  pipelineName: string,
+  open: () => Promise<OutageFixture>,
+): void {
   describe(`${name}: the server stops in the middle of a try`, () => {
     let fixture: OutageFixture;
     let tap: StoreTap;
@@ -48,7 +53,7 @@ export function describeStoreOutages(name: string, open: () => Promise<OutageFix
     beforeAll(async () => {
       fixture = await open();
       tap = tapStore(fixture.store);
-      harness = await startDropHarness(tap.store, `outage-${name}`, {
+      harness = await startDropHarness(tap.store, pipelineName, {
         retry: { initialDelayMs: 20, maxDelayMs: 100, maxAttempts: MAX_ATTEMPTS },
       });
     });
@@ -75,7 +80,7 @@ export function describeStoreOutages(name: string, open: () => Promise<OutageFix
     ): Promise<{ file: string; sha256: string }> {
       serial += 1;
       const file = `${label}-${serial}.csv`;
-      const content = demoOrdersCsv(`OUT-${name}-${label}-${serial}-${Date.now()}`, ORDERS);
+      const content = demoOrdersCsv(`OUT-${pipelineName}-${label}-${serial}-${Date.now()}`, ORDERS);
       await fixture.put(file, content);
       for (let outage = 1; outage <= OUTAGES; outage++) {
         let stateWrites = 0;

@@ -3,7 +3,7 @@ import { createS3Drop } from '../../../src/drops/stores/s3.js';
 import { startS3rver } from '../../support/s3rver.js';
 import { describeStoreOutages } from './outage-contract.js';
 
-describeStoreOutages('s3 (s3rver)', async () => {
+describeStoreOutages('s3 (s3rver)', 's3-outage', async () => {
   const s3 = await startS3rver();
   return {
     store: createS3Drop({

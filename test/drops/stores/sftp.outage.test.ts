@@ -5,7 +5,7 @@ import { sftpOptionsFor } from '../../support/sftp-fixture.js';
 import { startSshd } from '../../support/sshd.js';
 import { describeStoreOutages } from './outage-contract.js';
 
-describeStoreOutages('sftp (OpenSSH)', async () => {
+describeStoreOutages('sftp (OpenSSH)', 'sftp-outage', async () => {
   const sshd = await startSshd();
   const drop = path.join(sshd.dataDir, 'drop');
   mkdirSync(drop);
