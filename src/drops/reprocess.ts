@@ -6,7 +6,7 @@ import { listStates, readState } from './state/persist.js';
 
 export { REPROCESS_STATUSES, type ReprocessStatus } from './state/input-state.js';
 import type { HandledOutcome } from './file-handler.js';
-import type { TryOptions } from './try-outcome.js';
+import type { Outcome, TryOptions } from './try-outcome.js';
 import { assertSafeName, type DropStore } from './stores/store.js';
 
 /**
@@ -25,16 +25,11 @@ export interface ReprocessSelection {
   readonly since?: number;
 }
 
-/** `gone`: the state names a file no longer in the drop (deleted, moved by hand); reported and left alone. `interrupted`: the worker stopped; the file went back to the drop to be resumed. */
-export type ReprocessOutcome =
-  | 'accepted'
-  | 'duplicate'
-  | 'rejected'
-  | 'dead'
-  | 'retried'
-  | 'skipped'
-  | 'gone'
-  | 'interrupted';
+/**
+ * What reprocessing one input did: a try's `Outcome` (a not-due input counts as `retried`), or
+ * `gone`: the state names a file no longer in the drop (deleted, moved by hand); reported and left alone.
+ */
+export type ReprocessOutcome = Outcome | 'gone';
 
 /** One selected input: as selected, and what the try did. */
 export interface ReprocessedInput {

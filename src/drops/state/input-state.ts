@@ -1,4 +1,4 @@
-import type { BulkResponse } from '../../pipeline/batch.js';
+import type { BulkResponse, IngestOutcome } from '../../pipeline/batch.js';
 
 /**
  * The durable state of every input of a drop, keyed by the sha256 of its bytes and kept in the
@@ -45,7 +45,7 @@ export type AcceptedSummary = Omit<BulkResponse, 'messageIds'>;
  *   `DropUnavailable`); nobody's fault in the input: no attempt used.
  * - `interrupted`: the worker stopped and released the input; no attempt used.
  */
-export type FailureKind = 'rejected' | 'error' | 'unfinished' | 'unavailable' | 'interrupted';
+export type FailureKind = Exclude<IngestOutcome, 'accepted'> | 'unfinished' | 'interrupted';
 
 /** One try that did not succeed; the state keeps the last few. */
 export interface InputFailure {
