@@ -8,6 +8,12 @@ import { PassThrough, type Readable } from 'node:stream';
  *
  * Names are relative to the drop, `/`-separated, e.g. `orders-1.csv` or `processed/orders-1.csv`.
  * An implementation never resolves a name outside the drop (no `..`, no absolute paths).
+ *
+ * Errors are mapped once, by each implementation at its boundary (also for the bytes of a `read`
+ * stream): the store not being there — refused or reset connections, timeouts, 5xx, throttling,
+ * a mount gone — is `DropUnavailable` (src/errors.ts), an outage the engine waits out without
+ * using an attempt; a refused permission is `DropAccessDenied`, an unsafe name `UnsafeName`.
+ * The engine asks these types, never an error's shape.
  */
 export interface DropEntry {
   /** Name relative to the drop; top-level entries have no `/`. */
