@@ -1,10 +1,11 @@
-import type {
-  AcceptedSummary,
-  FailureKind,
-  InputFailure,
-  InputState,
-  InputStatus,
-  SettlePlan,
+import {
+  wasPublished,
+  type AcceptedSummary,
+  type FailureKind,
+  type InputFailure,
+  type InputState,
+  type InputStatus,
+  type SettlePlan,
 } from './input-state.js';
 
 /**
@@ -73,8 +74,7 @@ export interface Arrival {
  * never come here (the settle of a published input is not a try).
  */
 export function arrived(earlier: InputState | undefined, arrival: Arrival): InputState {
-  if (earlier && (earlier.status === 'published' || earlier.status === 'receipted'))
-    throw new IllegalTransition(earlier.status, 'arrived');
+  if (earlier && wasPublished(earlier)) throw new IllegalTransition(earlier.status, 'arrived');
   const state: InputState = {
     ...earlier,
     sha256: arrival.sha256,
