@@ -84,7 +84,9 @@ export function createFileProcessor(
           undefined,
           true,
         );
-      return await tryOnce(ctx, tr, state);
+      // A rejection whose settle an outage cut short is settled again without a new attempt.
+      const resettle = tr.earlier?.status === 'failed' && tr.unfinishedSettle !== undefined;
+      return await tryOnce(ctx, tr, state, { counted: !resettle });
     } finally {
       await stopHeartbeat();
       await rm(work, { recursive: true, force: true });
@@ -92,9 +94,17 @@ export function createFileProcessor(
   };
 }
 
-/** One counted try of the file: publish it, then settle it with the receipt its end calls for. */
-async function tryOnce(ctx: TryContext, tr: FileTry, arrivedState: InputState): Promise<Outcome> {
-  const begun = await ctx.save(begin(arrivedState)); // before any work: a crash during this try still counts it
+/**
+ * One try of the file: publish it, then settle it with the receipt its end calls for. `counted`:
+ * the try uses an attempt, written before any work so that a crash during it still counts it.
+ */
+async function tryOnce(
+  ctx: TryContext,
+  tr: FileTry,
+  arrivedState: InputState,
+  { counted }: { counted: boolean },
+): Promise<Outcome> {
+  const begun = await ctx.save(counted ? begin(arrivedState) : arrivedState);
   // A try resuming an interrupted one carries its correlation id on.
   const correlationId = begun.resume?.correlationId ?? randomUUID();
   const ended = await publishFile(ctx, tr, begun, correlationId);

@@ -64,8 +64,8 @@ export function describeStoreOutages(
       await fixture?.cleanup();
     });
 
-    async function receiptOf(file: string): Promise<Receipt | undefined> {
-      const name = `processed/${file}.receipt.json`;
+    async function receiptOf(file: string, folder = 'processed'): Promise<Receipt | undefined> {
+      const name = `${folder}/${file}.receipt.json`;
       if (!(await tap.store.stat(name))) return undefined;
       return JSON.parse((await readAll(await tap.store.read(name))).toString('utf8')) as Receipt;
     }
@@ -77,10 +77,12 @@ export function describeStoreOutages(
     async function outagesDuringTries(
       label: string,
       at: (key: string, stateWrites: number) => boolean,
+      invalid = false,
     ): Promise<{ file: string; sha256: string }> {
       serial += 1;
       const file = `${label}-${serial}.csv`;
-      const content = demoOrdersCsv(`OUT-${pipelineName}-${label}-${serial}-${Date.now()}`, ORDERS);
+      const tag = `OUT-${pipelineName}-${label}-${serial}-${Date.now()}`;
+      const content = invalid ? `not,a,legacy,file\n${tag},2,3,4\n` : demoOrdersCsv(tag, ORDERS);
       await fixture.put(file, content);
       for (let outage = 1; outage <= OUTAGES; outage++) {
         let stateWrites = 0;
@@ -106,17 +108,17 @@ export function describeStoreOutages(
       return { file, sha256: createHash('sha256').update(content).digest('hex') };
     }
 
-    /** Looks until the file has its receipt; returns it with the input's state. */
-    async function settledOnceBack(file: string, sha256: string) {
+    /** Looks until the file has its receipt (in `folder`); returns it with the input's state. */
+    async function settledOnceBack(file: string, sha256: string, folder = 'processed') {
       await vi.waitFor(
         async () => {
           await harness.runner.runOnce().catch(() => undefined);
-          expect(await receiptOf(file), harness.warnings.slice(-2).join('')).toBeDefined();
+          expect(await receiptOf(file, folder), harness.warnings.slice(-2).join('')).toBeDefined();
         },
         { timeout: 30_000, interval: 100 },
       );
       const state = (await readState(tap.store, sha256)) as InputState;
-      return { receipt: (await receiptOf(file))!, state };
+      return { receipt: (await receiptOf(file, folder))!, state };
     }
 
     const kinds = (state: InputState) => (state.failures ?? []).map((f) => f.kind);
@@ -155,6 +157,23 @@ export function describeStoreOutages(
       expect(new Set((receipt.response as { messageIds: string[] }).messageIds)).toEqual(
         new Set(audit.bodyOf.keys()),
       );
+    }, 120_000);
+
+    it(`stopped while a rejected file is settled (its receipt), ${OUTAGES} times: settled again without a new attempt`, async () => {
+      const { file, sha256 } = await outagesDuringTries(
+        'rejected',
+        (key) => key.endsWith('.receipt.json'),
+        true,
+      );
+      const { receipt, state } = await settledOnceBack(file, sha256, 'failed');
+      expect(receipt).toMatchObject({ outcome: 'rejected', attempt: 1 });
+      expect(state).toMatchObject({ status: 'failed', attempts: 1 });
+      expect(state.settling, 'the settle plan is cleared once carried out').toBeUndefined();
+      // Each settle carried out again validated the file again: the same rejection, attempt 1.
+      expect(new Set(state.failures?.map((f) => `${f.kind} ${f.attempt}`))).toEqual(
+        new Set(['rejected 1']),
+      );
+      expect(await harness.topology.count(), 'nothing of a rejected file is published').toBe(0);
     }, 120_000);
   });
 }
