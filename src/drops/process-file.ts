@@ -85,7 +85,10 @@ export function createFileProcessor(
           true,
         );
       // A rejection whose settle an outage cut short is settled again without a new attempt.
-      const resettle = tr.earlier?.status === 'failed' && tr.unfinishedSettle !== undefined;
+      const resettle =
+        tr.earlier?.status === 'failed' &&
+        tr.earlier.receiptPending === true &&
+        tr.earlier.file === held.name;
       return await tryOnce(ctx, tr, state, { counted: !resettle });
     } finally {
       await stopHeartbeat();
@@ -121,13 +124,16 @@ async function tryOnce(
       processedAt: state.processedAt!,
     };
   } else if (isRejection(ended.error)) {
-    state = await ctx.save(
-      rejected(ended.state, {
-        reason: (ended.error as Error).message,
-        at: new Date().toISOString(),
-        maxAttempts: ctx.pipeline.retry.maxAttempts,
-      }),
-    );
+    const rejection = rejected(ended.state, {
+      reason: (ended.error as Error).message,
+      at: new Date().toISOString(),
+      maxAttempts: ctx.pipeline.retry.maxAttempts,
+    });
+    state = await ctx.save(rejection).catch((error: unknown) => {
+      // The store is down: the next try here settles the rejection without a new attempt.
+      if (isUnavailable(error)) owe(ctx, ended.state, rejection);
+      throw error;
+    });
     receipt = {
       ...receiptFacts(ctx, tr, state.attempts),
       outcome: 'rejected',

@@ -93,6 +93,11 @@ export interface InputState {
   deferrals?: number;
   /** Where a settle in progress puts the input and its receipt (cleared once done): see `SettlePlan`. */
   settling?: SettlePlan;
+  /**
+   * A rejection (or a give-up) whose receipt is not written yet: set with the status, cleared by
+   * the settle. The next try settles it again without a new attempt (an outage cut it short).
+   */
+  receiptPending?: boolean;
   /** The worker that last changed the state. */
   worker?: string;
 }

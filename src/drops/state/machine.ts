@@ -156,7 +156,7 @@ export function rejected(
 ): InputState {
   from(state, TRYING, 'rejected');
   const failed = withFailure(
-    { ...state, status: 'failed', processedAt: at, resume: undefined },
+    { ...state, status: 'failed', processedAt: at, resume: undefined, receiptPending: true },
     { attempt: state.attempts, kind: 'rejected', reason },
     at,
   );
@@ -252,6 +252,7 @@ export function settled(
     ...state,
     status: state.status === 'published' ? 'receipted' : state.status,
     settling: undefined,
+    receiptPending: undefined,
     receipt,
     receipts: [...receiptsOf(state), receipt],
     location,

@@ -95,7 +95,10 @@ describe('input state machine', () => {
     expect(once).toMatchObject({ status: 'failed', attempts: 1, lastError: 'bad' });
     expect(once.failures?.at(-1)).toMatchObject({ kind: 'rejected', attempt: 1 });
     expect(rejected(inTry(), { reason: 'bad', at: AT, maxAttempts: 1 }).status).toBe('dead');
-    expect(settled(once, { receipt: 'r', location: 'failed/a.csv' }).status).toBe('failed');
+    // Its receipt is pending until the settle: an outage in between settles it again, no new attempt.
+    expect(once.receiptPending).toBe(true);
+    const done = settled(once, { receipt: 'r', location: 'failed/a.csv' });
+    expect(done).toMatchObject({ status: 'failed', receiptPending: undefined });
   });
 
   it('deferred (an outage) gives the attempt back and counts the deferral', () => {
