@@ -220,6 +220,21 @@ export class Interrupted extends IngestError {
   }
 }
 
+/**
+ * A drop store (local folder, SFTP server, S3 bucket) could not be reached: connection refused
+ * or reset, a timeout, a 5xx or throttling answer, a mount that went away. Each store maps its
+ * transport errors to this once, at its boundary; the drop engine asks for this type (never an
+ * error's shape) to tell an outage, which is nobody's fault in the input and uses no attempt,
+ * from a failure that could be the input's or ours. `cause` is the store's own error.
+ */
+export class DropUnavailable extends IngestError {
+  readonly code = 'drop-unavailable';
+  readonly status = 503;
+  constructor(detail: string, cause?: unknown) {
+    super({ detail, cause, headers: { 'retry-after': '5' } });
+  }
+}
+
 /** /readyz: the broker, a route or a source is not usable yet. */
 export class NotReady extends IngestError {
   readonly code = 'not-ready';

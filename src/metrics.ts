@@ -47,7 +47,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const batchLabels = ['outcome', 'kind', 'source', 'business'] as const;
   const batches = new Counter({
     name: 'warehouse_ingest_batches_total',
-    help: "Batches that reached the pipeline, by outcome (accepted, rejected: the input's fault, failed: not confirmed or a bug).",
+    help: "Batches that reached the pipeline, by outcome (accepted; rejected: the input's fault; unavailable: the broker or a drop store was not there; error: a bug).",
     labelNames: batchLabels,
     registers,
   });
@@ -59,7 +59,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
   });
   const publishLatency = new Histogram({
     name: 'warehouse_ingest_publish_duration_seconds',
-    help: 'Time from publish() to the confirm of every message of the call.',
+    help: 'Time from publish() to the confirm of every message of the call, by outcome (confirmed, unconfirmed).',
     labelNames: ['publisher', 'outcome'] as const,
     buckets: LATENCY_BUCKETS,
     registers,
@@ -107,7 +107,7 @@ export function createMetrics(options: MetricsOptions): Metrics {
             await publisher.publish(messages);
             end({ outcome: 'confirmed' });
           } catch (error) {
-            end({ outcome: 'failed' });
+            end({ outcome: 'unconfirmed' });
             throw error;
           }
         },

@@ -1,12 +1,8 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDrops, type OpenedDrop } from '../drops/open.js';
-import {
-  INPUT_STATUSES,
-  listStates,
-  type InputState,
-  type InputStatus,
-} from '../drops/state/input-state.js';
+import { INPUT_STATUSES, type InputState, type InputStatus } from '../drops/state/input-state.js';
+import { listStates } from '../drops/state/persist.js';
 import { pipelinesFolderState } from '../start-up.js';
 import { parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';

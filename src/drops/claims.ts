@@ -24,8 +24,8 @@ export function claimName(name: string, workerId: string, at: number): string {
 export function parseClaim(
   claimed: string,
 ): { at: number; workerId: string; name: string } | undefined {
-  const base = claimed.slice(CLAIMS_FOLDER.length + 1);
-  const match = /^(\d+)~([^~]+)~(.+)$/.exec(base);
+  const entryName = claimed.slice(CLAIMS_FOLDER.length + 1);
+  const match = /^(\d+)~([^~]+)~(.+)$/.exec(entryName);
   return match ? { at: Number(match[1]), workerId: match[2]!, name: match[3]! } : undefined;
 }
 

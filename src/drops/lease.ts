@@ -1,6 +1,6 @@
 import { connect, type Channel, type ChannelModel } from 'amqplib';
 import type { Logger } from '../log.js';
-import { reconnectDelay } from '../publish/rabbitmq.js';
+import { reconnectDelay } from '../backoff.js';
 
 /**
  * Who may work on a drop right now. Stores with an atomic rename (local folders, SFTP) need no

@@ -1,15 +1,11 @@
 import type { Logger } from '../log.js';
 import type { PipelineDefinition } from './definition.js';
 import { claim, CLAIMS_FOLDER, parseClaim, type Claim } from './claims.js';
-import {
-  listStates,
-  readState,
-  unfinished,
-  type InputState,
-  type ReprocessStatus,
-} from './state/input-state.js';
+import { unfinished, type InputState, type ReprocessStatus } from './state/input-state.js';
+import { listStates, readState } from './state/persist.js';
 
 export { REPROCESS_STATUSES, type ReprocessStatus } from './state/input-state.js';
+import type { HandledOutcome } from './file-handler.js';
 import type { Outcome, TryOptions } from './try-outcome.js';
 import { assertSafeName, type DropStore } from './stores/store.js';
 
@@ -29,16 +25,11 @@ export interface ReprocessSelection {
   readonly since?: number;
 }
 
-/** `gone`: the state names a file no longer in the drop (deleted, moved by hand); reported and left alone. `interrupted`: the worker stopped; the file went back to the drop to be resumed. */
-export type ReprocessOutcome =
-  | 'accepted'
-  | 'duplicate'
-  | 'rejected'
-  | 'dead'
-  | 'retried'
-  | 'skipped'
-  | 'gone'
-  | 'interrupted';
+/**
+ * What reprocessing one input did: a try's `Outcome` (a not-due input counts as `retried`), or
+ * `gone`: the state names a file no longer in the drop (deleted, moved by hand); reported and left alone.
+ */
+export type ReprocessOutcome = Outcome | 'gone';
 
 /** One selected input: as selected, and what the try did. */
 export interface ReprocessedInput {
@@ -117,7 +108,7 @@ export interface ReprocessDeps {
   stopping(): boolean;
   /** True while this worker may take files (the drop's lease). */
   leaseHeld(): boolean;
-  handle(held: Claim, how: TryOptions): Promise<Outcome | 'deferred'>;
+  handle(held: Claim, tryOptions: TryOptions): Promise<HandledOutcome>;
 }
 
 /** Tries each selected input once, in order; `onInput` hears of each as it ends. */
@@ -183,7 +174,7 @@ async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Prom
   const outcome = await deps.handle(held, { ignoreSchedule: true });
   const after = await readState(store, result.sha256).catch(() => undefined);
   result.attempt = after?.attempts;
-  result.outcome = outcome === 'deferred' ? 'retried' : after?.status === 'dead' ? 'dead' : outcome;
+  result.outcome = outcome === 'not-due' ? 'retried' : after?.status === 'dead' ? 'dead' : outcome;
   if (result.outcome !== 'accepted' && result.outcome !== 'duplicate')
     result.reason = after?.lastError;
 }
@@ -192,4 +183,16 @@ async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Prom
 async function claimedElsewhere(store: DropStore, file: string): Promise<boolean> {
   if (!store.atomicRename) return false;
   return (await store.list(CLAIMS_FOLDER)).some((entry) => parseClaim(entry.name)?.name === file);
+}
+
+/** One log line for a scheduled reprocessing job: how many inputs ended how (nothing when none was tried). */
+export function logReprocessReport(log: Logger, job: string, report: ReprocessReport): void {
+  if (report.standby || report.inputs.length === 0) return;
+  const counts: Record<string, number> = {};
+  for (const input of report.inputs)
+    counts[input.outcome ?? 'skipped'] = (counts[input.outcome ?? 'skipped'] ?? 0) + 1;
+  log.info(
+    { job, inputs: report.inputs.length, ...counts },
+    `reprocessed ${report.inputs.length} input(s)`,
+  );
 }

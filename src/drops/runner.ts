@@ -5,15 +5,16 @@ import type { Ingest } from '../pipeline/batch.js';
 import { receiptName } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from './definition.js';
 import type { OnboardingProfiles } from '../records/legacy/index.js';
-import { reconnectDelay } from '../publish/rabbitmq.js';
-import { claim, release, takeOverStale, type Claim } from './claims.js';
+import { claim, takeOverStale } from './claims.js';
+import { createFileHandler, type HandledOutcome } from './file-handler.js';
+import { countOutcome, emptySummary, type RunSummary } from './run-summary.js';
 import { OWN_LEASE, type DropLease } from './lease.js';
 import { createFileProcessor } from './process-file.js';
-import { RetryLater, type Outcome, type TryOptions } from './try-outcome.js';
 import { createReadiness } from './upload-ready.js';
 import { createStateCensus } from './state/census.js';
-import { sweepUnfinishedWrites } from './sweep.js';
+import { createHousekeeping } from './sweep.js';
 import {
+  logReprocessReport,
   reprocessSelected,
   selectForReprocess,
   type ReprocessReport,
@@ -47,26 +48,7 @@ export interface DropRunnerOptions {
   readonly metrics?: DropMetrics;
 }
 
-/** What one look at the drop did. */
-export interface RunSummary {
-  accepted: number;
-  rejected: number;
-  duplicates: number;
-  /** Given up on after `retry.maxAttempts` tries: settled as failed. */
-  dead: number;
-  /** Left in place (or put back) after a transient failure, to be tried again. */
-  retried: number;
-  /** Taken by another worker first. */
-  skipped: number;
-  /** Cut short by a stop and put back, its progress recorded: the next start publishes the rest. */
-  interrupted: number;
-  /** Present but not ready yet. */
-  settling: number;
-  /** Ready, but waiting out the back-off after a transient failure. */
-  backingOff: number;
-  /** Another worker holds the drop's lease: this one did not look (S3 with several workers). */
-  standby: boolean;
-}
+export type { RunSummary } from './run-summary.js';
 
 export interface DropRunner {
   /**
@@ -97,8 +79,6 @@ export interface DropRunner {
   interrupt(): void;
 }
 
-const SWEEP_EVERY_MS = 3_600_000;
-
 export function createDropRunner(options: DropRunnerOptions): DropRunner {
   const { pipeline, store, log } = options;
   const lease = options.lease ?? OWN_LEASE;
@@ -117,11 +97,10 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024,
     signal: interruption.signal,
   });
-  /** Files that failed transiently: when each may be tried again. Forgotten once it settles or leaves. */
-  const backOff = new Map<string, { failures: number; notBefore: number }>();
+  const files = createFileHandler({ pipeline, store, log: pipelineLog, processFile });
+  const { handle, putBack } = files;
   const census = options.metrics && createStateCensus(store);
-  /** When unfinished writes were last swept (on the first look, then at most hourly). */
-  let sweptAt = -Infinity;
+  const housekeeping = createHousekeeping(store, pipeline, pipelineLog);
   let stopping = false;
   let running: Promise<RunSummary> | undefined;
   let reprocessing: Promise<ReprocessReport> | undefined;
@@ -146,77 +125,12 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     return readiness.look(unprocessed(await store.list()), Date.now());
   }
 
-  /** `deferred`: the input's state schedules its next try later (e.g. set by another worker, or before a restart). */
-  async function handle(held: Claim, how?: TryOptions): Promise<Outcome | 'deferred'> {
-    const fileLog = pipelineLog.child({ file: held.name });
-    let outcome: Outcome;
-    try {
-      outcome = await processFile(held, fileLog, how);
-    } catch (error) {
-      // The processor scheduled the retry in the input's state; an earlier failure (the file could not be read) backs off here.
-      const failures = (backOff.get(held.name)?.failures ?? 0) + 1;
-      const notBefore =
-        error instanceof RetryLater
-          ? error.notBefore
-          : Date.now() +
-            reconnectDelay(failures - 1, pipeline.retry.initialDelayMs, pipeline.retry.maxDelayMs);
-      backOff.set(held.name, { failures, notBefore });
-      if (error instanceof RetryLater && error.scheduled) {
-        await putBack(held, fileLog);
-        return 'deferred';
-      }
-      const cause = error instanceof RetryLater && error.cause !== undefined ? error.cause : error;
-      fileLog.warn(
-        {
-          err: cause,
-          reason: (cause as Error).message,
-          failures,
-          retryInMs: Math.max(0, notBefore - Date.now()),
-        },
-        'file not processed (transient): it stays in the drop and is tried again',
-      );
-      await putBack(held, fileLog);
-      return 'retried';
-    }
-    if (outcome === 'interrupted') {
-      await putBack(held, fileLog); // due again at once: a stop is no reason to back off
-      return outcome;
-    }
-    backOff.delete(held.name);
-    return outcome;
-  }
-
-  async function putBack(held: Claim, fileLog: Logger): Promise<void> {
-    if (held.current === held.name) return;
-    await release(store, held).catch((e: unknown) =>
-      fileLog.warn(
-        { reason: (e as Error).message },
-        'could not release the claim; the lease will free it',
-      ),
-    );
-  }
-
   async function runOnce({
     waitForSettling = false,
     waitForLeaseMs = 0,
   } = {}): Promise<RunSummary> {
-    const summary: RunSummary = {
-      accepted: 0,
-      rejected: 0,
-      duplicates: 0,
-      dead: 0,
-      retried: 0,
-      skipped: 0,
-      interrupted: 0,
-      settling: 0,
-      backingOff: 0,
-      standby: false,
-    };
-    const count = (outcome: Outcome | 'deferred') => {
-      if (outcome === 'duplicate') summary.duplicates += 1;
-      else if (outcome === 'deferred') summary.backingOff += 1;
-      else summary[outcome] += 1;
-    };
+    const summary = emptySummary();
+    const count = (outcome: HandledOutcome) => countOutcome(summary, outcome);
     if (!(await lease.acquire(waitForLeaseMs))) return { ...summary, standby: true };
     if (store.atomicRename) {
       for (const stale of await takeOverStale(store, workerId, pipeline.claimLeaseMs, Date.now())) {
@@ -238,14 +152,13 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       ({ ready, settling } = await look());
     }
     summary.settling = settling;
-    const present = new Set(ready.map((entry) => entry.name));
-    for (const name of backOff.keys()) if (!present.has(name)) backOff.delete(name);
+    files.keepOnly(new Set(ready.map((entry) => entry.name)));
     for (const entry of ready) {
       if (stopping || interruption.signal.aborted || !lease.held) break;
-      if ((backOff.get(entry.name)?.notBefore ?? 0) > Date.now()) {
-        summary.backingOff += 1;
-        continue;
-      }
+      const waiting = files.waiting(entry, Date.now());
+      if (waiting === 'parked') summary.parked += 1;
+      if (waiting === 'backing-off') summary.backingOff += 1;
+      if (waiting) continue;
       try {
         assertSafeName(entry.name);
         const held = store.atomicRename
@@ -262,27 +175,12 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
           { file: JSON.stringify(entry.name.slice(0, 200)), reason: (error as Error).message },
           'file skipped',
         );
+        files.failedBeforeTry(entry, error);
         count('retried');
       }
     }
-    // Housekeeping, after the files: stores with rename write through a temporary name (S3 PUTs appear whole: nothing to sweep).
-    if (store.atomicRename && !stopping && Date.now() - sweptAt >= SWEEP_EVERY_MS) {
-      sweptAt = Date.now();
-      const removed = await sweepUnfinishedWrites(store, pipeline, pipeline.claimLeaseMs).catch(
-        (error: unknown) => {
-          pipelineLog.debug(
-            { reason: (error as Error).message },
-            'could not sweep unfinished writes; trying at the next sweep',
-          );
-          return [];
-        },
-      );
-      if (removed.length > 0)
-        pipelineLog.info(
-          { removed: removed.length, files: removed.slice(0, 10) },
-          'removed temporary files of writes that never finished',
-        );
-    }
+    // Housekeeping, after the files (never while stopping).
+    if (!stopping) await housekeeping.sweep();
     return summary;
   }
 
@@ -333,18 +231,9 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
 
   /** A reprocessing job of the pipeline file: its inputs of the last `sinceDays` days, a summary in the log. */
   async function reprocessJob(job: PipelineDefinition['reprocess'][number]): Promise<void> {
-    const report = await api.reprocess({
-      statuses: job.statuses,
-      since: Date.now() - job.sinceDays * 86_400_000,
-    });
-    if (report.standby || report.inputs.length === 0) return;
-    const counts: Record<string, number> = {};
-    for (const input of report.inputs)
-      counts[input.outcome ?? 'skipped'] = (counts[input.outcome ?? 'skipped'] ?? 0) + 1;
-    pipelineLog.info(
-      { job: `reprocess:${pipeline.name}:${job.name}`, inputs: report.inputs.length, ...counts },
-      `reprocessed ${report.inputs.length} input(s)`,
-    );
+    const since = Date.now() - job.sinceDays * 86_400_000;
+    const report = await api.reprocess({ statuses: job.statuses, since });
+    logReprocessReport(pipelineLog, `reprocess:${pipeline.name}:${job.name}`, report);
   }
 
   const api: DropRunner = {

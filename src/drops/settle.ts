@@ -100,8 +100,8 @@ async function finalPlace(
 async function keepEarlierReceipt(store: DropStore, written: string): Promise<void> {
   const earlier = await store.stat(written);
   if (!earlier) return;
-  const base = written.slice(0, -RECEIPT_SUFFIX.length);
-  await store.rename(written, `${base}.${stamp(earlier.modifiedMs)}${RECEIPT_SUFFIX}`);
+  const receiptStem = written.slice(0, -RECEIPT_SUFFIX.length);
+  await store.rename(written, `${receiptStem}.${stamp(earlier.modifiedMs)}${RECEIPT_SUFFIX}`);
 }
 
 const stamp = (ms: number) => new Date(ms).toISOString().replace(/[:.]/g, '-');

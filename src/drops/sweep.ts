@@ -1,6 +1,7 @@
+import type { Logger } from '../log.js';
 import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from './definition.js';
-import { STATE_FOLDER } from './state/input-state.js';
+import { STATE_FOLDER } from './state/persist.js';
 import type { DropStore } from './stores/store.js';
 
 /** What `DropStore.write` names a file while writing it (local, SFTP): `<target>.<8 hex>.tmp`. */
@@ -29,4 +30,39 @@ export async function sweepUnfinishedWrites(
     }
   }
   return removed;
+}
+
+const SWEEP_EVERY_MS = 3_600_000;
+
+/**
+ * The runner's housekeeping after a look: stores with rename write through a temporary name, so
+ * their unfinished writes are swept on the first look and then at most hourly (S3 PUTs appear
+ * whole: nothing to sweep). A failed sweep waits for the next one.
+ */
+export function createHousekeeping(
+  store: DropStore,
+  pipeline: PipelineDefinition,
+  log: Logger,
+): { sweep(): Promise<void> } {
+  let sweptAt = -Infinity;
+  return {
+    async sweep() {
+      if (!store.atomicRename || Date.now() - sweptAt < SWEEP_EVERY_MS) return;
+      sweptAt = Date.now();
+      const removed = await sweepUnfinishedWrites(store, pipeline, pipeline.claimLeaseMs).catch(
+        (error: unknown) => {
+          log.debug(
+            { reason: (error as Error).message },
+            'could not sweep unfinished writes; trying at the next sweep',
+          );
+          return [];
+        },
+      );
+      if (removed.length > 0)
+        log.info(
+          { removed: removed.length, files: removed.slice(0, 10) },
+          'removed temporary files of writes that never finished',
+        );
+    },
+  };
 }

@@ -1,4 +1,5 @@
-import { isIngestError } from '../errors.js';
+import { DropUnavailable, isIngestError, PublishFailed } from '../errors.js';
+import type { Receipt } from '../pipeline/receipt.js';
 
 /**
  * How one try of a dropped file ends, and how an error is classed: the input's fault (a
@@ -7,19 +8,14 @@ import { isIngestError } from '../errors.js';
  */
 
 /**
- * `retried`: a transient failure; the caller puts the file back (see `RetryLater`). `skipped`:
- * another worker has it now. `dead`: given up on after `retry.maxAttempts` tries. `interrupted`:
- * the worker is stopping; what was confirmed is recorded in the state (`resume`) and the caller
- * puts the file back, for the next start to publish the rest.
+ * How one try of a dropped file ends, in the words of the outcome vocabulary (`IngestOutcome` in
+ * pipeline/batch.ts): a receipt's outcome when the try settled the file (`accepted`, `rejected`,
+ * `duplicate`, `dead` — the receipt says the same), or why it left no receipt: `retried` (an
+ * outage or an error of ours; the caller puts the file back, see `RetryLater`), `skipped`
+ * (another worker has it now), `interrupted` (the worker is stopping; what was confirmed is in
+ * the state's `resume`, and the next start publishes the rest).
  */
-export type Outcome =
-  | 'accepted'
-  | 'rejected'
-  | 'duplicate'
-  | 'dead'
-  | 'retried'
-  | 'skipped'
-  | 'interrupted';
+export type Outcome = Receipt['outcome'] | 'retried' | 'skipped' | 'interrupted';
 
 /** How a try is started: `ignoreSchedule` for reprocessing by hand, which does not wait out a back-off. */
 export interface TryOptions {
@@ -45,11 +41,11 @@ export const isRejection = (error: unknown) =>
   isIngestError(error) && error.status >= 400 && error.status < 500;
 
 /**
- * The broker or the store was not there (503, or a system error from a connection): nobody's
- * fault in the input, so the try does not count towards `retry.maxAttempts`.
+ * The broker or the drop store was not there: nobody's fault in the input, so the try does not
+ * count towards `retry.maxAttempts`. Asked by type: the publisher says `PublishFailed` when the
+ * broker did not confirm, and each store maps its own transport errors to `DropUnavailable` at
+ * its boundary (stores/local.ts, sftp.ts, s3-errors.ts). A Node system error is not an outage
+ * by itself: a refused permission is `DropAccessDenied`, and anything unmapped is ours.
  */
 export const isUnavailable = (error: unknown) =>
-  isIngestError(error)
-    ? error.status === 503
-    : typeof (error as { code?: unknown })?.code === 'string' ||
-      (error as { $metadata?: unknown })?.$metadata !== undefined;
+  error instanceof DropUnavailable || error instanceof PublishFailed;

@@ -1,6 +1,6 @@
 import { connect, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import { safeUrl, type Logger } from '../log.js';
-import { reconnectDelay } from '../publish/rabbitmq.js';
+import { reconnectDelay } from '../backoff.js';
 import type { EventsConfig } from './config.js';
 import { createDeliverer } from './deliver.js';
 import { handleEvent, type HandlerContext, type Park } from './handle.js';

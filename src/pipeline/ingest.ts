@@ -7,7 +7,24 @@ import { MessageIds } from './message-id.js';
 import { RepeatFilter } from './repeat-filter.js';
 import type { RoutingKeyFor } from './route.js';
 import { validateBatch, type Verdict } from './validate-batch.js';
-import type { ArrayBatch, Batch, BatchOutcome, Ingest, StreamBatch } from './batch.js';
+import type {
+  ArrayBatch,
+  Batch,
+  BatchOutcome,
+  Ingest,
+  IngestOutcome,
+  StreamBatch,
+} from './batch.js';
+
+/**
+ * Which `IngestOutcome` a failure is, by the status its typed error declares: 4xx `rejected`
+ * (the input's fault), 503 `unavailable` (the broker or the store, or a stop), anything else `error`.
+ */
+export function failureOutcome(error: unknown): IngestOutcome {
+  if (!isIngestError(error)) return 'error';
+  if (error.status < 500) return 'rejected';
+  return error.status === 503 ? 'unavailable' : 'error';
+}
 
 export interface IngestDependencies {
   readonly publisher: Publisher;
@@ -177,11 +194,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       verdict = await validateBatch(batch, repeats?.onValid);
     } catch (error) {
       // A stream that cannot be read (broken CSV is a 4xx; a disk error is not) fails here too.
-      observe(
-        isIngestError(error) && error.status < 500 ? 'rejected' : 'failed',
-        batch.mode === 'array' ? batch.records.length : 0,
-        error,
-      );
+      observe(failureOutcome(error), batch.mode === 'array' ? batch.records.length : 0, error);
       throw error;
     }
     if (!verdict.ok) {
@@ -197,7 +210,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
           ? await ingestArray(batch, verdict.accepted ?? [])
           : await ingestStream(batch, verdict.total, repeats!.filter);
     } catch (error) {
-      observe('failed', verdict.total, error);
+      observe(failureOutcome(error), verdict.total, error);
       throw error;
     }
     const { count, messageIds } = published;

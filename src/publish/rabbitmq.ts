@@ -309,4 +309,3 @@ export function createRabbitMqPublisher(
     },
   };
 }
-export { reconnectDelay } from '../backoff.js';

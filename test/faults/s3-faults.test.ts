@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
 import type { RunSummary } from '../../src/drops/runner.js';
 import { createS3Drop, S3DropError } from '../../src/drops/stores/s3.js';
+import { DropUnavailable } from '../../src/errors.js';
 import { AMQP_URL } from '../support/broker.js';
 import {
   demoOrdersCsv,
@@ -117,7 +118,8 @@ describe('S3 faults', () => {
       await new Promise((resolve) => setTimeout(resolve, 200)); // bounded pacing: the poll interval
     }
     for (const look of awayLooks) {
-      expect(look.outcome).toBeInstanceOf(S3DropError);
+      expect(look.outcome).toBeInstanceOf(DropUnavailable); // an outage, mapped once by the store
+      expect((look.outcome as Error).cause).toBeInstanceOf(S3DropError);
       expect(look.ms).toBeLessThan(TIMEOUT_MS * 3);
     }
     const away = { looks: awayLooks.length, ms: Math.max(...awayLooks.map((l) => l.ms)) };

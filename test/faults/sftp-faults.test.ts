@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
 import type { RunSummary } from '../../src/drops/runner.js';
 import { createSftpDrop, SftpError } from '../../src/drops/stores/sftp.js';
+import { DropUnavailable } from '../../src/errors.js';
 import {
   demoOrdersCsv,
   shipmentIdOf,
@@ -111,7 +112,8 @@ describe('SFTP faults', () => {
 
     // While the server is down, a look fails fast and plainly.
     const down = await timed(() => harness.runner.runOnce());
-    expect(down.outcome).toBeInstanceOf(SftpError);
+    expect(down.outcome).toBeInstanceOf(DropUnavailable); // an outage, mapped once by the store
+    expect((down.outcome as Error).cause).toBeInstanceOf(SftpError);
     expect(down.ms).toBeLessThan(TIMEOUT_MS * 2);
 
     await sshd.restart();
@@ -161,8 +163,10 @@ describe('SFTP faults', () => {
     } satisfies Partial<RunSummary>);
     expect(frozenRun.ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
     expect(frozenRun.ms).toBeLessThan(TIMEOUT_MS * 5);
-    expect(frozenLook.outcome).toBeInstanceOf(SftpError);
-    expect((frozenLook.outcome as SftpError).code).toBe('sftp-timeout');
+    expect(frozenLook.outcome).toBeInstanceOf(DropUnavailable);
+    const timeout = (frozenLook.outcome as Error).cause as SftpError;
+    expect(timeout).toBeInstanceOf(SftpError);
+    expect(timeout.code).toBe('sftp-timeout');
     expect(frozenLook.ms).toBeLessThan(TIMEOUT_MS * 3);
     expect(harness.warnings.join('')).toMatch(/no data for 2000 ms/);
 

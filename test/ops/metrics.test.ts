@@ -74,19 +74,19 @@ describe('GET /metrics when publishing fails', () => {
   });
   afterAll(() => t.close());
 
-  it('counts the batch as failed, the publish as failed, and the broker as 0 once closed', async () => {
+  it('counts the batch as unavailable, the publish as unconfirmed, and the broker as 0 once closed', async () => {
     expect((await t.post('sales-orders', orders.slice(0, 1))).status).toBe(503);
     let text = await scrape(t);
     expect(
       sample(
         text,
-        'warehouse_ingest_batches_total{outcome="failed",kind="sales-orders",source="http",business="ACME"}',
+        'warehouse_ingest_batches_total{outcome="unavailable",kind="sales-orders",source="http",business="ACME"}',
       ),
     ).toBe(1);
     expect(
       sample(
         text,
-        'warehouse_ingest_publish_duration_seconds_count{publisher="rabbitmq",outcome="failed"}',
+        'warehouse_ingest_publish_duration_seconds_count{publisher="rabbitmq",outcome="unconfirmed"}',
       ),
     ).toBe(1);
     await t.publisher.close();

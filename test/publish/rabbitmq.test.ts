@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PublishFailed } from '../../src/errors.js';
+import { reconnectDelay } from '../../src/backoff.js';
 import {
   createRabbitMqPublisher,
-  reconnectDelay,
   type RabbitMqOptions,
   type RabbitMqPublisher,
 } from '../../src/publish/rabbitmq.js';

@@ -36,7 +36,7 @@ export interface DropHarness {
 export async function startDropHarness(
   store: DropStore,
   pipelineName: string,
-  /** Pipeline fields to change, e.g. `{ format: 'v2-json' }`. */
+  /** Pipeline fields to set, e.g. `{ format: 'v2-json' }` or `retry` (parsed with the rest). */
   overrides: Record<string, unknown> = {},
 ): Promise<DropHarness> {
   const warnings: string[] = [];

@@ -1,10 +1,5 @@
-import {
-  INPUT_STATUSES,
-  listStatesIn,
-  STATE_FOLDER,
-  type InputState,
-  type InputStatus,
-} from './input-state.js';
+import { INPUT_STATUSES, type InputState, type InputStatus } from './input-state.js';
+import { listStatesIn, STATE_FOLDER } from './persist.js';
 import type { DropStore } from '../stores/store.js';
 
 /**

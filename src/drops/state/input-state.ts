@@ -1,5 +1,4 @@
-import type { BulkResponse } from '../../pipeline/batch.js';
-import { WORK_FOLDER, type DropEntry, type DropStore } from '../stores/store.js';
+import type { BulkResponse, IngestOutcome } from '../../pipeline/batch.js';
 
 /**
  * The durable state of every input of a drop, keyed by the sha256 of its bytes and kept in the
@@ -12,6 +11,9 @@ import { WORK_FOLDER, type DropEntry, type DropStore } from '../stores/store.js'
  *         ↘ failed (rejected: the input's fault; reprocessing may try again)
  *         ↘ retry-scheduled (transient failure or reprocessing; `nextAttemptAt`)
  *         ↘ dead (gave up after `retry.maxAttempts` attempts; terminal)
+ *
+ * The transitions are the pure functions of `machine.ts` (the only code that changes a
+ * status); reading and writing states is `persist.ts`.
  *
  * `attempts` counts tries that could be the input's fault: rejections, unexpected errors and
  * tries that never finished (a crash: the count is raised before work starts). A broker or
@@ -33,16 +35,24 @@ export type InputStatus = (typeof INPUT_STATUSES)[number];
 /** The `202` body of an accepted input without its ids, which are kept beside the state (`idsName`). */
 export type AcceptedSummary = Omit<BulkResponse, 'messageIds'>;
 
+/**
+ * Why a try did not succeed — the failure half of the outcome vocabulary (see `TryOutcome` in
+ * pipeline/batch.ts for a batch's outcome, `Receipt.outcome` for what partners read):
+ * - `rejected`: the input's fault (a 4xx problem); uses an attempt; the input is `failed`.
+ * - `error`: ours (a bug, a refused permission, anything unexpected); uses an attempt.
+ * - `unfinished`: a try that never recorded its end (a crash or a kill); its attempt stays used.
+ * - `unavailable`: the broker or the drop store was not there (`PublishFailed`,
+ *   `DropUnavailable`); nobody's fault in the input: no attempt used.
+ * - `interrupted`: the worker stopped and released the input; no attempt used.
+ */
+export type FailureKind = Exclude<IngestOutcome, 'accepted'> | 'unfinished' | 'interrupted';
+
 /** One try that did not succeed; the state keeps the last few. */
 export interface InputFailure {
   at: string;
   attempt: number;
   reason: string;
-  /**
-   * `rejected`: the input's fault; `error`: unexpected; `unfinished`: the try never ended (crash);
-   * `unavailable`: broker or store; `interrupted`: the worker stopped and released it (no attempt used).
-   */
-  kind: 'rejected' | 'error' | 'unfinished' | 'unavailable' | 'interrupted';
+  kind: FailureKind;
 }
 
 /**
@@ -83,91 +93,13 @@ export interface InputState {
   deferrals?: number;
   /** Where a settle in progress puts the input and its receipt (cleared once done): see `SettlePlan`. */
   settling?: SettlePlan;
+  /**
+   * A rejection (or a give-up) whose receipt is not written yet: set with the status, cleared by
+   * the settle. The next try settles it again without a new attempt (an outage cut it short).
+   */
+  receiptPending?: boolean;
   /** The worker that last changed the state. */
   worker?: string;
-}
-
-export const STATE_FOLDER = `${WORK_FOLDER}/state`;
-export const KEPT_FAILURES = 10;
-
-const stateName = (sha256: string) => `${STATE_FOLDER}/${sha256}.json`;
-/** Where the message ids of an accepted input are kept, written before its state says `published`. */
-export const idsName = (sha256: string) => `${STATE_FOLDER}/${sha256}.ids`;
-
-/** Whether a try of these bytes started and never recorded its end (the worker crashed or was killed). */
-export const unfinished = (state: InputState) =>
-  state.status === 'received' || state.status === 'validated';
-/** Whether these bytes were published: they are never published again. */
-export const published = (state: InputState) =>
-  (state.status === 'published' || state.status === 'receipted') && state.response !== undefined;
-
-export async function readState(store: DropStore, sha256: string): Promise<InputState | undefined> {
-  if (!(await store.stat(stateName(sha256)))) return undefined;
-  return parseState(await readText(store, stateName(sha256)));
-}
-
-export async function writeState(store: DropStore, state: InputState): Promise<void> {
-  await store.write(
-    stateName(state.sha256),
-    JSON.stringify({ ...state, updatedAt: new Date().toISOString() }),
-  );
-}
-
-/** The state with one more failure noted (the last `KEPT_FAILURES` are kept). */
-export function withFailure(state: InputState, failure: Omit<InputFailure, 'at'>): InputState {
-  const failures = [...(state.failures ?? []), { at: new Date().toISOString(), ...failure }].slice(
-    -KEPT_FAILURES,
-  );
-  return { ...state, failures, lastError: failure.reason };
-}
-
-/**
- * Every input state of a drop. `since`: only states changed since then (by the store's
- * modification time: a cheap filter that reads nothing else). Unreadable states are skipped.
- */
-export async function listStates(
-  store: DropStore,
-  options: { since?: number } = {},
-): Promise<InputState[]> {
-  const entries = (await store.list(STATE_FOLDER)).filter(
-    (e) => e.name.endsWith('.json') && e.modifiedMs >= (options.since ?? 0),
-  );
-  return listStatesIn(store, entries);
-}
-
-/** The states in these entries of the state folder; unreadable ones are skipped. */
-export async function listStatesIn(
-  store: DropStore,
-  entries: readonly DropEntry[],
-): Promise<InputState[]> {
-  const states: InputState[] = [];
-  // A few reads at once: SFTP and S3 answer each in a round trip.
-  for (let i = 0; i < entries.length; i += 16) {
-    const read = await Promise.all(
-      entries
-        .slice(i, i + 16)
-        .map(async (e) => parseState(await readText(store, e.name).catch(() => ''))),
-    );
-    for (const state of read) if (state) states.push(state);
-  }
-  return states;
-}
-
-async function readText(store: DropStore, name: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of await store.read(name)) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function parseState(text: string): InputState | undefined {
-  try {
-    const state = JSON.parse(text) as InputState;
-    return typeof state?.sha256 === 'string' && typeof state.status === 'string'
-      ? state
-      : undefined;
-  } catch {
-    return undefined; // a torn or foreign file is treated as no state: the input is validated again
-  }
 }
 
 /**
@@ -186,3 +118,10 @@ export interface SettlePlan {
 /** The statuses a reprocessing job may select (dead inputs never are). */
 export const REPROCESS_STATUSES = ['failed', 'retry-scheduled'] as const;
 export type ReprocessStatus = (typeof REPROCESS_STATUSES)[number];
+
+/** Whether a try of these bytes started and never recorded its end (the worker crashed or was killed). */
+export const unfinished = (state: InputState) =>
+  state.status === 'received' || state.status === 'validated';
+/** Whether these bytes were published: they are never published again. */
+export const wasPublished = (state: InputState) =>
+  (state.status === 'published' || state.status === 'receipted') && state.response !== undefined;

@@ -4,7 +4,14 @@ import { link, mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/p
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { assertSafeName, type DropEntry, type DropStore } from './store.js';
+import { DropUnavailable } from '../../errors.js';
+import {
+  assertSafeName,
+  DropAccessDenied,
+  mapStreamErrors,
+  type DropEntry,
+  type DropStore,
+} from './store.js';
 
 export const NAME = 'local';
 
@@ -14,6 +21,34 @@ export interface LocalDropOptions {
 }
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
+
+/** Errors of a mount that went away (NFS, SMB, FUSE): the folder may come back. */
+const UNAVAILABLE = new Set([
+  'ENOTCONN',
+  'ESTALE',
+  'ETIMEDOUT',
+  'EHOSTDOWN',
+  'EHOSTUNREACH',
+  'ENETDOWN',
+  'ENETUNREACH',
+  'ECONNREFUSED',
+  'ECONNRESET',
+]);
+const DENIED = new Set(['EACCES', 'EPERM', 'EROFS']);
+
+/** The one mapping of this store's file-system errors: an outage, a refusal, or the error as it is (ours). */
+function localDropError(error: unknown, what: string, root: string): unknown {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const reason = (error as Error | undefined)?.message ?? String(error);
+  if (code !== undefined && UNAVAILABLE.has(code))
+    return new DropUnavailable(
+      `The drop folder ${root} is not reachable (${what}): ${reason}`,
+      error,
+    );
+  if (code !== undefined && DENIED.has(code))
+    return new DropAccessDenied(`The drop folder ${root} refused ${what}: ${reason}`, error);
+  return error;
+}
 
 /** A drop in a local (or mounted) folder. Renames are atomic on one filesystem. */
 export function createLocalDrop(options: LocalDropOptions): DropStore {
@@ -34,7 +69,7 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
     }
   }
 
-  return {
+  const store: DropStore = {
     type: NAME,
     where: root,
     atomicRename: true,
@@ -49,11 +84,11 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
         if (isMissing(error)) return [];
         throw error;
       }
-      const base = folder ? full(folder) : root;
+      const folderPath = folder ? full(folder) : root;
       const entries = await Promise.all(
         names
           .sort()
-          .map((name) => entry(folder ? `${folder}/${name}` : name, path.join(base, name))),
+          .map((name) => entry(folder ? `${folder}/${name}` : name, path.join(folderPath, name))),
       );
       return entries.filter((e): e is DropEntry => e !== undefined);
     },
@@ -120,5 +155,28 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
     },
 
     async close() {},
+  };
+  const mapped =
+    <A extends unknown[], T>(what: string, fn: (...args: A) => Promise<T>) =>
+    async (...args: A): Promise<T> => {
+      try {
+        return await fn(...args);
+      } catch (error) {
+        throw localDropError(error, `${what} ${String(args[0] ?? '')}`.trim(), root);
+      }
+    };
+  return {
+    ...store,
+    list: mapped('list', store.list),
+    stat: mapped('stat', store.stat),
+    read: mapped('read', async (name: string) =>
+      mapStreamErrors(
+        await store.read(name),
+        (error) => localDropError(error, `read ${name}`, root) as Error,
+      ),
+    ),
+    rename: mapped('rename', store.rename),
+    write: mapped('write', store.write),
+    remove: mapped('remove', store.remove),
   };
 }

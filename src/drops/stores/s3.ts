@@ -11,7 +11,10 @@ import {
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { assertSafeName, type DropEntry, type DropStore } from './store.js';
+import { S3DropError, s3DropError } from './s3-errors.js';
+import { assertSafeName, mapStreamErrors, type DropEntry, type DropStore } from './store.js';
+
+export { S3DropError } from './s3-errors.js';
 
 export const NAME = 's3';
 
@@ -57,25 +60,6 @@ export interface S3DropOptions {
    * @default 3
    */
   maxAttempts?: number;
-}
-
-/** A failed S3 request, naming the operation, bucket and key (never credentials: the secret never leaves the signer). */
-export class S3DropError extends Error {
-  override readonly name = 'S3DropError';
-  constructor(
-    readonly operation: string,
-    readonly bucket: string,
-    readonly key: string,
-    cause: unknown,
-  ) {
-    const reason = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-    const status = (cause as { $metadata?: { httpStatusCode?: number } } | undefined)?.$metadata
-      ?.httpStatusCode;
-    super(
-      `S3 ${operation} s3://${bucket}/${key} failed${status ? ` (HTTP ${status})` : ''}: ${reason}`,
-      { cause },
-    );
-  }
 }
 
 /** HeadObject answers a bare 404 (`NotFound`); GetObject and CopyObject name it `NoSuchKey`. */
@@ -126,7 +110,7 @@ export function createS3Drop(options: S3DropOptions): DropStore {
     try {
       return await request();
     } catch (error) {
-      throw new S3DropError(operation, bucket, key, error);
+      throw s3DropError(operation, bucket, key, error);
     }
   }
 
@@ -140,7 +124,7 @@ export function createS3Drop(options: S3DropOptions): DropStore {
       };
     } catch (error) {
       if (isMissingKey(error)) return undefined;
-      throw new S3DropError('HeadObject', bucket, key, error);
+      throw s3DropError('HeadObject', bucket, key, error);
     }
   }
 
@@ -194,7 +178,7 @@ export function createS3Drop(options: S3DropOptions): DropStore {
       // In Node the body is the IncomingMessage itself: streamed, never buffered here.
       if (!(object.Body instanceof Readable))
         throw new S3DropError('GetObject', bucket, key, new Error('the body is not a Node stream'));
-      return object.Body;
+      return mapStreamErrors(object.Body, (error) => s3DropError('GetObject', bucket, key, error));
     },
 
     async rename(from, to) {
@@ -215,7 +199,7 @@ export function createS3Drop(options: S3DropOptions): DropStore {
         );
       } catch (error) {
         if (!isMissingKey(error))
-          throw new S3DropError('CopyObject', bucket, `${source} -> ${target}`, error);
+          throw s3DropError('CopyObject', bucket, `${source} -> ${target}`, error);
         // Normally another mover took the source. But a server that decodes the copy source its own
         // way (s3rver: `+ : # ? & = @ , $ ;`) misses a key that is there: say so, not "lost the race".
         if (!(await head(from, source))) return false;

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path/posix';
 import type { Readable } from 'node:stream';
 import {
+  SftpError,
   createConnection,
   guardedStream,
   messageOf,
@@ -10,7 +11,14 @@ import {
   type Sftp,
   type SftpConnectionOptions,
 } from './sftp-session.js';
-import { assertSafeName, type DropEntry, type DropStore } from './store.js';
+import { DropUnavailable } from '../../errors.js';
+import {
+  assertSafeName,
+  DropAccessDenied,
+  mapStreamErrors,
+  type DropEntry,
+  type DropStore,
+} from './store.js';
 
 export { SftpError } from './sftp-session.js';
 
@@ -25,7 +33,28 @@ export interface SftpDropOptions extends SftpConnectionOptions {
 const NO_SUCH_FILE = 2;
 const FAILURE = 4; // also what OpenSSH answers for EEXIST: v3 has no "file exists" code
 
-const statusOf = (error: unknown) => (error as { code?: unknown }).code;
+const PERMISSION_DENIED = 3;
+
+const statusOf = (error: unknown) => (error as { code?: unknown } | undefined)?.code;
+
+/**
+ * The one mapping of this store's errors: a server that is not there (refused, reset, timed out,
+ * the connection lost) is `DropUnavailable`; a refusal of a path (SFTP status 3) is
+ * `DropAccessDenied`; anything else (a rejected host key, a failed call) the `SftpError` as it is.
+ */
+function sftpDropError(error: unknown): Error {
+  if (!(error instanceof SftpError)) return error as Error;
+  if (
+    error.code === 'sftp-unreachable' ||
+    error.code === 'sftp-timeout' ||
+    error.code === 'sftp-connection-lost'
+  )
+    return new DropUnavailable(error.message, error);
+  const status = statusOf(error.cause);
+  if (status === PERMISSION_DENIED || status === 'EACCES' || status === 'EPERM')
+    return new DropAccessDenied(error.message, error);
+  return error;
+}
 
 /**
  * A drop in a folder on an SFTP server: one connection, opened on first use, re-opened after it
@@ -37,10 +66,18 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const root = options.path === '/' ? '/' : options.path.replace(/\/+$/, '') || '.';
   const where = `sftp://${options.username}@${options.host}:${port}${root.startsWith('/') ? '' : '/~/'}${root}`;
-  const connection = createConnection(
+  const raw = createConnection(
     { ...options, port, timeoutMs, readyTimeoutMs: options.readyTimeoutMs ?? 10_000 },
     where,
   );
+  /** Every call goes through here: its errors are mapped once (`sftpDropError`). */
+  const connection: Pick<typeof raw, 'use' | 'close'> = {
+    use: (what, remotePath, fn) =>
+      raw.use(what, remotePath, fn).catch((error: unknown) => {
+        throw sftpDropError(error);
+      }),
+    close: () => raw.close(),
+  };
   const remote = (name: string) => {
     assertSafeName(name);
     return path.join(root, name);
@@ -101,7 +138,10 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
           source.destroy();
           throw error;
         });
-        return guardedStream(source, session, timeoutMs, `${file} on ${where}`);
+        return mapStreamErrors(
+          guardedStream(source, session, timeoutMs, `${file} on ${where}`),
+          sftpDropError,
+        );
       });
     },
 

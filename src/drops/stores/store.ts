@@ -1,4 +1,4 @@
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 
 /**
  * A drop: the folder (local directory, SFTP directory, S3 bucket + prefix) where a partner
@@ -8,6 +8,12 @@ import type { Readable } from 'node:stream';
  *
  * Names are relative to the drop, `/`-separated, e.g. `orders-1.csv` or `processed/orders-1.csv`.
  * An implementation never resolves a name outside the drop (no `..`, no absolute paths).
+ *
+ * Errors are mapped once, by each implementation at its boundary (also for the bytes of a `read`
+ * stream): the store not being there — refused or reset connections, timeouts, 5xx, throttling,
+ * a mount gone — is `DropUnavailable` (src/errors.ts), an outage the engine waits out without
+ * using an attempt; a refused permission is `DropAccessDenied`, an unsafe name `UnsafeName`.
+ * The engine asks these types, never an error's shape.
  */
 export interface DropEntry {
   /** Name relative to the drop; top-level entries have no `/`. */
@@ -76,4 +82,35 @@ export class UnsafeName extends Error {
       `Refused file name ${JSON.stringify(file.slice(0, 200))}: it could leave the drop folder`,
     );
   }
+}
+
+/**
+ * The store refused the worker access to a name (a file it may not read or move, a folder it
+ * may not write): not an outage — waiting does not fix it — and not the input's fault. The drop
+ * engine treats it like any failure of ours: it uses an attempt, so it ends (dead, or parked when
+ * nothing can be recorded) instead of being retried for ever. `cause` is the store's own error.
+ */
+export class DropAccessDenied extends Error {
+  override readonly name = 'DropAccessDenied';
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+  }
+}
+
+/**
+ * A read stream whose errors are mapped by `toDropError` (an outage mid-download becomes
+ * `DropUnavailable`), so a store maps errors once also for the bytes it hands out. Destroying
+ * the returned stream destroys `source`.
+ */
+export function mapStreamErrors(
+  source: Readable,
+  toDropError: (error: unknown) => Error,
+): Readable {
+  const out = new PassThrough();
+  source.on('error', (error) => out.destroy(toDropError(error)));
+  out.once('close', () => {
+    if (!source.destroyed) source.destroy();
+  });
+  source.pipe(out);
+  return out;
 }

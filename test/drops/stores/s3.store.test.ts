@@ -5,7 +5,9 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DropUnavailable } from '../../../src/errors.js';
 import { createS3Drop, S3DropError, type S3DropOptions } from '../../../src/drops/stores/s3.js';
+import { DropAccessDenied } from '../../../src/drops/stores/store.js';
 import { startS3rver, type S3rver } from '../../support/s3rver.js';
 import { describeDropStore, readAll } from './store-contract.js';
 import { s3Fixture } from '../../support/s3-fixture.js';
@@ -128,7 +130,9 @@ describe('s3 drop', () => {
     const credentials = { accessKeyId: 'AKIAUNKNOWN7Q', secretAccessKey: 'wrong-secret-Zq7x' };
     const store = dropFor(s3, { credentials });
     const error: unknown = await store.read('in/x.csv').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(S3DropError);
+    // A 403 is a refusal, not an outage: DropAccessDenied, with the S3DropError as its cause.
+    expect(error).toBeInstanceOf(DropAccessDenied);
+    expect((error as Error).cause).toBeInstanceOf(S3DropError);
     const { message, stack } = error as Error;
     expect(message).toContain('s3://drops/in/x.csv');
     expect(message).toContain('403');
@@ -171,7 +175,9 @@ describe('s3 drop when the server fails', () => {
     expect(await store.stat('f/a.csv')).toMatchObject({ size: 1 });
     await s3.kill();
     const started = performance.now();
-    await expect(store.stat('f/a.csv')).rejects.toThrow(S3DropError);
+    const down: unknown = await store.stat('f/a.csv').catch((e: unknown) => e);
+    expect(down).toBeInstanceOf(DropUnavailable); // an outage, mapped once at the store's boundary
+    expect((down as Error).cause).toBeInstanceOf(S3DropError);
     await expect(store.read('f/a.csv')).rejects.toThrow(/s3:\/\/drops\/f\/a\.csv/);
     expect(performance.now() - started).toBeLessThan(3000);
 

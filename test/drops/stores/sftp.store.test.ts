@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { DropUnavailable } from '../../../src/errors.js';
 import { knownHostKeys } from '../../../src/drops/stores/sftp-session.js';
 import { createSftpDrop, SftpError, type SftpDropOptions } from '../../../src/drops/stores/sftp.js';
 import type { DropStore } from '../../../src/drops/stores/store.js';
@@ -25,15 +26,28 @@ afterEach(async () => {
   await Promise.all(stores.splice(0).map((s) => s.close()));
 });
 
-/** Rejects with an SftpError of `code` (and returns it for more checks). */
+/** The SftpError codes the store maps to `DropUnavailable` (an outage), the others pass as they are. */
+const OUTAGES: readonly SftpError['code'][] = [
+  'sftp-unreachable',
+  'sftp-timeout',
+  'sftp-connection-lost',
+];
+
+/**
+ * Rejects with an SftpError of `code` — wrapped in `DropUnavailable` when it is an outage — and
+ * returns the SftpError for more checks.
+ */
 async function sftpFailure(promise: Promise<unknown>, code: SftpError['code']): Promise<SftpError> {
   const error = await promise.then(
     () => expect.unreachable('expected the call to fail'),
     (e: unknown) => e,
   );
-  expect(error).toBeInstanceOf(SftpError);
-  expect((error as SftpError).code).toBe(code);
-  return error as SftpError;
+  const outage = OUTAGES.includes(code);
+  expect(error).toBeInstanceOf(outage ? DropUnavailable : SftpError);
+  const sftpError = outage ? (error as DropUnavailable).cause : error;
+  expect(sftpError).toBeInstanceOf(SftpError);
+  expect((sftpError as SftpError).code).toBe(code);
+  return sftpError as SftpError;
 }
 
 describeDropStore('sftp (OpenSSH)', sftpFixture);
@@ -168,7 +182,7 @@ describe('sftp drop: server failures', () => {
     const store = storeFor(sshd);
     await store.write('r/one.txt', '1');
     await sshd.kill();
-    await expect(store.list('r')).rejects.toBeInstanceOf(SftpError);
+    await expect(store.list('r')).rejects.toBeInstanceOf(DropUnavailable);
     await sshd.restart();
     await vi.waitFor(
       async () => expect((await store.list('r')).map((e) => e.name)).toEqual(['r/one.txt']),
@@ -191,7 +205,7 @@ describe('sftp drop: server failures', () => {
       }
       return bytes;
     })();
-    await expect(reading).rejects.toBeInstanceOf(SftpError);
+    await expect(reading).rejects.toBeInstanceOf(DropUnavailable); // mapped mid-stream too
   });
 
   it('fails a call on a server that stopped answering within the timeout, then reconnects', async () => {

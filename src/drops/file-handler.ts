@@ -1,0 +1,134 @@
+import type { Logger } from '../log.js';
+import { reconnectDelay } from '../backoff.js';
+import { release, type Claim } from './claims.js';
+import type { PipelineDefinition } from './definition.js';
+import type { DropEntry, DropStore } from './stores/store.js';
+import { isUnavailable, RetryLater, type Outcome, type TryOptions } from './try-outcome.js';
+
+/**
+ * What the runner does around each try: processing a claimed file, putting it back when the try
+ * did not settle it, and the in-memory back-off of files that failed. A file that keeps failing
+ * before its bytes are known (it cannot be read, claimed or moved: a refused permission, a bad
+ * name) has no durable state to count attempts in; after `retry.maxAttempts` such failures it is
+ * parked: reported once, at error level, and left alone until it changes (size or time) or the
+ * worker restarts. An outage never parks a file.
+ */
+
+/** `not-due`: the input's state schedules its next try later (set by another worker, or before a restart). */
+export type HandledOutcome = Outcome | 'not-due';
+
+export interface FileHandler {
+  /** Processes one claimed file and puts it back when the try did not settle it. */
+  handle(held: Claim, tryOptions?: TryOptions): Promise<HandledOutcome>;
+  /** Gives a claimed file back to the drop (its own name); a failure is left to the claim's lease. */
+  putBack(held: Claim, log: Logger): Promise<void>;
+  /** A file that failed before it was handled (its name refused, its claim failed). */
+  failedBeforeTry(entry: DropEntry, error: unknown): void;
+  /** Whether the file is waiting out a back-off, or parked. */
+  waiting(entry: DropEntry, now: number): 'backing-off' | 'parked' | undefined;
+  /** Forgets files no longer in the drop. */
+  keepOnly(present: ReadonlySet<string>): void;
+}
+
+export function createFileHandler(options: {
+  readonly pipeline: PipelineDefinition;
+  readonly store: DropStore;
+  readonly log: Logger;
+  readonly processFile: (held: Claim, log: Logger, tryOptions?: TryOptions) => Promise<Outcome>;
+}): FileHandler {
+  const { pipeline, store, log } = options;
+  /** Files that failed: when each may be tried again, and how many failures counted towards parking. */
+  const backOff = new Map<string, { failures: number; counted: number; notBefore: number }>();
+  /** Parked files, with the facts they had when parked. */
+  const parked = new Map<string, { size: number; modifiedMs: number }>();
+  /** The last facts seen of each file, to park it as it is. */
+  const seen = new Map<string, DropEntry>();
+
+  /** Notes a failure; returns when the file may be tried again. */
+  function failed(name: string, error: unknown, fileLog: Logger): number {
+    const before = backOff.get(name) ?? { failures: 0, counted: 0, notBefore: 0 };
+    const failures = before.failures + 1;
+    // Only failures before the bytes were known count here: a try's own attempts are in its state.
+    const counted = before.counted + (error instanceof RetryLater || isUnavailable(error) ? 0 : 1);
+    const notBefore =
+      error instanceof RetryLater
+        ? error.notBefore
+        : Date.now() +
+          reconnectDelay(failures - 1, pipeline.retry.initialDelayMs, pipeline.retry.maxDelayMs);
+    backOff.set(name, { failures, counted, notBefore });
+    if (counted >= pipeline.retry.maxAttempts) {
+      const facts = seen.get(name);
+      parked.set(name, { size: facts?.size ?? -1, modifiedMs: facts?.modifiedMs ?? -1 });
+      backOff.delete(name);
+      fileLog.error(
+        { reason: (error as Error).message, failures: counted },
+        `file parked: it failed ${counted} time(s) before its bytes could be read (retry.maxAttempts); not tried again until it changes or the worker restarts`,
+      );
+    }
+    return notBefore;
+  }
+
+  async function putBack(held: Claim, fileLog: Logger): Promise<void> {
+    if (held.current === held.name) return;
+    await release(store, held).catch((e: unknown) =>
+      fileLog.warn(
+        { reason: (e as Error).message },
+        'could not release the claim; the lease will free it',
+      ),
+    );
+  }
+
+  return {
+    putBack,
+    async handle(held, tryOptions) {
+      const fileLog = log.child({ file: held.name });
+      let outcome: Outcome;
+      try {
+        outcome = await options.processFile(held, fileLog, tryOptions);
+      } catch (error) {
+        // The processor scheduled the retry in the input's state; an earlier failure (the file could not be read) backs off here.
+        const notBefore = failed(held.name, error, fileLog);
+        if (error instanceof RetryLater && error.scheduled) {
+          await putBack(held, fileLog);
+          return 'not-due';
+        }
+        const cause =
+          error instanceof RetryLater && error.cause !== undefined ? error.cause : error;
+        fileLog.warn(
+          {
+            err: cause,
+            reason: (cause as Error).message,
+            failures: backOff.get(held.name)?.failures,
+            retryInMs: Math.max(0, notBefore - Date.now()),
+          },
+          'file not processed (transient): it stays in the drop and is tried again',
+        );
+        await putBack(held, fileLog);
+        return 'retried';
+      }
+      if (outcome === 'interrupted') {
+        await putBack(held, fileLog); // due again at once: a stop is no reason to back off
+        return outcome;
+      }
+      backOff.delete(held.name);
+      return outcome;
+    },
+    failedBeforeTry(entry, error) {
+      seen.set(entry.name, entry);
+      failed(entry.name, error, log.child({ file: JSON.stringify(entry.name.slice(0, 200)) }));
+    },
+    waiting(entry, now) {
+      seen.set(entry.name, entry);
+      const parking = parked.get(entry.name);
+      if (parking) {
+        if (parking.size === entry.size && parking.modifiedMs === entry.modifiedMs) return 'parked';
+        parked.delete(entry.name); // it changed: someone may have fixed it
+      }
+      return (backOff.get(entry.name)?.notBefore ?? 0) > now ? 'backing-off' : undefined;
+    },
+    keepOnly(present) {
+      for (const map of [backOff, parked, seen])
+        for (const name of map.keys()) if (!present.has(name)) map.delete(name);
+    },
+  };
+}

@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../log.js';
+import type { DropMetrics } from '../metrics.js';
+import type { Ingest } from '../pipeline/batch.js';
+import type { Receipt } from '../pipeline/receipt.js';
+import type { OnboardingProfiles } from '../records/legacy/index.js';
+import type { Claim } from './claims.js';
+import type { PipelineDefinition } from './definition.js';
+import type { DropLease } from './lease.js';
+import { spool, SPOOL_OWNER, type Spooled } from './spool.js';
+import type { InputState, SettlePlan } from './state/input-state.js';
+import { readState, writeState } from './state/persist.js';
+import type { DropStore } from './stores/store.js';
+
+export interface FileProcessorOptions {
+  readonly pipeline: PipelineDefinition;
+  readonly store: DropStore;
+  readonly ingest: Ingest;
+  readonly onboarding: OnboardingProfiles;
+  readonly log: Logger;
+  readonly lease: DropLease;
+  readonly workerId: string;
+  /** Local folder for copies of files being processed. */
+  readonly spoolDirectory: string;
+  readonly maxJsonBytes: number;
+  readonly maxRecords?: number;
+  readonly metrics?: Pick<DropMetrics, 'receiptWriteFailed'>;
+  /**
+   * Aborted when the worker stops and its grace time is over: the file in hand is interrupted at
+   * the next safe point (see `StreamBatch.signal`), its progress kept, and it is given back.
+   * @default never
+   */
+  readonly signal?: AbortSignal;
+}
+
+/** What every try of one processor shares: its options, and how it writes and loses states. */
+export interface TryContext extends FileProcessorOptions {
+  /** `<store type>:<where>`, for receipts. */
+  readonly source: string;
+  /** Writes the state (as this worker's); resolves with it as written. */
+  save(state: InputState): Promise<InputState>;
+  /**
+   * States an outage kept from being written (the store was down when the try ended), by sha256,
+   * with the `updatedAt` of the state they follow: the next try here applies one if nobody wrote
+   * the input's state since, so an outage of the store itself does not use an attempt either.
+   */
+  readonly owed: Map<string, { follows: string | undefined; state: InputState }>;
+}
+
+/** Most owed states kept in memory; past it the oldest is forgotten (its input then counts the try). */
+const MAX_OWED = 1000;
+
+export function createTryContext(options: FileProcessorOptions): TryContext {
+  const { store } = options;
+  return {
+    ...options,
+    source: `${store.type}:${store.where}`,
+    save: (state) => writeState(store, { ...state, worker: options.workerId }),
+    owed: new Map(),
+  };
+}
+
+/** Remembers a state that could not be written because of an outage (see `TryContext.owed`). */
+export function owe(ctx: TryContext, follows: InputState, state: InputState): void {
+  ctx.owed.delete(state.sha256);
+  ctx.owed.set(state.sha256, { follows: follows.updatedAt, state });
+  if (ctx.owed.size > MAX_OWED) ctx.owed.delete(ctx.owed.keys().next().value as string);
+}
+
+/** One try of one claimed file: the facts every step of it reads. Its state is passed along apart. */
+export interface FileTry {
+  readonly held: Claim;
+  readonly log: Logger;
+  /** When this try took the file (ISO 8601). */
+  readonly receivedAt: string;
+  /** This try's scratch folder in the spool, and the local files composed there. */
+  readonly work: string;
+  /** Stops renewing the claim (before settling: the settle ends the claim). */
+  stopHeartbeat(): Promise<void>;
+  readonly local: { readonly receipt: string; readonly ids: string; readonly lineage: string };
+  readonly spooled: Spooled;
+  /** The file as receipts describe it. */
+  readonly file: Receipt['file'];
+  /** What earlier tries of these bytes left in the drop (or owed it), if anything. */
+  readonly earlier: InputState | undefined;
+  /** A settle of this same file that a crash cut short: carried out again (one receipt, not two). */
+  readonly unfinishedSettle: SettlePlan | undefined;
+}
+
+/** A fresh scratch folder name in the spool for one try (removed when the try ends). */
+export const scratchFolder = (ctx: TryContext) =>
+  path.join(ctx.spoolDirectory, `${SPOOL_OWNER}${randomUUID()}`);
+
+/** Copies the file into the spool (hashing it) and reads what its bytes did before. */
+export async function openFileTry(
+  ctx: TryContext,
+  { held, log, work, stopHeartbeat }: Pick<FileTry, 'held' | 'log' | 'work' | 'stopHeartbeat'>,
+): Promise<FileTry> {
+  const receivedAt = new Date().toISOString();
+  const local = {
+    receipt: path.join(work, 'receipt.json'),
+    ids: path.join(work, 'message-ids'),
+    lineage: path.join(work, 'lineage'),
+  };
+  await mkdir(work, { recursive: true });
+  const spooled = await spool(ctx.store, held.current, work);
+  let earlier = await readState(ctx.store, spooled.sha256);
+  const owed = ctx.owed.get(spooled.sha256);
+  if (owed) {
+    ctx.owed.delete(spooled.sha256);
+    if (earlier?.updatedAt === owed.follows) earlier = owed.state; // nobody wrote it since
+  }
+  return {
+    held,
+    log,
+    receivedAt,
+    work,
+    stopHeartbeat,
+    local,
+    spooled,
+    file: { name: held.name, size: spooled.size, sha256: spooled.sha256, source: ctx.source },
+    earlier,
+    unfinishedSettle: earlier?.file === held.name ? earlier.settling : undefined,
+  };
+}
+
+/** What every receipt of this try says about the file. */
+export function receiptFacts(ctx: TryContext, tr: FileTry, attempt: number) {
+  const { pipeline } = ctx;
+  return {
+    pipeline: pipeline.name,
+    businessId: pipeline.businessId,
+    kind: pipeline.kind,
+    format: pipeline.format,
+    file: tr.file,
+    receivedAt: tr.receivedAt,
+    attempt,
+  };
+}
+
+/** The claim went to another worker (missed heartbeat), or the drop's lease did: stop before any effect. */
+export const lost = (ctx: TryContext, held: Claim) => held.lost || !ctx.lease.held;

@@ -1,0 +1,47 @@
+import type { HandledOutcome } from './file-handler.js';
+
+/** What one look at the drop did. */
+export interface RunSummary {
+  accepted: number;
+  rejected: number;
+  duplicates: number;
+  /** Given up on after `retry.maxAttempts` tries: settled as failed. */
+  dead: number;
+  /** Left in place (or put back) after a transient failure, to be tried again. */
+  retried: number;
+  /** Taken by another worker first. */
+  skipped: number;
+  /** Cut short by a stop and put back, its progress recorded: the next start publishes the rest. */
+  interrupted: number;
+  /** Present but not ready yet. */
+  settling: number;
+  /** Ready, but waiting out the back-off after a transient failure. */
+  backingOff: number;
+  /** Left alone after `retry.maxAttempts` failures before its bytes could be read (see file-handler.ts). */
+  parked: number;
+  /** Another worker holds the drop's lease: this one did not look (S3 with several workers). */
+  standby: boolean;
+}
+
+export function emptySummary(): RunSummary {
+  return {
+    accepted: 0,
+    rejected: 0,
+    duplicates: 0,
+    dead: 0,
+    retried: 0,
+    skipped: 0,
+    interrupted: 0,
+    settling: 0,
+    backingOff: 0,
+    parked: 0,
+    standby: false,
+  };
+}
+
+/** Counts how one file ended in the look's summary. */
+export function countOutcome(summary: RunSummary, outcome: HandledOutcome): void {
+  if (outcome === 'duplicate') summary.duplicates += 1;
+  else if (outcome === 'not-due') summary.backingOff += 1;
+  else summary[outcome] += 1;
+}

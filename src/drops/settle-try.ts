@@ -1,0 +1,102 @@
+import { GaveUp, toProblem } from '../errors.js';
+import type { Receipt } from '../pipeline/receipt.js';
+import { lost, receiptFacts, type FileTry, type TryContext } from './file-try.js';
+import { planSettle, settle } from './settle.js';
+import { spool } from './spool.js';
+import type { InputState } from './state/input-state.js';
+import { dead, duplicateReceipted, settled, settling } from './state/machine.js';
+import { idsName } from './state/persist.js';
+import type { Outcome } from './try-outcome.js';
+
+/**
+ * The last step of a try: the settle plan goes into the state, then the receipt and the move
+ * (settle.ts), then the state with where they went. `ids`: the id list the receipt carries
+ * (accepted inputs). False: another worker took the file over and settles it.
+ */
+export async function settleTry(
+  ctx: TryContext,
+  tr: FileTry,
+  state: InputState,
+  receipt: Receipt,
+  ids?: string,
+): Promise<boolean> {
+  await tr.stopHeartbeat();
+  if (lost(ctx, tr.held)) return false;
+  const success = receipt.outcome === 'accepted';
+  const plan = await planSettle(ctx, tr.held, success, tr.unfinishedSettle);
+  const planned = await ctx.save(settling(state, plan));
+  const written = await settle(ctx, tr.held, receipt, plan, {
+    receipt: tr.local.receipt,
+    ids: success ? (ids ?? tr.local.ids) : undefined,
+  });
+  await ctx.save(settled(planned, written));
+  return true;
+}
+
+/** No more tries: the state `dead` (terminal) and a failure receipt that says why. */
+export async function giveUp(ctx: TryContext, tr: FileTry, state: InputState): Promise<Outcome> {
+  const { maxAttempts } = ctx.pipeline.retry;
+  const reason = `Gave up after ${state.attempts} tries (retry.maxAttempts is ${maxAttempts}); the last one: ${state.lastError ?? 'unknown'}`;
+  const deadState = await ctx.save(dead(state));
+  const receipt: Receipt = {
+    ...receiptFacts(ctx, tr, deadState.attempts),
+    outcome: 'dead',
+    response: toProblem(new GaveUp({ detail: reason }), tr.held.name).problem,
+    processedAt: new Date().toISOString(),
+  };
+  if (!(await settleTry(ctx, tr, deadState, receipt))) return 'skipped';
+  tr.log.error(
+    { sha256: tr.spooled.sha256, attempts: deadState.attempts, reason: deadState.lastError },
+    'file given up on: settled as failed, not tried again on its own',
+  );
+  return 'dead';
+}
+
+/**
+ * Bytes that were published before are never published again: a copy under another name (or
+ * after its receipt) gets a `duplicate` receipt; the same file whose settle a crash cut short
+ * gets its `accepted` receipt completed.
+ */
+export async function settlePublished(
+  ctx: TryContext,
+  tr: FileTry,
+  earlier: InputState,
+): Promise<Outcome> {
+  const copy = earlier.file !== tr.held.name || earlier.status === 'receipted';
+  const response = { ...earlier.response!, messageIds: [] };
+  const facts = receiptFacts(ctx, tr, earlier.attempts + 1);
+  const receipt: Receipt = copy
+    ? {
+        ...facts,
+        outcome: 'duplicate',
+        response,
+        processedAt: new Date().toISOString(),
+        duplicateOf: {
+          file: earlier.file,
+          processedAt: earlier.processedAt ?? '',
+          receipt: earlier.receipt ?? '',
+        },
+      }
+    : {
+        ...facts,
+        outcome: 'accepted',
+        response,
+        processedAt: earlier.processedAt ?? new Date().toISOString(),
+      };
+  const ids = (await spool(ctx.store, idsName(tr.spooled.sha256), tr.work)).path;
+  if (copy) {
+    // The accepted input's state stays as it was, but for the note of where the copy's receipt is.
+    await tr.stopHeartbeat();
+    if (lost(ctx, tr.held)) return 'skipped';
+    const plan = await planSettle(ctx, tr.held, true);
+    const written = await settle(ctx, tr.held, receipt, plan, { receipt: tr.local.receipt, ids });
+    await ctx.save(duplicateReceipted(earlier, written.receipt));
+  } else if (!(await settleTry(ctx, tr, earlier, receipt, ids))) {
+    return 'skipped';
+  }
+  tr.log.info(
+    { sha256: tr.spooled.sha256, outcome: receipt.outcome },
+    copy ? 'duplicate of an accepted file: not published again' : 'receipt completed',
+  );
+  return copy ? 'duplicate' : 'accepted';
+}
