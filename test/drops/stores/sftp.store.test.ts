@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DropUnavailable } from '../../../src/errors.js';
-import { knownHostKeys } from '../../../src/drops/stores/sftp-session.js';
+import { knownHostKeys } from '../../../src/drops/stores/sftp-host-keys.js';
 import { createSftpDrop, SftpError, type SftpDropOptions } from '../../../src/drops/stores/sftp.js';
 import type { DropStore } from '../../../src/drops/stores/store.js';
 import { startSshd, type TestSshd } from '../../support/sshd.js';
