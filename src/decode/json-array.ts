@@ -143,13 +143,15 @@ class ArrayScanner {
         else if (b === CLOSE_ARRAY) this.expect = 'end';
         else {
           throw malformed(
-            `Expected "," or "]" after record ${this.count - 1}, found ${shown(b)} at byte ${this.offset + i}.`,
+            `Not valid JSON: expected "," or "]" after record ${this.count - 1}, found ${shown(b)} at byte ${this.offset + i}.`,
           );
         }
       } else if (this.expect === 'first') {
         if (b === CLOSE_ARRAY && this.count === 0) this.expect = 'end';
         else if (b === CLOSE_ARRAY || b === COMMA || b === CLOSE_OBJECT) {
-          throw malformed(`Expected a record, found ${shown(b)} at byte ${this.offset + i}.`);
+          throw malformed(
+            `Not valid JSON: expected a record, found ${shown(b)} at byte ${this.offset + i}.`,
+          );
         } else {
           this.expect = 'element';
           start = i;
@@ -158,7 +160,9 @@ class ArrayScanner {
           this.depth = this.primitive ? 0 : 1;
         }
       } else {
-        throw malformed(`Unexpected ${shown(b)} after the array ends, at byte ${this.offset + i}.`);
+        throw malformed(
+          `Not valid JSON: unexpected ${shown(b)} after the array ends, at byte ${this.offset + i}.`,
+        );
       }
     }
     // The element goes on in the next chunk: keep what this one holds of it.
@@ -172,7 +176,7 @@ class ArrayScanner {
     if (this.expect === 'open') throw malformed('The file is empty.');
     if (this.expect !== 'end') {
       throw malformed(
-        `The file ends inside the array, after ${this.count} record(s): it is cut short.`,
+        `Not a complete JSON array: the file ends after ${this.count} record(s), inside the array (cut short?).`,
       );
     }
   }

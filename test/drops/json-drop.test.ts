@@ -95,7 +95,7 @@ describe('a v2 JSON file in a drop', () => {
       outcome: 'rejected',
       response: {
         status: 400,
-        detail: expect.stringMatching(/Record 49 is not valid JSON|cut short/),
+        detail: expect.stringMatching(/Record 49 is not valid JSON|Not a complete JSON array/),
       },
     });
   });
