@@ -10,8 +10,9 @@ import { deleteEventsTopology, testEventsConfig } from '../support/events-harnes
 import { tempFolder } from '../support/temp.js';
 import { startWebhookReceiver, testSecret } from '../support/webhook-receiver.js';
 
+// The hash of a key of this test's own (the demo key's hash is refused with a broker).
 const HASH =
-  '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
+  '$scrypt$ln=15,r=8,p=1$P4mj2DSIu5Ti9cXn7sZbXQ==$C3Wzja6iSISVrNvcxP0aEyG7A82Rij+6A97m8yzBm3o=';
 const SECRET = testSecret(6);
 const EVENTS = 5;
 
@@ -51,6 +52,7 @@ it('a worker killed (SIGKILL) mid-delivery loses nothing: the next one redeliver
     INGEST_CONFIG: config,
     AMQP_URL,
     PORT: '0',
+    ADMIN_PORT: '0', // the admin listener too: parallel test files each start a service
     HOST: '127.0.0.1',
     ACME_WEBHOOK_SECRET: SECRET,
   };
