@@ -11,7 +11,14 @@ import { formatPath } from './issues.js';
  */
 const isIdName = (key: string): boolean => key === 'businessId' || key === 'AccountID';
 
-/** Whether any identity key holds another value (the primary one included). */
+/**
+ * `__proto__` as a key: JSON.parse keeps it as a plain field, but copying the record (zod does)
+ * turns it into the object's prototype, so it would be silently dropped, against the promise
+ * that unknown fields pass through. It is refused instead, by name.
+ */
+const RESERVED = '__proto__';
+
+/** Whether any identity key holds another value (the primary one included), or a key is reserved. */
 function hasForeignId(value: unknown, businessId: string): boolean {
   if (Array.isArray(value)) {
     for (const item of value)
@@ -21,21 +28,30 @@ function hasForeignId(value: unknown, businessId: string): boolean {
   // for-in: no key array allocated (JSON-parsed objects have no inherited enumerable keys).
   for (const key in value as Record<string, unknown>) {
     const child = (value as Record<string, unknown>)[key];
-    if (child !== businessId && isIdName(key)) return true;
+    if ((child !== businessId && isIdName(key)) || key === RESERVED) return true;
     if (typeof child === 'object' && child !== null && hasForeignId(child, businessId)) return true;
   }
   return false;
 }
 
-/** Paths of identity keys (other than `primary`, checked on its own) whose value is not `businessId`. */
-export function foreignIdPaths(
+/** Where a record breaks the key rules: foreign identity keys (other than `primary`, checked on its own) and reserved keys. */
+export interface KeyProblems {
+  readonly foreign: string[];
+  readonly reserved: string[];
+}
+
+const NONE: KeyProblems = Object.freeze({ foreign: [], reserved: [] }) as KeyProblems;
+
+/** The paths of identity keys whose value is not `businessId`, and of reserved keys. */
+export function keyProblems(
   input: unknown,
   businessId: string,
   primary: readonly string[],
-): string[] {
-  if (typeof input !== 'object' || input === null || !hasForeignId(input, businessId)) return [];
+): KeyProblems {
+  if (typeof input !== 'object' || input === null || !hasForeignId(input, businessId)) return NONE;
   // Rare: walk again, this time keeping paths.
-  const found: string[] = [];
+  const foreign: string[] = [];
+  const reserved: string[] = [];
   const path: PropertyKey[] = [];
   const isPrimary = () =>
     path.length === primary.length && path.every((segment, i) => segment === primary[i]);
@@ -46,12 +62,13 @@ export function foreignIdPaths(
       : Object.entries(value);
     for (const [key, child] of entries) {
       path.push(key);
-      if (typeof key === 'string' && child !== businessId && isIdName(key) && !isPrimary())
-        found.push(formatPath(path));
+      if (key === RESERVED) reserved.push(formatPath(path));
+      else if (typeof key === 'string' && child !== businessId && isIdName(key) && !isPrimary())
+        foreign.push(formatPath(path));
       walk(child);
       path.pop();
     }
   };
   walk(input);
-  return found;
+  return { foreign, reserved };
 }

@@ -5,7 +5,7 @@
  */
 import type { RecordKind } from './kind.js';
 import { PARSE_OPTIONS, formatIssues, formatPath } from './issues.js';
-import { foreignIdPaths } from './tenancy.js';
+import { keyProblems } from './tenancy.js';
 
 export type ValidationResult =
   | { ok: true; record: Record<string, unknown> }
@@ -13,6 +13,8 @@ export type ValidationResult =
 
 /** Deliberately silent about both values: the caller knows its own id, and echoing another is a leak. */
 const TENANCY_MESSAGE = 'Must equal the authenticated business id';
+/** A key that could not pass through unchanged (see tenancy.ts). */
+const RESERVED_MESSAGE = 'Not allowed: "__proto__" is a reserved name; rename the field';
 
 /** Reads `path` from an unknown value without allocating; undefined if any step is not an object. */
 function valueAt(input: unknown, path: readonly string[]): unknown {
@@ -57,9 +59,11 @@ export function validateRecord(
 ): ValidationResult {
   const result = kind.schema.safeParse(input, PARSE_OPTIONS);
   const foreign = isForeign(kind, input, businessId);
-  const others = foreignIdPaths(input, businessId, kind.businessIdPath).map(
-    (path) => `${path}: ${TENANCY_MESSAGE}`,
-  );
+  const keys = keyProblems(input, businessId, kind.businessIdPath);
+  const others = [
+    ...keys.foreign.map((path) => `${path}: ${TENANCY_MESSAGE}`),
+    ...keys.reserved.map((path) => `${path}: ${RESERVED_MESSAGE}`),
+  ];
 
   if (result.success) {
     if (foreign || others.length > 0) {

@@ -96,6 +96,23 @@ describe('timestamps (ISO 8601 with the UTC designator)', () => {
   });
 });
 
+describe('reserved keys', () => {
+  it('refuses a "__proto__" key by name, at any depth, instead of dropping it silently', () => {
+    const text = JSON.stringify(salesOrder())
+      .replace('{', '{"__proto__":{"polluted":true},')
+      .replace('"shipmentLines":[{', '"shipmentLines":[{"__proto__":1,');
+    const input = JSON.parse(text) as unknown;
+    expect(validateRecord(KINDS['sales-orders'], input, BUSINESS_ID)).toEqual({
+      ok: false,
+      errors: [
+        '__proto__: Not allowed: "__proto__" is a reserved name; rename the field',
+        'shipmentLines[0].__proto__: Not allowed: "__proto__" is a reserved name; rename the field',
+      ],
+    });
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
 describe('tenancy', () => {
   it('rejects a record for another business without echoing either id', () => {
     const input = salesOrder();
