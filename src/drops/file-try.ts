@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
+import type { Environment } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
 import type { Ingest } from '../pipeline/batch.js';
@@ -27,6 +28,8 @@ export interface FileProcessorOptions {
   readonly maxJsonBytes: number;
   readonly maxRecords?: number;
   readonly metrics?: Pick<DropMetrics, 'receiptWriteFailed'>;
+  /** Said in every receipt; in the sandbox an accepted file's receipt says `validated`. @default 'production' */
+  readonly environment?: Environment;
   /**
    * Aborted when the worker stops and its grace time is over: the file in hand is interrupted at
    * the next safe point (see `StreamBatch.signal`), its progress kept, and it is given back.
@@ -134,6 +137,7 @@ export function receiptFacts(ctx: TryContext, tr: FileTry, attempt: number) {
     businessId: pipeline.businessId,
     kind: pipeline.kind,
     format: pipeline.format,
+    environment: ctx.environment ?? 'production',
     file: tr.file,
     receivedAt: tr.receivedAt,
     attempt,
@@ -142,3 +146,7 @@ export function receiptFacts(ctx: TryContext, tr: FileTry, attempt: number) {
 
 /** The claim went to another worker (missed heartbeat), or the drop's lease did: stop before any effect. */
 export const lost = (ctx: TryContext, held: Claim) => held.lost || !ctx.lease.held;
+
+/** What a file whose every record passed says: accepted, or in the sandbox (nothing published) validated. */
+export const acceptedOutcome = (ctx: TryContext) =>
+  ctx.environment === 'sandbox' ? ('validated' as const) : ('accepted' as const);

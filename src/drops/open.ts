@@ -69,6 +69,7 @@ export function createConfiguredDropRunner(
     lease,
     ingest,
     onboarding: config.onboarding,
+    environment: config.environment,
     log,
     spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
     ...(metrics ? { metrics } : {}),

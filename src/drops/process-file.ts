@@ -6,6 +6,7 @@ import type { Receipt } from '../pipeline/receipt.js';
 import { reconnectDelay } from '../backoff.js';
 import { CLAIMS_FOLDER, startHeartbeat, type Claim } from './claims.js';
 import {
+  acceptedOutcome,
   createTryContext,
   openFileTry,
   owe,
@@ -119,7 +120,7 @@ async function tryOnce(
     state = ended.state;
     receipt = {
       ...receiptFacts(ctx, tr, state.attempts),
-      outcome: 'accepted',
+      outcome: acceptedOutcome(ctx),
       response: { ...ended.summary, messageIds: [] },
       processedAt: state.processedAt!,
     };
@@ -146,9 +147,9 @@ async function tryOnce(
   if (!(await settleTry(ctx, tr, state, receipt))) return 'skipped';
   tr.log.info(
     { sha256: tr.spooled.sha256, outcome: receipt.outcome, attempt: state.attempts, correlationId },
-    receipt.outcome === 'accepted' ? 'file accepted' : 'file rejected',
+    receipt.outcome === 'rejected' ? 'file rejected' : `file ${receipt.outcome}`,
   );
-  return receipt.outcome === 'accepted' ? 'accepted' : 'rejected';
+  return receipt.outcome === 'rejected' ? 'rejected' : receipt.outcome;
 }
 
 /**

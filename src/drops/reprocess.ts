@@ -175,7 +175,11 @@ async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Prom
   const after = await readState(store, result.sha256).catch(() => undefined);
   result.attempt = after?.attempts;
   result.outcome = outcome === 'not-due' ? 'retried' : after?.status === 'dead' ? 'dead' : outcome;
-  if (result.outcome !== 'accepted' && result.outcome !== 'duplicate')
+  if (
+    result.outcome !== 'accepted' &&
+    result.outcome !== 'validated' &&
+    result.outcome !== 'duplicate'
+  )
     result.reason = after?.lastError;
 }
 

@@ -3,6 +3,8 @@ import type { HandledOutcome } from './file-handler.js';
 /** What one look at the drop did. */
 export interface RunSummary {
   accepted: number;
+  /** The sandbox's `accepted`: every record passed validation, nothing was published. */
+  validated: number;
   rejected: number;
   duplicates: number;
   /** Given up on after `retry.maxAttempts` tries: settled as failed. */
@@ -26,6 +28,7 @@ export interface RunSummary {
 export function emptySummary(): RunSummary {
   return {
     accepted: 0,
+    validated: 0,
     rejected: 0,
     duplicates: 0,
     dead: 0,

@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import type { Environment } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
 import type { Ingest } from '../pipeline/batch.js';
@@ -29,6 +30,8 @@ export interface DropRunnerOptions {
   readonly store: DropStore;
   readonly ingest: Ingest;
   readonly onboarding: OnboardingProfiles;
+  /** Said in every receipt; in the sandbox an accepted file's receipt says `validated`. @default 'production' */
+  readonly environment?: Environment;
   readonly log: Logger;
   /** Local folder for copies of files being processed. */
   readonly spoolDirectory: string;

@@ -1,6 +1,6 @@
 import { GaveUp, toProblem } from '../errors.js';
 import type { Receipt } from '../pipeline/receipt.js';
-import { lost, receiptFacts, type FileTry, type TryContext } from './file-try.js';
+import { acceptedOutcome, lost, receiptFacts, type FileTry, type TryContext } from './file-try.js';
 import { planSettle, settle } from './settle.js';
 import { spool } from './spool.js';
 import type { InputState } from './state/input-state.js';
@@ -22,7 +22,7 @@ export async function settleTry(
 ): Promise<boolean> {
   await tr.stopHeartbeat();
   if (lost(ctx, tr.held)) return false;
-  const success = receipt.outcome === 'accepted';
+  const success = receipt.outcome === 'accepted' || receipt.outcome === 'validated';
   const plan = await planSettle(ctx, tr.held, success, tr.unfinishedSettle);
   const planned = await ctx.save(settling(state, plan));
   const written = await settle(ctx, tr.held, receipt, plan, {
@@ -79,7 +79,7 @@ export async function settlePublished(
       }
     : {
         ...facts,
-        outcome: 'accepted',
+        outcome: acceptedOutcome(ctx),
         response,
         processedAt: earlier.processedAt ?? new Date().toISOString(),
       };

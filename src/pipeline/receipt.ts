@@ -1,3 +1,4 @@
+import type { Environment } from '../config/schema.js';
 import type { ProblemDetails } from '../errors.js';
 import type { BulkResponse } from './batch.js';
 
@@ -8,10 +9,14 @@ import type { BulkResponse } from './batch.js';
  */
 export interface Receipt {
   /**
-   * `accepted`: every record published and confirmed. `rejected`: nothing published.
-   * `duplicate`: these bytes were accepted before. `dead`: given up on after too many tries, nothing published.
+   * `accepted`: every record published and confirmed. `validated`: the sandbox's answer — every
+   * record passed validation and, as the sandbox creates nothing, nothing was published.
+   * `rejected`: nothing published. `duplicate`: these bytes were accepted before. `dead`: given up
+   * on after too many tries, nothing published.
    */
-  outcome: 'accepted' | 'rejected' | 'duplicate' | 'dead';
+  outcome: 'accepted' | 'validated' | 'rejected' | 'duplicate' | 'dead';
+  /** The environment that wrote the receipt: a sandbox receipt never reads like a production one. */
+  environment: Environment;
   /** The `202` bulk response (accepted, duplicate) or the problem details (rejected, dead). */
   response: BulkResponse | ProblemDetails;
   pipeline: string;

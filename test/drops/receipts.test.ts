@@ -13,6 +13,7 @@ const receipt = (messageIds: string[]): Receipt => ({
   businessId: 'ACME',
   kind: 'sales-orders',
   format: 'v1-csv',
+  environment: 'production',
   file: { name: 'orders "1".csv', size: 10, sha256: 'ab', source: 'local:/drop' },
   receivedAt: '2026-01-01T00:00:00.000Z',
   processedAt: '2026-01-01T00:00:01.000Z',
