@@ -211,7 +211,7 @@ export const pipelineSchema = z
       }),
     claimLeaseMs: z.int().min(1_000).default(600_000).meta({
       description:
-        "How long a claim holds before another worker may take the file over (a crashed worker's claim).",
+        "How long a claim holds before another worker may take the file over (a crashed worker's claim). A worker renews the claims it works on four times per lease, so it must miss three renewals in a row to lose one.",
     }),
   })
   .meta({

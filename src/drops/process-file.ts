@@ -55,7 +55,7 @@ export function createFileProcessor(
     await sweepAbandoned(ctx.spoolDirectory);
     const work = scratchFolder(ctx);
     const heartbeat = store.atomicRename
-      ? startHeartbeat(store, held, ctx.workerId, Math.max(1000, pipeline.claimLeaseMs / 3))
+      ? startHeartbeat(store, held, ctx.workerId, heartbeatInterval(pipeline.claimLeaseMs))
       : undefined;
     const stopHeartbeat = async () => {
       await heartbeat?.stop();
@@ -188,3 +188,11 @@ async function scheduleRetry(
   }
   throw new RetryLater(reason, notBefore, error);
 }
+
+/**
+ * A claim is renewed four times per lease, so a worker must miss three beats in a row before
+ * another may take its file over. At one beat per lease third with a 1 s floor, the shortest
+ * lease (1 s) had no margin at all: a busy event loop lost a live claim, and two workers each
+ * settled the same file (two receipts, found by the worker-killed fault test under load).
+ */
+export const heartbeatInterval = (claimLeaseMs: number) => Math.max(200, claimLeaseMs / 4);
