@@ -69,7 +69,11 @@ export function parseApiKeyHash(stored: string): ParsedHash | undefined {
     parsed.p > 4
   )
     return undefined;
-  if (parsed.salt.length < 8 || parsed.hash.length < 16) return undefined;
+  // Canonical base64 of a whole digest, as hash-key prints it: a hash cut short in copying (or
+  // altered) would otherwise load, and its business would get 401 forever without a word.
+  if (parsed.salt.length < 8 || parsed.hash.length !== KEY_LENGTH) return undefined;
+  if (parsed.salt.toString('base64') !== salt || parsed.hash.toString('base64') !== hash)
+    return undefined;
   return parsed;
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { API_KEY_HASH_PATTERN } from '../api-keys.js';
+import { API_KEY_HASH_PATTERN, parseApiKeyHash } from '../api-keys.js';
 import { KIND_NAMES } from '../records/kind.js';
 import { eventsSchema, webhooksSchema } from '../events/config.js';
 import { httpSchema } from './http-schema.js';
@@ -29,7 +29,14 @@ const tenantSchema = z.strictObject({
     }),
   apiKeyHash: z
     .string()
-    .regex(API_KEY_HASH_PATTERN, "Expected a scrypt hash printed by 'warehouse-ingest hash-key'")
+    .regex(API_KEY_HASH_PATTERN, {
+      message: "Expected a scrypt hash printed by 'warehouse-ingest hash-key'",
+      abort: true,
+    })
+    .refine((hash) => parseApiKeyHash(hash) !== undefined, {
+      message:
+        "Not a whole scrypt hash as 'warehouse-ingest hash-key' prints it (cut short or altered?): cost ln 10–20, r 1–16, p 1–4, a salt of 8+ bytes and a 32-byte hash, both in canonical base64. Hash the key again and paste the whole line.",
+    })
     .meta({
       description:
         'The API key as a scrypt hash (PHC format), printed by `warehouse-ingest hash-key -`. Keys are never stored in clear.',

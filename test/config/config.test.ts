@@ -92,6 +92,22 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('refuses a key hash cut short or altered, which would load and then answer 401 forever', () => {
+    for (const broken of [HASH.slice(0, -2), HASH.slice(0, -4), HASH.replace('ln=15', 'ln=30')]) {
+      const file = temp.write(
+        'cut.yaml',
+        `tenants:\n  - businessId: ACME\n    apiKeyHash: "${broken}"\n`,
+      );
+      expect(problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } }))).toEqual([
+        {
+          file,
+          field: 'tenants[0].apiKeyHash',
+          message: expect.stringContaining('Not a whole scrypt hash'),
+        },
+      ]);
+    }
+  });
+
   it("has a shutdown grace time that fits Kubernetes' 30 s, and checks one that is set", () => {
     expect(loadConfig({ env: {} }).shutdown.graceMs).toBe(25_000);
     expect(
