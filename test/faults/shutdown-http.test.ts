@@ -150,7 +150,9 @@ describe('the service stopped while a batch is in flight', () => {
       });
       request.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
     });
-    expect([503, 'ECONNREFUSED']).toContain(fresh);
+    // ECONNRESET: a connection the kernel had queued just as the listener closed is reset, unread
+    // (seen once in CI) — refused all the same, with no answer that could be mistaken for one.
+    expect([503, 'ECONNREFUSED', 'ECONNRESET']).toContain(fresh);
     // A request on a connection that was open when the stop began: a whole 503 answer, then the connection closes.
     const answer = await late.finish(
       `content-type: application/json\r\nauthorization: ${basicAuth(DEMO)}\r\ncontent-length: 2\r\n\r\n[]`,
