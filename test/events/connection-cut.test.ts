@@ -1,25 +1,13 @@
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { emitEvent } from '../../src/events/emit.js';
 import { AMQP_URL } from '../support/broker.js';
-import {
-  startEventsHarness,
-  testEventsConfig,
-  webhook,
-  type EventsHarness,
-} from '../support/events-harness.js';
-import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
-import {
-  startWebhookReceiver,
-  testSecret,
-  type WebhookReceiver,
-} from '../support/webhook-receiver.js';
+import { closedAfterEach } from '../support/closing.js';
+import { startEventsHarness, testEventsConfig, webhook } from '../support/events-harness.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
+import { startWebhookReceiver, testSecret } from '../support/webhook-receiver.js';
 
 const EVENTS = 6;
-let open: Array<EventsHarness | WebhookReceiver | TcpProxy> = [];
-afterEach(async () => {
-  for (const thing of open.reverse()) await thing.close();
-  open = [];
-});
+const open = closedAfterEach();
 
 it('the broker connection cut mid-delivery: every event delivered at least once, duplicates share webhook-id', async () => {
   const { hostname, port } = new URL(AMQP_URL);

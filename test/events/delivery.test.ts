@@ -1,27 +1,20 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { emitEvent } from '../../src/events/emit.js';
 import { AMQP_URL } from '../support/broker.js';
+import { closedAfterEach } from '../support/closing.js';
 import {
   startEventsHarness,
   testEventsConfig,
   webhook,
   type EventsHarness,
 } from '../support/events-harness.js';
-import {
-  startWebhookReceiver,
-  testSecret,
-  type WebhookReceiver,
-} from '../support/webhook-receiver.js';
+import { startWebhookReceiver, testSecret } from '../support/webhook-receiver.js';
 
 const OLD = testSecret(1);
 const NEW = testSecret(2);
 const env = { ACME_OLD: OLD, ACME_NEW: NEW };
 
-let open: Array<EventsHarness | WebhookReceiver> = [];
-afterEach(async () => {
-  for (const thing of open.reverse()) await thing.close();
-  open = [];
-});
+const open = closedAfterEach();
 
 async function setUp(options: { schedule?: number[]; webhookExtra?: object } = {}) {
   const receiver = await startWebhookReceiver([OLD, NEW]);

@@ -1,23 +1,11 @@
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { emitEvent } from '../../src/events/emit.js';
 import { AMQP_URL } from '../support/broker.js';
-import {
-  startEventsHarness,
-  testEventsConfig,
-  webhook,
-  type EventsHarness,
-} from '../support/events-harness.js';
-import {
-  startWebhookReceiver,
-  testSecret,
-  type WebhookReceiver,
-} from '../support/webhook-receiver.js';
+import { closedAfterEach } from '../support/closing.js';
+import { startEventsHarness, testEventsConfig, webhook } from '../support/events-harness.js';
+import { startWebhookReceiver, testSecret } from '../support/webhook-receiver.js';
 
-let open: Array<EventsHarness | WebhookReceiver> = [];
-afterEach(async () => {
-  for (const thing of open.reverse()) await thing.close();
-  open = [];
-});
+const open = closedAfterEach();
 
 it("a business whose endpoint hangs does not delay another business's events", async () => {
   const slow = await startWebhookReceiver([testSecret(3)]);

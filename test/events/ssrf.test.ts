@@ -1,25 +1,18 @@
 import type { LookupAddress } from 'node:dns';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { emitEvent } from '../../src/events/emit.js';
 import type { Resolver } from '../../src/events/ssrf.js';
 import { AMQP_URL } from '../support/broker.js';
+import { closedAfterEach } from '../support/closing.js';
 import {
   startEventsHarness,
   testEventsConfig,
   webhook,
   type EventsHarness,
 } from '../support/events-harness.js';
-import {
-  startWebhookReceiver,
-  testSecret,
-  type WebhookReceiver,
-} from '../support/webhook-receiver.js';
+import { startWebhookReceiver, testSecret } from '../support/webhook-receiver.js';
 
-let open: Array<EventsHarness | WebhookReceiver> = [];
-afterEach(async () => {
-  for (const thing of open.reverse()) await thing.close();
-  open = [];
-});
+const open = closedAfterEach();
 
 /**
  * Names resolve through this stub only, to loopback: no DNS query and no packet leaves the host
