@@ -14,6 +14,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY config ./config
 COPY pipelines ./pipelines
+COPY fixtures/demo ./fixtures/demo
 COPY src ./src
 RUN bash scripts/release.sh /release
 

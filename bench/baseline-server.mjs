@@ -6,6 +6,7 @@
 // instead of a content hash. Messages carry the same properties and headers as the service's
 // (the issue requires them, and they cost the broker ~13% per message: leaving them out would
 // compare two different message formats, not two implementations of one endpoint).
+// PUBLISH=0: no broker at all — validate, make ids, answer 202 (what the service's sandbox does).
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { connect } from 'amqplib';
@@ -20,12 +21,17 @@ const {
   BENCH_ROUTING_KEY,
   BENCH_AUTHORIZATION,
   BENCH_PATH,
+  PUBLISH = '1',
 } = process.env;
 const schema = KINDS['sales-orders'].schema;
+const publishing = PUBLISH !== '0';
 
-const connection = await connect(AMQP_URL);
-const channel = await connection.createConfirmChannel();
-channel.on('close', () => process.exit(3)); // a lost broker shows up as a dead child in run.mjs
+let channel;
+if (publishing) {
+  const connection = await connect(AMQP_URL);
+  channel = await connection.createConfirmChannel();
+  channel.on('close', () => process.exit(3)); // a lost broker shows up as a dead child in run.mjs
+}
 
 /** Publishes every record; resolves with their ids once the broker confirmed all of them. */
 function publishAll(records, correlationId) {
@@ -98,7 +104,9 @@ async function handle(req, res) {
   }
   try {
     const correlationId = randomUUID();
-    const messageIds = await publishAll(valid, correlationId);
+    const messageIds = publishing
+      ? await publishAll(valid, correlationId)
+      : valid.map(() => randomUUID());
     send(res, 202, { success: true, recordCount: valid.length, messageIds, correlationId });
   } catch (error) {
     send(res, 503, { error: String(error?.message ?? error) });

@@ -3,7 +3,8 @@
 // exchange and bounded queue as the JSON part (bench/broker.mjs). Prints figures, no thresholds;
 // writes bench/results/csv-latest.json.
 //  1. HTTP: one POST /api/v1/sales-orders (text/csv) of an N-line v1 sales-order CSV to a fresh
-//     `node dist/cli.js serve` (development: tenant DEMO and its onboarding profile), for 100,000
+//     `node dist/cli.js serve` (development: business DEMO with its onboarding profile, but a random
+//     key of its own — start-up refuses the public demo key with a real broker), for 100,000
 //     and 200,000 lines: status, recordCount, time, lines/s, records/s, the server's peak RSS
 //     (VmHWM) before and after the request.
 //  2. File drops: `node dist/cli.js run <pipeline.yaml> --once` as a child on a local-folder drop
@@ -14,8 +15,13 @@
 // --profile: the same runs with every child under --cpu-prof (figures are then skewed, not
 // written to csv-latest.json); prints where the CPU time goes (bench/results/profiles/csv-*.cpuprofile).
 // Knobs: AMQP_URL, BENCH_CSV_HTTP_LINES (100000,200000), BENCH_CSV_FILE_LINES (100000,1000000),
-// BENCH_CSV_TIMEOUT_SECONDS (240, per child run).
+// BENCH_CSV_TIMEOUT_SECONDS (240, per child run), BENCH_JSON_DROP_RECORDS (500000; 0 = no JSON drop).
+//  3. The bare loop (bench/csv-bare.mjs: csv-parse → zod → confirm channel, nothing else) on a file
+//     as large as the largest drop, same run: lines/s and peak RSS next to the drop's.
+//  4. A v2-JSON drop (streamed, src/decode/json-array.ts) of BENCH_JSON_DROP_RECORDS sales orders:
+//     records/s and peak RSS. --only=drops: 2–4 without the HTTP runs.
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import {
   createWriteStream,
   mkdirSync,
@@ -37,12 +43,15 @@ import { pathToFileURL } from 'node:url';
 import { EXCHANGE, QUEUE, openBroker, safeUrl } from './broker.mjs';
 import { summarise } from './cpuprofile.mjs';
 import { round } from './load.mjs';
-import { ROOT, brokerPid, cpuMs } from './servers.mjs';
+import { ROOT, brokerPid, cpuMs, hashKey } from './servers.mjs';
+import { printDropTargets } from './targets.mjs';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
 const PRELOAD = pathToFileURL(path.join(ROOT, 'bench/peak-rss.mjs')).href;
-const BUSINESS_ID = 'DEMO'; // config/development.yaml: the demo tenant, its key, its onboarding profile
-const AUTHORIZATION = `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`;
+const BUSINESS_ID = 'DEMO'; // config/development.yaml's business, for its onboarding profile
+/** A key of this run, hashed into the bench config's tenant (runCsvBench). */
+const API_KEY = randomBytes(24).toString('hex');
+const AUTHORIZATION = `Basic ${Buffer.from(`${BUSINESS_ID}:${API_KEY}`).toString('base64')}`;
 const HEADER =
   'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice';
 /** Line counts from a knob, rounded down to whole orders (two lines each). */
@@ -56,6 +65,7 @@ const settings = {
   fileLines: sizes('BENCH_CSV_FILE_LINES', '100000,1000000'),
   linesPerOrder: 2,
   timeoutSeconds: Number(process.env.BENCH_CSV_TIMEOUT_SECONDS ?? 240),
+  jsonRecords: Number(process.env.BENCH_JSON_DROP_RECORDS ?? 500_000),
   // Large enough for the biggest HTTP body and batch; the timeouts leave the service room on a busy 2-core machine.
   bodyLimitBytes: 256 * 1024 * 1024,
   maxRecordsPerBatch: 1_000_000,
@@ -137,9 +147,99 @@ function* csvChunks(tag, orders, per = 2000) {
   }
 }
 
-function writeConfig(file, dir) {
+/** A v2-JSON array of `count` sales orders (the valid fixture, business DEMO, unique shipment ids). */
+function* jsonChunks(tag, count, per = 2000) {
+  const [template] = JSON.parse(
+    readFileSync(path.join(ROOT, 'fixtures/sales-orders/valid.json'), 'utf8'),
+  );
+  const record = (n) => {
+    const shipmentId = `${tag}-${n}`;
+    return {
+      ...template,
+      identifiers: {
+        ...template.identifiers,
+        shipmentId,
+        businessId: BUSINESS_ID,
+        ownerId: BUSINESS_ID,
+      },
+      shipAddresses: template.shipAddresses.map((a) => ({ ...a, shipmentId })),
+      shipContacts: template.shipContacts.map((c) => ({ ...c, shipmentId })),
+      shipmentLines: template.shipmentLines.map((l) => ({ ...l, shipmentId })),
+    };
+  };
+  yield '[\n';
+  for (let i = 0; i < count; i += per) {
+    const parts = [];
+    for (let n = i, end = Math.min(count, i + per); n < end; n++)
+      parts.push(JSON.stringify(record(n)));
+    yield `${parts.join(',\n')}${i + per < count ? ',\n' : '\n'}`;
+  }
+  yield ']\n';
+}
+
+/**
+ * bench/csv-bare.mjs on an N-line file of the same shape (written first, not timed), as a child
+ * with the same peak-RSS preload as `run --once`: wall time, lines/s, peak RSS.
+ */
+async function bareRun({ amqpUrl, lines, tag }) {
+  const file = path.join(temp, `bare-${lines}.csv`);
+  await pipeline(
+    Readable.from(csvChunks(tag, lines / settings.linesPerOrder)),
+    createWriteStream(file),
+  );
+  const peakFile = path.join(temp, `peak-bare-${lines}.json`);
+  await broker.purge();
+  globalThis.gc?.();
+  const env = {
+    ...childEnv('', { AMQP_URL: amqpUrl, BENCH_PEAK_FILE: peakFile }),
+    BENCH_EXCHANGE: EXCHANGE,
+    BENCH_ROUTING_KEY: `sales-orders.${BUSINESS_ID}`,
+  };
+  const started = performance.now();
+  const child = track(
+    spawn(process.execPath, ['--import', PRELOAD, path.join(ROOT, 'bench/csv-bare.mjs'), file], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+    'csv-bare',
+  );
+  const timer = setTimeout(() => child.kill('SIGKILL'), settings.timeoutSeconds * 1000);
+  const { code, signal } = await child.exited;
+  clearTimeout(timer);
+  const wallSeconds = (performance.now() - started) / 1000;
+  checkInterrupted();
+  rmSync(file, { force: true });
+  const problems = [];
+  let out = null;
+  try {
+    out = JSON.parse(child.output.trim().split('\n').pop());
+  } catch {
+    problems.push(
+      `bare loop exited with ${signal ?? `code ${code}`}: ${child.stderrTail().trim().split('\n').slice(-3).join(' | ')}`,
+    );
+  }
+  let peak = null;
+  try {
+    peak = JSON.parse(readFileSync(peakFile, 'utf8'));
+  } catch {}
+  return {
+    lines,
+    records: out?.records ?? null,
+    wallSeconds: round(wallSeconds, 2),
+    linesPerSecond: out ? Math.round(lines / wallSeconds) : null,
+    peakRssMiB: mib(peak?.vmHWMKiB),
+    problems,
+  };
+}
+
+function writeConfig(file, dir, apiKeyHash) {
   const yaml = [
-    '# warehouse-ingest CSV bench: merged over config/development.yaml (tenant DEMO and its onboarding profile stay)',
+    '# warehouse-ingest CSV bench: merged over config/development.yaml (the DEMO onboarding profile stays)',
+    'tenants:',
+    `  - businessId: ${BUSINESS_ID}`,
+    `    apiKeyHash: ${JSON.stringify(apiKeyHash)}`,
+    '    name: bench',
     `dataDirectory: ${JSON.stringify(path.join(dir, 'data'))}`,
     `pipelinesDirectory: ${JSON.stringify(path.join(dir, 'no-pipelines'))}`,
     'http:',
@@ -153,16 +253,16 @@ function writeConfig(file, dir) {
     '      bindingKeys: ["#"]',
     '',
   ].join('\n');
-  writeFileSync(file, yaml);
+  writeFileSync(file, yaml, { mode: 0o600 }); // it holds a key hash: the service refuses a readable one
   mkdirSync(path.join(dir, 'no-pipelines'), { recursive: true });
 }
 
-function writePipeline(file, name, dropDir) {
+function writePipeline(file, name, dropDir, format = 'v1-csv') {
   const yaml = [
     `name: ${name}`,
     `businessId: ${BUSINESS_ID}`,
     'kind: sales-orders',
-    'format: v1-csv',
+    `format: ${format}`,
     'source:',
     '  type: local',
     `  path: ${JSON.stringify(dropDir)}`,
@@ -229,7 +329,7 @@ async function startServe(amqpUrl, config, nodeArgs) {
     PORT: String(port),
     ADMIN_PORT: String(adminPort),
     HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
+    LOG_LEVEL: 'info',
   });
   const child = track(
     spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
@@ -271,7 +371,9 @@ async function httpRun({ amqpUrl, config, lines, tag, nodeArgs }) {
     });
     await warm.arrayBuffer();
     if (warm.status === 401)
-      throw new Error('DEMO:demo-api-key refused: is config/development.yaml unchanged?');
+      throw new Error(
+        "the bench tenant's key was refused: is the DEMO onboarding profile unchanged?",
+      );
     await broker.purge();
     await sleep(200);
     const beam = brokerPid();
@@ -340,23 +442,32 @@ async function httpRun({ amqpUrl, config, lines, tag, nodeArgs }) {
   }
 }
 
-/** Writes an N-line file into a fresh drop (as .part, then renamed) and runs `run --once` on it. */
-async function fileRun({ amqpUrl, config, lines, tag, nodeArgs }) {
-  const orders = lines / settings.linesPerOrder;
-  const dropDir = path.join(temp, `drop-${lines}`);
+/**
+ * Writes an N-line file into a fresh drop (as .part, then renamed) and runs `run --once` on it.
+ * `json`: a v2-JSON file of `json` sales orders instead (`lines` is then the record count).
+ */
+async function fileRun({ amqpUrl, config, lines, tag, nodeArgs, json = 0 }) {
+  const orders = json || lines / settings.linesPerOrder;
+  const label = json ? `json-${json}` : `${lines}`;
+  const dropDir = path.join(temp, `drop-${label}`);
   mkdirSync(dropDir, { recursive: true });
-  const name = `orders-${lines}.csv`;
+  const name = json ? `orders-${json}.json` : `orders-${lines}.csv`;
   const generating = performance.now();
   await pipeline(
-    Readable.from(csvChunks(tag, orders)),
+    Readable.from(json ? jsonChunks(tag, json) : csvChunks(tag, orders)),
     createWriteStream(path.join(dropDir, `${name}.part`)),
   );
   renameSync(path.join(dropDir, `${name}.part`), path.join(dropDir, name));
   const generateSeconds = (performance.now() - generating) / 1000;
   const fileMiB = round(statSync(path.join(dropDir, name)).size / 1048576, 1);
-  const pipelineFile = path.join(temp, `pipeline-${lines}.yaml`);
-  writePipeline(pipelineFile, `bench-csv-${lines}`, dropDir);
-  const peakFile = path.join(temp, `peak-${lines}.json`);
+  const pipelineFile = path.join(temp, `pipeline-${label}.yaml`);
+  writePipeline(
+    pipelineFile,
+    `bench-${json ? 'json' : 'csv'}-${label}`,
+    dropDir,
+    json ? 'v2-json' : 'v1-csv',
+  );
+  const peakFile = path.join(temp, `peak-${label}.json`);
 
   await broker.purge();
   globalThis.gc?.();
@@ -479,7 +590,7 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs }) {
 
 // ---- the CSV part ----------------------------------------------------------------------------
 
-export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
+export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsOnly = false }) {
   const started = performance.now();
   const profileDir = path.join(resultsDir, 'profiles');
   const nodeArgs = (name) =>
@@ -492,7 +603,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
   try {
     temp = mkdtempSync(path.join(os.tmpdir(), 'ingest-bench-csv-'));
     const config = path.join(temp, 'bench.yaml');
-    writeConfig(config, temp);
+    writeConfig(config, temp, await hashKey(API_KEY));
     const tag = `B${Date.now().toString(36)}`;
 
     console.log(
@@ -504,7 +615,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
 
     const http = [];
     console.log('\nHTTP: one POST /api/v1/sales-orders (text/csv) per run, fresh `serve` each');
-    for (const lines of settings.httpLines) {
+    for (const lines of dropsOnly ? [] : settings.httpLines) {
       const r = await httpRun({
         amqpUrl,
         config,
@@ -543,9 +654,60 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
       for (const p of r.problems) console.log(`    PROBLEM: ${p}`);
     }
 
+    // The bare loop on a file as large as the largest drop, and the v2-JSON drop (streamed).
+    const largest = files.at(-1);
+    const bare =
+      largest && !profile
+        ? await bareRun({ amqpUrl, lines: largest.lines, tag: `${tag}-R${largest.lines}` })
+        : null;
+    if (bare) {
+      console.log(
+        `  bare loop (csv-parse → zod → confirm channel, bench/csv-bare.mjs), ${bare.lines} lines: ${bare.wallSeconds} s, ${bare.linesPerSecond} lines/s; peak RSS ${bare.peakRssMiB} MiB`,
+      );
+      for (const p of bare.problems) console.log(`    PROBLEM: ${p}`);
+    }
+    const jsonDrop = settings.jsonRecords
+      ? await fileRun({
+          amqpUrl,
+          config,
+          lines: settings.jsonRecords,
+          json: settings.jsonRecords,
+          tag: `${tag}-J${settings.jsonRecords}`,
+          nodeArgs: nodeArgs(`json-run-${settings.jsonRecords}`),
+        })
+      : null;
+    if (jsonDrop) {
+      console.log(
+        `  v2-JSON drop, ${settings.jsonRecords} records (${jsonDrop.fileMiB} MiB, written in ${jsonDrop.generateSeconds} s): ${jsonDrop.summary ?? '(no summary line)'}`,
+      );
+      console.log(
+        `           receipt recordCount ${jsonDrop.receiptRecordCount}; wall ${jsonDrop.wallSeconds} s, ${jsonDrop.recordsPerSecond} records/s; CPU child ${jsonDrop.childCpuSeconds ?? '?'} s (${jsonDrop.childUsPerRecord ?? '-'} µs/record); peak RSS ${jsonDrop.peakRssMiB} MiB (poll ${jsonDrop.peakRssPolledMiB})`,
+      );
+      for (const p of jsonDrop.problems) console.log(`    PROBLEM: ${p}`);
+    }
+
     printTables(http, files);
+    const bareRatio =
+      bare?.linesPerSecond && largest?.linesPerSecond
+        ? round(largest.linesPerSecond / bare.linesPerSecond, 2)
+        : null;
+    if (bare)
+      console.log(
+        `\n  ${largest.lines}-line drop vs the bare loop: ${largest.linesPerSecond} vs ${bare.linesPerSecond} lines/s = ${bareRatio ?? '-'}×; peak RSS ${largest.peakRssMiB} vs ${bare.peakRssMiB} MiB`,
+      );
+    printDropTargets({
+      csvSmall: files.length > 1 ? files[0] : null,
+      csvLarge: largest,
+      bareRatio,
+      json: jsonDrop && { records: settings.jsonRecords, peakRssMiB: jsonDrop.peakRssMiB },
+    });
     const totalSeconds = round((performance.now() - started) / 1000, 1);
-    const problems = [...http, ...files].reduce((n, r) => n + r.problems.length, 0);
+    const problems = [
+      ...http,
+      ...files,
+      ...(bare ? [bare] : []),
+      ...(jsonDrop ? [jsonDrop] : []),
+    ].reduce((n, r) => n + r.problems.length, 0);
     console.log(
       `\nCSV part: ${totalSeconds} s${problems ? `; ${problems} PROBLEM(S), see above` : ''}`,
     );
@@ -563,7 +725,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
       return;
     }
     mkdirSync(resultsDir, { recursive: true });
-    const file = path.join(resultsDir, 'csv-latest.json');
+    const file = path.join(resultsDir, dropsOnly ? 'csv-latest-drops.json' : 'csv-latest.json');
     const meta = {
       date: new Date().toISOString(),
       node: process.version,
@@ -574,7 +736,10 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir }) {
       queueBound: bounded || 'purge only',
       totalSeconds,
     };
-    writeFileSync(file, `${JSON.stringify({ ...meta, settings, http, files }, null, 2)}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ ...meta, settings, http, files, bare, bareRatio, jsonDrop }, null, 2)}\n`,
+    );
     console.log(`written to ${path.relative(process.cwd(), file)}`);
   } finally {
     await cleanupCsv();
@@ -590,23 +755,24 @@ function printTables(http, files) {
     for (const r of rows)
       console.log(cols.map((c, i) => String(c[1](r) ?? '-').padStart(width(i))).join('  '));
   };
-  table(
-    'HTTP v1 CSV, one request per fresh server; server peak RSS (VmHWM) in MiB before and after it',
-    [
-      ['lines', (r) => r.lines],
-      ['body MiB', (r) => r.bodyMiB],
-      ['status', (r) => r.status],
-      ['recordCount', (r) => r.recordCount],
-      ['seconds', (r) => r.seconds],
-      ['lines/s', (r) => r.linesPerSecond],
-      ['records/s', (r) => r.recordsPerSecond],
-      ['srv µs/rec', (r) => r.serverUsPerRecord],
-      ['before', (r) => r.peakRssBeforeMiB],
-      ['after', (r) => r.peakRssAfterMiB],
-      ['growth', (r) => r.peakRssGrowthMiB],
-    ],
-    http,
-  );
+  if (http.length)
+    table(
+      'HTTP v1 CSV, one request per fresh server; server peak RSS (VmHWM) in MiB before and after it',
+      [
+        ['lines', (r) => r.lines],
+        ['body MiB', (r) => r.bodyMiB],
+        ['status', (r) => r.status],
+        ['recordCount', (r) => r.recordCount],
+        ['seconds', (r) => r.seconds],
+        ['lines/s', (r) => r.linesPerSecond],
+        ['records/s', (r) => r.recordsPerSecond],
+        ['srv µs/rec', (r) => r.serverUsPerRecord],
+        ['before', (r) => r.peakRssBeforeMiB],
+        ['after', (r) => r.peakRssAfterMiB],
+        ['growth', (r) => r.peakRssGrowthMiB],
+      ],
+      http,
+    );
   if (http.length >= 2) {
     const [small, large] = [http[0], http[http.length - 1]];
     const more = Math.max(1, large.orders - small.orders);

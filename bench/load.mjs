@@ -44,11 +44,7 @@ export async function load({
   const result = await instance;
   const elapsed = (result.finish - result.start) / 1000;
   const ok = result['2xx'];
-  latencies.sort((a, b) => a - b);
-  const at = (q) =>
-    latencies.length
-      ? round(latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)], 2)
-      : null;
+  const at = quantiles(latencies);
   return {
     seconds: round(elapsed, 2),
     requests: ok + non2xx,
@@ -61,6 +57,15 @@ export async function load({
     recordsPerSecond: Math.round((ok * recordsPerBody) / elapsed),
     latencyMs: { p50: at(0.5), p90: at(0.9), p99: at(0.99), max: at(1) },
   };
+}
+
+/** The q-quantile (nearest rank, ms to 2 decimals) of latencies, null when there are none; sorts them. */
+export function quantiles(latencies) {
+  latencies.sort((a, b) => a - b);
+  return (q) =>
+    latencies.length
+      ? round(latencies[Math.min(latencies.length - 1, Math.ceil(q * latencies.length) - 1)], 2)
+      : null;
 }
 
 export function round(value, digits) {

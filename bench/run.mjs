@@ -1,12 +1,17 @@
-// npm run bench [-- --only=json|csv] [--profile[=latency]]
-// --only=json: only this file's part (service vs baseline, v2 JSON batches); --only=csv: only the v1 CSV
-// part (bench/csv.mjs: HTTP CSV and file drops at volume); --only=events: webhook deliveries
-// (bench/events.mjs); no flag: all three, JSON first.
+// npm run bench [-- --only=json|paced|sandbox|shards|csv|drops|events] [--profile[=latency]]
+// --only=json: only this file's parts (service vs baseline, v2 JSON batches: throughput, sequential
+// latency, paced open loop, sandbox); --only=paced / --only=sandbox: one of those alone;
+// --only=shards: 100-record batches into 1, 2 and 4 queues (bench/shards.mjs); --only=csv: the v1 CSV
+// part (bench/csv.mjs: HTTP CSV and file drops at volume, the bare loop, the v2-JSON drop);
+// --only=drops: the file drops, bare loop and JSON drop alone; --only=events: webhook deliveries
+// (bench/events.mjs); no flag: all of them, JSON first.
 // The service (dist/cli.js serve) and a bare baseline (bench/baseline-server.mjs), measured in turn
 // on the same broker with the same payloads. Prints figures, no thresholds; writes
 // bench/results/latest.json. --profile instead runs one load (throughput by default) per server
 // under --cpu-prof and prints where the CPU time goes (profiles kept in bench/results/profiles/).
-// Knobs: AMQP_URL, BENCH_CONNECTIONS (12), BENCH_SECONDS (10), BENCH_LATENCY_SECONDS (5).
+// Knobs: AMQP_URL, BENCH_CONNECTIONS (12), BENCH_SECONDS (10), BENCH_LATENCY_SECONDS (5),
+// BENCH_PACED_RATE (400 requests/s), BENCH_PACED_SECONDS (8), BENCH_SANDBOX_SECONDS (5),
+// BENCH_QUEUE_COUNTS (1,2,4), BENCH_SHARD_SECONDS (6), BENCH_QUORUM (1: also 1 quorum queue; 0: not).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -14,6 +19,9 @@ import path from 'node:path';
 import { EXCHANGE, QUEUE, openBroker, safeUrl } from './broker.mjs';
 import { summarise } from './cpuprofile.mjs';
 import { load, round } from './load.mjs';
+import { paced } from './paced.mjs';
+import { runShardsBench } from './shards.mjs';
+import { printTargets } from './targets.mjs';
 import { BUSINESS_ID, PATH, basicAuth, batches } from './payloads.mjs';
 import { cleanupCsv, runCsvBench } from './csv.mjs';
 import {
@@ -39,16 +47,24 @@ const settings = {
   latencySeconds: number('BENCH_LATENCY_SECONDS', 5),
   warmupSeconds: 3,
   rounds: 2,
+  pacedRate: number('BENCH_PACED_RATE', 400),
+  pacedSeconds: number('BENCH_PACED_SECONDS', 8),
+  sandboxSeconds: number('BENCH_SANDBOX_SECONDS', 5),
 };
 const RESULTS = path.join(ROOT, 'bench/results');
 // --profile: CPU profile under the throughput load; --profile=latency: under the 1-record sequential load.
 const profileArg = process.argv.find((a) => a === '--profile' || a.startsWith('--profile='));
 const PROFILE = profileArg && (profileArg.split('=')[1] || 'throughput');
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-if (ONLY !== undefined && ONLY !== 'json' && ONLY !== 'csv' && ONLY !== 'events') {
-  console.error(`bench: --only=${ONLY}: expected --only=json, --only=csv or --only=events`);
+const PARTS = ['json', 'paced', 'sandbox', 'shards', 'csv', 'drops', 'events'];
+if (ONLY !== undefined && !PARTS.includes(ONLY)) {
+  console.error(
+    `bench: --only=${ONLY}: expected one of ${PARTS.map((p) => `--only=${p}`).join(', ')}`,
+  );
   process.exit(2);
 }
+/** Which parts of main() run: all of them for no flag or --only=json. */
+const mainPart = (part) => ONLY === undefined || ONLY === 'json' || ONLY === part;
 
 let broker;
 let cleaning;
@@ -156,7 +172,8 @@ async function main() {
   // Warm-up, sequential load first: its first request fills the service's credential cache, so
   // the concurrent load does not start with a dozen parallel scrypt checks (≈ +130 MiB of peak RSS).
   // A profile warms up with its own load only, so the two do not mix.
-  for (const server of servers) {
+  // --only=sandbox measures other servers (sandboxPart): these two are not warmed up for nothing.
+  for (const server of ONLY === 'sandbox' ? [] : servers) {
     if (PROFILE !== 'throughput')
       await measure(server, (s) => latency(s, PROFILE ? settings.warmupSeconds : 1));
     if (PROFILE !== 'latency') await measure(server, (s) => throughput(s, settings.warmupSeconds));
@@ -166,27 +183,59 @@ async function main() {
     return profile(servers, measure, PROFILE === 'latency' ? latency : throughput, profileDir);
 
   const runs = [];
-  log('throughput');
-  for (let run = 1; run <= settings.rounds; run++) {
-    for (const server of servers)
-      runs.push({ impl: server.name, run, throughput: await measure(server, throughput, run) });
+  const closedLoop = mainPart('closed-loop');
+  if (closedLoop) {
+    log('throughput');
+    for (let run = 1; run <= settings.rounds; run++) {
+      for (const server of servers)
+        runs.push({ impl: server.name, run, throughput: await measure(server, throughput, run) });
+    }
+    log('latency');
+    for (let run = 1; run <= settings.rounds; run++) {
+      for (const server of servers)
+        runs.find((r) => r.impl === server.name && r.run === run).latency = await measure(
+          server,
+          latency,
+          run,
+        );
+    }
   }
-  log('latency');
-  for (let run = 1; run <= settings.rounds; run++) {
-    for (const server of servers)
-      runs.find((r) => r.impl === server.name && r.run === run).latency = await measure(
-        server,
-        latency,
-        run,
-      );
+  const pacedRuns = [];
+  if (mainPart('paced')) {
+    log(
+      `paced (open loop): 1-record batches at ${settings.pacedRate}/s for ${settings.pacedSeconds} s, latency from the scheduled send time`,
+    );
+    const pacedLoad = (server) =>
+      paced({
+        ...options(server, small, 1, 0, settings.pacedSeconds),
+        rate: settings.pacedRate,
+      });
+    for (let run = 1; run <= settings.rounds; run++) {
+      for (const server of servers) {
+        const r = await measure(server, pacedLoad);
+        pacedRuns.push({ impl: server.name, run, ...r });
+        log(
+          `  ${server.name.padEnd(8)} run ${run}: ${r.ok}/${r.scheduled} ok, ${r.failed} failed, ${r.late} late (max send lag ${r.maxSendLagMs} ms); p50 ${r.latencyMs.p50} / p90 ${r.latencyMs.p90} / p99 ${r.latencyMs.p99} / max ${r.latencyMs.max} ms; CPU server ${r.cpu.serverUsPerRecord} µs/request, broker ${r.cpu.brokerPct ?? '?'}%, generator ${r.cpu.loadgenPct}% (${r.cpu.loadgenUsPerRecord} µs/request)`,
+        );
+        if (r.firstError) log(`    first error: ${r.firstError}`);
+      }
+    }
   }
   const peakRss = Object.fromEntries(servers.map((s) => [s.name, peakRssMiB(s.child.pid)]));
+  await stopAll(3000);
+
+  const sandboxRuns = mainPart('sandbox')
+    ? await sandboxPart({ measure, options, small, apiKey, authorization })
+    : [];
   await cleanup();
 
-  const summary = summarize(runs, peakRss);
-  printTable(runs, summary);
+  const summary = summarize(runs, peakRss, pacedRuns, sandboxRuns);
+  if (closedLoop) printTable(runs, summary);
+  printSideParts(summary);
+  printTargets(summary);
   mkdirSync(RESULTS, { recursive: true });
-  const file = path.join(RESULTS, 'latest.json');
+  // A part run alone does not overwrite the full run's figures.
+  const file = path.join(RESULTS, ONLY && ONLY !== 'json' ? `latest-${ONLY}.json` : 'latest.json');
   const meta = {
     date: new Date().toISOString(),
     node: process.version,
@@ -196,7 +245,10 @@ async function main() {
     broker: safeUrl(AMQP_URL),
     queueBound: bounded || 'purge only',
   };
-  writeFileSync(file, `${JSON.stringify({ ...meta, settings, runs, summary }, null, 2)}\n`);
+  writeFileSync(
+    file,
+    `${JSON.stringify({ ...meta, settings, runs, pacedRuns, sandboxRuns, summary }, null, 2)}\n`,
+  );
   console.log(`\nwritten to ${path.relative(process.cwd(), file)}`);
 }
 
@@ -235,35 +287,154 @@ function mean(values) {
   return present.length ? present.reduce((a, b) => a + b, 0) / present.length : null;
 }
 
-function summarize(runs, peakRss) {
+function summarize(runs, peakRss, pacedRuns, sandboxRuns) {
   const of = (impl) => {
     const mine = runs.filter((r) => r.impl === impl);
+    const paced = pacedRuns.filter((r) => r.impl === impl);
+    const sandbox = sandboxRuns.filter((r) => r.impl === impl);
+    const avg = (list, pick, digits = 1) => {
+      const m = mean(list.map(pick));
+      return m === null ? null : round(m, digits);
+    };
     return {
-      recordsPerSecond: Math.round(mean(mine.map((r) => r.throughput.recordsPerSecond))),
-      latencyP50Ms: round(mean(mine.map((r) => r.latency.latencyMs.p50)), 2),
-      latencyP90Ms: round(mean(mine.map((r) => r.latency.latencyMs.p90)), 2),
-      latencyP99Ms: round(mean(mine.map((r) => r.latency.latencyMs.p99)), 2),
-      serverUsPerRecord: round(mean(mine.map((r) => r.throughput.cpu.serverUsPerRecord)), 1),
-      brokerUsPerRecord: round(mean(mine.map((r) => r.throughput.cpu.brokerUsPerRecord)), 1),
+      recordsPerSecond: avg(mine, (r) => r.throughput.recordsPerSecond, 0),
+      latencyP50Ms: avg(mine, (r) => r.latency.latencyMs.p50, 2),
+      latencyP90Ms: avg(mine, (r) => r.latency.latencyMs.p90, 2),
+      latencyP99Ms: avg(mine, (r) => r.latency.latencyMs.p99, 2),
+      serverUsPerRecord: avg(mine, (r) => r.throughput.cpu.serverUsPerRecord),
+      brokerUsPerRecord: avg(mine, (r) => r.throughput.cpu.brokerUsPerRecord),
+      // 1-record batches: one record per request, so µs per record is µs per request.
+      serverUsPerRequest: avg(mine, (r) => r.latency.cpu.serverUsPerRecord),
       non2xx: mine.reduce((n, r) => n + r.throughput.non2xx + r.latency.non2xx, 0),
       peakRssMiB: peakRss[impl],
+      paced: paced.length
+        ? {
+            rate: paced[0].rate,
+            p50Ms: avg(paced, (r) => r.latencyMs.p50, 2),
+            p90Ms: avg(paced, (r) => r.latencyMs.p90, 2),
+            p99Ms: avg(paced, (r) => r.latencyMs.p99, 2),
+            maxMs: avg(paced, (r) => r.latencyMs.max, 2),
+            late: paced.reduce((n, r) => n + r.late, 0),
+            failed: paced.reduce((n, r) => n + r.failed, 0),
+            serverUsPerRequest: avg(paced, (r) => r.cpu.serverUsPerRecord),
+            generatorPct: avg(paced, (r) => r.cpu.loadgenPct, 0),
+          }
+        : null,
+      sandbox: sandbox.length
+        ? {
+            requestsPerSecond: avg(sandbox, (r) => r.recordsPerSecond, 0),
+            serverUsPerRequest: avg(sandbox, (r) => r.cpu.serverUsPerRecord),
+            non2xx: sandbox.reduce((n, r) => n + r.non2xx + r.errors, 0),
+          }
+        : null,
     };
   };
   const service = of('service');
   const baseline = of('baseline');
-  const ratio = (key) => round(service[key] / baseline[key], 2);
+  const ratio = (pick) => {
+    const a = pick(service);
+    const b = pick(baseline);
+    return typeof a === 'number' && typeof b === 'number' && b ? round(a / b, 2) : null;
+  };
   return {
     service,
     baseline,
     ratio: {
-      recordsPerSecond: ratio('recordsPerSecond'),
-      latencyP50: ratio('latencyP50Ms'),
-      latencyP99: ratio('latencyP99Ms'),
-      serverCpu: ratio('serverUsPerRecord'),
-      brokerCpu: ratio('brokerUsPerRecord'),
-      peakRss: ratio('peakRssMiB'),
+      recordsPerSecond: ratio((x) => x.recordsPerSecond),
+      latencyP50: ratio((x) => x.latencyP50Ms),
+      latencyP99: ratio((x) => x.latencyP99Ms),
+      serverCpu: ratio((x) => x.serverUsPerRecord),
+      brokerCpu: ratio((x) => x.brokerUsPerRecord),
+      serverCpuPerRequest: ratio((x) => x.serverUsPerRequest),
+      peakRss: ratio((x) => x.peakRssMiB),
+      pacedP50: ratio((x) => x.paced?.p50Ms),
+      pacedP99: ratio((x) => x.paced?.p99Ms),
+      pacedServerCpuPerRequest: ratio((x) => x.paced?.serverUsPerRequest),
+      sandboxRequestsPerSecond: ratio((x) => x.sandbox?.requestsPerSecond),
+      sandboxServerCpuPerRequest: ratio((x) => x.sandbox?.serverUsPerRequest),
     },
   };
+}
+
+/**
+ * Sandbox (no broker) vs the baseline with PUBLISH=0: 1-record batches, closed loop, with the
+ * throughput part's connection count. Fresh servers, so the broker-backed pair is stopped first.
+ */
+async function sandboxPart({ measure, options, small, apiKey, authorization }) {
+  log(
+    `sandbox: 1-record batches, ${settings.throughputConnections} connections, ${settings.sandboxSeconds} s per run; service INGEST_ENV=sandbox vs baseline PUBLISH=0 (no broker on either side)`,
+  );
+  const servers = [
+    await startService({
+      amqpUrl: AMQP_URL,
+      exchange: EXCHANGE,
+      queue: QUEUE,
+      businessId: BUSINESS_ID,
+      apiKey,
+      environment: 'sandbox',
+    }),
+    await startBaseline({ businessId: BUSINESS_ID, authorization, path: PATH, publish: false }),
+  ];
+  const closed = (seconds) => (server) =>
+    load(options(server, small, 1, settings.throughputConnections, seconds));
+  for (const server of servers) await measure(server, closed(2));
+  const runs = [];
+  for (let run = 1; run <= settings.rounds; run++) {
+    for (const server of servers) {
+      const r = await measure(server, closed(settings.sandboxSeconds));
+      runs.push({ impl: server.name, run, ...r });
+      log(
+        `  ${server.name.padEnd(8)} run ${run}: ${r.recordsPerSecond} requests/s, ${r.non2xx + r.errors} failed, p50 ${r.latencyMs.p50} / p99 ${r.latencyMs.p99} ms; CPU server ${r.cpu.serverPct}% (${r.cpu.serverUsPerRecord} µs/request), load generator ${r.cpu.loadgenPct}%, other ${r.cpu.otherPct ?? '?'}%`,
+      );
+      if (r.firstError) log(`    first error: ${r.firstError}`);
+    }
+  }
+  await stopAll(3000);
+  return runs;
+}
+
+function printSideParts(summary) {
+  const { service: s, baseline: b, ratio } = summary;
+  const row = (label, sv, bv, r) =>
+    console.log(
+      `  ${label.padEnd(44)}${String(sv ?? '-').padStart(10)}${String(bv ?? '-').padStart(10)}${String(r ?? '-').padStart(8)}`,
+    );
+  if (s.paced || s.sandbox)
+    console.log(`
+  ${''.padEnd(44)}${'service'.padStart(10)}${'baseline'.padStart(10)}${'ratio'.padStart(8)}`);
+  if (s.paced) {
+    row(`paced ${s.paced.rate}/s, 1-record: p50 ms`, s.paced.p50Ms, b.paced?.p50Ms, ratio.pacedP50);
+    row('  p90 ms', s.paced.p90Ms, b.paced?.p90Ms, null);
+    row('  p99 ms', s.paced.p99Ms, b.paced?.p99Ms, ratio.pacedP99);
+    row('  max ms', s.paced.maxMs, b.paced?.maxMs, null);
+    row(
+      '  late / failed',
+      `${s.paced.late}/${s.paced.failed}`,
+      `${b.paced?.late}/${b.paced?.failed}`,
+      null,
+    );
+    row(
+      '  server µs/request',
+      s.paced.serverUsPerRequest,
+      b.paced?.serverUsPerRequest,
+      ratio.pacedServerCpuPerRequest,
+    );
+    row('  generator CPU % of a core', s.paced.generatorPct, b.paced?.generatorPct, null);
+  }
+  if (s.sandbox) {
+    row(
+      'sandbox vs PUBLISH=0, 1-record: requests/s',
+      s.sandbox.requestsPerSecond,
+      b.sandbox?.requestsPerSecond,
+      ratio.sandboxRequestsPerSecond,
+    );
+    row(
+      '  server µs/request',
+      s.sandbox.serverUsPerRequest,
+      b.sandbox?.serverUsPerRequest,
+      ratio.sandboxServerCpuPerRequest,
+    );
+  }
 }
 
 function printTable(runs, summary) {
@@ -301,6 +472,7 @@ function printTable(runs, summary) {
       'p99 ms',
       'server µs/record',
       'broker µs/record',
+      'srv µs/1-rec req',
       'peak RSS MiB',
     ],
     [
@@ -310,6 +482,7 @@ function printTable(runs, summary) {
       s.latencyP99Ms,
       s.serverUsPerRecord,
       s.brokerUsPerRecord,
+      s.serverUsPerRequest,
       s.peakRssMiB,
     ],
     [
@@ -319,6 +492,7 @@ function printTable(runs, summary) {
       b.latencyP99Ms,
       b.serverUsPerRecord,
       b.brokerUsPerRecord,
+      b.serverUsPerRequest,
       b.peakRssMiB,
     ],
     [
@@ -328,6 +502,7 @@ function printTable(runs, summary) {
       ratio.latencyP99,
       ratio.serverCpu,
       ratio.brokerCpu,
+      ratio.serverCpuPerRequest,
       ratio.peakRss,
     ],
   ];
@@ -379,9 +554,16 @@ async function profile(servers, measure, workload, dir) {
 }
 
 async function selected() {
-  if (ONLY === undefined || ONLY === 'json') await main();
-  if (ONLY === undefined || ONLY === 'csv')
-    await runCsvBench({ amqpUrl: AMQP_URL, profile: Boolean(PROFILE), resultsDir: RESULTS });
+  if (ONLY === undefined || ['json', 'paced', 'sandbox'].includes(ONLY)) await main();
+  if ((ONLY === undefined && !PROFILE) || ONLY === 'shards')
+    await runShardsBench({ amqpUrl: AMQP_URL, resultsDir: RESULTS });
+  if (ONLY === undefined || ONLY === 'csv' || ONLY === 'drops')
+    await runCsvBench({
+      amqpUrl: AMQP_URL,
+      profile: Boolean(PROFILE),
+      resultsDir: RESULTS,
+      dropsOnly: ONLY === 'drops',
+    });
   // Webhook deliveries (bench/events.mjs): service consumer vs amqplib → undici baseline.
   if ((ONLY === undefined && !PROFILE) || ONLY === 'events')
     await (await import('./events.mjs')).runEventsBench({ amqpUrl: AMQP_URL });

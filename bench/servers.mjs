@@ -112,7 +112,8 @@ function freePort() {
   });
 }
 
-async function hashKey(key) {
+/** `warehouse-ingest hash-key -`: the scrypt hash a tenant's `apiKeyHash` takes. */
+export async function hashKey(key) {
   return new Promise((resolve, reject) => {
     const child = execFile(process.execPath, [CLI, 'hash-key', '-'], (error, stdout) =>
       error ? reject(error) : resolve(stdout.trim()),
@@ -133,7 +134,12 @@ async function waitFor(child, probe, timeoutMs, what) {
   throw new Error(`${what} not ready within ${timeoutMs} ms`);
 }
 
-/** `node dist/cli.js serve` in production mode with a one-tenant bench config. */
+/**
+ * `node dist/cli.js serve` in production mode with a one-tenant bench config. `environment:
+ * 'sandbox'` runs the same config without a broker (validates, answers, publishes nothing);
+ * `shards` spreads the bench queue over N queues (broker.queues[].shards); `queueArguments` e.g.
+ * `{ 'x-queue-type': 'quorum' }`.
+ */
 export async function startService({
   amqpUrl,
   exchange,
@@ -141,6 +147,10 @@ export async function startService({
   businessId,
   apiKey,
   nodeArgs = [],
+  environment = 'production',
+  shards,
+  queueArguments,
+  name = 'service',
 }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'ingest-bench-'));
   temporary.push(dir);
@@ -153,6 +163,8 @@ export async function startService({
       '  queues:',
       `    - name: ${JSON.stringify(queue)}`,
       '      bindingKeys: ["#"]',
+      ...(shards ? [`      shards: ${shards}`] : []),
+      ...(queueArguments ? [`      arguments: ${JSON.stringify(queueArguments)}`] : []),
       'tenants:',
       `  - businessId: ${JSON.stringify(businessId)}`,
       `    apiKeyHash: ${JSON.stringify(await hashKey(apiKey))}`,
@@ -170,21 +182,23 @@ export async function startService({
   const adminPort = await freePort();
   const env = {
     ...process.env,
-    INGEST_ENV: 'production',
-    AMQP_URL: amqpUrl,
+    INGEST_ENV: environment,
     PORT: String(port),
     ADMIN_PORT: String(adminPort),
     HOST: '127.0.0.1',
-    LOG_LEVEL: 'warn',
+    // The default level: a line per batch with its correlation id stays on while measured (issue 15).
+    LOG_LEVEL: 'info',
     INGEST_CONFIG: config,
   };
+  if (environment === 'sandbox') delete env.AMQP_URL;
+  else env.AMQP_URL = amqpUrl;
   const child = track(
     spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
-    'service',
+    name,
   );
   const url = `http://127.0.0.1:${port}`;
   // /readyz is on the admin listener (admin.port).
@@ -193,11 +207,14 @@ export async function startService({
       (r) => r.status === 200,
       () => false,
     );
-  await waitFor(child, ready, 20_000, 'service /readyz');
-  return { name: 'service', url, child };
+  await waitFor(child, ready, 30_000, `${name} /readyz`);
+  return { name, url, child };
 }
 
-/** bench/baseline-server.mjs, forked; it reports its port over IPC once listening. */
+/**
+ * bench/baseline-server.mjs, forked; it reports its port over IPC once listening. `publish:
+ * false` = PUBLISH=0: validate, make ids, answer 202, no broker.
+ */
 export async function startBaseline({
   amqpUrl,
   exchange,
@@ -206,6 +223,8 @@ export async function startBaseline({
   authorization,
   path: endpoint,
   nodeArgs = [],
+  publish = true,
+  name = 'baseline',
 }) {
   const env = {
     ...process.env,
@@ -217,6 +236,7 @@ export async function startBaseline({
     BENCH_BUSINESS_ID: businessId,
     BENCH_AUTHORIZATION: authorization,
     BENCH_PATH: endpoint,
+    PUBLISH: publish ? '1' : '0',
   };
   const child = track(
     fork(path.join(ROOT, 'bench/baseline-server.mjs'), {
@@ -225,12 +245,12 @@ export async function startBaseline({
       execArgv: nodeArgs,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     }),
-    'baseline',
+    name,
   );
   let port;
   child.once('message', (message) => (port = message.port));
-  await waitFor(child, async () => port !== undefined, 10_000, 'baseline server');
-  return { name: 'baseline', url: `http://127.0.0.1:${port}`, child };
+  await waitFor(child, async () => port !== undefined, 10_000, name);
+  return { name, url: `http://127.0.0.1:${port}`, child };
 }
 
 export { stop as stopServer };

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Brings up what the test suite talks to, on a fresh Debian machine or on one that has it:
-# RabbitMQ on 127.0.0.1:5672 (guest/guest), and OpenSSH's sshd for the SFTP tests (installed only:
-# each SFTP test file starts its own private server, test/support/sshd.ts). Installs from Debian's
-# packages when missing. Debian's chromium, for the test that opens /docs in a real browser
+# RabbitMQ on 127.0.0.1:5672 (guest/guest) with the consistent-hash exchange plugin, Redis on
+# 127.0.0.1:6379 (the shared state of several instances; keeps nothing on disk), and OpenSSH's
+# sshd for the SFTP tests (installed only: each SFTP test file starts its own private server,
+# test/support/sshd.ts). Installs from Debian's packages when missing. Debian's chromium, for the test that opens /docs in a real browser
 # (test/ops/docs.test.ts drives /usr/bin/chromium with playwright-core; no browser download).
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
@@ -30,6 +31,30 @@ ensure_rabbitmq() {
   log "RabbitMQ did not open 127.0.0.1:5672 within 90 s"; exit 1
 }
 
+# Sharded queues (broker.queues[].shards) are a consistent-hash exchange: the plugin ships with
+# RabbitMQ but is off by default. Enabling it is online and idempotent (no broker restart).
+ensure_rabbitmq_plugins() {
+  # The enabled-plugins file first: rabbitmq-plugins boots an Erlang VM (~20 s on a busy machine).
+  if grep -qs rabbitmq_consistent_hash_exchange /etc/rabbitmq/enabled_plugins; then return 0; fi
+  log "enabling the rabbitmq_consistent_hash_exchange plugin"
+  as_root rabbitmq-plugins enable --quiet rabbitmq_consistent_hash_exchange >/dev/null
+}
+
+ensure_redis() {
+  if port_open 6379; then return 0; fi
+  if ! command -v redis-server >/dev/null 2>&1; then
+    log "installing redis-server from Debian's packages"
+    apt_install redis-server
+    # The package's own init script may have started it already.
+    port_open 6379 && { log "Redis is up"; return 0; }
+  fi
+  log "starting Redis on 127.0.0.1:6379"
+  # Loopback only, nothing kept on disk: the tests need a server, not a database.
+  (cd / && as_root redis-server --daemonize yes --bind 127.0.0.1 --port 6379 --save '' --appendonly no) >&2
+  for _ in $(seq 1 30); do port_open 6379 && { log "Redis is up"; return 0; }; sleep 1; done
+  log "Redis did not open 127.0.0.1:6379 within 30 s"; exit 1
+}
+
 ensure_sshd() {
   if [ ! -x /usr/sbin/sshd ]; then
     log "installing openssh-server from Debian's packages"
@@ -46,5 +71,7 @@ ensure_chromium() {
 }
 
 ensure_rabbitmq
+ensure_rabbitmq_plugins
+ensure_redis
 ensure_sshd
 ensure_chromium

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes a self-contained release folder: built JavaScript, config/, pipelines/ (examples and
-# schema), package.json + package-lock.json with the production dependencies only, installed with
+# schema), fixtures/demo/ (the API document's request examples), package.json + package-lock.json with the production dependencies only, installed with
 # `npm ci --omit=dev`. It runs with `npm start` (or `node dist/cli.js serve`) and nothing else
 # from this repository; the Dockerfile copies exactly this folder.
 #   scripts/release.sh [folder]   (default: release/)
@@ -16,9 +16,14 @@ mkdir -p "$out"
 cp -R "$root/dist" "$out/dist"
 cp -R "$root/config" "$out/config"
 cp -R "$root/pipelines" "$out/pipelines"
+# The demo batches are the request examples of /openapi.json ("Try it out" in /docs).
+mkdir -p "$out/fixtures"
+cp -R "$root/fixtures/demo" "$out/fixtures/demo"
 cp "$root/.npmrc" "$out/.npmrc"
 node "$root/scripts/release-manifest.mjs" "$out"
-(cd "$out" && npm ci --omit=dev --no-audit --no-fund --loglevel=error)
+# Packages already in the npm cache (any install of this lock file put them there) are not
+# fetched again: a release made where the tests ran needs no network, and cannot stall on it.
+(cd "$out" && npm ci --omit=dev --prefer-offline --no-audit --no-fund --loglevel=error)
 # The release must start without anything from the repository or its dev dependencies.
 node "$out/dist/cli.js" --help >/dev/null
 echo "release: $out ($(node -p "require('$out/package.json').version"))" >&2

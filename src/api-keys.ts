@@ -95,3 +95,11 @@ export async function verifyApiKey(apiKey: string, stored: ParsedHash): Promise<
   );
   return digestsEqual(derived, stored.hash);
 }
+
+/** The key hashes a tenant accepts: one, or two during a rotation (`apiKeyHashes`). */
+export function tenantKeyHashes(tenant: {
+  readonly apiKeyHash?: string | undefined;
+  readonly apiKeyHashes?: readonly string[] | undefined;
+}): readonly string[] {
+  return tenant.apiKeyHashes ?? (tenant.apiKeyHash === undefined ? [] : [tenant.apiKeyHash]);
+}

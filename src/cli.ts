@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { hashApiKey } from './api-keys.js';
 import {
@@ -107,6 +108,8 @@ async function main(argv: string[]): Promise<number | void> {
   const [command, ...rest] = negativeValuesJoined(argv);
   if (command === undefined || command === '--help' || command === '-h')
     return void process.stdout.write(helpFor(undefined));
+  if (command === '--version' || command === '-v')
+    return void process.stdout.write(`warehouse-ingest ${packageVersion()}\n`);
   if (command === 'help') return void process.stdout.write(helpFor(rest[0]));
   if (Object.hasOwn(COMMANDS, command) && (rest.includes('--help') || rest.includes('-h')))
     return void process.stdout.write(helpFor(command));
@@ -160,6 +163,12 @@ main(process.argv.slice(2)).then(
     if (exitOnFailure) process.exit();
   },
 );
+
+/** The version in package.json, which sits one folder above both src/cli.ts and dist/cli.js. */
+function packageVersion(): string {
+  const file = new URL('../package.json', import.meta.url);
+  return (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version;
+}
 
 /**
  * `--failures -5` → `--failures=-5`: node's parseArgs calls a value that starts with `-` ambiguous

@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { configSchema, type Config, ENVIRONMENTS } from './config/schema.js';
+import { ENVIRONMENT_ORIGIN, fromEnvironment } from './config/environment.js';
+import { checkNulBytes } from './config/nul-bytes.js';
 import { exposedSecretFile } from './secret-files.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { webhookProblems } from './events/subscriptions.js';
@@ -13,7 +15,8 @@ import { FALLBACK_PROFILE, profileEntryProblems } from './records/legacy/onboard
 
 /**
  * Configuration, loaded once at start-up and frozen. Layers, later wins:
- *   config/default.yaml → config/<environment>.yaml → $INGEST_CONFIG → environment variables.
+ *   config/default.yaml → config/<environment>.yaml → $INGEST_CONFIG → environment variables
+ *   (one per key, config/environment.ts).
  * Objects merge key by key; arrays and scalars replace. Every value remembers which layer set
  * it, so an error names the file (or variable) and the field to fix.
  */
@@ -134,6 +137,12 @@ export interface LoadConfigOptions {
   configDirectory?: string;
   /** @default process.env */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Whether production requires `broker.url`. Commands that never publish (`status`, `lineage`,
+   * `validate`) read the configuration for its folders and profiles only, and must run on a
+   * production host whose broker secret is given to the service alone. @default true
+   */
+  brokerRequired?: boolean;
 }
 
 export const PACKAGE_CONFIG_DIRECTORY = fileURLToPath(new URL('../config/', import.meta.url));
@@ -151,8 +160,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
   mergeInto(merged, readYaml(defaultsFile), defaultsFile, origins, '');
   files.push(defaultsFile);
 
+  const variables = fromEnvironment(env);
   const envName =
-    env.INGEST_ENV ??
+    variables.settings.find(({ key }) => key === 'environment')?.layer.environment ??
     (typeof user.environment === 'string' ? user.environment : undefined) ??
     merged.environment;
   if (typeof envName === 'string' && (ENVIRONMENTS as readonly string[]).includes(envName)) {
@@ -162,22 +172,27 @@ export function loadConfig(options: LoadConfigOptions = {}): Readonly<Config> {
       files.push(envFile);
     }
   }
+  // Every problem is reported in one run: an exposed file is one more, not the end of the checks.
+  const problems: ConfigProblem[] = [];
   if (userFile) {
     const exposed = holdsSecrets(user) ? exposedSecretFile(userFile) : undefined;
-    if (exposed) throw new ConfigError([{ file: userFile, field: '(file)', message: exposed }]);
+    if (exposed) problems.push({ file: userFile, field: '(file)', message: exposed });
     mergeInto(merged, user, userFile, origins, '');
     files.push(userFile);
   }
-  mergeInto(merged, fromEnvironment(env), 'environment', origins, '');
+  problems.push(...variables.problems);
+  for (const { layer, origin } of variables.settings) mergeInto(merged, layer, origin, origins, '');
 
+  const fileOf = (at: readonly PropertyKey[]) => originOf(at, origins, defaultsFile);
+  const nul = checkNulBytes(merged, fileOf);
+  problems.push(...nul.problems);
   const result = configSchema.safeParse(merged, PARSE_OPTIONS);
-  const problems: ConfigProblem[] = [];
   if (!result.success) {
+    problems.push(...issueProblems(nul.others(result.error.issues), fileOf));
+  } else if (nul.problems.length === 0) {
     problems.push(
-      ...issueProblems(result.error.issues, (at) => originOf(at, origins, defaultsFile)),
+      ...crossFieldProblems(result.data, origins, defaultsFile, options.brokerRequired ?? true),
     );
-  } else {
-    problems.push(...crossFieldProblems(result.data, origins, defaultsFile));
   }
   if (problems.length > 0) throw new ConfigError(problems);
   const config = result.data!;
@@ -206,7 +221,7 @@ export function configFilesOf(config: Readonly<Config>): readonly string[] {
  */
 function resolveFrom(origin: string, value: string, configDirectory: string): string {
   if (path.isAbsolute(value)) return value;
-  if (origin === 'environment') return path.resolve(value);
+  if (origin.startsWith(ENVIRONMENT_ORIGIN)) return path.resolve(value);
   const folder = path.dirname(origin);
   const packaged = path.resolve(folder) === path.resolve(configDirectory);
   return path.resolve(packaged ? path.dirname(path.resolve(configDirectory)) : folder, value);
@@ -215,35 +230,24 @@ function resolveFrom(origin: string, value: string, configDirectory: string): st
 /** Tenants' key hashes (a stolen hash can be brute-forced offline) or a broker password. */
 function holdsSecrets(layer: Plain): boolean {
   const broker = layer.broker;
-  const url = isPlainObject(broker) && typeof broker.url === 'string' ? broker.url : '';
+  const shared = layer.sharedState;
+  const redis = isPlainObject(shared) && isPlainObject(shared.redis) ? shared.redis : {};
+  const urls = [
+    isPlainObject(broker) && typeof broker.url === 'string' ? broker.url : '',
+    typeof redis.url === 'string' ? redis.url : '',
+  ];
   return (
     (Array.isArray(layer.tenants) && layer.tenants.length > 0) ||
-    /^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(url)
+    urls.some((url) => /^[a-z]+:\/\/[^/@]*:[^/@]*@/i.test(url))
   );
 }
 
-/** Environment variables of the operator contract, each named as its own origin. */
-function fromEnvironment(env: NodeJS.ProcessEnv): Plain {
-  const layer: Plain = {};
-  const http: Plain = {};
-  if (env.INGEST_ENV !== undefined) layer.environment = env.INGEST_ENV;
-  if (env.HOST !== undefined) http.host = env.HOST;
-  if (env.PORT !== undefined) http.port = /^\d+$/.test(env.PORT) ? Number(env.PORT) : env.PORT;
-  if (Object.keys(http).length > 0) layer.http = http;
-  const admin: Plain = {};
-  if (env.ADMIN_HOST !== undefined) admin.host = env.ADMIN_HOST;
-  if (env.ADMIN_PORT !== undefined)
-    admin.port = /^\d+$/.test(env.ADMIN_PORT) ? Number(env.ADMIN_PORT) : env.ADMIN_PORT;
-  if (Object.keys(admin).length > 0) layer.admin = admin;
-  if (env.AMQP_URL !== undefined && env.AMQP_URL !== '') layer.broker = { url: env.AMQP_URL };
-  const log: Plain = {};
-  if (env.LOG_LEVEL !== undefined) log.level = env.LOG_LEVEL;
-  if (env.LOG_FORMAT !== undefined) log.format = env.LOG_FORMAT;
-  if (Object.keys(log).length > 0) layer.log = log;
-  return layer;
-}
-
-function crossFieldProblems(config: Config, origins: Origins, fallback: string): ConfigProblem[] {
+function crossFieldProblems(
+  config: Config,
+  origins: Origins,
+  fallback: string,
+  brokerRequired: boolean,
+): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const seen = new Set<string>();
   config.tenants.forEach((tenant, index) => {
@@ -274,6 +278,7 @@ function crossFieldProblems(config: Config, origins: Origins, fallback: string):
       });
     }
     for (const [kind, entries] of Object.entries(profile)) {
+      if (kind === 'legacy') continue; // options, checked by the schema
       for (const [path, value] of Object.entries(entries ?? {})) {
         for (const message of profileEntryProblems(
           KINDS[kind as keyof typeof KINDS],
@@ -285,7 +290,7 @@ function crossFieldProblems(config: Config, origins: Origins, fallback: string):
       }
     }
   }
-  if (config.environment === 'production' && !config.broker.url) {
+  if (brokerRequired && config.environment === 'production' && !config.broker.url) {
     problems.push({
       file: 'environment',
       field: 'broker.url',

@@ -173,6 +173,18 @@ export class IdempotencyKeyReused extends IngestError {
   readonly status = 422;
 }
 
+/**
+ * The shared `Idempotency-Key` store (Redis) cannot be reached: the request is not run, since
+ * nothing could stop a retry from running it twice. `Retry-After` is set.
+ */
+export class IdempotencyUnavailable extends IngestError {
+  readonly code = 'idempotency-unavailable';
+  readonly status = 503;
+  constructor(init: { detail: string; cause?: unknown }) {
+    super({ ...init, headers: { 'retry-after': '5' } });
+  }
+}
+
 export class NotImplemented extends IngestError {
   readonly code = 'not-implemented';
   readonly status = 501;
@@ -250,6 +262,15 @@ export class NotReady extends IngestError {
  */
 export class GaveUp extends IngestError {
   readonly code = 'gave-up';
+  readonly status = 422;
+}
+
+/**
+ * A dropped file whose name the worker cannot use (too long to claim and receipt under NAME_MAX):
+ * moved to `failed/` under a shortened name, never processed.
+ */
+export class UnusableFileName extends IngestError {
+  readonly code = 'unusable-file-name';
   readonly status = 422;
 }
 

@@ -4,42 +4,85 @@ import { prettyStream } from './log-pretty.js';
 export type { Logger };
 
 /**
- * Paths redacted wherever they appear in a log object. Credentials reach the log only by
- * accident (a header dump, an error carrying a URL); these make the accident harmless.
+ * Keys whose values are censored in a log object and in the objects it holds (one level down, and
+ * a `headers` object there). Credentials reach the log only by accident (a header dump, an error
+ * carrying a URL, a source's options); these make the accident harmless.
  */
-const REDACT = [
+const SECRET_KEYS = new Set([
   'authorization',
-  'headers.authorization',
-  'req.headers.authorization',
   'password',
-  '*.password',
   'apiKey',
-  '*.apiKey',
   'secret',
-  '*.secret',
   'token',
-  '*.token',
   'cookie',
-  '*.headers.authorization',
-  '*.headers.cookie',
   // Drop sources' secrets (SFTP keys, S3 credentials), should a source's options ever be logged.
   'privateKey',
-  '*.privateKey',
   'passphrase',
-  '*.passphrase',
   'secretAccessKey',
-  '*.secretAccessKey',
   'apiKeyHash',
-  '*.apiKeyHash',
-];
+  'apiKeyHashes',
+]);
+const HEADER_SECRETS = ['authorization', 'cookie'];
 
 /** URLs are worth reading (where the service listens, which broker): only their credentials are hidden. */
-const URLS = ['url', '*.url', 'broker', '*.broker'];
+const URL_KEYS = new Set(['url', 'broker']);
 
-function censor(value: unknown, path: string[]): unknown {
-  const key = path[path.length - 1];
-  if (key === 'url' || key === 'broker') return typeof value === 'string' ? safeUrl(value) : value;
-  return '[redacted]';
+const REDACTED = '[redacted]';
+
+/**
+ * The censored values of one object's own keys, or undefined when it holds nothing to censor
+ * (the common case: then nothing is copied).
+ */
+function censoredKeys(value: object): Record<string, unknown> | undefined {
+  let changes: Record<string, unknown> | undefined;
+  for (const key of Object.keys(value)) {
+    const field = (value as Record<string, unknown>)[key];
+    if (SECRET_KEYS.has(key)) (changes ??= {})[key] = REDACTED;
+    else if (URL_KEYS.has(key)) {
+      if (typeof field === 'string') {
+        const safe = safeUrl(field);
+        if (safe !== field) (changes ??= {})[key] = safe;
+      }
+    } else if (key === 'headers' && field !== null && typeof field === 'object') {
+      const headers = field as Record<string, unknown>;
+      if (HEADER_SECRETS.some((name) => Object.hasOwn(headers, name))) {
+        const copy = { ...headers };
+        for (const name of HEADER_SECRETS) if (Object.hasOwn(copy, name)) copy[name] = REDACTED;
+        (changes ??= {})[key] = copy;
+      }
+    }
+  }
+  return changes;
+}
+
+/** A copy of `value` with `changes` applied; an error's copy stays an error of its type, message and stack kept. */
+function withChanges(value: object, changes: Record<string, unknown>): object {
+  if (!(value instanceof Error)) return { ...value, ...changes };
+  const copy = Object.create(Object.getPrototypeOf(value)) as Record<string, unknown>;
+  for (const key of Object.getOwnPropertyNames(value))
+    copy[key] = (value as unknown as Record<string, unknown>)[key];
+  return Object.assign(copy, changes);
+}
+
+/**
+ * The log object (or a child's bindings) with credentials censored at its top level and one
+ * level down. Hand-written rather than pino's `redact` with `*.key` paths: each wildcard path
+ * walked every key of every line, which with thirteen of them cost ~15 µs a line (more than the
+ * rest of the line), paid on every request and every delivered event.
+ */
+export function censor(object: Record<string, unknown>): Record<string, unknown> {
+  let out = object;
+  const top = censoredKeys(object);
+  if (top) out = { ...object, ...top };
+  for (const key of Object.keys(out)) {
+    const value = out[key];
+    if (value === null || typeof value !== 'object' || (top && key in top)) continue;
+    const nested = censoredKeys(value);
+    if (!nested) continue;
+    if (out === object) out = { ...object };
+    out[key] = withChanges(value, nested);
+  }
+  return out;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -58,16 +101,22 @@ export function createLogger(options: LogOptions = {}): Logger {
     options.format === 'pretty'
       ? prettyStream(options.destination ?? process.stdout)
       : options.destination;
-  return pino(
+  const root = pino(
     {
       level: options.level ?? 'info',
       base: { service: 'warehouse-ingest' },
-      redact: { paths: [...REDACT, ...URLS], censor },
       timestamp: pino.stdTimeFunctions.isoTime,
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: { level: (label) => ({ level: label }), log: censor },
     },
     destination,
   );
+  // pino applies no formatter to a child's bindings: censor them on the way in. Every child is
+  // made from its parent by prototype, so all of them, at any depth, find this `child`.
+  const child = root.child;
+  root.child = function censoredChild(this: Logger, bindings, childOptions) {
+    return child.call(this, censor(bindings), childOptions);
+  } as typeof root.child;
+  return root;
 }
 
 /**

@@ -1,6 +1,5 @@
 import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
-import { ConfigError } from './errors.js';
-import { openDrops, startDropRunners } from './drops/open.js';
+import { startDropRunners } from './drops/open.js';
 import { openEvents } from './events/index.js';
 import { resolveEndpoints } from './events/subscriptions.js';
 import { buildHttpApp } from './http/build.js';
@@ -10,9 +9,16 @@ import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { configuredIngest } from './pipeline/configured.js';
 import { createPublisher } from './publish/index.js';
+import { createReloader } from './reload.js';
 import type { Publisher } from './publish/publisher.js';
+import { openSharedState } from './http-state/index.js';
 import { stopGracefully, type InFlight } from './shutdown.js';
-import { logStarted, serveProblems, warnAboutPipelinesFolder } from './start-up.js';
+import {
+  logStarted,
+  openCheckedDrops,
+  serveProblems,
+  warnAboutPipelinesFolder,
+} from './start-up.js';
 
 export interface RunningService {
   readonly config: Readonly<Config>;
@@ -20,6 +26,8 @@ export interface RunningService {
   /** The admin listener: /metrics, /readyz, /healthz. */
   readonly adminUrl: string;
   readonly publisher: Publisher;
+  /** Reads the configuration again (what SIGHUP does); false when the new one was refused. */
+  reload(): boolean;
   stop(): Promise<void>;
 }
 
@@ -36,36 +44,53 @@ export interface StartOptions extends LoadConfigOptions {
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(options);
   const log = options.log ?? createLogger({ level: config.log.level, format: config.log.format });
-  const refused = serveProblems(config);
-  if (refused.length > 0) throw new ConfigError(refused);
   warnAboutPipelinesFolder(config, log);
-  // Pipeline files and their secrets are read before anything connects: a bad one stops start-up cleanly.
-  const stores = openDrops(config);
+  // What serve refuses and every pipeline's problems (files, secrets) in one error, before anything connects.
+  const stores = openCheckedDrops(config);
   const endpoints = resolveEndpoints(config);
   const publisher = createPublisher(config, log);
   await publisher.start();
+  let sharedState: Awaited<ReturnType<typeof openSharedState>>;
+  try {
+    sharedState = await openSharedState(config, log);
+  } catch (error) {
+    await publisher.close();
+    throw error;
+  }
 
   const metrics = createMetrics({
     businesses: config.tenants.map((t) => t.businessId),
     processMetrics: true,
   });
   let stopping: Promise<void> | undefined;
+  // The profiles in force: a reload (SIGHUP) swaps them; each batch reads them when it begins.
+  let onboarding = config.onboarding;
   const lineage = openLineageJournal(config, log, metrics);
-  const { app, admin } = buildHttpApp(config, publisher, log, {
+  const { app, admin, authenticator } = buildHttpApp(config, publisher, log, {
     metrics,
     drops: stores,
     lineage,
+    sharedState,
     stopping: () => stopping !== undefined,
+    onboarding: () => onboarding,
   });
-  const server = createHttpServer(app, config.http, log);
-  const adminServer = createHttpServer(admin, config.http, log);
+  let server: HttpServer;
+  try {
+    server = createHttpServer(app, config.http, log);
+  } catch (error) {
+    await Promise.allSettled([publisher.close(), sharedState.close()]);
+    throw error;
+  }
+  // The admin listener stays plain HTTP on loopback, whatever the partner-facing port serves.
+  const adminServer = createHttpServer(admin, { ...config.http, tls: undefined }, log);
   const closeAll = async () => {
     await Promise.allSettled([
+      sharedState.close(),
       closeServer(server),
       closeServer(adminServer),
       ...stores.map(({ store }) => store.close()),
       publisher.close(),
-      lineage?.flush(),
+      lineage?.close(),
     ]);
   };
   let url: string;
@@ -77,7 +102,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     await closeAll();
     throw error;
   }
-  const events = openEvents(config, endpoints, log, metrics.registry);
+  const events = openEvents(config, endpoints, log, metrics.registry, stores);
   try {
     await events?.start();
   } catch (error) {
@@ -90,7 +115,29 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     configuredIngest(config, publisher, metrics),
     log,
     metrics,
+    () => onboarding,
   );
+  const reloader = createReloader({
+    config,
+    load: () => loadConfig(options),
+    check: serveProblems,
+    log,
+    parts: [
+      { name: 'tenants', prepare: (next) => () => authenticator.setTenants(next.tenants) },
+      { name: 'onboarding', prepare: (next) => () => void (onboarding = next.onboarding) },
+      {
+        name: 'webhooks',
+        prepare(next) {
+          const resolved = resolveEndpoints(next); // reads secret files: may refuse the reload
+          return () => events?.setEndpoints(resolved);
+        },
+      },
+    ],
+  });
+  // Node's default for SIGHUP ends the process: while stopping, it is received and ignored.
+  const onHangup = () =>
+    stopping ? log.warn('SIGHUP while stopping: no reload') : void reloader.reload();
+  process.on('SIGHUP', onHangup);
   logStarted(log, {
     config,
     publisher,
@@ -111,6 +158,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     url,
     adminUrl,
     publisher,
+    reload: () => reloader.reload(),
     // Requests answered 503 and connections refused from here; see docs/operations.md#stopping-sigterm-sigint.
     stop: () =>
       (stopping ??= stopGracefully({
@@ -118,12 +166,15 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         log,
         work: [http, drops],
         // The admin listener last but one: /readyz says 503 (stopping) while work drains.
+        // Events before the drop stores: an outbound file being written finishes in its store.
         close: [
-          drops.stores,
           ...(events ? [{ name: 'events', close: () => events.close() }] : []),
+          drops.stores,
           adminListener,
           publisher,
-          ...(lineage ? [{ name: 'lineage journal', close: () => lineage.flush() }] : []),
+          { name: 'shared state', close: () => sharedState.close() },
+          ...(lineage ? [{ name: 'lineage journal', close: () => lineage.close() }] : []),
+          { name: 'reload on SIGHUP', close: async () => void process.off('SIGHUP', onHangup) },
         ],
       })),
   };

@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { BatchOutcome } from './pipeline/batch.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';
+import { createRequestSeries } from './request-metrics.js';
 
 /** What a drop runner reports (`createDropRunner({ metrics })`). */
 export interface DropMetrics {
@@ -9,6 +11,21 @@ export interface DropMetrics {
   receiptWriteFailed(pipeline: string): void;
   /** How many inputs of a pipeline are in a state (`InputStatus`: received … dead). */
   setInputs(pipeline: string, state: string, count: number): void;
+  /** One try of a file ended (`HandledOutcome`: accepted, rejected, retried …) after this many seconds. */
+  fileHandled(pipeline: string, outcome: string, seconds: number): void;
+  /** A scheduled look at the drop went through (listed, and every ready file handled), at `atMs`. */
+  lookSucceeded(pipeline: string, atMs: number): void;
+}
+
+/** One answer of the partner-facing app, as `observeRequest` takes it. */
+export interface RequestObservation {
+  /** The route template (`/api/v2/sales-orders`, `/docs/:asset`), or `unmatched`: never the raw URL. */
+  readonly route: string;
+  readonly method: string;
+  readonly status: number;
+  /** The authenticated business, when admission got that far. */
+  readonly businessId: string | undefined;
+  readonly seconds: number;
 }
 
 export interface Metrics extends DropMetrics {
@@ -22,6 +39,8 @@ export interface Metrics extends DropMetrics {
   watchBroker(publisher: Publisher): void;
   /** Accepted HTTP records whose lineage could not be written to the journal. */
   lineageLost(records: number): void;
+  /** Every answer of the partner-facing app (refusals too: 401, 413, 415, 429 …). */
+  observeRequest(request: RequestObservation): void;
 }
 
 export interface MetricsOptions {
@@ -33,6 +52,18 @@ export interface MetricsOptions {
   /** Node process metrics (CPU, memory, event loop). Off in tests: each set starts a timer. @default false */
   readonly processMetrics?: boolean;
 }
+
+/** The package's version, for `warehouse_ingest_build_info`. */
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
+
+/** HTTP methods as labels; anything else is `other` (a label per invented method would grow without bound). */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+const FILE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 
 const LATENCY_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
@@ -81,6 +112,26 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['pipeline', 'state'] as const,
     registers,
   });
+  const requestSeries = createRequestSeries(registry, LATENCY_BUCKETS);
+  const fileLatency = new Histogram({
+    name: 'warehouse_ingest_file_duration_seconds',
+    help: 'One try of a dropped file, from its claim to its outcome (accepted, rejected, duplicate, dead, retried, skipped, interrupted, not-due), by pipeline.',
+    labelNames: ['pipeline', 'outcome'] as const,
+    buckets: FILE_BUCKETS,
+    registers,
+  });
+  const lastLook = new Gauge({
+    name: 'warehouse_ingest_last_successful_look_timestamp_seconds',
+    help: 'When a scheduled look at a drop last went through (Unix seconds), by pipeline; absent until the first.',
+    labelNames: ['pipeline'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'warehouse_ingest_build_info',
+    help: 'Always 1; the labels say which build runs: the package version and the Node.js version.',
+    labelNames: ['version', 'node'] as const,
+    registers,
+  }).set({ version: VERSION, node: process.version }, 1);
 
   return {
     registry,
@@ -128,6 +179,21 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     lineageLost(count) {
       lineageLost.inc(count);
+    },
+    observeRequest({ route, method, status, businessId, seconds }) {
+      requestSeries.observe(
+        route,
+        METHODS.has(method) ? method : 'other',
+        String(status),
+        businessId === undefined ? 'none' : businesses.has(businessId) ? businessId : 'other',
+        seconds,
+      );
+    },
+    fileHandled(pipeline, outcome, seconds) {
+      fileLatency.observe({ pipeline, outcome }, seconds);
+    },
+    lookSucceeded(pipeline, atMs) {
+      lastLook.set({ pipeline }, atMs / 1000);
     },
     receiptWriteFailed(pipeline) {
       receiptFailures.inc({ pipeline });

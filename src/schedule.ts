@@ -21,7 +21,13 @@ export type JobSchedule =
 
 export interface Job {
   readonly name: string;
-  /** Stops triggering; resolves when the run in hand (if any) has ended. */
+  /**
+   * Runs the job now instead of at its next tick (`pollIntervalMs` jobs; a cron job keeps its
+   * times). During a run, the next run starts as soon as this one ends: an event that came while
+   * a look was listing is never left for the whole interval.
+   */
+  trigger(): void;
+  /** Stops triggering; resolves when the run in hand, if there is one, has ended. */
   stop(): Promise<void>;
 }
 
@@ -38,6 +44,8 @@ export function startJob({ name, schedule, run, log }: JobOptions): Job {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let task: ScheduledTask | undefined;
+  let again = false;
+  let loop: (() => void) | undefined;
   const next = 'cron' in schedule ? 'at its next tick' : `in ${schedule.pollIntervalMs} ms`;
 
   /** One tick: starts a run unless one is going. Resolves when the run it started ends. */
@@ -75,16 +83,24 @@ export function startJob({ name, schedule, run, log }: JobOptions): Job {
     });
     void task.start();
   } else {
-    const loop = () => {
+    const run = () => {
+      clearTimeout(timer);
       void tick().then(() => {
-        if (!stopped) timer = setTimeout(loop, schedule.pollIntervalMs);
+        if (!stopped) timer = setTimeout(run, again ? 0 : schedule.pollIntervalMs);
+        again = false;
       });
     };
-    loop();
+    loop = run;
+    run();
   }
 
   return {
     name,
+    trigger() {
+      if (stopped || !loop) return;
+      if (current) again = true;
+      else loop();
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);

@@ -1,6 +1,9 @@
+import { resolveEndpoints } from './events/subscriptions.js';
 import { statSync } from 'node:fs';
+import { tenantKeyHashes } from './api-keys.js';
 import { configFilesOf, type Config } from './config.js';
-import type { ConfigProblem } from './errors.js';
+import { openDrops, type OpenedDrop } from './drops/open.js';
+import { ConfigError, type ConfigProblem } from './errors.js';
 import type { Logger } from './log.js';
 
 /**
@@ -22,7 +25,7 @@ export const DEMO_API_KEY_HASH =
 export function serveProblems(config: Readonly<Config>): ConfigProblem[] {
   if (!config.broker.url) return [];
   return config.tenants.flatMap((tenant, index) =>
-    tenant.apiKeyHash === DEMO_API_KEY_HASH
+    tenantKeyHashes(tenant).includes(DEMO_API_KEY_HASH)
       ? [
           {
             file: 'AMQP_URL (broker.url)',
@@ -32,6 +35,34 @@ export function serveProblems(config: Readonly<Config>): ConfigProblem[] {
         ]
       : [],
   );
+}
+
+/**
+ * The drops `serve` runs, after every check about running the service: what `serveProblems`
+ * refuses and every pipeline's problems (schema, tenants, secrets) are thrown together in one
+ * `ConfigError` with the webhook secrets' problems, so one run names them all.
+ */
+export function openCheckedDrops(config: Readonly<Config>): OpenedDrop[] {
+  const problems = serveProblems(config);
+  let drops: OpenedDrop[] = [];
+  try {
+    drops = openDrops(config);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+  try {
+    // Webhook secrets as the events consumer reads them: a missing or malformed one names tenant and endpoint.
+    resolveEndpoints(config);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(...error.problems);
+  }
+  if (problems.length > 0) {
+    void Promise.all(drops.map(({ store }) => store.close().catch(() => undefined)));
+    throw new ConfigError(problems);
+  }
+  return drops;
 }
 
 export type FolderState = 'present' | 'missing' | 'not-a-folder';

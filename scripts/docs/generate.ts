@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { configSchema, ENVIRONMENT_VARIABLES } from '../../src/config/schema.js';
+import { environmentVariables } from '../../src/config/environment.js';
+import { configSchema } from '../../src/config/schema.js';
 import { pipelineJsonSchema } from '../../src/drops/definition.js';
 import { type JsonSchema, slug, tables } from './reference.js';
 
@@ -51,14 +52,21 @@ function valueAt(object: unknown, path: string): unknown {
 
 function configurationPage(): string {
   const defaults = parseYaml(read('config/default.yaml'));
+  // The rule's name first, then the older short name; secrets also by file.
   const envByPath = new Map(
-    Object.entries(ENVIRONMENT_VARIABLES).map(([name, path]) => [path as string, name]),
+    environmentVariables().map((variable) => {
+      const names = [variable.name, ...variable.aliases];
+      return [
+        variable.key,
+        variable.secret ? [...names, ...names.map((name) => `${name}_FILE`)] : names,
+      ];
+    }),
   );
   const schema = z.toJSONSchema(configSchema, { io: 'input' }) as JsonSchema;
   const config = tables({ ...schema, title: 'Top-level keys' }, '', {
     level: 3,
     defaultOf: (path) => valueAt(defaults, path),
-    envOf: (path) => envByPath.get(path),
+    envOf: (path) => envByPath.get(path) ?? [],
   });
   const pipeline = pipelineJsonSchema() as JsonSchema;
   const variants = pipeline.properties?.source?.oneOf ?? [];

@@ -28,8 +28,8 @@ export type JsonSchema = {
 export interface TableOptions {
   /** A field's default, when the schema itself does not hold it (the config's are in default.yaml). */
   defaultOf?: (path: string) => unknown;
-  /** The environment variable that sets a field, if any (adds a column). */
-  envOf?: (path: string) => string | undefined;
+  /** The environment variables that set a field, if any (adds a column). */
+  envOf?: (path: string) => readonly string[];
   /** Heading level of each table's heading. */
   level: number;
 }
@@ -134,8 +134,8 @@ export function tables(node: JsonSchema, path: string, options: TableOptions): s
     const text = inner
       ? `See [${childPath}](#${slug(childPath)}).`
       : cell(`${child.description ?? ''}${examples}`);
-    const envName = options.envOf?.(at);
-    const env = withEnv ? ` ${envName ? code(envName) : ''} |` : '';
+    const envNames = inner && child.type !== 'array' ? [] : (options.envOf?.(at) ?? []);
+    const env = withEnv ? ` ${envNames.map(code).join(', ')} |` : '';
     rows.push(`| \`${key}\` | ${typeOf(child)} | ${cell(defaultText)} |${env} ${text} |`);
   }
   const title = path || node.title || '(top level)';

@@ -1,8 +1,10 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
-import { openDrops } from '../drops/open.js';
-import { pipelinesFolderState, serveProblems } from '../start-up.js';
+import { checkDrop, settleFolders } from '../drops/layout.js';
+import type { OpenedDrop } from '../drops/open.js';
+import { DropMisconfigured } from '../drops/stores/store.js';
+import { openCheckedDrops, pipelinesFolderState } from '../start-up.js';
 import { kindByName, KIND_NAMES } from '../records/index.js';
 import { UsageError } from './help.js';
 import { type FileVerdict, validateFile } from './validate.js';
@@ -105,10 +107,13 @@ export async function lintCommand(args: string[], io: Output): Promise<number> {
       );
       return 1;
     }
-    const refused = serveProblems(config);
-    if (refused.length > 0) throw new ConfigError(refused);
-    const drops = openDrops(config);
+    const drops = openCheckedDrops(config);
+    const misconfigured = await localDropProblems(drops);
     await Promise.all(drops.map(({ store }) => store.close()));
+    if (misconfigured.length > 0) {
+      io.err(`${misconfigured.length} problem(s):\n${misconfigured.join('\n')}\n`);
+      return 1;
+    }
     io.out(
       `configuration valid (environment ${config.environment}, ${config.tenants.length} tenant(s))\n`,
     );
@@ -123,10 +128,28 @@ export async function lintCommand(args: string[], io: Output): Promise<number> {
   }
 }
 
+/**
+ * Local drops are looked at (their folder exists, no regular file where a settle folder must be);
+ * SFTP and S3 drops are not, as `lint` connects to nothing (`status` and `/readyz` check those).
+ */
+async function localDropProblems(drops: readonly OpenedDrop[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const { pipeline, store } of drops) {
+    if (store.type !== 'local') continue;
+    try {
+      await checkDrop(store, settleFolders(pipeline));
+    } catch (error) {
+      if (!(error instanceof DropMisconfigured)) throw error;
+      problems.push(`${pipeline.file}: source.path: ${error.message}`);
+    }
+  }
+  return problems;
+}
+
 /** The configuration, for onboarding profiles; a broken one stops `validate` with exit 2 (the file was never judged). */
 function configForCheck(): Readonly<Config> {
   try {
-    return loadConfig();
+    return loadConfig({ brokerRequired: false });
   } catch (error) {
     if (error instanceof ConfigError)
       throw new CannotRead(

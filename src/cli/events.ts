@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
+import { loadPipelines } from '../drops/definition.js';
 import { emitEvent } from '../events/emit.js';
 import { replayDeadLetters } from '../events/replay.js';
 import { eventsStatus } from '../events/status.js';
@@ -115,6 +117,7 @@ async function status(args: string[], io: Output): Promise<number> {
     url: config.broker.url,
     events: config.events,
     tenants: config.tenants,
+    outbound: loadPipelines(path.resolve(config.pipelinesDirectory)),
   });
   const endpoints = report.endpoints.filter(
     (e) => values.business === undefined || e.businessId === values.business,
@@ -123,13 +126,23 @@ async function status(args: string[], io: Output): Promise<number> {
     io.out(`${JSON.stringify({ ...report, endpoints })}\n`);
     return 0;
   }
-  io.out(`waiting in ${config.events.queue.name}: ${report.waiting}\n`);
+  io.out(
+    `waiting in ${config.events.queue.name}: ${report.waiting}; ${report.workers} worker(s) reporting\n`,
+  );
   for (const e of endpoints) {
-    const state = e.enabled ? '' : ' (disabled)';
+    const state = !e.enabled ? ' (disabled)' : e.disabledByWorker ? ' (disabled after 410)' : '';
     const next = e.nextAttemptAt ? `, next attempt ${e.nextAttemptAt}` : '';
     io.out(
-      `${e.businessId}  ${e.endpoint}${state}: ${e.retrying} retrying${next}, ${e.dead} dead\n`,
+      `${e.businessId}  ${e.endpoint}${state}: ${e.delivered} delivered, ${e.retrying} retrying${next}, ${e.dead} dead\n`,
     );
+    if (e.failingSince) {
+      const off = e.backedOffUntil
+        ? `, backed off until ${e.backedOffUntil}`
+        : e.probing
+          ? ', being probed'
+          : '';
+      io.out(`    failing since ${e.failingSince}${off}\n`);
+    }
     if (e.lastFailure)
       io.out(`    last failure${e.lastFailureAt ? ` ${e.lastFailureAt}` : ''}: ${e.lastFailure}\n`);
   }

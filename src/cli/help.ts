@@ -14,8 +14,11 @@ Commands:
   events       Outbound events: emit one as the warehouse would, status, replay dead letters
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
+  --version    The version of warehouse-ingest (also -v)
 
-Configuration comes from INGEST_ENV, INGEST_CONFIG and the variables each command lists.
+Configuration comes from INGEST_ENV, INGEST_CONFIG and the variables each command lists; every
+configuration key also has a variable by the rule INGEST_<PATH> (http.port: INGEST_HTTP__PORT),
+and secrets may come from files (AMQP_URL_FILE, INGEST_TENANTS_FILE). See docs/configuration.md.
 `;
 
 export const COMMANDS: Record<string, string> = {
@@ -28,8 +31,9 @@ exit 0. A second signal exits at once (1). Exits 1 at once when a listen address
 /metrics, /readyz and /healthz are on the admin listener (ADMIN_HOST:ADMIN_PORT, 127.0.0.1:9464).
 
 Environment: INGEST_ENV (production | development | sandbox), INGEST_CONFIG (a YAML file),
-PORT, HOST (development: 127.0.0.1), ADMIN_PORT, ADMIN_HOST, AMQP_URL (RabbitMQ; without it
-development publishes to data/outbox/), LOG_LEVEL, LOG_FORMAT (json | pretty).
+PORT, HOST (development: 127.0.0.1), ADMIN_PORT, ADMIN_HOST, AMQP_URL or AMQP_URL_FILE (RabbitMQ;
+without it development publishes to data/outbox/), LOG_LEVEL, LOG_FORMAT (json | pretty), and
+INGEST_<PATH> for any other configuration key.
 `,
   run: `Usage: warehouse-ingest run <pipeline.yaml> [--once]
 

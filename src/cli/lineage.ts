@@ -92,7 +92,7 @@ export async function lineageCommand(args: string[], io: Output): Promise<number
 /** The configuration and every drop, as `serve` reads them; a broken one stops the search with exit 2. */
 function configured(): { config: ReturnType<typeof loadConfig>; drops: OpenedDrop[] } {
   try {
-    const config = loadConfig();
+    const config = loadConfig({ brokerRequired: false });
     return { config, drops: openDrops(config) };
   } catch (error) {
     if (error instanceof ConfigError)

@@ -80,7 +80,7 @@ export async function reprocessCommand(
 
   // Logs go to stderr, quiet unless asked for: stdout is the command's own report.
   const log = createLogger({
-    level: process.env.LOG_LEVEL ? config.log.level : 'warn',
+    level: process.env.LOG_LEVEL || process.env.INGEST_LOG__LEVEL ? config.log.level : 'warn',
     destination: process.stderr,
   });
   const publisher = createPublisher(config, log);

@@ -1,8 +1,12 @@
+import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { openDrops, type OpenedDrop } from '../drops/open.js';
 import { INPUT_STATUSES, type InputState, type InputStatus } from '../drops/state/input-state.js';
+import { checkDrop, settleFolders } from '../drops/layout.js';
 import { listStates } from '../drops/state/persist.js';
+import { inputNames } from '../drops/upload-ready.js';
+import { unusableName } from '../drops/unusable-names.js';
 import { pipelinesFolderState } from '../start-up.js';
 import { parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';
@@ -28,6 +32,8 @@ export interface PipelineStatus {
       | 'sha256'
     >
   >;
+  /** Files in the drop whose names the worker cannot use (JSON-escaped in the text output), and why. */
+  unusableNames: Array<{ name: string; reason: string }>;
   /** Set when the drop could not be read. */
   error?: string;
 }
@@ -57,7 +63,7 @@ export async function statusCommand(args: string[], io: Output): Promise<number>
   if (!Number.isInteger(failures) || failures < 0)
     throw new UsageError('--failures must be a whole number, 0 or more', 'status');
 
-  const config = loadConfig();
+  const config = loadConfig({ brokerRequired: false });
   const drops = openDrops(config);
   try {
     if (drops.length === 0) {
@@ -99,10 +105,20 @@ export async function statusOf(
   >;
   const base = { pipeline: pipeline.name, source: `${store.type}:${store.where}` };
   let states: InputState[];
+  let unusableNames: PipelineStatus['unusableNames'];
   try {
+    await checkDrop(store, settleFolders(pipeline));
     states = await listStates(store);
+    unusableNames = await unusableNamesIn({ pipeline, store });
   } catch (error) {
-    return { ...base, inputs: 0, byStatus, lastFailures: [], error: (error as Error).message };
+    return {
+      ...base,
+      inputs: 0,
+      byStatus,
+      lastFailures: [],
+      unusableNames: [],
+      error: (error as Error).message,
+    };
   }
   for (const state of states) if (state.status in byStatus) byStatus[state.status] += 1;
   const lastFailures = states
@@ -132,7 +148,22 @@ export async function statusOf(
         sha256,
       }),
     );
-  return { ...base, inputs: states.length, byStatus, lastFailures };
+  return { ...base, inputs: states.length, byStatus, lastFailures, unusableNames };
+}
+
+/** The drop's inputs whose names cannot be used, as the worker judges them (its claim names take a host name and pid). */
+async function unusableNamesIn({
+  pipeline,
+  store,
+}: OpenedDrop): Promise<PipelineStatus['unusableNames']> {
+  const isInput = inputNames(pipeline);
+  const workerId = `${hostname()}-${process.pid}`;
+  return (await store.list()).flatMap(({ name }) => {
+    const unusable = isInput(name)
+      ? unusableName(name, { workerId, claims: store.atomicRename })
+      : undefined;
+    return unusable ? [{ name, reason: unusable.reason }] : [];
+  });
 }
 
 function describe(status: PipelineStatus): string {
@@ -150,5 +181,9 @@ function describe(status: PipelineStatus): string {
     );
     lines.push(`      ${(f.lastError ?? 'no reason recorded').replace(/\s+/g, ' ').slice(0, 300)}`);
   }
+  if (status.unusableNames.length > 0)
+    lines.push('  files whose names cannot be used (left in the drop; rename them):');
+  for (const { name, reason } of status.unusableNames)
+    lines.push(`    ${JSON.stringify(name)}: ${reason}`);
   return `${lines.join('\n')}\n`;
 }

@@ -4,7 +4,7 @@ import { isIngestError, toProblem, type ProblemDetails } from '../errors.js';
 import { createLogger } from '../log.js';
 import { validateBatch } from '../pipeline/validate-batch.js';
 import type { RecordKind } from '../records/kind.js';
-import { LEGACY, profileFor, type OnboardingProfiles } from '../records/legacy/index.js';
+import { conversionContext, LEGACY, type OnboardingProfiles } from '../records/legacy/index.js';
 import { UsageError } from './help.js';
 
 export interface ValidateFileOptions {
@@ -74,10 +74,12 @@ function decode(options: ValidateFileOptions, businessId: string): Promise<FileR
     kind: options.kind,
     format: options.format,
     businessId,
-    context: {
-      defaults: profileFor(options.onboarding, businessId, options.kind.name),
-      receivedAt: new Date().toISOString(),
-    },
+    context: conversionContext(
+      options.onboarding,
+      businessId,
+      options.kind.name,
+      new Date().toISOString(),
+    ),
     maxJsonBytes: MAX_JSON_BYTES,
   });
 }

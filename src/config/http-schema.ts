@@ -58,11 +58,57 @@ const abuseSchema = z
         maxEntries: positiveInt('Most keys kept; the least recently used are forgotten first.'),
         maxBytes: positiveInt('Most bytes of stored answers kept.'),
       })
-      .meta({ description: 'The `Idempotency-Key` store: in memory, per process.' }),
+      .meta({
+        description:
+          'The `Idempotency-Key` store. `maxEntries` and `maxBytes` bound the memory store (the default); on Redis (`sharedState.redis`), keys live `ttlSeconds` and an answer over `maxBytes` is not stored.',
+      }),
   })
   .meta({
     description:
-      'Limits and abuse protection, per business. Counters live in memory, per process: with several instances behind a balancer, each enforces its own share. See docs/api.md#limits-and-abuse-protection.',
+      'Limits and abuse protection, per business. Counters live in memory, per process, unless `sharedState.redis` is set: then every instance using that Redis shares them. See docs/api.md#limits-and-abuse-protection.',
+  });
+
+/** Where the facade's state (idempotency records, rate-limit buckets, failed logins) lives. */
+export const sharedStateSchema = z
+  .strictObject({
+    redis: z
+      .strictObject({
+        url: z
+          .string()
+          .regex(/^rediss?:\/\//, 'Expected a redis:// or rediss:// URL')
+          .optional()
+          .meta({
+            description:
+              'Redis URL (`redis://host:6379/0`, or `rediss://` for TLS); set, the state is shared by every instance using the same Redis and `keyPrefix`. Unset: in memory, per process. Never logged with its password; environment variable `REDIS_URL`.',
+            examples: ['redis://redis:6379/0'],
+          }),
+        passwordFile: z
+          .string()
+          .min(1)
+          .optional()
+          .meta({
+            description:
+              "A file holding Redis's password (readable by the owner only, `chmod 600`), instead of a password in the URL.",
+            examples: ['/run/secrets/redis-password'],
+          }),
+        keyPrefix: z
+          .string()
+          .max(128)
+          .meta({
+            description:
+              'Put before every key, so that services sharing one Redis stay apart; instances that must share state use the same prefix.',
+            examples: ['warehouse-ingest:'],
+          }),
+        commandTimeoutMs: z.int().positive().max(60_000).meta({
+          description:
+            'A Redis command not answered within this fails: an `Idempotency-Key` request is answered `503` with `Retry-After`; limits fall back to this instance meanwhile.',
+        }),
+      })
+      .meta({ description: 'The shared store on Redis. See docs/operations-instances.md.' }),
+  })
+  .meta({
+    description:
+      'Where `Idempotency-Key` records, rate-limit buckets and failed logins are kept: in memory (the default), or on Redis, shared by several instances behind a load balancer.',
   });
 
 export const httpSchema = z
@@ -71,7 +117,11 @@ export const httpSchema = z
       .string()
       .min(1)
       .meta({ description: 'Listen address.', examples: ['127.0.0.1'] }),
-    port: z.int().min(0).max(65535).meta({ description: 'Listen port (0: any free port).' }),
+    port: z
+      .int()
+      .min(0)
+      .max(65535)
+      .meta({ description: 'Listen port (0: a free port the system picks).' }),
     bodyLimitBytes: z.int().positive().meta({
       description:
         'Largest request body; a larger one is answered `413` before it is read (chunked: as soon as it passes).',
@@ -88,9 +138,45 @@ export const httpSchema = z
       description:
         "Largest request header section (Node's `maxHeaderSize`); a larger one is answered `431`.",
     }),
+    publicUrls: z
+      .array(z.url({ protocol: /^https?$/ }))
+      .default([])
+      .meta({
+        description:
+          'The URLs partners reach this service at (e.g. behind a TLS-terminating proxy), listed as `servers` in /openapi.json so generated clients and "Try it out" use them. Empty: the document\'s own origin.',
+        examples: [['https://ingest.example.com']],
+      }),
     trustProxyHops: z.int().min(0).max(10).meta({
       description:
         "Proxies in front of the service. `0`: the client address is the socket's; `n`: the n-th address from the right of `X-Forwarded-For` (only what your own proxies appended can be trusted).",
+    }),
+    tls: z
+      .strictObject({
+        cert: z
+          .string()
+          .min(1)
+          .meta({
+            description:
+              'PEM certificate chain file (the server certificate first); relative to the working directory.',
+            examples: ['/etc/warehouse-ingest/tls/cert.pem'],
+          }),
+        key: z
+          .string()
+          .min(1)
+          .meta({
+            description:
+              'PEM private key file, readable by its owner only (`chmod 600`); relative to the working directory.',
+            examples: ['/etc/warehouse-ingest/tls/key.pem'],
+          }),
+      })
+      .optional()
+      .meta({
+        description:
+          'Serve HTTPS (HTTP/1.1 over TLS) on `host:port` with this certificate; unset, plain HTTP (for example behind a TLS-terminating proxy). The admin listener stays plain HTTP. See docs/operations-instances.md#https.',
+      }),
+    apiDocs: z.enum(['public', 'admin']).meta({
+      description:
+        '`public`: `/docs` and `/openapi.json` on the partner-facing port, without credentials. `admin`: only on the admin listener (the partner-facing port answers `404`).',
     }),
     abuse: abuseSchema,
   })

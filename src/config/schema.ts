@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { API_KEY_HASH_PATTERN, parseApiKeyHash } from '../api-keys.js';
-import { KIND_NAMES } from '../records/kind.js';
+import type { KindName } from '../records/kind.js';
+import { LEGACY } from '../records/legacy/index.js';
+import { RENAMABLE } from '../records/legacy/onboarding.js';
+import { brokerUrlProblem } from './broker-url.js';
 import { eventsSchema, webhooksSchema } from '../events/config.js';
-import { httpSchema } from './http-schema.js';
+import { httpSchema, sharedStateSchema } from './http-schema.js';
 
 /**
  * The configuration schema. Every field is described here once, with `.meta({ description })`;
@@ -17,34 +20,118 @@ export type Environment = (typeof ENVIRONMENTS)[number];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-const tenantSchema = z.strictObject({
-  // A colon would make the Basic-auth user-id ambiguous (RFC 7617).
-  businessId: z
-    .string()
-    .regex(/^[^:\p{Cc}]{1,128}$/u, 'Expected 1-128 characters, no colon or control characters')
-    .meta({
+/** One scrypt hash as `hash-key` prints it, whole (a hash cut short would lock its business out silently). */
+const apiKeyHashSchema = z
+  .string()
+  .regex(API_KEY_HASH_PATTERN, {
+    message: "Expected a scrypt hash printed by 'warehouse-ingest hash-key'",
+    abort: true,
+  })
+  .refine((hash) => parseApiKeyHash(hash) !== undefined, {
+    message:
+      "Not a whole scrypt hash as 'warehouse-ingest hash-key' prints it (cut short or altered?): cost ln 10–20, r 1–16, p 1–4, a salt of 8+ bytes and a 32-byte hash, both in canonical base64. Hash the key again and paste the whole line.",
+  });
+
+const tenantSchema = z
+  .strictObject({
+    // A colon would make the Basic-auth user-id ambiguous (RFC 7617).
+    businessId: z
+      .string()
+      .regex(/^[^:\p{Cc}]{1,128}$/u, 'Expected 1-128 characters, no colon or control characters')
+      .meta({
+        description:
+          'The business this credential acts for: the Basic-auth user-id. 1–128 characters, no colon or control characters.',
+        examples: ['ACME'],
+      }),
+    apiKeyHash: apiKeyHashSchema.optional().meta({
       description:
-        'The business this credential acts for: the Basic-auth user-id. 1–128 characters, no colon or control characters.',
-      examples: ['ACME'],
-    }),
-  apiKeyHash: z
-    .string()
-    .regex(API_KEY_HASH_PATTERN, {
-      message: "Expected a scrypt hash printed by 'warehouse-ingest hash-key'",
-      abort: true,
-    })
-    .refine((hash) => parseApiKeyHash(hash) !== undefined, {
-      message:
-        "Not a whole scrypt hash as 'warehouse-ingest hash-key' prints it (cut short or altered?): cost ln 10–20, r 1–16, p 1–4, a salt of 8+ bytes and a 32-byte hash, both in canonical base64. Hash the key again and paste the whole line.",
-    })
-    .meta({
-      description:
-        'The API key as a scrypt hash (PHC format), printed by `warehouse-ingest hash-key -`. Keys are never stored in clear.',
+        'The API key as a scrypt hash (PHC format), printed by `warehouse-ingest hash-key -`. Keys are never stored in clear. Set this or `apiKeyHashes`.',
       examples: ['$scrypt$ln=15,r=8,p=1$<salt>$<hash>'],
     }),
-  name: z.string().optional().meta({ description: 'A readable name, for people only.' }),
-  webhooks: webhooksSchema,
-});
+    apiKeyHashes: z
+      .array(apiKeyHashSchema)
+      .min(1)
+      .max(2, 'At most two keys at once: the new one and the one being retired')
+      .optional()
+      .meta({
+        description:
+          'During a key rotation (spec §5.6): the hashes of both keys, new and old, each accepted (checked in constant time, both always). Instead of `apiKeyHash`; drop the old one once the business has switched, then reload (SIGHUP). See docs/operations.md#rotating-an-api-key-reloading-on-sighup.',
+        examples: [
+          [
+            '$scrypt$ln=15,r=8,p=1$<new salt>$<new hash>',
+            '$scrypt$ln=15,r=8,p=1$<old salt>$<old hash>',
+          ],
+        ],
+      }),
+    name: z.string().optional().meta({ description: 'A readable name, for people only.' }),
+    webhooks: webhooksSchema,
+  })
+  // Checked even when another field of the tenant is wrong, so every problem is said in one run.
+  .refine((tenant) => tenant.apiKeyHash !== undefined || tenant.apiKeyHashes !== undefined, {
+    path: ['apiKeyHash'],
+    message:
+      "Required: the key's hash (apiKeyHash), or both hashes during a rotation (apiKeyHashes)",
+    when: (payload) => isObject(payload.value),
+  })
+  .refine((tenant) => tenant.apiKeyHash === undefined || tenant.apiKeyHashes === undefined, {
+    path: ['apiKeyHash'],
+    message:
+      'Set apiKeyHash or apiKeyHashes, not both: during a rotation list both keys in apiKeyHashes',
+    when: (payload) => isObject(payload.value),
+  })
+  // Editors validating against config.schema.json ask for one of the two as well.
+  .meta({ anyOf: [{ required: ['apiKeyHash'] }, { required: ['apiKeyHashes'] }] });
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const profileEntries = z.record(z.string(), z.unknown()).optional();
+
+/** Wire names a legacy field may not take: the other fields and columns of its shape. */
+const taken = (kind: KindName) => {
+  const { csv, root } = LEGACY[kind]!;
+  const names = new Set([root, ...csv.header.map((field) => field.name)]);
+  if (csv.lines) names.add(csv.lines.name);
+  return (name: string) => names.has(name) || (csv.lines && name.startsWith(`${csv.lines.name}_`));
+};
+const platformRefTaken = taken(RENAMABLE.platformRef.kind);
+
+const legacyOptionsSchema = z
+  .strictObject({
+    platformRef: z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, {
+        message: 'Expected a field name: a letter, then up to 63 letters, digits or _',
+        abort: true,
+      })
+      .refine((name) => name === RENAMABLE.platformRef.field || !platformRefTaken(name), {
+        message: 'Already the name of another v1 returns field or column',
+      })
+      .optional()
+      .meta({
+        description:
+          "The wire name of the v1 returns field the spec calls `PlatformRef` (its real name carries the platform operator's brand): the JSON key and CSV column this business sends, which fills `identifiers.businessRgaNumber`. Set, `PlatformRef` itself is an unknown field for the business. Default: `PlatformRef`.",
+        examples: ['ShopRef'],
+      }),
+    unknownFields: z.enum(['refuse', 'ignore']).optional().meta({
+      description:
+        "Fields beyond the v1 shape (JSON keys, CSV columns, a JSON body's other top-level keys): `refuse` answers 400 naming them; `ignore` leaves them out, lists them in the answer's `ignoredFields` (and a file's receipt) and logs each name once. Default: `refuse`.",
+    }),
+  })
+  .meta({
+    description:
+      "How the business's v1 (legacy) inputs are read; a business without it uses the fallback profile's (`*`). See docs/legacy-v1.md#onboarding-profiles.",
+  });
+
+const onboardingProfileSchema = z.strictObject({
+  'master-data': profileEntries,
+  'sales-orders': profileEntries,
+  'purchase-orders': profileEntries,
+  'return-goods': profileEntries,
+  'work-orders': profileEntries,
+  legacy: legacyOptionsSchema.optional(),
+} satisfies Record<KindName | 'legacy', z.ZodType>);
 
 const queueSchema = z.strictObject({
   name: z
@@ -65,13 +152,27 @@ const queueSchema = z.strictObject({
       description: "Queue arguments; they must match an existing queue's exactly.",
       examples: [{ 'x-queue-type': 'quorum' }],
     }),
+  shards: z
+    .int()
+    .min(2)
+    .max(64)
+    .optional()
+    .meta({
+      description:
+        'Spread this queue over N queues `<name>.0` … `<name>.<N-1>` (same arguments), past the one-core ceiling of a single queue: a consistent-hash exchange `<name>.shards` (plugin `rabbitmq_consistent_hash_exchange`) is bound with `bindingKeys` and hashes each message id, so the same id always lands in the same shard; records of one business are no longer in one queue order. See docs/performance.md#past-one-queue.',
+      examples: [4],
+    }),
 });
 
 const brokerSchema = z
   .strictObject({
     url: z
       .string()
-      .regex(/^amqps?:\/\//, 'Expected an amqp:// or amqps:// URL')
+      .regex(/^amqps?:\/\//, { message: 'Expected an amqp:// or amqps:// URL', abort: true })
+      .refine((url) => brokerUrlProblem(url) === undefined, {
+        // The message is built from the URL with its password masked, never from the value itself.
+        error: (issue) => brokerUrlProblem(String(issue.input)),
+      })
       .optional()
       .meta({
         description:
@@ -111,7 +212,7 @@ const brokerSchema = z
 export const configSchema = z.strictObject({
   environment: z.enum(ENVIRONMENTS).meta({
     description:
-      '`production`: configured tenants, RabbitMQ required. `development`: adds the demo tenant `DEMO`, the embedded publisher unless a broker URL is set. `sandbox`: any well-formed credentials, validates like production, publishes nothing. See docs/configuration.md#environments.',
+      '`production`: configured tenants, RabbitMQ required. `development`: adds the demo tenant `DEMO`, the embedded publisher unless a broker URL is set. `sandbox`: accepts every well-formed credential, validates like production, publishes nothing. See docs/configuration.md#environments.',
   }),
   dataDirectory: z.string().min(1).meta({
     description:
@@ -145,6 +246,7 @@ export const configSchema = z.strictObject({
       description:
         'The admin listener, apart from the partner-facing port (which keeps `/healthz` for load balancers). See docs/operations-startup.md.',
     }),
+  sharedState: sharedStateSchema,
   log: z
     .strictObject({
       level: z.enum(LOG_LEVELS).meta({ description: 'The lowest level logged.' }),
@@ -191,29 +293,34 @@ export const configSchema = z.strictObject({
     description:
       'The outbound half: where warehouse events arrive and how they are delivered to each business (webhooks per tenant). See docs/events.md.',
   }),
-  onboarding: z
-    .record(z.string(), z.partialRecord(z.enum(KIND_NAMES), z.record(z.string(), z.unknown())))
-    .meta({
-      description:
-        'Onboarding profiles: per business id (or `*`, the fallback), per kind, v2 path → value, filling the fields a v1 record cannot carry; `lines[].x` sets a field on every line. What the partner sends always wins. See docs/legacy-v1.md#onboarding-profiles.',
-      examples: [
-        { ACME: { 'sales-orders': { 'identifiers.site': 'UK01', 'shipping.carrier': 'DPD' } } },
-      ],
-    }),
+  onboarding: z.record(z.string(), onboardingProfileSchema).meta({
+    description:
+      "Onboarding profiles: per business id (or `*`, the fallback), per kind, v2 path → value, filling the fields a v1 record cannot carry; `lines[].x` sets a field on every line. What the partner sends always wins. `legacy` says how the business's v1 inputs are read. See docs/legacy-v1.md#onboarding-profiles.",
+    examples: [
+      {
+        ACME: {
+          'sales-orders': { 'identifiers.site': 'UK01', 'shipping.carrier': 'DPD' },
+          legacy: { platformRef: 'ShopRef', unknownFields: 'ignore' },
+        },
+      },
+    ],
+  }),
 });
 
 export type Config = z.infer<typeof configSchema>;
 export type Tenant = Config['tenants'][number];
 
 /**
- * The environment variables of the operator contract and the field each sets (the loader applies
- * them last). `INGEST_CONFIG` names a file rather than a field.
+ * The short environment variables of the operator contract and the field each sets: aliases of
+ * the names every key has by the rule in config/environment.ts (`PORT` = `INGEST_HTTP__PORT`).
+ * `INGEST_CONFIG` names a file rather than a field.
  */
 export const ENVIRONMENT_VARIABLES = {
   INGEST_ENV: 'environment',
   HOST: 'http.host',
   PORT: 'http.port',
   AMQP_URL: 'broker.url',
+  REDIS_URL: 'sharedState.redis.url',
   ADMIN_HOST: 'admin.host',
   ADMIN_PORT: 'admin.port',
   LOG_LEVEL: 'log.level',

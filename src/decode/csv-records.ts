@@ -62,8 +62,14 @@ export class RecordBuilder {
   /** The current line's entry in `lineSeen`; undefined when its key is empty or it reappeared. */
   private lineRange: [number, number] | undefined;
 
-  constructor(layout: CsvLayout, found: ReadonlyMap<string, number>, maxTrackedOrders: number) {
-    this.width = found.size;
+  /** `width`: cells in the header row (more than `found` holds when columns are ignored). */
+  constructor(
+    layout: CsvLayout,
+    found: ReadonlyMap<string, number>,
+    maxTrackedOrders: number,
+    width = found.size,
+  ) {
+    this.width = width;
     this.header = level(layout.header, '', found);
     this.groupName = layout.groupBy ?? '';
     this.groupAt = layout.groupBy === undefined ? -1 : required(found, layout.groupBy, 'groupBy');

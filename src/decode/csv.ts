@@ -23,6 +23,11 @@ export interface DecodeCsvOptions {
    * @default 1_000_000
    */
   readonly maxTrackedOrders?: number;
+  /**
+   * Columns beyond the layout are refused; with this, each is passed here once (its header
+   * name) and its cells are never read. Missing columns are refused all the same.
+   */
+  readonly ignoreColumn?: (name: string) => void;
 }
 
 /** Streams records out of CSV bytes, in file order; holds one record at a time. Throws `MalformedBody` for file-level problems. */
@@ -40,8 +45,9 @@ export async function* decodeCsv(
     if (builder === undefined) {
       builder = new RecordBuilder(
         layout,
-        headerIndexes(cells[0]!, columns),
+        headerIndexes(cells[0]!, columns, options.ignoreColumn),
         options.maxTrackedOrders ?? 1_000_000,
+        cells[0]!.length,
       );
       i = 1;
     }
@@ -68,8 +74,12 @@ function expectedColumns(layout: CsvLayout): string[] {
   return names;
 }
 
-/** Where each expected column sits in the file's header row; every column required, nothing else allowed. */
-function headerIndexes(row: readonly string[], expected: readonly string[]): Map<string, number> {
+/** Where each expected column sits in the file's header row; every column required, nothing else allowed (unless ignored). */
+function headerIndexes(
+  row: readonly string[],
+  expected: readonly string[],
+  ignoreColumn?: (name: string) => void,
+): Map<string, number> {
   const found = new Map<string, number>();
   const duplicate = new Set<string>();
   const unknown: string[] = [];
@@ -80,6 +90,7 @@ function headerIndexes(row: readonly string[], expected: readonly string[]): Map
     else if (found.has(name)) duplicate.add(name);
     else found.set(name, index);
   });
+  if (ignoreColumn) unknown.splice(0).forEach(ignoreColumn);
   const missing = expected.filter((name) => !found.has(name));
   if (missing.length + unknown.length + duplicate.size === 0) return found;
   const parts: string[] = [];

@@ -3,7 +3,7 @@ import type {
   ConversionContext,
   LegacyConverter,
   LegacyProblem,
-} from '../records/legacy/mapping.js';
+} from '../records/legacy/converter.js';
 import type { Candidate, StreamPass } from './candidate.js';
 import {
   explainRecord,
@@ -29,10 +29,9 @@ interface Options {
 }
 
 /** `{ "<root>": [ ...legacy records ] }` as spec §4.3 shows it, e.g. `{ "oOrders": [...] }`. */
-export function convertLegacyJson(
-  body: unknown,
-  { converter, businessId, context }: Options,
-): ConvertedBatch {
+export function convertLegacyJson(body: unknown, options: Options): ConvertedBatch {
+  const { businessId, context } = options;
+  const converter = options.converter.withNames(context.names);
   const root = converter.root;
   if (
     typeof body !== 'object' ||
@@ -45,7 +44,8 @@ export function convertLegacyJson(
     });
   }
   const extra = Object.keys(body).filter((key) => key !== root);
-  if (extra.length > 0) {
+  if (context.ignored) for (const key of extra) context.ignored.add(key);
+  else if (extra.length > 0) {
     throw new MalformedBody({
       detail: `Unknown top-level field(s) ${extra.map((k) => `"${k.slice(0, 40)}"`).join(', ')}; expected only "${root}".`,
     });
@@ -78,16 +78,18 @@ export function convertLegacyJson(
  */
 export function legacyCsvCandidates(
   read: () => AsyncIterable<Uint8Array | string>,
-  { converter, businessId, context }: Options,
+  options: Options,
 ): (pass?: StreamPass) => AsyncIterable<Candidate> {
+  const { businessId, context } = options;
+  const converter = options.converter.withNames(context.names);
   const layout = converter.csv;
+  const { ignored } = context;
   return async function* candidates(pass = 'validate') {
-    // Order contiguity was proven by the validation pass: the publish pass does not track orders again.
-    for await (const decoded of decodeCsv(
-      read(),
-      layout,
-      pass === 'publish' ? { maxTrackedOrders: 0 } : {},
-    )) {
+    for await (const decoded of decodeCsv(read(), layout, {
+      // Order contiguity was proven by the validation pass: the publish pass does not track orders again.
+      ...(pass === 'publish' && { maxTrackedOrders: 0 }),
+      ...(ignored && { ignoreColumn: (name: string) => ignored.add(name) }),
+    })) {
       const problems: LegacyProblem[] = [...decoded.errors];
       const record = converter.toV2(decoded.value, context, problems);
       const terms: RecordTerms = {

@@ -17,6 +17,13 @@ export interface Claim {
   lost: boolean;
 }
 
+/**
+ * Claim names carry the worker's id and the time, so nobody else makes one: claiming, taking
+ * over and renewing are plain atomic renames, which a kill -9 cannot leave half-done (the file
+ * claimed and still in the drop would be worked on twice).
+ */
+const FRESH = { fresh: true } as const;
+
 export function claimName(name: string, workerId: string, at: number): string {
   return `${CLAIMS_FOLDER}/${at}~${workerId}~${name}`;
 }
@@ -38,7 +45,9 @@ export async function claim(
   from = name,
 ): Promise<Claim | undefined> {
   const target = claimName(name, workerId, now);
-  return (await store.rename(from, target)) ? { name, current: target, lost: false } : undefined;
+  return (await store.rename(from, target, FRESH))
+    ? { name, current: target, lost: false }
+    : undefined;
 }
 
 /** Claims older than `leaseMs`, taken over by this worker (each by exactly one worker). */
@@ -53,7 +62,7 @@ export async function takeOverStale(
     const parsed = parseClaim(entry.name);
     if (!parsed || now - parsed.at < leaseMs) continue;
     const target = claimName(parsed.name, workerId, now);
-    if (await store.rename(entry.name, target))
+    if (await store.rename(entry.name, target, FRESH))
       taken.push({ name: parsed.name, current: target, lost: false });
   }
   return taken;
@@ -68,7 +77,7 @@ export async function renew(
 ): Promise<void> {
   if (held.lost) return;
   const target = claimName(held.name, workerId, now);
-  if (await store.rename(held.current, target)) held.current = target;
+  if (await store.rename(held.current, target, FRESH)) held.current = target;
   else held.lost = true;
 }
 
@@ -78,23 +87,53 @@ export async function release(store: DropStore, held: Claim): Promise<boolean> {
 }
 
 /**
- * Renews a claim every `intervalMs` while a file is worked on. `stop()` waits for a renewal in
- * flight: a renewal renames the claimed file, so it must never run while the file is settled.
+ * This worker no longer holds the file it works on: another worker took its claim over (this one
+ * missed its renewals), or the drop's lease went to another worker. The try stops where it is —
+ * nothing more published, nothing settled, the file not put back: it is the other worker's now.
+ */
+export class ClaimLost extends Error {
+  override readonly name = 'ClaimLost';
+  constructor(file: string) {
+    super(`Another worker has taken ${JSON.stringify(file)} over: this worker stops working on it`);
+  }
+}
+
+export interface Heartbeat {
+  /** Throws `ClaimLost` when the claim is no longer this worker's (asked before each chunk). */
+  verify(): Promise<void>;
+  /** Stops renewing; waits for a renewal in flight. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Renews a claim every `intervalMs` while a file is worked on. Renewals and checks take turns: a
+ * renewal renames the claimed file, so a check never looks while it moves, and `stop()` waits
+ * for one in flight (it must never run while the file is settled).
  */
 export function startHeartbeat(
   store: DropStore,
   held: Claim,
   workerId: string,
   intervalMs: number,
-): { stop(): Promise<void> } {
-  let beat: Promise<void> = Promise.resolve();
+): Heartbeat {
+  let turn: Promise<void> = Promise.resolve();
+  const inTurn = (work: () => Promise<void>) => {
+    const mine = turn.then(work);
+    turn = mine.catch(() => undefined);
+    return mine;
+  };
   const timer = setInterval(() => {
-    beat = renew(store, held, workerId, Date.now()).catch(() => undefined);
+    void inTurn(() => renew(store, held, workerId, Date.now())).catch(() => undefined);
   }, intervalMs);
   return {
+    verify: () =>
+      inTurn(async () => {
+        if (!held.lost && !(await store.stat(held.current))) held.lost = true;
+        if (held.lost) throw new ClaimLost(held.name);
+      }),
     async stop() {
       clearInterval(timer);
-      await beat;
+      await turn;
     },
   };
 }

@@ -27,7 +27,7 @@ const readinessSchema = z
   .strictObject({
     strategy: z.enum(['stable', 'marker', 'rename']).default('stable').meta({
       description:
-        '`stable`: size and mtime unchanged over `checks` looks; `marker`: a `<name><markerSuffix>` file exists; `rename`: uploads arrive under a temporary suffix and are renamed when complete.',
+        '`stable`: size and mtime unchanged over `checks` looks spanning at least `quietMs`; `marker`: a `<name><markerSuffix>` file exists; `rename`: uploads arrive under a temporary suffix and are renamed when complete. What each guarantees: docs/file-drops.md#readiness.',
     }),
     checks: z
       .int()
@@ -35,6 +35,10 @@ const readinessSchema = z
       .max(100)
       .default(2)
       .meta({ description: 'Looks with the same size and mtime needed (`stable`).' }),
+    quietMs: z.int().min(0).max(3_600_000).default(30_000).meta({
+      description:
+        '`stable`: how long a file must be seen unchanged (size and mtime, between our own looks) before it is taken; `run --once` waits as long. A writer pausing longer than this is read in the middle: slow writers should upload under a temporary name or write a done marker. 0 takes a file after `checks` looks however close together.',
+    }),
     intervalMs: z.int().min(10).max(60_000).default(1_000).meta({
       description:
         'Time between two looks when `run --once` waits for files to settle (`serve` looks once per poll).',
@@ -120,6 +124,75 @@ const reprocessJob = z.strictObject({
     .meta({ description: 'Inputs processed (or last changed) in the last this many days.' }),
 });
 
+/** Event type patterns, as a webhook's `events` (src/events/subscriptions.ts compiles both). */
+const eventTypePattern = z
+  .string()
+  .regex(/^[a-z0-9*][a-z0-9.*-]*$/i, 'Expected an event type pattern');
+
+/** A data path: dot-separated keys or array indexes; `$id`, `$type`… name the event's own fields. */
+const csvColumn = z
+  .string()
+  .regex(
+    /^(\$(id|type|occurredAt|businessId|correlationId)|[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*)$/,
+    'Expected a data path (a.b.0.c) or one of $id, $type, $occurredAt, $businessId, $correlationId',
+  );
+
+const outboundFolder = z
+  .string()
+  .transform((folder) => folder.replace(/\/+$/, ''))
+  .refine(
+    (folder) =>
+      folder !== '' &&
+      folder !== '.' &&
+      !folder.startsWith('/') &&
+      !folder.startsWith('.warehouse-ingest') &&
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are exactly what is refused
+      !/(^|\/)\.\.?(\/|$)|\\|[\u0000-\u001f\u007f]/.test(folder),
+    'Expected a folder inside the drop (not the drop itself, not .warehouse-ingest, no . or ..)',
+  );
+
+const outboundEventsSchema = z
+  .strictObject({
+    path: outboundFolder.meta({
+      description:
+        'Folder inside this drop where events are written, one file per event; never the drop itself (its files would be read as input). A trailing `/` is allowed.',
+      examples: ['outbound/'],
+    }),
+    format: z.enum(['json', 'csv']).default('json').meta({
+      description:
+        '`json`: the webhook body plus `id`; `csv`: a header line and one row with `columns`. See docs/events.md#outbound-files.',
+    }),
+    columns: z
+      .array(csvColumn)
+      .min(1)
+      .max(200)
+      .optional()
+      .meta({
+        description:
+          "CSV only (required there): the columns, each a path into the event's `data` (`orderNumber`, `lines.0.sku`) or an event field (`$id`, `$type`, `$occurredAt`, `$businessId`, `$correlationId`).",
+        examples: [['$id', '$type', 'orderNumber', 'lines.0.sku']],
+      }),
+    types: z
+      .array(eventTypePattern)
+      .min(1)
+      .default(['**'])
+      .meta({
+        description:
+          'Event types written: `*` within one dot-separated part, `**` across parts. Default: every event of the business.',
+        examples: [['sales-order.*']],
+      }),
+  })
+  .superRefine((events, context) => {
+    if (events.format === 'csv' && !events.columns)
+      context.addIssue({ code: 'custom', path: ['columns'], message: 'Required for format csv' });
+    if (events.format === 'json' && events.columns)
+      context.addIssue({ code: 'custom', path: ['columns'], message: 'Only for format csv' });
+  })
+  .meta({
+    description:
+      "Outbound files: the warehouse's events for this pipeline's business, written into this drop for a partner without a webhook (docs/events.md#outbound-files).",
+  });
+
 export const pipelineSchema = z
   .strictObject({
     name: jobName.meta({
@@ -144,7 +217,7 @@ export const pipelineSchema = z
       .optional()
       .meta({
         description:
-          'Glob on file names (`*` and `?`). Default: `*.csv` for v1-csv, else `*.json`.',
+          'Glob on the names of the files in the drop (picomatch: `*`, `?`, `[0-9]`, `{a,b}`). Default: `*.csv` for v1-csv, else `*.json`.',
         examples: ['orders-*.csv'],
       }),
     readiness: readinessSchema,
@@ -209,9 +282,10 @@ export const pipelineSchema = z
         description:
           "Back-off for a file that failed for a transient reason (broker, network, store, an unexpected error), kept in the input's state.",
       }),
-    claimLeaseMs: z.int().min(1_000).default(600_000).meta({
+    events: outboundEventsSchema.optional(),
+    claimLeaseMs: z.int().min(10_000).default(600_000).meta({
       description:
-        "How long a claim holds before another worker may take the file over (a crashed worker's claim). A worker renews the claims it works on four times per lease, so it must miss three renewals in a row to lose one.",
+        "How long a claim holds before another worker may take the file over (a crashed worker's claim). A worker renews the claims it works on four times per lease, so it must miss three renewals in a row to lose one; at least 10 s, so a busy event loop or a slow store never costs a live worker its file. A worker whose claim was taken over stops at its next chunk.",
     }),
   })
   .meta({

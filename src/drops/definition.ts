@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { issueProblems } from '../config.js';
+import { checkNulBytes } from '../config/nul-bytes.js';
 import { PARSE_OPTIONS } from '../records/issues.js';
 import { pipelineSchema } from './definition-schema.js';
 
@@ -24,16 +25,29 @@ export function loadPipelines(
   directory: string,
   options: { tenants?: readonly string[] } = {},
 ): LoadedPipeline[] {
+  const { pipelines, problems } = readPipelines(directory, options);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return pipelines;
+}
+
+/**
+ * The valid pipelines of `directory` and the problems of the others, for callers that go on
+ * checking the valid ones (their secrets) so that one run reports everything.
+ */
+export function readPipelines(
+  directory: string,
+  options: { tenants?: readonly string[] } = {},
+): { pipelines: LoadedPipeline[]; problems: ConfigProblem[] } {
   let files: string[];
   try {
     files = readdirSync(directory)
       .filter((f) => /\.ya?ml$/.test(f))
       .sort();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { pipelines: [], problems: [] };
     throw error;
   }
-  return loadPipelineFiles(
+  return readPipelineFiles(
     files.map((name) => path.join(directory, name)),
     options,
   );
@@ -44,10 +58,20 @@ export function loadPipelineFiles(
   files: readonly string[],
   options: { tenants?: readonly string[] } = {},
 ): LoadedPipeline[] {
+  const { pipelines, problems } = readPipelineFiles(files, options);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return pipelines;
+}
+
+function readPipelineFiles(
+  files: readonly string[],
+  options: { tenants?: readonly string[] },
+): { pipelines: LoadedPipeline[]; problems: ConfigProblem[] } {
   const problems: ConfigProblem[] = [];
   const pipelines: LoadedPipeline[] = [];
   const names = new Map<string, string>();
   for (const file of files) {
+    const before = problems.length;
     const parsed = parsePipeline(file, problems);
     if (!parsed) continue;
     const earlier = names.get(parsed.name);
@@ -84,10 +108,16 @@ export function loadPipelineFiles(
         message: 'Give privateKey or password (by env or file)',
       });
     }
-    pipelines.push(Object.freeze({ ...parsed, file }));
+    const outbound = parsed.events?.path;
+    if (outbound && [parsed.after.processedFolder, parsed.after.failedFolder].includes(outbound))
+      problems.push({
+        file,
+        field: 'events.path',
+        message: `"${outbound}" is where inputs are settled: give outbound events their own folder`,
+      });
+    if (problems.length === before) pipelines.push(Object.freeze({ ...parsed, file }));
   }
-  if (problems.length > 0) throw new ConfigError(problems);
-  return pipelines;
+  return { pipelines, problems };
 }
 
 function parsePipeline(
@@ -105,9 +135,11 @@ function parsePipeline(
     });
     return undefined;
   }
+  const nul = checkNulBytes(raw, () => file);
+  problems.push(...nul.problems);
   const result = pipelineSchema.safeParse(raw, PARSE_OPTIONS);
-  if (result.success) return result.data;
-  problems.push(...issueProblems(result.error.issues, () => file));
+  if (result.success) return nul.problems.length === 0 ? result.data : undefined;
+  problems.push(...issueProblems(nul.others(result.error.issues), () => file));
   return undefined;
 }
 

@@ -1,5 +1,7 @@
 import type { Logger } from '../log.js';
+import type { DropMetrics } from '../metrics.js';
 import { reconnectDelay } from '../backoff.js';
+import { fileTrace } from '../tracing.js';
 import { release, type Claim } from './claims.js';
 import type { PipelineDefinition } from './definition.js';
 import type { DropEntry, DropStore } from './stores/store.js';
@@ -20,8 +22,14 @@ export type HandledOutcome = Outcome | 'not-due';
 export interface FileHandler {
   /** Processes one claimed file and puts it back when the try did not settle it. */
   handle(held: Claim, tryOptions?: TryOptions): Promise<HandledOutcome>;
-  /** Gives a claimed file back to the drop (its own name); a failure is left to the claim's lease. */
+  /**
+   * Gives a claimed file back to the drop (its own name). When that fails (the store is down),
+   * the claim is kept in mind and given back by `putBackStranded` at the next look, not left to
+   * wait out the whole lease.
+   */
   putBack(held: Claim, log: Logger): Promise<void>;
+  /** Gives back the claims a failed `putBack` left behind; returns how many went back. */
+  putBackStranded(): Promise<number>;
   /** A file that failed before it was handled (its name refused, its claim failed). */
   failedBeforeTry(entry: DropEntry, error: unknown): void;
   /** Whether the file is waiting out a back-off, or parked. */
@@ -35,8 +43,10 @@ export function createFileHandler(options: {
   readonly store: DropStore;
   readonly log: Logger;
   readonly processFile: (held: Claim, log: Logger, tryOptions?: TryOptions) => Promise<Outcome>;
+  /** Told how long each try took and how it ended. */
+  readonly metrics?: Pick<DropMetrics, 'fileHandled'>;
 }): FileHandler {
-  const { pipeline, store, log } = options;
+  const { pipeline, store, log, metrics } = options;
   /** Files that failed: when each may be tried again, and how many failures counted towards parking. */
   const backOff = new Map<string, { failures: number; counted: number; notBefore: number }>();
   /** Parked files, with the facts they had when parked. */
@@ -68,49 +78,97 @@ export function createFileHandler(options: {
     return notBefore;
   }
 
+  /**
+   * Claims this worker could not give back. Giving one back later is safe: it renames this
+   * worker's own claim by its exact name, which fails harmlessly if another worker took it over
+   * meanwhile (that renames it), so a file is never taken from under anyone.
+   */
+  const stranded = new Map<string, { held: Claim; log: Logger }>();
+
   async function putBack(held: Claim, fileLog: Logger): Promise<void> {
     if (held.current === held.name) return;
-    await release(store, held).catch((e: unknown) =>
+    try {
+      await release(store, held);
+      stranded.delete(held.name);
+    } catch (error) {
+      stranded.set(held.name, { held, log: fileLog });
       fileLog.warn(
-        { reason: (e as Error).message },
-        'could not release the claim; the lease will free it',
-      ),
-    );
+        { reason: (error as Error).message },
+        'could not give the claimed file back; trying again at the next look (the lease frees it otherwise)',
+      );
+    }
+  }
+
+  async function putBackStranded(): Promise<number> {
+    let back = 0;
+    for (const [name, { held, log: fileLog }] of stranded) {
+      try {
+        if (await release(store, held)) {
+          back += 1;
+          fileLog.info('gave back the claimed file a failed try had left behind');
+        }
+        stranded.delete(name); // back, or no longer this worker's to give
+      } catch {
+        // The store is still down: next look.
+      }
+    }
+    return back;
+  }
+
+  /** One try; what it did is the outcome (never a throw: a failure backs off and puts the file back). */
+  async function tryFile(
+    held: Claim,
+    fileLog: Logger,
+    tryOptions: TryOptions,
+  ): Promise<HandledOutcome> {
+    let outcome: Outcome;
+    try {
+      outcome = await options.processFile(held, fileLog, tryOptions);
+    } catch (error) {
+      // The processor scheduled the retry in the input's state; an earlier failure (the file could not be read) backs off here.
+      const notBefore = failed(held.name, error, fileLog);
+      if (error instanceof RetryLater && error.scheduled) {
+        await putBack(held, fileLog);
+        return 'not-due';
+      }
+      const cause = error instanceof RetryLater && error.cause !== undefined ? error.cause : error;
+      fileLog.warn(
+        {
+          err: cause,
+          reason: (cause as Error).message,
+          failures: backOff.get(held.name)?.failures,
+          retryInMs: Math.max(0, notBefore - Date.now()),
+        },
+        'file not processed (transient): it stays in the drop and is tried again',
+      );
+      await putBack(held, fileLog);
+      return 'retried';
+    }
+    if (outcome === 'interrupted') {
+      await putBack(held, fileLog); // due again at once: a stop is no reason to back off
+      return outcome;
+    }
+    backOff.delete(held.name);
+    return outcome;
   }
 
   return {
     putBack,
+    putBackStranded,
     async handle(held, tryOptions) {
-      const fileLog = log.child({ file: held.name });
-      let outcome: Outcome;
-      try {
-        outcome = await options.processFile(held, fileLog, tryOptions);
-      } catch (error) {
-        // The processor scheduled the retry in the input's state; an earlier failure (the file could not be read) backs off here.
-        const notBefore = failed(held.name, error, fileLog);
-        if (error instanceof RetryLater && error.scheduled) {
-          await putBack(held, fileLog);
-          return 'not-due';
-        }
-        const cause =
-          error instanceof RetryLater && error.cause !== undefined ? error.cause : error;
-        fileLog.warn(
-          {
-            err: cause,
-            reason: (cause as Error).message,
-            failures: backOff.get(held.name)?.failures,
-            retryInMs: Math.max(0, notBefore - Date.now()),
-          },
-          'file not processed (transient): it stays in the drop and is tried again',
-        );
-        await putBack(held, fileLog);
-        return 'retried';
-      }
-      if (outcome === 'interrupted') {
-        await putBack(held, fileLog); // due again at once: a stop is no reason to back off
-        return outcome;
-      }
-      backOff.delete(held.name);
+      // One trace per try of a file: on its log lines and on every message it publishes.
+      const trace = fileTrace(pipeline.name);
+      const started = performance.now();
+      const fileLog = log.child({ file: held.name, traceId: trace.traceId });
+      const outcome = await tryFile(held, fileLog, { ...tryOptions, trace });
+      metrics?.fileHandled(pipeline.name, outcome, (performance.now() - started) / 1000);
+      trace.end({
+        attributes: {
+          'warehouse_ingest.pipeline': pipeline.name,
+          'warehouse_ingest.outcome': outcome,
+        },
+        failed: outcome === 'retried' || outcome === 'dead',
+      });
       return outcome;
     },
     failedBeforeTry(entry, error) {

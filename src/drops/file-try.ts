@@ -6,20 +6,21 @@ import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
 import type { Ingest } from '../pipeline/batch.js';
 import type { Receipt } from '../pipeline/receipt.js';
-import type { OnboardingProfiles } from '../records/legacy/index.js';
-import type { Claim } from './claims.js';
+import type { ProfilesSource } from '../records/legacy/index.js';
+import { ClaimLost, type Claim } from './claims.js';
 import type { PipelineDefinition } from './definition.js';
 import type { DropLease } from './lease.js';
 import { spool, SPOOL_OWNER, type Spooled } from './spool.js';
+import type { TryOptions } from './try-outcome.js';
 import type { InputState, SettlePlan } from './state/input-state.js';
-import { readState, writeState } from './state/persist.js';
+import { readState, StaleState, writeState } from './state/persist.js';
 import type { DropStore } from './stores/store.js';
 
 export interface FileProcessorOptions {
   readonly pipeline: PipelineDefinition;
   readonly store: DropStore;
   readonly ingest: Ingest;
-  readonly onboarding: OnboardingProfiles;
+  readonly onboarding: ProfilesSource;
   readonly log: Logger;
   readonly lease: DropLease;
   readonly workerId: string;
@@ -76,12 +77,16 @@ export function owe(ctx: TryContext, follows: InputState, state: InputState): vo
 export interface FileTry {
   readonly held: Claim;
   readonly log: Logger;
+  /** The try's trace, written on every message it publishes (`TryOptions.trace`). */
+  readonly trace?: TryOptions['trace'];
   /** When this try took the file (ISO 8601). */
   readonly receivedAt: string;
   /** This try's scratch folder in the spool, and the local files composed there. */
   readonly work: string;
   /** Stops renewing the claim (before settling: the settle ends the claim). */
   stopHeartbeat(): Promise<void>;
+  /** Throws `ClaimLost` when the file is no longer this worker's; asked before each chunk is published. */
+  verifyHeld(): Promise<void>;
   readonly local: { readonly receipt: string; readonly ids: string; readonly lineage: string };
   readonly spooled: Spooled;
   /** The file as receipts describe it. */
@@ -99,7 +104,14 @@ export const scratchFolder = (ctx: TryContext) =>
 /** Copies the file into the spool (hashing it) and reads what its bytes did before. */
 export async function openFileTry(
   ctx: TryContext,
-  { held, log, work, stopHeartbeat }: Pick<FileTry, 'held' | 'log' | 'work' | 'stopHeartbeat'>,
+  {
+    held,
+    log,
+    work,
+    stopHeartbeat,
+    verifyHeld,
+    trace,
+  }: Pick<FileTry, 'held' | 'log' | 'work' | 'stopHeartbeat' | 'verifyHeld' | 'trace'>,
 ): Promise<FileTry> {
   const receivedAt = new Date().toISOString();
   const local = {
@@ -118,9 +130,11 @@ export async function openFileTry(
   return {
     held,
     log,
+    ...(trace && { trace }),
     receivedAt,
     work,
     stopHeartbeat,
+    verifyHeld,
     local,
     spooled,
     file: { name: held.name, size: spooled.size, sha256: spooled.sha256, source: ctx.source },
@@ -146,6 +160,13 @@ export function receiptFacts(ctx: TryContext, tr: FileTry, attempt: number) {
 
 /** The claim went to another worker (missed heartbeat), or the drop's lease did: stop before any effect. */
 export const lost = (ctx: TryContext, held: Claim) => held.lost || !ctx.lease.held;
+
+/**
+ * Another worker has the file now: its claim or lease was lost (`ClaimLost`), or a state write
+ * found the state moved on (`StaleState`). The try stops where it is and settles nothing.
+ */
+export const lostToAnother = (error: unknown) =>
+  error instanceof ClaimLost || error instanceof StaleState;
 
 /** What a file whose every record passed says: accepted, or in the sandbox (nothing published) validated. */
 export const acceptedOutcome = (ctx: TryContext) =>

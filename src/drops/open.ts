@@ -1,10 +1,12 @@
 import path from 'node:path';
+import type { ProfilesSource } from '../records/legacy/index.js';
 import type { Config } from '../config.js';
+import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Ingest } from '../pipeline/batch.js';
 import type { InFlight } from '../shutdown.js';
-import { loadPipelines, type LoadedPipeline } from './definition.js';
+import { readPipelines, type LoadedPipeline } from './definition.js';
 import { createRabbitMqLease, OWN_LEASE } from './lease.js';
 import { createDropRunner, type DropRunner } from './runner.js';
 import { createDropStore } from './stores/index.js';
@@ -21,13 +23,22 @@ export interface OpenedDrop {
  * throws `ConfigError` naming file and field. Stores connect lazily; close them when done.
  */
 export function openDrops(config: Readonly<Config>): OpenedDrop[] {
-  const pipelines = loadPipelines(path.resolve(config.pipelinesDirectory), {
+  // Every problem of every pipeline at once: a valid pipeline's secrets are read even when
+  // another file is invalid, so one run of `lint` reports them all.
+  const { pipelines, problems } = readPipelines(path.resolve(config.pipelinesDirectory), {
     tenants: config.tenants.map((t) => t.businessId),
   });
   const opened: OpenedDrop[] = [];
   try {
-    for (const pipeline of pipelines)
-      opened.push({ pipeline, store: createDropStore(pipeline, pipeline.file) });
+    for (const pipeline of pipelines) {
+      try {
+        opened.push({ pipeline, store: createDropStore(pipeline, pipeline.file) });
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        problems.push(...error.problems);
+      }
+    }
+    if (problems.length > 0) throw new ConfigError(problems);
   } catch (error) {
     void Promise.all(opened.map(({ store }) => store.close().catch(() => undefined)));
     throw error;
@@ -46,6 +57,8 @@ export function createConfiguredDropRunner(
   ingest: Ingest,
   log: Logger,
   metrics?: Metrics,
+  /** @default the configuration's; `serve` passes the ones a reload keeps current */
+  onboarding: ProfilesSource = config.onboarding,
 ): DropRunner {
   let lease = OWN_LEASE;
   if (!store.atomicRename && config.broker.url) {
@@ -68,7 +81,7 @@ export function createConfiguredDropRunner(
     store,
     lease,
     ingest,
-    onboarding: config.onboarding,
+    onboarding,
     environment: config.environment,
     log,
     spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
@@ -83,9 +96,17 @@ export function startDropRunners(
   ingest: Ingest,
   log: Logger,
   metrics: Metrics,
+  onboarding: ProfilesSource = config.onboarding,
 ): InFlight & { stores: { name: string; close(): Promise<void> } } {
   const running = drops.map(({ pipeline, store }) => {
-    const runner = createConfiguredDropRunner(config, { pipeline, store }, ingest, log, metrics);
+    const runner = createConfiguredDropRunner(
+      config,
+      { pipeline, store },
+      ingest,
+      log,
+      metrics,
+      onboarding,
+    );
     runner.start();
     log.info(
       { pipeline: pipeline.name, source: `${store.type}:${store.where}` },

@@ -1,3 +1,4 @@
+import { checkDrop } from './layout.js';
 import type { DropStore } from './stores/store.js';
 
 /** One drop source as `/readyz` reports it. Names the pipeline, never the address or a secret. */
@@ -14,6 +15,8 @@ export interface DropCheck {
 export interface ProbedDrop {
   readonly pipeline: string;
   readonly store: DropStore;
+  /** The folders its settle moves files into (`settleFolders`): a regular file there is reported. */
+  readonly settleFolders?: readonly string[];
 }
 
 /** Long enough for an SFTP handshake on a slow link; short enough for a readiness probe. */
@@ -22,16 +25,22 @@ export const DROP_PROBE_TIMEOUT_MS = 3000;
 // A probe still running is shared, so frequent /readyz calls never stack up listings of one drop.
 const inFlight = new WeakMap<DropStore, Promise<DropCheck>>();
 
-/** Lists each drop once, concurrently, each bounded by `timeoutMs`. */
+/**
+ * Lists each drop once, concurrently, each bounded by `timeoutMs`. A drop whose folder is missing
+ * or whose settle folder is a regular file is not reachable either (`drop-folder-missing`,
+ * `settle-folder-is-a-file`): nothing could be processed there.
+ */
 export function probeDrops(
   drops: readonly ProbedDrop[],
   timeoutMs = DROP_PROBE_TIMEOUT_MS,
 ): Promise<DropCheck[]> {
   return Promise.all(
-    drops.map(({ pipeline, store }) => {
+    drops.map(({ pipeline, store, settleFolders = [] }) => {
       let probe = inFlight.get(store);
       if (!probe) {
-        probe = probeDrop(pipeline, store, timeoutMs).finally(() => inFlight.delete(store));
+        probe = probeDrop(pipeline, store, settleFolders, timeoutMs).finally(() =>
+          inFlight.delete(store),
+        );
         inFlight.set(store, probe);
       }
       return probe;
@@ -42,6 +51,7 @@ export function probeDrops(
 async function probeDrop(
   pipeline: string,
   store: DropStore,
+  settleFolders: readonly string[],
   timeoutMs: number,
 ): Promise<DropCheck> {
   const started = performance.now();
@@ -50,7 +60,7 @@ async function probeDrop(
     timer = setTimeout(() => reject(new ProbeTimeout(timeoutMs)), timeoutMs);
   });
   try {
-    await Promise.race([store.list(), timeout]);
+    await Promise.race([checkDrop(store, settleFolders), timeout]);
     return {
       pipeline,
       source: store.type,

@@ -4,10 +4,11 @@ import { toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Receipt } from '../pipeline/receipt.js';
 import { reconnectDelay } from '../backoff.js';
-import { CLAIMS_FOLDER, startHeartbeat, type Claim } from './claims.js';
+import { ClaimLost, CLAIMS_FOLDER, startHeartbeat, type Claim } from './claims.js';
 import {
   acceptedOutcome,
   createTryContext,
+  lostToAnother,
   openFileTry,
   owe,
   receiptFacts,
@@ -60,8 +61,19 @@ export function createFileProcessor(
     const stopHeartbeat = async () => {
       await heartbeat?.stop();
     };
+    const verifyHeld = async () => {
+      if (!ctx.lease.held) throw new ClaimLost(held.name);
+      await heartbeat?.verify();
+    };
     try {
-      const tr = await openFileTry(ctx, { held, log, work, stopHeartbeat });
+      const tr = await openFileTry(ctx, {
+        held,
+        log,
+        work,
+        stopHeartbeat,
+        verifyHeld,
+        trace: tryOptions.trace,
+      });
       if (tr.earlier && wasPublished(tr.earlier)) return await settlePublished(ctx, tr, tr.earlier);
 
       const state = arrived(tr.earlier, {
@@ -91,6 +103,14 @@ export function createFileProcessor(
         tr.earlier.receiptPending === true &&
         tr.earlier.file === held.name;
       return await tryOnce(ctx, tr, state, { counted: !resettle });
+    } catch (error) {
+      if (!lostToAnother(error)) throw error;
+      // Said once, here: the other worker finishes the file; this one leaves it (and its claim) alone.
+      log.warn(
+        { reason: (error as Error).message },
+        'file taken over by another worker: this try stops without settling',
+      );
+      return 'skipped';
     } finally {
       await stopHeartbeat();
       await rm(work, { recursive: true, force: true });
@@ -180,6 +200,7 @@ async function scheduleRetry(
   try {
     await ctx.save(next);
   } catch (stateError) {
+    if (lostToAnother(stateError)) throw stateError;
     if (outage) owe(ctx, state, next); // the store is down too: the next try here applies it
     tr.log.warn(
       { reason: (stateError as Error).message },

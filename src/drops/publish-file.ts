@@ -1,13 +1,13 @@
 import { decodeFile } from '../decode/file.js';
 import { Interrupted } from '../errors.js';
 import { lineageName, openLineageFile, type LineageFile } from '../lineage/drop-file.js';
+import type { ConfirmedRecords } from '../pipeline/batch.js';
 import type { AcceptedSummary, InputState } from './state/input-state.js';
 import { KINDS } from '../records/index.js';
-import { LEGACY, profileFor } from '../records/legacy/index.js';
-import { lost, type FileTry, type TryContext } from './file-try.js';
+import { conversionContext, LEGACY } from '../records/legacy/index.js';
+import { lost, lostToAnother, type FileTry, type TryContext } from './file-try.js';
 import { openIdFile, type IdFile } from './receipts.js';
-import { restoreLines } from './restore-lines.js';
-import { interrupted, published, validated } from './state/machine.js';
+import { interrupted, progressed, published, validated } from './state/machine.js';
 import { idsName } from './state/persist.js';
 
 /**
@@ -23,8 +23,11 @@ export type PublishEnd =
 
 /**
  * Decodes the spooled file and ingests it (validate everything, then publish with confirms),
- * recording `validated` and `published` in the state; a try resuming an interrupted one
- * publishes only the records after its confirmed ones, under the same correlation id.
+ * recording `validated`, then the resume point after every confirmed chunk, then `published`.
+ * A try following one that confirmed part of the file (a stop, a crash, an outage, an error)
+ * publishes only the records after its resume point, under the same correlation id. Before each
+ * chunk the try checks that the file is still this worker's; `ClaimLost` or `StaleState` (the
+ * state moved on under it) end the try where it is, for the caller to abandon.
  */
 export async function publishFile(
   ctx: TryContext,
@@ -39,20 +42,28 @@ export async function publishFile(
   let idFile: IdFile | undefined;
   let lineage: LineageFile | undefined;
   try {
+    const context = conversionContext(
+      ctx.onboarding,
+      pipeline.businessId,
+      kind.name,
+      tr.receivedAt,
+    );
     const records = await decodeFile(tr.spooled.path, {
       kind,
       format: pipeline.format,
       businessId: pipeline.businessId,
-      context: {
-        defaults: profileFor(ctx.onboarding, pipeline.businessId, kind.name),
-        receivedAt: tr.receivedAt,
-      },
+      context,
       maxJsonBytes: ctx.maxJsonBytes,
     });
     if (lost(ctx, tr.held)) return { end: 'lost' };
-    if (state.resume && records.mode === 'stream')
-      resumeAfter = await restoredIds(ctx, tr, state.resume.confirmed);
-    const ids = openIdFile(tr.local.ids, { append: resumeAfter > 0 });
+    if (state.resume && records.mode === 'stream') {
+      resumeAfter = state.resume.confirmed;
+      tr.log.info(
+        { confirmed: resumeAfter },
+        'resuming the file after the records an earlier try had confirmed: they are not published again',
+      );
+    }
+    const ids = openIdFile(tr.local.ids, { append: false });
     idFile = ids;
     const lineageFile = openLineageFile(
       tr.local.lineage,
@@ -63,14 +74,25 @@ export async function publishFile(
         file: tr.held.name,
         sha256: tr.spooled.sha256,
       },
-      { append: resumeAfter > 0 && (await restoredLineage(ctx, tr, resumeAfter)) },
+      { append: false },
     );
     lineage = lineageFile;
+    let confirmed = resumeAfter;
     const body =
       records.mode === 'stream'
         ? {
             ...records,
-            onConfirmed: (confirmed: readonly string[]) => ids.append(confirmed),
+            onSkipped: async (skipped: ConfirmedRecords) => {
+              await ids.append(skipped.messageIds);
+              await lineageFile.append(skipped);
+            },
+            onConfirmed: async (chunk: readonly string[]) => {
+              await ids.append(chunk);
+              confirmed += chunk.length;
+              // The resume point, so that no failure of this try sends these records again.
+              state = await ctx.save(progressed(state, { confirmed, correlationId }));
+            },
+            beforeChunk: tr.verifyHeld,
             signal: ctx.signal,
             resumeAfter,
           }
@@ -82,12 +104,14 @@ export async function publishFile(
       onValidated: async () => {
         state = await ctx.save(validated(state));
       },
-      onLineage: (confirmed) => lineageFile.append(confirmed),
+      onLineage: (confirmedRecords) => lineageFile.append(confirmedRecords),
       correlationId,
+      ...(tr.trace && { trace: tr.trace }),
       source: { type: ctx.store.type, name: pipeline.name },
       log: tr.log.child({ correlationId }),
       maxRecords: ctx.maxRecords,
       volatilePaths: pipeline.format === 'v2-json' ? [] : LEGACY[kind.name]?.receiptTimePaths,
+      ...(context.ignored && { ignoredFields: context.ignored }),
     });
     await ids.append(response.messageIds); // array batches return theirs; streamed ones went to the file
     await ids.end();
@@ -112,6 +136,7 @@ export async function publishFile(
     }
     idFile?.abandon();
     lineage?.abandon();
+    if (lostToAnother(error)) throw error; // the caller abandons the try: nothing is settled
     return { end: 'failed', state, error };
   }
 }
@@ -158,40 +183,4 @@ async function recordInterruption(
       'file interrupted by the stop, but its progress could not be recorded in the drop: the next try starts from the last recorded point (same ids)',
     );
   }
-}
-
-/**
- * The ids an interrupted try had confirmed, from the drop into the local id list, which this
- * try appends to. Returns how many records to skip: 0 (publish everything again, same ids)
- * when the list holds fewer than `confirmed`.
- */
-async function restoredIds(ctx: TryContext, tr: FileTry, confirmed: number): Promise<number> {
-  const name = idsName(tr.spooled.sha256);
-  if (!(await restoreLines(ctx.store, name, tr.work, tr.local.ids, confirmed))) {
-    tr.log.warn(
-      { confirmed },
-      'the ids of the interrupted try are missing or incomplete: publishing the whole file again (same ids)',
-    );
-    return 0;
-  }
-  tr.log.info(
-    { confirmed },
-    'resuming an interrupted try: its confirmed records are not published again',
-  );
-  return confirmed;
-}
-
-/**
- * The lineage of the interrupted try's confirmed records (its header, then a line a record),
- * which this try appends to. False (the lineage then starts at the resumed records; said in
- * the log) when it is missing or shorter: lineage is not worth publishing again for.
- */
-async function restoredLineage(ctx: TryContext, tr: FileTry, confirmed: number): Promise<boolean> {
-  const name = lineageName(tr.spooled.sha256);
-  if (await restoreLines(ctx.store, name, tr.work, tr.local.lineage, confirmed + 1)) return true;
-  tr.log.warn(
-    { confirmed },
-    'the lineage of the interrupted try is missing or incomplete: the lineage of this file starts at the resumed records',
-  );
-  return false;
 }

@@ -15,6 +15,10 @@ export interface RunSummary {
   skipped: number;
   /** Cut short by a stop and put back, its progress recorded: the next start publishes the rest. */
   interrupted: number;
+  /** Kept files whose bytes were settled in place before (same content): left as they are. */
+  alreadyDone: number;
+  /** Names the store refuses (a line break, a backslash): left in the drop, reported once, listed by `status`. */
+  unusableNames: number;
   /** Present but not ready yet. */
   settling: number;
   /** Ready, but waiting out the back-off after a transient failure. */
@@ -35,6 +39,8 @@ export function emptySummary(): RunSummary {
     retried: 0,
     skipped: 0,
     interrupted: 0,
+    alreadyDone: 0,
+    unusableNames: 0,
     settling: 0,
     backingOff: 0,
     parked: 0,

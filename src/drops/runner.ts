@@ -3,33 +3,32 @@ import type { Environment } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
 import type { Ingest } from '../pipeline/batch.js';
-import { receiptName } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from './definition.js';
-import type { OnboardingProfiles } from '../records/legacy/index.js';
+import type { ProfilesSource } from '../records/legacy/index.js';
 import { claim, takeOverStale } from './claims.js';
 import { createFileHandler, type HandledOutcome } from './file-handler.js';
 import { countOutcome, emptySummary, type RunSummary } from './run-summary.js';
 import { OWN_LEASE, type DropLease } from './lease.js';
 import { createFileProcessor } from './process-file.js';
-import { createReadiness } from './upload-ready.js';
+import { createLooks } from './look.js';
 import { createStateCensus } from './state/census.js';
 import { createHousekeeping } from './sweep.js';
+import { createNameGuard } from './unusable-names.js';
+import { startPipelineJobs } from './runner-jobs.js';
 import {
-  logReprocessReport,
   reprocessSelected,
   selectForReprocess,
   type ReprocessReport,
   type ReprocessSelection,
   type ReprocessedInput,
 } from './reprocess.js';
-import { startJob, type Job } from '../schedule.js';
-import { assertSafeName, type DropEntry, type DropStore } from './stores/store.js';
+import { assertSafeName, type DropStore } from './stores/store.js';
 
 export interface DropRunnerOptions {
   readonly pipeline: PipelineDefinition;
   readonly store: DropStore;
   readonly ingest: Ingest;
-  readonly onboarding: OnboardingProfiles;
+  readonly onboarding: ProfilesSource;
   /** Said in every receipt; in the sandbox an accepted file's receipt says `validated`. @default 'production' */
   readonly environment?: Environment;
   readonly log: Logger;
@@ -86,7 +85,6 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
   const { pipeline, store, log } = options;
   const lease = options.lease ?? OWN_LEASE;
   const workerId = (options.workerId ?? `${hostname()}-${process.pid}`).replace(/~/g, '-');
-  const readiness = createReadiness(pipeline);
   const pipelineLog = log.child({
     pipeline: pipeline.name,
     businessId: pipeline.businessId,
@@ -100,14 +98,28 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024,
     signal: interruption.signal,
   });
-  const files = createFileHandler({ pipeline, store, log: pipelineLog, processFile });
+  const files = createFileHandler({
+    pipeline,
+    store,
+    log: pipelineLog,
+    processFile,
+    ...(options.metrics && { metrics: options.metrics }),
+  });
   const { handle, putBack } = files;
   const census = options.metrics && createStateCensus(store);
   const housekeeping = createHousekeeping(store, pipeline, pipelineLog);
+  const looks = createLooks(store, pipeline, pipelineLog);
+  const names = createNameGuard({
+    store,
+    pipeline,
+    workerId,
+    environment: options.environment ?? 'production',
+    log: pipelineLog,
+  });
   let stopping = false;
   let running: Promise<RunSummary> | undefined;
   let reprocessing: Promise<ReprocessReport> | undefined;
-  let jobs: Job[] = [];
+  let jobs: { stop(): Promise<void> } | undefined;
   /** Looks and reprocessing take turns: on S3 (no claims) the two must never hold the same file. */
   let turn: Promise<unknown> = Promise.resolve();
   const inTurn = <T>(work: () => Promise<T>): Promise<T> => {
@@ -115,18 +127,6 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     turn = mine.catch(() => undefined);
     return mine;
   };
-
-  /** A kept file is done once its receipt is newer than it. */
-  function unprocessed(entries: readonly DropEntry[]): DropEntry[] {
-    const receipts = new Map(
-      entries.filter((e) => e.name.endsWith('.receipt.json')).map((e) => [e.name, e.modifiedMs]),
-    );
-    return entries.filter((e) => (receipts.get(receiptName(e.name)) ?? -1) < e.modifiedMs);
-  }
-
-  async function look(): Promise<{ ready: DropEntry[]; settling: number }> {
-    return readiness.look(unprocessed(await store.list()), Date.now());
-  }
 
   async function runOnce({
     waitForSettling = false,
@@ -136,6 +136,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     const count = (outcome: HandledOutcome) => countOutcome(summary, outcome);
     if (!(await lease.acquire(waitForLeaseMs))) return { ...summary, standby: true };
     if (store.atomicRename) {
+      await files.putBackStranded();
       for (const stale of await takeOverStale(store, workerId, pipeline.claimLeaseMs, Date.now())) {
         pipelineLog.warn(
           { file: stale.name },
@@ -145,19 +146,29 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
         else await putBack(stale, pipelineLog.child({ file: stale.name })); // stopping: no claim is left behind
       }
     }
-    let { ready, settling } = await look();
-    for (
-      let looks = 1;
-      waitForSettling && settling > 0 && looks <= pipeline.readiness.checks + 1 && !stopping;
-      looks++
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, pipeline.readiness.intervalMs));
-      ({ ready, settling } = await look());
-    }
+    const { ready, settling, done } = await looks.look({
+      waitForSettling,
+      stopping: () => stopping,
+    });
     summary.settling = settling;
+    summary.alreadyDone = done;
     files.keepOnly(new Set(ready.map((entry) => entry.name)));
+    names.keepOnly(new Set(ready.map((entry) => entry.name)));
     for (const entry of ready) {
       if (stopping || interruption.signal.aborted || !lease.held) break;
+      const unusable = await names.check(entry).catch((error: unknown) => {
+        pipelineLog.warn(
+          { file: JSON.stringify(entry.name.slice(0, 200)), reason: (error as Error).message },
+          'could not move a file whose name cannot be used; trying again at the next look',
+        );
+        return 'retried' as const;
+      });
+      if (unusable) {
+        if (unusable === 'moved') summary.rejected += 1;
+        else if (unusable === 'reported') summary.unusableNames += 1;
+        else summary[unusable] += 1;
+        continue;
+      }
       const waiting = files.waiting(entry, Date.now());
       if (waiting === 'parked') summary.parked += 1;
       if (waiting === 'backing-off') summary.backingOff += 1;
@@ -232,13 +243,6 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     };
   }
 
-  /** A reprocessing job of the pipeline file: its inputs of the last `sinceDays` days, a summary in the log. */
-  async function reprocessJob(job: PipelineDefinition['reprocess'][number]): Promise<void> {
-    const since = Date.now() - job.sinceDays * 86_400_000;
-    const report = await api.reprocess({ statuses: job.statuses, since });
-    logReprocessReport(pipelineLog, `reprocess:${pipeline.name}:${job.name}`, report);
-  }
-
   const api: DropRunner = {
     runOnce(runOptions) {
       const mine: Promise<RunSummary> = inTurn(() => runOnce(runOptions)).finally(() => {
@@ -257,42 +261,32 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
       return mine;
     },
     start() {
-      const look = () =>
-        api.runOnce().then(
-          async (summary) => {
-            await countInputs();
-            return summary;
-          },
-          (error: unknown) => {
-            throw new Error(
-              `could not read the drop at ${store.where}: ${(error as Error).message}`,
-              { cause: error },
-            );
-          },
-        );
-      jobs = [
-        startJob({
-          name: `poll:${pipeline.name}`,
-          schedule: pipeline.schedule,
-          run: look,
-          log: pipelineLog,
-        }),
-        ...pipeline.reprocess.map((job) =>
-          startJob({
-            name: `reprocess:${pipeline.name}:${job.name}`,
-            schedule: { cron: job.cron, ...(job.timezone ? { timezone: job.timezone } : {}) },
-            run: async () => {
-              await reprocessJob(job);
+      jobs = startPipelineJobs({
+        pipeline,
+        store,
+        log: pipelineLog,
+        look: () =>
+          api.runOnce().then(
+            async (summary) => {
+              // A standby worker did not look (another holds the drop's lease): its gauge stays as it was.
+              if (!summary.standby) options.metrics?.lookSucceeded(pipeline.name, Date.now());
               await countInputs();
+              return summary;
             },
-            log: pipelineLog,
-          }),
-        ),
-      ];
+            (error: unknown) => {
+              throw new Error(
+                `could not read the drop at ${store.where}: ${(error as Error).message}`,
+                { cause: error },
+              );
+            },
+          ),
+        reprocess: (selection) => api.reprocess(selection),
+        afterReprocess: countInputs,
+      });
     },
     async stop() {
       stopping = true;
-      await Promise.all(jobs.map((job) => job.stop()));
+      await jobs?.stop();
       await Promise.all([running?.catch(() => undefined), reprocessing?.catch(() => undefined)]);
       await lease.close();
     },

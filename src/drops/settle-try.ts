@@ -23,9 +23,10 @@ export async function settleTry(
   await tr.stopHeartbeat();
   if (lost(ctx, tr.held)) return false;
   const success = receipt.outcome === 'accepted' || receipt.outcome === 'validated';
-  const plan = await planSettle(ctx, tr.held, success, tr.unfinishedSettle);
+  const { sha256 } = tr.spooled;
+  const plan = await planSettle(ctx, tr.held, sha256, success, tr.unfinishedSettle);
   const planned = await ctx.save(settling(state, plan));
-  const written = await settle(ctx, tr.held, receipt, plan, {
+  const written = await settle(ctx, tr.held, sha256, receipt, plan, {
     receipt: tr.local.receipt,
     ids: success ? (ids ?? tr.local.ids) : undefined,
   });
@@ -88,8 +89,12 @@ export async function settlePublished(
     // The accepted input's state stays as it was, but for the note of where the copy's receipt is.
     await tr.stopHeartbeat();
     if (lost(ctx, tr.held)) return 'skipped';
-    const plan = await planSettle(ctx, tr.held, true);
-    const written = await settle(ctx, tr.held, receipt, plan, { receipt: tr.local.receipt, ids });
+    const { sha256 } = tr.spooled;
+    const plan = await planSettle(ctx, tr.held, sha256, true);
+    const written = await settle(ctx, tr.held, sha256, receipt, plan, {
+      receipt: tr.local.receipt,
+      ids,
+    });
     await ctx.save(duplicateReceipted(earlier, written.receipt));
   } else if (!(await settleTry(ctx, tr, earlier, receipt, ids))) {
     return 'skipped';

@@ -4,6 +4,7 @@ import type { PipelineDefinition } from './definition.js';
 import type { Claim } from './claims.js';
 import type { SettlePlan } from './state/input-state.js';
 import { writeReceiptFile } from './receipts.js';
+import { sha256Of } from './spool.js';
 import type { DropStore } from './stores/store.js';
 
 /**
@@ -25,19 +26,22 @@ export interface Settled {
 }
 
 /**
- * The plan for settling `held`. `unfinished`: the plan of a settle of the same file that never
- * completed (its file is not at `moveTo`); it is carried out again, overwriting its own receipt.
+ * The plan for settling `held` (whose bytes hash to `sha256`). `unfinished`: the plan of a settle
+ * of the same file that never completed; it is carried out again, overwriting its own receipt,
+ * if its `moveTo` is free or already holds these very bytes (the move was cut between its link
+ * and its unlink, or S3's copy and delete). Another file there gets a new place.
  */
 export async function planSettle(
   { pipeline, store }: SettleOptions,
   held: Claim,
+  sha256: string,
   success: boolean,
   unfinished?: SettlePlan,
 ): Promise<SettlePlan> {
   if (
     unfinished?.success === success &&
     unfinished.moveTo !== undefined &&
-    !(await store.stat(unfinished.moveTo))
+    (!(await store.stat(unfinished.moveTo)) || (await holdsBytes(store, unfinished.moveTo, sha256)))
   )
     return unfinished;
   const moveTo = await finalPlace(pipeline, store, held.name, success);
@@ -48,6 +52,7 @@ export async function planSettle(
 export async function settle(
   { pipeline, store, metrics }: SettleOptions,
   held: Claim,
+  sha256: string,
   receipt: Receipt,
   plan: SettlePlan,
   local: { receipt: string; ids?: string },
@@ -63,8 +68,12 @@ export async function settle(
     throw error;
   }
   if (moveTo) {
-    if (!(await store.rename(held.current, moveTo)))
-      throw new Error(`could not move ${held.current} to ${moveTo}`);
+    if (!(await store.rename(held.current, moveTo))) {
+      // An earlier try's move, cut short, left the file under both names: finish it.
+      if (!(await holdsBytes(store, moveTo, sha256)))
+        throw new Error(`could not move ${held.current} to ${moveTo}`);
+      await store.remove(held.current);
+    }
   } else if (action === 'delete') {
     await store.remove(held.current);
   } else if (held.current !== held.name && !(await store.rename(held.current, held.name))) {
@@ -102,6 +111,11 @@ async function keepEarlierReceipt(store: DropStore, written: string): Promise<vo
   if (!earlier) return;
   const receiptStem = written.slice(0, -RECEIPT_SUFFIX.length);
   await store.rename(written, `${receiptStem}.${stamp(earlier.modifiedMs)}${RECEIPT_SUFFIX}`);
+}
+
+/** Whether the file `name` holds exactly the bytes hashing to `sha256` (false when it is gone). */
+async function holdsBytes(store: DropStore, name: string, sha256: string): Promise<boolean> {
+  return (await sha256Of(store, name).catch(() => undefined)) === sha256;
 }
 
 const stamp = (ms: number) => new Date(ms).toISOString().replace(/[:.]/g, '-');

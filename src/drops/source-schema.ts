@@ -6,20 +6,29 @@ import { z } from 'zod';
  */
 
 const secretRef = z
-  .union([
-    z.strictObject({
-      env: z
-        .string()
-        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
-        .meta({ description: 'The environment variable that holds the secret.' }),
-    }),
-    z.strictObject({
-      file: z.string().min(1).meta({
-        description:
-          'A file that holds the secret (e.g. a mounted secret); refused when group or others may read it (`chmod 600`).',
+  .union(
+    [
+      z.strictObject({
+        env: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+          .meta({ description: 'The environment variable that holds the secret.' }),
       }),
-    }),
-  ])
+      z.strictObject({
+        file: z.string().min(1).meta({
+          description:
+            'A file that holds the secret (e.g. a mounted secret); refused when group or others may read it (`chmod 600`).',
+        }),
+      }),
+    ],
+    {
+      // The union's own "Invalid value" says neither what is wrong nor what to write instead.
+      error: (issue) =>
+        typeof issue.input === 'string' || typeof issue.input === 'number'
+          ? 'A secret must not be written in the pipeline file: reference it by environment variable ({ env: NAME }) or by file ({ file: /path/to/secret }, chmod 600), and remove the value from the file (and its history)'
+          : 'Expected a secret reference: { env: NAME } (an environment variable holding the secret) or { file: /path/to/secret } (a file holding it, chmod 600)',
+    },
+  )
   .meta({
     description: 'A secret is named, never written inline: `{ env: NAME }` or `{ file: /path }`.',
   });
@@ -34,6 +43,28 @@ export const localSource = z
       .string()
       .min(1)
       .meta({ description: 'The drop folder.', examples: ['/srv/drops/acme'] }),
+    watch: z
+      .strictObject({
+        enabled: z.boolean().default(true).meta({
+          description:
+            'Look at the drop as soon as a file appears or is renamed in its top folder (with a `pollIntervalMs` schedule; a `cron` schedule keeps its times). The poll still runs and stays the source of truth.',
+        }),
+        usePolling: z.boolean().default(false).meta({
+          description:
+            "Watch by polling the folder instead of the kernel's file events: for network mounts (NFS, SMB, most FUSE), which do not report files written by other machines.",
+        }),
+        pollingIntervalMs: z
+          .int()
+          .min(100)
+          .max(60_000)
+          .default(1_000)
+          .meta({ description: 'How often a polling watch looks (`usePolling`).' }),
+      })
+      .prefault({})
+      .meta({
+        description:
+          "Early looks when files appear (chokidar); the worker's own folders and subfolders are never watched. See docs/file-drops.md#watching-local-drops.",
+      }),
   })
   .meta({ title: 'local', description: 'A folder on this machine (or a mounted share).' });
 

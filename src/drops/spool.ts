@@ -50,6 +50,13 @@ function isAlive(pid: number): boolean {
   }
 }
 
+/** The SHA-256 of a file in the drop (its identity, as `spool` computes it), read in bounded memory. */
+export async function sha256Of(store: DropStore, name: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of await store.read(name)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
 /**
  * Copies a file from the drop to local disk, hashing it on the way, in bounded memory. The
  * pipeline reads a CSV twice (validate, publish) and a remote stream cannot be read twice; the

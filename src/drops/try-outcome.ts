@@ -20,6 +20,8 @@ export type Outcome = Receipt['outcome'] | 'retried' | 'skipped' | 'interrupted'
 /** How a try is started: `ignoreSchedule` for reprocessing by hand, which does not wait out a back-off. */
 export interface TryOptions {
   readonly ignoreSchedule?: boolean;
+  /** The try's trace (W3C), written on every message it publishes. @default none */
+  readonly trace?: { readonly traceparent: string; readonly tracestate?: string };
 }
 
 /** A transient failure, or a scheduled retry not yet due: the file goes back and waits until `notBefore`. */

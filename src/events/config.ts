@@ -61,11 +61,11 @@ export const eventsSchema = z.strictObject({
     .int()
     .min(1)
     .max(1000)
-    .default(64)
+    .default(128)
     .meta({
       description:
-        'Unacknowledged events one worker holds at once (all endpoints together). Keep it above twice concurrencyPerEndpoint.',
-      examples: [64],
+        'Unacknowledged events one worker holds at once (all endpoints together). Keep it well above twice concurrencyPerEndpoint: a hanging endpoint holds up to that many, the rest stay for the other endpoints.',
+      examples: [128],
     }),
   deliveryTimeoutMs: z
     .int()
@@ -106,11 +106,45 @@ export const eventsSchema = z.strictObject({
     .int()
     .min(1)
     .max(256)
-    .default(4)
+    .default(16)
     .meta({
       description:
-        'Attempts in flight at once per endpoint and worker. Events for an endpoint that cannot keep up are parked on the broker (docs/events.md "Isolation") so it never holds back another business.',
-      examples: [4],
+        'Attempts in flight at once per endpoint and worker: what one receiver is asked to take in parallel. Events for an endpoint that cannot keep up are parked on the broker (docs/events.md "Isolation") so it never holds back another business.',
+      examples: [16],
+    }),
+  circuit: z
+    .strictObject({
+      failures: z
+        .int()
+        .min(1)
+        .max(1000)
+        .default(5)
+        .meta({
+          description:
+            'Failed attempts in a row (any events) after which an endpoint is backed off as a whole.',
+          examples: [5],
+        }),
+      coolDownMs: z
+        .int()
+        .min(10)
+        .max(24 * HOUR)
+        .default(30 * SECOND)
+        .meta({
+          description:
+            'How long a backed-off endpoint gets no attempt; then one event probes it. Doubled after each failed probe.',
+          examples: [30000],
+        }),
+      maxCoolDownMs: z
+        .int()
+        .min(10)
+        .max(24 * HOUR)
+        .default(10 * MINUTE)
+        .meta({ description: 'The longest cool-down.', examples: [600000] }),
+    })
+    .prefault({})
+    .meta({
+      description:
+        'Backing off an endpoint (or outbound folder) that keeps failing: its events go to their next retry step without an attempt until the cool-down ends (docs/events.md "Backing off a failing endpoint"). Per worker.',
     }),
 });
 

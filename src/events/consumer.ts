@@ -13,8 +13,9 @@ import {
   NEXT_ATTEMPT_HEADER,
 } from './retry.js';
 import type { Resolver } from './ssrf.js';
-import type { Endpoint } from './subscriptions.js';
+import type { Destination } from './subscriptions.js';
 import { assertEventsTopology, eventsTopology } from './topology.js';
+import { assertWorkersQueue, buildReport, publishReport, workerName } from './worker-report.js';
 
 export interface EventsConsumerOptions {
   /** Broker address; holds a password, only logged through `safeUrl`. */
@@ -22,12 +23,14 @@ export interface EventsConsumerOptions {
   readonly events: EventsConfig;
   readonly environment: HandlerContext['environment'];
   /** Per business id, from `resolveEndpoints`. A business absent here is unknown. */
-  readonly endpoints: ReadonlyMap<string, readonly Endpoint[]>;
+  readonly endpoints: ReadonlyMap<string, readonly Destination[]>;
   readonly metrics: EventsMetrics;
   /** Name resolution for guarded endpoints; tests pass a stub. */
   readonly resolver?: Resolver;
   /** @default { initialDelayMs: 500, maxDelayMs: 30000 } */
   readonly reconnect?: { readonly initialDelayMs: number; readonly maxDelayMs: number };
+  /** How often this worker reports its figures for `events status` (worker-report.ts). @default 10000 */
+  readonly reportIntervalMs?: number;
 }
 
 export interface EventsConsumer {
@@ -35,6 +38,11 @@ export interface EventsConsumer {
   start(): Promise<void>;
   /** Stops taking events, lets attempts in flight finish (bounded by the timeout), closes. */
   close(): Promise<void>;
+  /**
+   * Swaps the subscriptions (a configuration reload, SIGHUP): events taken from now on are
+   * matched against these; an event being delivered keeps the endpoints it was matched with.
+   */
+  setEndpoints(endpoints: ReadonlyMap<string, readonly Destination[]>): void;
 }
 
 const OWN_HEADERS = [
@@ -63,7 +71,7 @@ function publishParks(channel: ConfirmChannel, message: ConsumeMessage, parks: r
               persistent: true,
               messageId: properties.messageId,
               type: properties.type,
-              timestamp: properties.timestamp,
+              timestamp: properties.timestamp ?? park.timestamp,
               contentType: properties.contentType,
               headers: { ...inherited, ...park.headers },
             },
@@ -87,10 +95,15 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     responseBodyLimitBytes: options.events.responseBodyLimitBytes,
     ...(options.resolver ? { resolver: options.resolver } : {}),
   });
-  const context: HandlerContext = {
+  const context: { -readonly [K in keyof HandlerContext]: HandlerContext[K] } = {
     environment: options.environment,
     endpoints: options.endpoints,
     schedule: options.events.retrySchedule,
+    circuit: {
+      threshold: options.events.circuit.failures,
+      coolDownMs: options.events.circuit.coolDownMs,
+      maxCoolDownMs: options.events.circuit.maxCoolDownMs,
+    },
     topology,
     lanes: createLanes(
       options.events.concurrencyPerEndpoint,
@@ -98,7 +111,12 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     ),
     deliverer,
     metrics: options.metrics,
-    health: { disabled: new Set(), failingSince: new Map() },
+    health: {
+      disabled: new Set(),
+      failingSince: new Map(),
+      circuits: new Map(),
+      delivered: new Map(),
+    },
     log: log.child({ component: 'events' }),
   };
   const { initialDelayMs, maxDelayMs } = options.reconnect ?? {
@@ -112,6 +130,27 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
   const inFlight = new Set<Promise<void>>();
   let firstStart: Promise<void> | undefined;
   let cancel: (() => Promise<unknown>) | undefined;
+  const identity = {
+    worker: workerName(),
+    startedAt: new Date(),
+    intervalMs: options.reportIntervalMs ?? 10_000,
+  };
+  let reportChannel: ConfirmChannel | undefined;
+  /** Best effort: a report lost with a connection is replaced by the next one. */
+  const report = () => {
+    try {
+      if (reportChannel && connection)
+        publishReport(
+          reportChannel,
+          topology.queue,
+          buildReport(context.health, identity, new Date()),
+        );
+    } catch {
+      // the channel closed under us; the reconnect sets a new one
+    }
+  };
+  const reporting = setInterval(report, identity.intervalMs);
+  reporting.unref();
 
   async function open(): Promise<void> {
     const model = await connect(options.url, {
@@ -129,6 +168,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     const confirms = await model.createConfirmChannel();
     confirms.on('error', () => undefined);
     await assertEventsTopology(confirms, topology, options.events.queue.type);
+    await assertWorkersQueue(confirms, topology.queue);
     const consuming = await model.createChannel();
     consuming.on('error', () => undefined);
     // A channel closed alone (queue deleted, a precondition failed) is recovered as a lost connection.
@@ -156,6 +196,8 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
       void work.finally(() => inFlight.delete(work));
     });
     cancel = () => consuming.cancel(consumerTag);
+    reportChannel = confirms;
+    report();
     attempt = 0;
     context.log.info(
       { target: safeUrl(options.url), queue: topology.queue, exchange: topology.exchange },
@@ -190,10 +232,14 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     async close() {
       closed = true;
       clearTimeout(retry);
+      clearInterval(reporting);
       await cancel?.().catch(() => undefined);
       await Promise.allSettled([...inFlight]);
       await connection?.close().catch(() => undefined);
       await deliverer.close();
+    },
+    setEndpoints(endpoints) {
+      context.endpoints = endpoints;
     },
   };
 }

@@ -2,13 +2,20 @@ import { isIP } from 'node:net';
 import { Agent, buildConnector, request } from 'undici';
 import type { WarehouseEvent } from './event.js';
 import { webhookBody } from './event.js';
+import { createDeadlines } from './deadlines.js';
 import { signatureHeaders } from './sign.js';
 import { assertPublicAddress, guardedLookup, resolvingLookup, type Resolver } from './ssrf.js';
 import type { Endpoint } from './subscriptions.js';
 
 /** How one attempt ended. `gone`: the endpoint answered 410 and wants nothing more. */
 export type AttemptResult =
-  | { readonly outcome: 'delivered'; readonly status: number }
+  | {
+      readonly outcome: 'delivered';
+      /** The HTTP status (webhooks). */
+      readonly status?: number;
+      /** Outbound files: `written`, or `existing` when the name was already there. */
+      readonly file?: 'written' | 'existing';
+    }
   | { readonly outcome: 'gone'; readonly status: 410 }
   | { readonly outcome: 'failed'; readonly reason: string; readonly status?: number };
 
@@ -58,6 +65,8 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   const guarded = new Agent({ ...agentOptions, connect: guardedConnector });
   const open = new Agent({ ...agentOptions, connect: plainConnector });
 
+  const deadlines = createDeadlines(options.timeoutMs);
+
   async function attempt(endpoint: Endpoint, event: WarehouseEvent): Promise<AttemptResult> {
     const body = JSON.stringify(webhookBody(event));
     const headers = {
@@ -65,19 +74,24 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       'user-agent': options.userAgent ?? 'warehouse-ingest-webhooks',
       ...signatureHeaders(endpoint.keys, event.id, Math.floor(Date.now() / 1000), body),
     };
+    const signal = deadlines.start();
     try {
       const response = await request(endpoint.url, {
         method: 'POST',
         headers,
         body,
         dispatcher: endpoint.allowPrivateNetwork ? open : guarded,
-        signal: AbortSignal.timeout(options.timeoutMs),
+        signal,
         headersTimeout: options.timeoutMs,
         bodyTimeout: options.timeoutMs,
       });
-      const excerpt = await readCapped(response.body, options.responseBodyLimitBytes);
       const status = response.statusCode;
-      if (status >= 200 && status < 300) return { outcome: 'delivered', status };
+      if (status >= 200 && status < 300) {
+        // Read to the end (up to the cap) so the connection goes back to the pool; nothing is kept.
+        await response.body.dump({ limit: options.responseBodyLimitBytes });
+        return { outcome: 'delivered', status };
+      }
+      const excerpt = await readCapped(response.body, options.responseBodyLimitBytes);
       if (status === 410) return { outcome: 'gone', status };
       const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
       return {
@@ -87,12 +101,15 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       };
     } catch (error) {
       return { outcome: 'failed', reason: failureReason(error, options.timeoutMs) };
+    } finally {
+      deadlines.end(signal);
     }
   }
 
   return {
     attempt,
     close: async () => {
+      deadlines.close();
       await Promise.all([guarded.close(), open.close()]);
     },
   };

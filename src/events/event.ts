@@ -80,7 +80,8 @@ export function parseEvent(
       id,
       type,
       businessId,
-      occurredAt: seconds === undefined ? new Date() : new Date(seconds * 1000),
+      // Arrival time in whole seconds when absent: the parked copies carry it as their timestamp.
+      occurredAt: new Date((seconds ?? Math.floor(Date.now() / 1000)) * 1000),
       data: data as Record<string, unknown>,
       ...(correlationId ? { correlationId } : {}),
       ...(messageIds?.length ? { messageIds } : {}),

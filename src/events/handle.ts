@@ -1,6 +1,16 @@
 import type { MessageProperties } from 'amqplib';
 import type { Logger } from '../log.js';
-import type { Deliverer } from './deliver.js';
+import {
+  CLOSED,
+  decide,
+  failed,
+  isBackedOff,
+  probing,
+  succeeded,
+  type Circuit,
+  type CircuitSettings,
+} from './circuit.js';
+import type { AttemptResult, Deliverer } from './deliver.js';
 import { parseEvent, type WarehouseEvent } from './event.js';
 import { BUSY, type Lanes } from './lanes.js';
 import type { DeadReason, EventsMetrics } from './metrics.js';
@@ -14,7 +24,7 @@ import {
   LAST_FAILURE_HEADER,
   NEXT_ATTEMPT_HEADER,
 } from './retry.js';
-import type { Endpoint } from './subscriptions.js';
+import type { Destination } from './subscriptions.js';
 import type { EventsTopology } from './topology.js';
 
 /** A copy of the event to publish (with confirms) before the original is acknowledged. */
@@ -22,6 +32,11 @@ export interface Park {
   readonly queue: string;
   /** Replaces our own headers on the copy; the warehouse's headers are kept. */
   readonly headers: Readonly<Record<string, string | number>>;
+  /**
+   * The event's time (seconds) for a copy whose original had none: the arrival time stays the
+   * event's time across retries, so its webhook body and outbound file name do not change.
+   */
+  readonly timestamp?: number;
 }
 
 /** Endpoint health as this worker sees it; in memory (see docs/events.md "Disabled endpoints"). */
@@ -29,12 +44,17 @@ export interface EndpointHealth {
   readonly disabled: Set<string>;
   /** Endpoint id → when its current run of failures began. */
   readonly failingSince: Map<string, Date>;
+  /** Endpoint id → its circuit; absent = closed without failures. */
+  readonly circuits: Map<string, Circuit>;
+  /** Endpoint id → events delivered by this worker since it started (for `events status`). */
+  readonly delivered: Map<string, number>;
 }
 
 export interface HandlerContext {
   readonly environment: 'production' | 'development' | 'sandbox';
-  readonly endpoints: ReadonlyMap<string, readonly Endpoint[]>;
+  readonly endpoints: ReadonlyMap<string, readonly Destination[]>;
   readonly schedule: readonly number[];
+  readonly circuit: CircuitSettings;
   readonly topology: EventsTopology;
   readonly lanes: Lanes;
   readonly deliverer: Deliverer;
@@ -88,16 +108,23 @@ export async function handleEvent(
     return [];
   }
   const attemptsMade = only === undefined ? 0 : attemptsOf(properties.headers);
-  const parks = await Promise.all(
-    subscribed.map((endpoint) => forEndpoint(context, event, endpoint, attemptsMade)),
-  );
-  return parks.filter((park): park is Park => park !== undefined);
+  // Most businesses have one endpoint: no Promise.all (and its arrays) for it.
+  const parks =
+    subscribed.length === 1
+      ? [await forEndpoint(context, event, subscribed[0]!, attemptsMade)]
+      : await Promise.all(
+          subscribed.map((endpoint) => forEndpoint(context, event, endpoint, attemptsMade)),
+        );
+  const timestamp = Math.floor(event.occurredAt.getTime() / 1000);
+  return parks
+    .filter((park): park is Park => park !== undefined)
+    .map((park) => ({ ...park, timestamp }));
 }
 
 async function forEndpoint(
   context: HandlerContext,
   event: WarehouseEvent,
-  endpoint: Endpoint,
+  endpoint: Destination,
   attemptsMade: number,
 ): Promise<Park | undefined> {
   const { metrics, health } = context;
@@ -116,12 +143,12 @@ async function forEndpoint(
     metrics.delivery('dead', event.businessId);
     return dead(context, 'endpoint-gone', mine);
   }
-  const result = await context.lanes.run(endpoint.id, async () => {
-    const end = metrics.attempt();
-    const outcome = await context.deliverer.attempt(endpoint, event);
-    end(outcome.outcome);
-    return outcome;
-  });
+  // A backed-off endpoint is not even queued in its lane: its events move on at once.
+  const circuit = health.circuits.get(endpoint.id) ?? CLOSED;
+  const result =
+    decide(circuit, Date.now()) === 'skip'
+      ? notAttempted(circuit)
+      : await context.lanes.run(endpoint.id, () => attemptIn(context, endpoint, event, about));
   if (result === BUSY) {
     metrics.delivery('deferred', event.businessId);
     log.debug(about, 'endpoint busy: event parked without counting an attempt');
@@ -130,11 +157,12 @@ async function forEndpoint(
   }
   if (result.outcome === 'delivered') {
     metrics.delivery('delivered', event.businessId);
+    health.delivered.set(endpoint.id, (health.delivered.get(endpoint.id) ?? 0) + 1);
     if (health.failingSince.delete(endpoint.id)) {
       metrics.setEndpoints('failing', health.failingSince.size);
       log.info(about, 'endpoint recovered');
     }
-    log.info({ ...about, status: result.status }, 'event delivered');
+    log.info({ ...about, status: result.status, file: result.file }, 'event delivered');
     return undefined;
   }
   if (result.outcome === 'gone') {
@@ -168,4 +196,63 @@ async function forEndpoint(
   );
   const queue = context.topology.retryQueues.get(next.delayMs) as string;
   return { queue, headers: { ...failure, [NEXT_ATTEMPT_HEADER]: at(next.delayMs) } };
+}
+
+/** The failure recorded for an event not attempted because its endpoint is backed off. */
+function notAttempted(circuit: Circuit): AttemptResult {
+  const since = circuit.failingSince ? new Date(circuit.failingSince).toISOString() : 'now';
+  const until =
+    circuit.state === 'open'
+      ? `until ${new Date(circuit.until).toISOString()}`
+      : 'while a probe is under way';
+  return {
+    outcome: 'failed',
+    reason: `Not attempted: endpoint backed off after ${circuit.failures} failures in a row (failing since ${since}) ${until}`,
+  };
+}
+
+function setCircuit(context: HandlerContext, endpointId: string, circuit: Circuit): void {
+  const { circuits } = context.health;
+  if (circuit.state === 'closed' && circuit.failures === 0) circuits.delete(endpointId);
+  else circuits.set(endpointId, circuit);
+  let backedOff = 0;
+  for (const each of circuits.values()) if (isBackedOff(each)) backedOff += 1;
+  context.metrics.setEndpoints('backed-off', backedOff);
+}
+
+/**
+ * One attempt, in the endpoint's lane: the circuit is asked again (it may have opened while the
+ * event waited), the attempt made and timed, and its end reported to the circuit.
+ */
+async function attemptIn(
+  context: HandlerContext,
+  endpoint: Destination,
+  event: WarehouseEvent,
+  about: Record<string, unknown>,
+): Promise<AttemptResult> {
+  const { health, metrics, log } = context;
+  const circuit = health.circuits.get(endpoint.id) ?? CLOSED;
+  const decision = decide(circuit, Date.now());
+  if (decision === 'skip') return notAttempted(circuit);
+  if (decision === 'probe') {
+    setCircuit(context, endpoint.id, probing(circuit));
+    log.info(about, 'endpoint backed off: probing it with this event');
+  }
+  const end = metrics.attempt();
+  const outcome =
+    endpoint.kind === 'file'
+      ? await endpoint.write(event)
+      : await context.deliverer.attempt(endpoint, event);
+  end(outcome.outcome);
+  const current = health.circuits.get(endpoint.id) ?? CLOSED;
+  if (outcome.outcome === 'failed') {
+    const next = failed(current, Date.now(), context.circuit);
+    if (next.state === 'open' && current.state !== 'open')
+      log.warn(
+        { ...about, failures: next.failures, coolDownMs: next.coolDownMs },
+        'endpoint keeps failing: backed off, its events move to their next retry without an attempt',
+      );
+    setCircuit(context, endpoint.id, next);
+  } else if (current !== CLOSED) setCircuit(context, endpoint.id, succeeded(current));
+  return outcome;
 }

@@ -18,7 +18,7 @@ export interface EventsMetrics {
   /** Times one HTTP attempt; call the result with how it ended. */
   attempt(): (result: 'delivered' | 'failed' | 'gone') => void;
   deadLetter(reason: DeadReason): void;
-  setEndpoints(state: 'failing' | 'disabled', count: number): void;
+  setEndpoints(state: 'failing' | 'disabled' | 'backed-off', count: number): void;
 }
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
@@ -55,18 +55,31 @@ export function createEventsMetrics(
   });
   const endpoints = new Gauge({
     name: 'warehouse_ingest_event_endpoints',
-    help: 'Webhook endpoints failing (last attempt failed) or disabled (answered 410), as this worker sees them.',
+    help: 'Webhook endpoints and outbound folders failing (last attempt failed), backed-off (failing continuously: no attempts during a cool-down) or disabled (answered 410), as this worker sees them.',
     labelNames: ['state'] as const,
     registers,
   });
   endpoints.set({ state: 'failing' }, 0);
   endpoints.set({ state: 'disabled' }, 0);
+  endpoints.set({ state: 'backed-off' }, 0);
+  // One labelled child per (outcome, business), made once: prom-client hashes a label object on every inc.
+  const children = new Map<string, { inc(): void }>();
+  const timings = new Map<string, { observe(seconds: number): void }>();
   return {
-    delivery: (outcome, businessId) =>
-      deliveries.inc({ outcome, business: known.has(businessId) ? businessId : 'other' }),
+    delivery: (outcome, businessId) => {
+      const business = known.has(businessId) ? businessId : 'other';
+      const key = `${outcome}\u0000${business}`;
+      let child = children.get(key);
+      if (!child) children.set(key, (child = deliveries.labels({ outcome, business })));
+      child.inc();
+    },
     attempt: () => {
-      const end = attempts.startTimer();
-      return (result) => end({ result });
+      const started = performance.now();
+      return (result) => {
+        let child = timings.get(result);
+        if (!child) timings.set(result, (child = attempts.labels({ result })));
+        child.observe((performance.now() - started) / 1000);
+      };
     },
     deadLetter: (reason) => dead.inc({ reason }),
     setEndpoints: (state, count) => endpoints.set({ state }, count),

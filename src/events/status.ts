@@ -1,4 +1,4 @@
-import { connect, type Channel, type GetMessage } from 'amqplib';
+import { connect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
 import type { EventsConfig, WebhookConfig } from './config.js';
 import {
   DEAD_AT_HEADER,
@@ -8,7 +8,15 @@ import {
   NEXT_ATTEMPT_HEADER,
 } from './retry.js';
 import { endpointId } from './subscriptions.js';
+import { fileDestinationId } from './outbound-destination.js';
 import { eventsTopology } from './topology.js';
+import {
+  assertWorkersQueue,
+  REPORT_LIFETIME_INTERVALS,
+  workersQueueName,
+  type EndpointReport,
+  type WorkerReport,
+} from './worker-report.js';
 
 /** One endpoint as the broker sees it (the same for every worker). */
 export interface EndpointStatus {
@@ -23,6 +31,16 @@ export interface EndpointStatus {
   dead: number;
   lastFailure?: string;
   lastFailureAt?: string;
+  /** Delivered by the workers reporting now, since each started (their reports). */
+  delivered: number;
+  /** The earliest "failing since" a reporting worker gives (its last attempt failed). */
+  failingSince?: string;
+  /** Backed off (failing continuously) in some worker until this time. */
+  backedOffUntil?: string;
+  /** A worker is probing it after a back-off. */
+  probing?: boolean;
+  /** A worker disabled it after a 410. */
+  disabledByWorker?: boolean;
 }
 
 export interface EventsStatus {
@@ -31,6 +49,8 @@ export interface EventsStatus {
   readonly endpoints: EndpointStatus[];
   /** Dead letters that belong to no endpoint (malformed events), by reason. */
   readonly malformed: Record<string, number>;
+  /** Workers whose latest report is fresh (they are consuming now). */
+  readonly workers: number;
 }
 
 export interface StatusOptions {
@@ -39,6 +59,12 @@ export interface StatusOptions {
   readonly tenants: ReadonlyArray<{
     readonly businessId: string;
     readonly webhooks?: readonly WebhookConfig[] | undefined;
+  }>;
+  /** Pipelines with outbound files, so their folders are named (not shown as removed endpoints). */
+  readonly outbound?: ReadonlyArray<{
+    readonly name: string;
+    readonly businessId: string;
+    readonly events?: { readonly path: string } | undefined;
   }>;
 }
 
@@ -72,6 +98,17 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
         enabled: webhook.enabled,
         retrying: 0,
         dead: 0,
+        delivered: 0,
+      });
+  for (const pipeline of options.outbound ?? [])
+    if (pipeline.events)
+      byId.set(fileDestinationId(pipeline.businessId, pipeline.name), {
+        businessId: pipeline.businessId,
+        endpoint: `file:${pipeline.name}/${pipeline.events.path}`,
+        enabled: true,
+        retrying: 0,
+        dead: 0,
+        delivered: 0,
       });
   const connection = await connect(options.url, {
     clientProperties: { connection_name: 'warehouse-ingest events status' },
@@ -91,6 +128,7 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
           enabled: false,
           retrying: 0,
           dead: 0,
+          delivered: 0,
         };
         byId.set(id, found);
       }
@@ -113,7 +151,8 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
           status.nextAttemptAt = next;
         noteFailure(status, message, undefined);
       }
-    for (const message of await browse(channel, topology.deadQueue)) {
+    const dead = await browse(channel, topology.deadQueue);
+    for (const message of dead) {
       const status = entry(message);
       if (!status) {
         const reason = text(message.properties.headers?.[DEAD_REASON_HEADER]) ?? 'unknown';
@@ -123,9 +162,72 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
       status.dead += 1;
       noteFailure(status, message, text(message.properties.headers?.[DEAD_AT_HEADER]));
     }
+    await assertWorkersQueue(channel, topology.queue); // absent until a worker of this version ran
+    const reports = latestReports(await browse(channel, workersQueueName(topology.queue)));
+    for (const report of reports)
+      for (const [id, figures] of Object.entries(report.endpoints)) {
+        const status = byId.get(id);
+        if (status) addReport(status, figures);
+      }
     await channel.close(); // puts every browsed message back
-    return { waiting, endpoints: [...byId.values()], malformed };
+    await untilReturned(connection, topology.deadQueue, dead.length);
+    return { waiting, endpoints: [...byId.values()], malformed, workers: reports.length };
   } finally {
     await connection.close().catch(() => undefined);
   }
+}
+
+/**
+ * A quorum queue takes back the messages of a closed channel asynchronously: wait (briefly)
+ * until the dead letters we held are counted again, so that whoever runs `events status` and
+ * then looks at (or replays) the dead-letter queue finds them all. Nothing consumes that queue,
+ * so its count can only come back up; the retry queues are not waited for, as their messages
+ * may expire and move on meanwhile.
+ */
+async function untilReturned(
+  connection: ChannelModel,
+  queue: string,
+  held: number,
+  deadline = Date.now() + RETURN_WAIT_MS,
+): Promise<void> {
+  if (held === 0) return;
+  const channel = await connection.createChannel();
+  try {
+    while ((await channel.checkQueue(queue)).messageCount < held && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+  } finally {
+    await channel.close().catch(() => undefined);
+  }
+}
+
+const RETURN_WAIT_MS = 5_000;
+
+/** Each worker's newest report, when still fresh (an expired one may linger until it reaches the head). */
+function latestReports(messages: readonly GetMessage[], now = Date.now()): WorkerReport[] {
+  const byWorker = new Map<string, WorkerReport>();
+  for (const message of messages) {
+    let report: WorkerReport;
+    try {
+      report = JSON.parse(message.content.toString('utf8')) as WorkerReport;
+    } catch {
+      continue;
+    }
+    if (now - Date.parse(report.at) > report.intervalMs * REPORT_LIFETIME_INTERVALS) continue;
+    const known = byWorker.get(report.worker);
+    if (!known || known.at < report.at) byWorker.set(report.worker, report);
+  }
+  return [...byWorker.values()];
+}
+
+function addReport(status: EndpointStatus, figures: EndpointReport): void {
+  status.delivered += figures.delivered;
+  if (figures.failingSince && (!status.failingSince || figures.failingSince < status.failingSince))
+    status.failingSince = figures.failingSince;
+  if (
+    figures.backedOffUntil &&
+    (!status.backedOffUntil || figures.backedOffUntil > status.backedOffUntil)
+  )
+    status.backedOffUntil = figures.backedOffUntil;
+  if (figures.probing) status.probing = true;
+  if (figures.disabled) status.disabledByWorker = true;
 }

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { exposedSecretFile } from '../secret-files.js';
 import type { SecretReference, WebhookConfig } from './config.js';
+import type { AttemptResult } from './deliver.js';
+import type { WarehouseEvent } from './event.js';
 import { parseSecret, type SigningKey } from './sign.js';
 
 /** What subscriptions need of the configuration (structural, so config.ts can call in without a cycle). */
@@ -16,6 +18,7 @@ export interface SubscriptionSource {
 
 /** One endpoint, ready to deliver to: secrets resolved, patterns compiled. Never log it whole. */
 export interface Endpoint {
+  readonly kind: 'webhook';
   /** Stable across restarts and config reordering; carried in retry messages (no secret in it). */
   readonly id: string;
   readonly businessId: string;
@@ -26,6 +29,25 @@ export interface Endpoint {
   readonly allowPrivateNetwork: boolean;
   readonly matches: (type: string) => boolean;
 }
+
+/**
+ * Where one business's events go besides its webhooks: a folder in a partner's drop
+ * (src/events/outbound-destination.ts). It shares the webhook's lane, retry schedule, circuit
+ * and metrics; only the attempt differs.
+ */
+export interface FileDestination {
+  readonly kind: 'file';
+  /** `endpointId(businessId, 'file:<pipeline>')`: stable, carried in retry messages. */
+  readonly id: string;
+  readonly businessId: string;
+  /** For logs: the store type, where it is and the folder (never a secret). */
+  readonly host: string;
+  readonly matches: (type: string) => boolean;
+  write(event: WarehouseEvent): Promise<AttemptResult>;
+}
+
+/** A webhook endpoint or an outbound folder: what a business's events are delivered to. */
+export type Destination = Endpoint | FileDestination;
 
 /**
  * Event type patterns: `*` is any run of characters within one dot-separated part, `**` any run
@@ -80,51 +102,63 @@ export function webhookProblems(config: SubscriptionSource): Array<Omit<ConfigPr
   return problems;
 }
 
-function readSecret(ref: SecretReference, env: NodeJS.ProcessEnv, field: string): SigningKey {
+/** Reads one secret, or records why not (naming tenant and endpoint, never the value). */
+function readSecret(
+  ref: SecretReference,
+  env: NodeJS.ProcessEnv,
+  field: string,
+  about: string,
+  problems: ConfigProblem[],
+): SigningKey | undefined {
   let text: string | undefined;
-  let origin: string;
+  const origin = 'env' in ref ? `environment variable ${ref.env}` : ref.file;
+  const problem = (message: string) => {
+    problems.push({ file: origin, field, message: `${message} (${about})` });
+    return undefined;
+  };
   if ('env' in ref) {
-    origin = `environment variable ${ref.env}`;
     text = env[ref.env];
-    if (!text) throw new ConfigError([{ file: origin, field, message: 'Not set' }]);
+    if (!text) return problem('Not set');
   } else {
-    origin = ref.file;
+    let exposed: string | undefined;
     try {
-      const exposed = exposedSecretFile(ref.file);
-      if (exposed) throw new ConfigError([{ file: origin, field, message: exposed }]);
+      exposed = exposedSecretFile(ref.file);
       text = readFileSync(ref.file, 'utf8').trim();
-    } catch (error) {
-      if (error instanceof ConfigError) throw error;
-      throw new ConfigError([{ file: origin, field, message: 'Cannot be read' }]);
+    } catch {
+      return problem('Cannot be read');
     }
+    if (exposed) return problem(exposed);
   }
-  const key = parseSecret(text);
   // The message never echoes the value.
-  if (!key)
-    throw new ConfigError([
-      { file: origin, field, message: 'Expected whsec_ followed by base64 (at least 24 bytes)' },
-    ]);
-  return key;
+  return parseSecret(text) ?? problem('Expected whsec_ followed by base64 (at least 24 bytes)');
 }
 
-/** Resolves every secret once at start-up; a missing or malformed one stops start-up naming the field. */
+/**
+ * Resolves every secret once at start-up (and in `lint`); missing or malformed ones stop it with
+ * one `ConfigError` listing each, naming the field, the tenant and the endpoint's host.
+ */
 export function resolveEndpoints(
   config: SubscriptionSource,
   env: NodeJS.ProcessEnv = process.env,
 ): ReadonlyMap<string, readonly Endpoint[]> {
   const byBusiness = new Map<string, Endpoint[]>();
+  const problems: ConfigProblem[] = [];
   config.tenants.forEach((tenant, t) => {
     const endpoints: Endpoint[] = [];
     (tenant.webhooks ?? []).forEach((webhook, w) => {
       if (!webhook.enabled) return;
       const field = `tenants[${t}].webhooks[${w}].secret`;
       const refs = Array.isArray(webhook.secret) ? webhook.secret : [webhook.secret];
-      const keys = refs.map((ref, i) =>
-        readSecret(ref, env, refs.length > 1 ? `${field}[${i}]` : field),
-      );
       const url = new URL(webhook.url);
+      const about = `tenant ${tenant.businessId}, endpoint ${url.host}`;
+      const keys = refs
+        .map((ref, i) =>
+          readSecret(ref, env, refs.length > 1 ? `${field}[${i}]` : field, about, problems),
+        )
+        .filter((key): key is SigningKey => key !== undefined);
       const matchers = webhook.events.map(compilePattern);
       endpoints.push({
+        kind: 'webhook',
         id: endpointId(tenant.businessId, webhook.url),
         businessId: tenant.businessId,
         url,
@@ -136,5 +170,6 @@ export function resolveEndpoints(
     });
     byBusiness.set(tenant.businessId, endpoints);
   });
+  if (problems.length > 0) throw new ConfigError(problems);
   return byBusiness;
 }

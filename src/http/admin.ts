@@ -13,7 +13,7 @@ import { jsonResponse, metricsResponse, problemResponse, requestContext } from '
  */
 export interface AdminAppDependencies {
   /** Everything /readyz checks: broker, routes, sources. */
-  readonly readiness: () => Promise<ReadinessCheck & { readonly drops?: readonly DropCheck[] }>;
+  readonly readiness: () => Promise<Readiness>;
   /** What GET /metrics exposes. */
   readonly metrics: Registry;
   readonly log: Logger;
@@ -21,7 +21,33 @@ export interface AdminAppDependencies {
   readonly stopping?: () => boolean;
 }
 
+/**
+ * What /readyz knows. The publisher's own lines name the broker's host, port and vhost (or the
+ * outbox folder): they go to the log only, and the answer says `broker: reachable` or
+ * `broker: unreachable`. The admin listener has no authentication, and may be opened to a
+ * network for an orchestrator's probes.
+ */
+export interface Readiness extends ReadinessCheck {
+  /** Why the publisher is not ready, for the log only. Empty when it is. */
+  readonly publisherProblems: readonly string[];
+  /** RabbitMQ: whether a publishing channel is open. Absent for the embedded publisher and the sandbox. */
+  readonly broker?: 'reachable' | 'unreachable';
+  readonly drops?: readonly DropCheck[];
+}
+
 const NONE: Record<string, string> = {};
+
+/** The lines a probe may read: the publisher's as one line without addresses, then the rest. */
+function answeredProblems(check: Readiness): string[] {
+  if (check.publisherProblems.length === 0) return [...check.problems];
+  const publisher =
+    check.broker === undefined
+      ? 'publisher: not ready (the reasons are in the service log)'
+      : check.broker === 'unreachable'
+        ? 'broker: unreachable'
+        : 'broker: reachable, not ready (the reasons are in the service log)';
+  return [publisher, ...check.problems];
+}
 
 export function createAdminApp(deps: AdminAppDependencies): H3 {
   const app = new H3({
@@ -54,13 +80,14 @@ function readinessHandler(deps: AdminAppDependencies) {
   let lastState: string | undefined;
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
-    const check = deps.stopping?.()
-      ? { ready: false, problems: ['the service is stopping'] }
+    const check: Readiness = deps.stopping?.()
+      ? { ready: false, problems: ['the service is stopping'], publisherProblems: [] }
       : await deps.readiness();
-    const state = check.ready ? 'ready' : `not ready: ${check.problems.join('; ')}`;
+    const logged = [...check.publisherProblems, ...check.problems];
+    const state = check.ready ? 'ready' : `not ready: ${logged.join('; ')}`;
     if (state !== lastState) {
       if (check.ready) deps.log.info('ready: /readyz answers 200');
-      else deps.log.warn({ problems: check.problems }, 'not ready: /readyz answers 503');
+      else deps.log.warn({ problems: logged }, 'not ready: /readyz answers 503');
       lastState = state;
     }
     // `drops` only when there are some: the body stays `{"status":"ready"}` for an HTTP-only service.
@@ -71,6 +98,6 @@ function readinessHandler(deps: AdminAppDependencies) {
         context,
         NONE,
       );
-    return problemResponse(new NotReady(check.problems), event, context, NONE, false);
+    return problemResponse(new NotReady(answeredProblems(check)), event, context, NONE, false);
   };
 }

@@ -34,7 +34,8 @@ export function createAdmission(options: AdmissionOptions): Admission {
     const address = context.client ?? clientAddress(event, trustProxyHops);
     // A malformed header costs no scrypt run and guesses nothing: refused (401) without counting.
     const claimed = parseBasic(authorization).businessId;
-    const wait = throttle.retryAfter(address, claimed);
+    // Only unverified credentials get here (a scrypt run follows): awaiting costs nothing that matters.
+    const wait = await throttle.retryAfter(address, claimed);
     if (wait > 0) {
       context.log.warn(
         'login refused: too many failed logins for this business id from this client',
@@ -44,13 +45,13 @@ export function createAdmission(options: AdmissionOptions): Admission {
         wait,
       );
     }
-    const delay = throttle.slowdownMs(claimed);
+    const delay = await throttle.slowdownMs(claimed);
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));
     try {
       return await authenticator.authenticate(authorization);
     } catch (error) {
       if (error instanceof Unauthorized) {
-        throttle.recordFailure(address, claimed);
+        await throttle.recordFailure(address, claimed);
         context.log.info({ slowedMs: delay }, 'login failed');
       }
       throw error;
@@ -62,7 +63,9 @@ export function createAdmission(options: AdmissionOptions): Admission {
       context.client = clientAddress(event, trustProxyHops);
       const businessId = await authenticate(event, context);
       context.businessId = businessId;
-      const decision = rateLimiter.take(businessId);
+      // Memory buckets answer at once: no extra turn of the event loop unless a shared store is used.
+      const taken = rateLimiter.take(businessId);
+      const decision = taken instanceof Promise ? await taken : taken;
       context.headers = rateLimitHeaders(rateLimiter, decision);
       if (!decision.allowed) {
         throw new TooManyRequests(

@@ -7,11 +7,12 @@ import {
   ShuttingDown,
   type IngestError,
 } from '../errors.js';
+import type { RequestObservation } from '../metrics.js';
 import { KINDS } from '../records/index.js';
 import { LEGACY } from '../records/legacy/index.js';
-import { docsAsset, docsPage } from './docs.js';
+import { mountApiDocs } from './docs.js';
 import { v2BatchHandler } from './v2.js';
-import { openApiDocument } from './openapi.js';
+import { problemPage } from './problem-pages.js';
 import {
   deprecationHeaders,
   stockHandler,
@@ -19,12 +20,21 @@ import {
   v1BatchHandler,
   type V1Dependencies,
 } from './v1.js';
-import { jsonResponse, problemResponse, requestContext } from './respond.js';
+import { jsonResponse, problemResponse, requestContext, type RequestContext } from './respond.js';
 
 export interface HttpAppDependencies extends V1Dependencies {
   /** True once the service is stopping: every request that arrives then is answered 503 (`/readyz` too). @default never */
   readonly stopping?: () => boolean;
+  /** Told of every answer, refusals included (metrics). @default nobody */
+  readonly observeRequest?: (request: RequestObservation) => void;
+  /** `servers` of /openapi.json (`http.publicUrls`). @default the document's own origin */
+  readonly publicUrls?: readonly string[];
+  /** `/docs` and `/openapi.json` on this app (false: on the admin listener instead). @default true */
+  readonly apiDocs?: boolean;
 }
+
+/** Where the time of a request starts when nothing made its `RequestContext` (docs, assets). */
+const STARTED = Symbol('started');
 
 /**
  * The route table. Handlers stay thin; every failure, thrown anywhere, becomes problem
@@ -32,10 +42,39 @@ export interface HttpAppDependencies extends V1Dependencies {
  */
 export function createHttpApp(deps: HttpAppDependencies): H3 {
   const extra = deps.responseHeaders;
+  const { observeRequest } = deps;
   const app = new H3({
     silent: true,
     onError: (error, event) =>
       problemResponse(fromH3Error(error), event, requestContext(event, deps.log), extra),
+    // Every answer, whatever made it (a handler, onError, a 404): one count and one trace end each.
+    onRequest: (event) => {
+      (event.context as Record<symbol, number>)[STARTED] = performance.now();
+    },
+    onResponse: (response, event) => {
+      const context = event.context.request as RequestContext | undefined;
+      // The route template, never the raw URL: a label per path sent would grow without bound.
+      const route = event.context.matchedRoute?.route ?? 'unmatched';
+      const { method } = event.req;
+      context?.traceIfBegun?.end({
+        name: `${method} ${route}`,
+        attributes: {
+          'http.request.method': method,
+          'http.route': route,
+          'http.response.status_code': response.status,
+        },
+        failed: response.status >= 500,
+      });
+      if (!observeRequest) return;
+      const started = (event.context as Record<symbol, number>)[STARTED] ?? context?.started;
+      observeRequest({
+        route,
+        method,
+        status: response.status,
+        businessId: context?.businessId,
+        seconds: started === undefined ? 0 : (performance.now() - started) / 1000,
+      });
+    },
   });
 
   const guard =
@@ -85,17 +124,12 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
   app.get('/healthz', (event) =>
     jsonResponse(200, { status: 'ok' }, requestContext(event, deps.log), extra),
   );
-  app.get('/openapi.json', (event) =>
-    jsonResponse(200, openApiDocument(), requestContext(event, deps.log), {
-      ...extra,
-      'cache-control': 'no-cache',
-    }),
-  );
-  app.get('/docs', () => docsPage(extra));
+  // Problem `type`s are relative URIs: resolved against the service, each is a page saying what it means.
   app.get(
-    '/docs/:asset',
-    guard(async (event) => docsAsset(event.context.params?.asset, extra)),
+    '/problems/:code',
+    guard(async (event) => problemPage(event.context.params?.code)),
   );
+  if (deps.apiDocs !== false) mountApiDocs(app, deps.log, extra, deps.publicUrls ?? []);
   return app;
 }
 

@@ -12,7 +12,11 @@
  *   be able to lock the real business out.
  * A credential already verified (in the authenticator's cache) passes both, so the business
  * keeps working even from an address it shares with an attacker.
+ * The failures are kept in memory, or on a shared store (src/http-state/) for several instances.
  */
+import { createMemoryState } from '../http-state/memory.js';
+import type { FailureLogs, MaybePromise, RecentFailures } from '../http-state/state.js';
+
 export interface AuthThrottleOptions {
   readonly windowSeconds: number;
   readonly maxFailuresPerClient: number;
@@ -20,50 +24,24 @@ export interface AuthThrottleOptions {
   readonly failuresBeforeSlowdown: number;
   readonly slowdownStepMs: number;
   readonly maxSlowdownMs: number;
-  /** @default Date.now */
+  /** @default Date.now (memory logs only) */
   readonly now?: () => number;
-  /** Addresses and business ids remembered at most, oldest forgotten first. @default 10000 */
+  /** Clients, addresses and business ids each remembered at most, in memory, least recently failed forgotten first. @default 10000 */
   readonly maxKeys?: number;
 }
 
 export interface AuthThrottle {
   /** Seconds until this address may try this business id again, or 0 when it may now. */
-  retryAfter(address: string, businessId: string): number;
+  retryAfter(address: string, businessId: string): MaybePromise<number>;
   /** How long an unverified attempt for this business id is held back, in ms. */
-  slowdownMs(businessId: string): number;
-  recordFailure(address: string, businessId: string): void;
-  /** Clients, addresses and business ids remembered (each bounded by `maxKeys`). */
-  readonly size: { clients: number; addresses: number; businesses: number };
+  slowdownMs(businessId: string): MaybePromise<number>;
+  recordFailure(address: string, businessId: string): MaybePromise<void>;
+  /** Keys (clients, addresses, business ids together) held in this process's memory (0 on a shared store). */
+  readonly size: number;
 }
 
-/** Failure times per key, oldest first, each list capped: bounded memory whatever is sent. */
-class FailureLog {
-  readonly times = new Map<string, number[]>();
-  constructor(
-    private readonly windowMs: number,
-    private readonly cap: number,
-    private readonly maxKeys: number,
-  ) {}
-
-  recent(key: string, now: number): number[] {
-    const times = this.times.get(key);
-    if (!times) return [];
-    while (times.length > 0 && times[0]! <= now - this.windowMs) times.shift();
-    if (times.length === 0) this.times.delete(key);
-    return times;
-  }
-
-  add(key: string, now: number): void {
-    const times = this.recent(key, now);
-    this.times.delete(key); // re-inserted last: the Map's order is least recently failed first
-    if (times.length >= this.cap) times.shift();
-    times.push(now);
-    this.times.set(key, times);
-    while (this.times.size > this.maxKeys) this.times.delete(this.times.keys().next().value!);
-  }
-}
-
-export function createAuthThrottle(options: AuthThrottleOptions): AuthThrottle {
+/** Over `logs` (a shared store), or in memory when none is given. */
+export function createAuthThrottle(options: AuthThrottleOptions, logs?: FailureLogs): AuthThrottle {
   const {
     windowSeconds,
     maxFailuresPerClient,
@@ -71,44 +49,51 @@ export function createAuthThrottle(options: AuthThrottleOptions): AuthThrottle {
     failuresBeforeSlowdown,
     slowdownStepMs,
     maxSlowdownMs,
-    now = Date.now,
+    now,
     maxKeys = 10_000,
   } = options;
   const windowMs = windowSeconds * 1000;
   const steps = slowdownStepMs > 0 ? Math.ceil(maxSlowdownMs / slowdownStepMs) : 0;
-  const clients = new FailureLog(windowMs, maxFailuresPerClient, maxKeys);
-  const addresses = new FailureLog(windowMs, maxFailuresPerAddress, maxKeys);
+  const memory = logs ? undefined : createMemoryState({ maxKeys: maxKeys * 3, now }).failures;
+  const store = logs ?? memory!;
   // NUL cannot be in a business id (refused as malformed credentials) or an address.
-  const client = (address: string, businessId: string) => `${address}\u0000${businessId}`;
-  const wait = (times: number[], limit: number, at: number) =>
-    times.length < limit ? 0 : Math.max(1, Math.ceil((times[0]! + windowMs - at) / 1000));
-  const businesses = new FailureLog(windowMs, failuresBeforeSlowdown + steps + 1, maxKeys);
+  const client = (address: string, businessId: string) =>
+    `login-failures:client:${address}\u0000${businessId}`;
+  const byAddress = (address: string) => `login-failures:address:${address}`;
+  const byBusiness = (businessId: string) => `login-failures:business:${businessId}`;
+  // The newest `limit` failures are kept: a client may try again once the oldest of them leaves the window.
+  const wait = ({ count, oldestAgeMs }: RecentFailures, limit: number) =>
+    count < limit ? 0 : Math.max(1, Math.ceil((windowMs - oldestAgeMs) / 1000));
+  const slowdown = ({ count }: RecentFailures) => {
+    // After N failures the next attempt waits one step, after N+1 two steps, and so on.
+    const excess = count - failuresBeforeSlowdown + 1;
+    return excess > 0 ? Math.min(maxSlowdownMs, excess * slowdownStepMs) : 0;
+  };
 
   return {
     get size() {
-      return {
-        clients: clients.times.size,
-        addresses: addresses.times.size,
-        businesses: businesses.times.size,
-      };
+      return memory?.size ?? 0;
     },
     retryAfter(address, businessId) {
-      const at = now();
-      return Math.max(
-        wait(clients.recent(client(address, businessId), at), maxFailuresPerClient, at),
-        wait(addresses.recent(address, at), maxFailuresPerAddress, at),
-      );
+      const ofClient = store.recent(client(address, businessId), windowMs);
+      const ofAddress = store.recent(byAddress(address), windowMs);
+      if (ofClient instanceof Promise || ofAddress instanceof Promise)
+        return Promise.all([ofClient, ofAddress]).then(([c, a]) =>
+          Math.max(wait(c, maxFailuresPerClient), wait(a, maxFailuresPerAddress)),
+        );
+      return Math.max(wait(ofClient, maxFailuresPerClient), wait(ofAddress, maxFailuresPerAddress));
     },
     slowdownMs(businessId) {
-      // After N failures the next attempt waits one step, after N+1 two steps, and so on.
-      const excess = businesses.recent(businessId, now()).length - failuresBeforeSlowdown + 1;
-      return excess > 0 ? Math.min(maxSlowdownMs, excess * slowdownStepMs) : 0;
+      const recent = store.recent(byBusiness(businessId), windowMs);
+      return recent instanceof Promise ? recent.then(slowdown) : slowdown(recent);
     },
     recordFailure(address, businessId) {
-      const at = now();
-      clients.add(client(address, businessId), at);
-      addresses.add(address, at);
-      businesses.add(businessId, at);
+      const added = [
+        store.add(client(address, businessId), windowMs, maxFailuresPerClient),
+        store.add(byAddress(address), windowMs, maxFailuresPerAddress),
+        store.add(byBusiness(businessId), windowMs, failuresBeforeSlowdown + steps + 1),
+      ];
+      if (added.some((a) => a instanceof Promise)) return Promise.all(added).then(() => undefined);
     },
   };
 }

@@ -1,5 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { hashApiKey, parseApiKeyHash, verifyApiKey, type ParsedHash } from '../api-keys.js';
+import { LRUCache } from 'lru-cache';
+import {
+  hashApiKey,
+  parseApiKeyHash,
+  tenantKeyHashes,
+  verifyApiKey,
+  type ParsedHash,
+} from '../api-keys.js';
 import type { Tenant } from '../config.js';
 import { Unauthorized } from '../errors.js';
 
@@ -8,6 +15,12 @@ export interface Authenticator {
   authenticate(authorization: string | null | undefined): Promise<string>;
   /** The business of a credential verified recently (no scrypt, no guessing: an exact match only). */
   known(authorization: string | null | undefined): string | undefined;
+  /**
+   * Replaces the tenants (a configuration reload): from now on only their keys are accepted, and
+   * every credential verified before is checked again. Checks in flight finish against the keys
+   * they started with, but their result is not remembered.
+   */
+  setTenants(tenants: readonly Tenant[]): void;
 }
 
 export interface AuthenticatorOptions {
@@ -52,14 +65,15 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     cacheSize = 10_000,
     verify = verifyApiKey,
   } = options;
-  const hashes = new Map<string, ParsedHash>();
-  for (const tenant of options.tenants)
-    hashes.set(tenant.businessId, parseApiKeyHash(tenant.apiKeyHash)!);
+  let hashes = hashesOf(options.tenants);
+  // Bumped by each reload: a check that began before it must not fill the new cache.
+  let generation = 0;
 
   // Verified credentials, keyed by an HMAC under a per-process secret: the cache never holds
   // a key, and a lookup's timing says nothing useful about one.
   const pepper = randomBytes(32);
-  const verified = new Map<string, { businessId: string; expires: number }>();
+  // Bounded, least recently used forgotten first, each entry kept cacheTtlMs (checked on read).
+  const verified = new LRUCache<string, string>({ max: cacheSize, ttl: cacheTtlMs });
   const checking = new Map<string, Promise<boolean>>();
   // An unknown business id still costs one scrypt, so timing does not reveal which ids exist.
   let decoy: Promise<ParsedHash> | undefined;
@@ -67,8 +81,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     (decoy ??= hashApiKey(randomBytes(16).toString('hex')).then((h) => parseApiKeyHash(h)!));
 
   const cachedBusiness = (authorization: string): string | undefined => {
-    const hit = verified.get(createHmac('sha256', pepper).update(authorization).digest('base64'));
-    return hit && hit.expires > Date.now() ? hit.businessId : undefined;
+    return verified.get(createHmac('sha256', pepper).update(authorization).digest('base64'));
   };
 
   return {
@@ -83,31 +96,57 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
       }
       return cachedBusiness(authorization);
     },
+    setTenants(tenants) {
+      hashes = hashesOf(tenants);
+      generation += 1;
+      verified.clear();
+      checking.clear();
+    },
     async authenticate(authorization) {
       const { businessId, apiKey } = parseBasic(authorization);
       if (acceptAnyCredentials) return businessId;
 
       const cacheKey = createHmac('sha256', pepper).update(authorization!).digest('base64');
       const hit = verified.get(cacheKey);
-      if (hit && hit.expires > Date.now()) return hit.businessId;
+      if (hit !== undefined) return hit;
 
       // Concurrent first requests with one credential share one scrypt run: each run takes
       // 32 MiB and a thread-pool slot, so a burst must not start one per request.
+      const began = generation;
       let check = checking.get(cacheKey);
       if (!check) {
         const stored = hashes.get(businessId);
-        check = (async () =>
-          (await verify(apiKey, stored ?? (await decoyHash()))) && stored !== undefined)();
-        checking.set(cacheKey, check);
-        void check.finally(() => checking.delete(cacheKey)).catch(() => undefined);
+        check = (async () => {
+          // Every hash is checked, always, and the results combined without a short cut: the
+          // time taken says nothing about which key of a rotation matched.
+          const results = await Promise.all(
+            (stored ?? [await decoyHash()]).map((hash) => verify(apiKey, hash)),
+          );
+          return results.reduce((any, matched) => any || matched, false) && stored !== undefined;
+        })();
+        const pending = check;
+        checking.set(cacheKey, pending);
+        void pending
+          .finally(() => {
+            if (checking.get(cacheKey) === pending) checking.delete(cacheKey);
+          })
+          .catch(() => undefined);
       }
       if (!(await check))
         throw new Unauthorized('The credentials are not recognised for this business.');
+      if (began !== generation) return businessId; // accepted under the keys it was sent with; not remembered
 
-      verified.delete(cacheKey);
-      if (verified.size >= cacheSize) verified.delete(verified.keys().next().value!);
-      verified.set(cacheKey, { businessId, expires: Date.now() + cacheTtlMs });
+      verified.set(cacheKey, businessId);
       return businessId;
     },
   };
+}
+
+function hashesOf(tenants: readonly Tenant[]): Map<string, readonly ParsedHash[]> {
+  return new Map(
+    tenants.map((tenant) => [
+      tenant.businessId,
+      tenantKeyHashes(tenant).map((hash) => parseApiKeyHash(hash)!),
+    ]),
+  );
 }

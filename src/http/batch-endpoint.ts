@@ -8,7 +8,14 @@ import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';
 import { bodyChunks, bodyFormat, type BodyFormat } from './body.js';
 import { parseIdempotencyKey, type IdempotencyStore, type StoredAnswer } from './idempotency.js';
-import { jsonResponse, problemResponse, requestContext, type RequestContext } from './respond.js';
+import {
+  jsonResponse,
+  problemResponse,
+  requestContext,
+  textResponse,
+  type RequestContext,
+  type TextResponse,
+} from './respond.js';
 
 export interface HandlerDependencies {
   /** The shared pipeline, wrapped in the per-business bulkhead. */
@@ -63,7 +70,7 @@ export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies)
     const key = parseIdempotencyKey(event.req.headers.get('idempotency-key'));
     const chunks = await bodyChunks(event, deps.bodyLimitBytes);
 
-    const run = async (): Promise<Response> => {
+    const run = async (): Promise<TextResponse> => {
       // Lineage is journaled only once the whole batch is confirmed: a failed batch leaves none.
       const confirmed: ConfirmedRecords[] = [];
       const accepted = await deps.ingest({
@@ -71,6 +78,7 @@ export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies)
         kind: endpoint.kind,
         businessId,
         correlationId: context.correlationId,
+        trace: context.trace,
         maxRecords: deps.maxRecordsPerBatch,
         source: { type: 'http', name: endpoint.path },
         log: context.log,
@@ -92,26 +100,44 @@ export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies)
     };
     if (key === undefined) return run();
 
-    const claim = deps.idempotency.claim(
+    const claiming = deps.idempotency.claim(
       businessId,
       key,
       fingerprint(endpoint.path, format, chunks),
     );
+    const claim = claiming instanceof Promise ? await claiming : claiming;
     if (claim.replay) return replayed(claim.replay, context, headers);
+    let response: TextResponse;
     try {
-      const response = await run();
-      claim.settle(await stored(response, context));
-      return response;
+      response = await run();
     } catch (error) {
       if (!isIngestError(error) || !REPLAYABLE.has(error.code)) {
-        claim.settle(undefined); // 429, 503, a bug: a retry must run again
+        await forget(claim.settle(undefined), context); // 429, 503, a bug: a retry must run again
         throw error;
       }
-      const response = problemResponse(error, event, context, headers);
-      claim.settle(await stored(response, context));
-      return response;
+      response = problemResponse(error, event, context, headers);
     }
+    // A shared store settles before the answer leaves, so a retry on any instance finds it.
+    const settled = claim.settle(stored(response, context));
+    if (settled instanceof Promise) await keepAnswer(settled, context);
+    return response;
   };
+}
+
+/** The batch is answered whatever happens to its record: published is published. */
+async function keepAnswer(settled: Promise<void>, context: RequestContext): Promise<void> {
+  try {
+    await settled;
+  } catch (error) {
+    context.log.warn(
+      { error: (error as Error).message },
+      'idempotency: the answer could not be stored; a retry after the in-flight time runs again (same message ids)',
+    );
+  }
+}
+
+async function forget(settled: void | Promise<void>, context: RequestContext): Promise<void> {
+  if (settled instanceof Promise) await keepAnswer(settled, context);
 }
 
 function fingerprint(path: string, format: BodyFormat, chunks: readonly Uint8Array[]): string {
@@ -120,12 +146,12 @@ function fingerprint(path: string, format: BodyFormat, chunks: readonly Uint8Arr
   return hash.digest('base64');
 }
 
-async function stored(response: Response, context: RequestContext): Promise<StoredAnswer> {
+function stored(response: TextResponse, context: RequestContext): StoredAnswer {
   return {
     status: response.status,
     correlationId: context.correlationId,
     contentType: response.headers.get('content-type') ?? 'application/json',
-    body: await response.clone().text(),
+    body: response.bodyText,
   };
 }
 
@@ -139,16 +165,12 @@ function replayed(
     'idempotent replay: the stored answer of the first request',
   );
   // The header names the request the body answers (the first one); this request's own id is in the log.
-  return new Response(answer.body, {
-    status: answer.status,
-    statusText: reasonPhrase(answer.status),
-    headers: {
-      'content-type': answer.contentType,
-      'x-correlation-id': answer.correlationId,
-      'cache-control': 'no-store',
-      'idempotent-replayed': 'true',
-      ...context.headers,
-      ...headers,
-    },
+  return textResponse(answer.status, reasonPhrase(answer.status), answer.body, {
+    'content-type': answer.contentType,
+    'x-correlation-id': answer.correlationId,
+    'cache-control': 'no-store',
+    'idempotent-replayed': 'true',
+    ...context.headers,
+    ...headers,
   });
 }

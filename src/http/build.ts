@@ -1,6 +1,7 @@
 import type { H3 } from 'h3';
 import type { Config } from '../config.js';
 import type { OpenedDrop } from '../drops/open.js';
+import { settleFolders } from '../drops/layout.js';
 import { probeDrops, type DropCheck } from '../drops/probe.js';
 import { openLineageJournal, type LineageJournal } from '../lineage/journal.js';
 import type { Logger } from '../log.js';
@@ -9,14 +10,19 @@ import { withBulkhead } from '../pipeline/bulkhead.js';
 import { configuredIngest } from '../pipeline/configured.js';
 import { compileRoutingKey, templateFields, topicMatches } from '../pipeline/route.js';
 import type { Publisher, ReadinessCheck } from '../publish/publisher.js';
+import type { RabbitMqPublisher } from '../publish/rabbitmq.js';
 import { KIND_NAMES } from '../records/kind.js';
+import type { ProfilesSource } from '../records/legacy/index.js';
 import { createAdmission } from './admission.js';
-import { createAdminApp } from './admin.js';
+import { createAdminApp, type Readiness } from './admin.js';
 import { createHttpApp } from './app.js';
 import { createAuthThrottle } from './auth-throttle.js';
-import { createAuthenticator } from './auth.js';
+import { createAuthenticator, type Authenticator } from './auth.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { createRateLimiter } from './rate-limit.js';
+import { mountApiDocs } from './docs.js';
+import { createMemoryState } from '../http-state/memory.js';
+import type { SharedState } from '../http-state/state.js';
 
 export interface HttpAppParts {
   /** @default a fresh set, on its own registry */
@@ -27,12 +33,18 @@ export interface HttpAppParts {
   readonly lineage?: LineageJournal;
   /** True once the service is stopping: new requests are answered 503. @default never */
   readonly stopping?: () => boolean;
+  /** Idempotency records, rate-limit buckets, failed logins. @default in memory (`openSharedState` opens the configured one) */
+  readonly sharedState?: SharedState;
+  /** The onboarding profiles in force (a reload swaps them). @default the configuration's */
+  readonly onboarding?: ProfilesSource;
 }
 
 /** The partner-facing app and the admin app (metrics, readiness), sharing one set of metrics. */
 export interface HttpApps {
   readonly app: H3;
   readonly admin: H3;
+  /** Whose keys are accepted; a configuration reload gives it the new tenants. */
+  readonly authenticator: Authenticator;
 }
 
 /** The HTTP facade over the shared pipeline, as configured; tests build it the same way, without a socket. */
@@ -49,25 +61,37 @@ export function buildHttpApp(
   metrics.watchBroker(publisher);
   const drops = parts.drops ?? [];
   const lineage = parts.lineage ?? openLineageJournal(config, log, metrics);
+  const { idempotency } = abuse;
+  const state =
+    parts.sharedState ??
+    createMemoryState({ maxEntries: idempotency.maxEntries, maxBytes: idempotency.maxBytes });
+  const apiDocsOnAdmin = config.http.apiDocs === 'admin';
+  const authenticator = createAuthenticator({
+    tenants: config.tenants,
+    acceptAnyCredentials: sandbox,
+  });
   const app = createHttpApp({
     ingest: withBulkhead(configuredIngest(config, publisher, metrics), {
       maxInFlight: abuse.maxInFlightBatches,
     }),
     admission: createAdmission({
-      authenticator: createAuthenticator({
-        tenants: config.tenants,
-        acceptAnyCredentials: sandbox,
-      }),
-      throttle: createAuthThrottle(abuse.authThrottle),
-      rateLimiter: createRateLimiter(abuse.rateLimit),
+      authenticator,
+      throttle: createAuthThrottle(abuse.authThrottle, state.failures),
+      rateLimiter: createRateLimiter(abuse.rateLimit, state.buckets),
       trustProxyHops: config.http.trustProxyHops,
     }),
-    idempotency: createIdempotencyStore(abuse.idempotency),
+    idempotency: createIdempotencyStore(
+      { ...idempotency, inFlightMs: inFlightMs(config) },
+      state.claims,
+    ),
+    apiDocs: !apiDocsOnAdmin,
     log,
     stopping: parts.stopping,
+    observeRequest: metrics.observeRequest,
+    publicUrls: config.http.publicUrls,
     bodyLimitBytes: config.http.bodyLimitBytes,
     maxRecordsPerBatch: config.http.maxRecordsPerBatch,
-    onboarding: config.onboarding,
+    onboarding: parts.onboarding ?? config.onboarding,
     responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
     ...(lineage && { lineage }),
   });
@@ -76,45 +100,64 @@ export function buildHttpApp(
     log,
     stopping: parts.stopping,
     readiness: async () => {
-      const [check, dropChecks] = await Promise.all([
-        routesReadiness(config, publisher),
-        probeDrops(drops.map(({ pipeline, store }) => ({ pipeline: pipeline.name, store }))),
+      const [publisherCheck, dropChecks] = await Promise.all([
+        publisher.readiness(),
+        probeDrops(
+          drops.map(({ pipeline, store }) => ({
+            pipeline: pipeline.name,
+            store,
+            settleFolders: settleFolders(pipeline),
+          })),
+        ),
       ]);
-      return withDrops(check, dropChecks);
+      return readinessOf(publisher, publisherCheck, routeProblems(config, publisher), dropChecks);
     },
   });
-  return { app, admin };
+  if (apiDocsOnAdmin) mountApiDocs(admin, log, {}, config.http.publicUrls);
+  return { app, admin, authenticator };
 }
 
-function withDrops(
-  check: ReadinessCheck,
+/**
+ * How long an `Idempotency-Key` claim may wait for its answer before the key is free again (an
+ * instance that died mid-request must not block the key for the whole TTL): the request's own
+ * limits, twice over.
+ */
+function inFlightMs(config: Readonly<Config>): number {
+  return Math.max(60_000, 2 * (config.http.requestTimeoutMs + config.broker.publishTimeoutMs));
+}
+
+function readinessOf(
+  publisher: Publisher,
+  publisherCheck: ReadinessCheck,
+  routes: readonly string[],
   drops: readonly DropCheck[],
-): ReadinessCheck & { drops: readonly DropCheck[] } {
+): Readiness {
   const unreachable = drops
     .filter((d) => !d.reachable)
     .map((d) => `drop "${d.pipeline}" (${d.source}) is not reachable: ${d.problem ?? 'unknown'}`);
+  const problems = [...routes, ...unreachable];
   return {
-    ready: check.ready && unreachable.length === 0,
-    problems: [...check.problems, ...unreachable],
+    ready: publisherCheck.ready && problems.length === 0,
+    publisherProblems: publisherCheck.ready ? [] : publisherCheck.problems,
+    ...(publisher.name === 'rabbitmq' && {
+      broker: (publisher as RabbitMqPublisher).connected ? 'reachable' : 'unreachable',
+    }),
+    problems,
     drops,
   };
 }
 
 /**
- * Ready when the publisher is, and — for RabbitMQ — when every kind of every tenant has a
- * routing key that some declared binding matches. Templates that use record fields are
- * checked per record at publish time instead (an unroutable record fails its batch with 503).
+ * For RabbitMQ, every kind of every tenant must have a routing key that some declared binding
+ * matches. Templates that use record fields are checked per record at publish time instead (an
+ * unroutable record fails its batch with 503).
  */
-async function routesReadiness(
-  config: Readonly<Config>,
-  publisher: Publisher,
-): Promise<ReadinessCheck> {
-  const check = await publisher.readiness();
+function routeProblems(config: Readonly<Config>, publisher: Publisher): string[] {
   if (publisher.name !== 'rabbitmq' || templateFields(config.broker.routingKey).length > 0)
-    return check;
+    return [];
   const routingKeyFor = compileRoutingKey(config.broker.routingKey);
   const bindings = config.broker.queues.flatMap((q) => q.bindingKeys);
-  const problems = [...check.problems];
+  const problems: string[] = [];
   for (const tenant of config.tenants) {
     for (const kind of KIND_NAMES) {
       const key = routingKeyFor(kind, tenant.businessId, {});
@@ -122,5 +165,5 @@ async function routesReadiness(
         problems.push(`routing key "${key}" reaches no declared queue`);
     }
   }
-  return { ready: problems.length === 0, problems };
+  return problems;
 }

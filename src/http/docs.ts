@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import type { H3 } from 'h3';
 import { NotFound } from '../errors.js';
+import type { Logger } from '../log.js';
+import { openApiDocument } from './openapi.js';
+import { jsonResponse, problemResponse, requestContext } from './respond.js';
 
 /**
  * GET /docs: the OpenAPI document rendered by Swagger UI, whose browser bundle ships in the
@@ -73,5 +77,33 @@ export function docsAsset(name: string | undefined, headers: Record<string, stri
   return new Response(new Uint8Array(bytes), {
     statusText: 'OK',
     headers: { 'content-type': type, ...common },
+  });
+}
+
+/**
+ * `/openapi.json`, `/docs` and its assets on `app`: the partner-facing one (public, the default)
+ * or the admin listener (`http.apiDocs: admin`).
+ */
+export function mountApiDocs(
+  app: H3,
+  log: Logger,
+  headers: Record<string, string>,
+  /** `servers` of the document (`http.publicUrls`); none: the document's own origin. */
+  servers: readonly string[],
+): void {
+  let document: Record<string, unknown> | undefined;
+  app.get('/openapi.json', (event) =>
+    jsonResponse(200, (document ??= openApiDocument({ servers })), requestContext(event, log), {
+      ...headers,
+      'cache-control': 'no-cache',
+    }),
+  );
+  app.get('/docs', () => docsPage(headers));
+  app.get('/docs/:asset', (event) => {
+    try {
+      return docsAsset(event.context.params?.asset, headers);
+    } catch (error) {
+      return problemResponse(error, event, requestContext(event, log), headers);
+    }
   });
 }

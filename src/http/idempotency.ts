@@ -1,114 +1,118 @@
-import { IdempotencyKeyInUse, IdempotencyKeyReused, InvalidIdempotencyKey } from '../errors.js';
+import { randomUUID } from 'node:crypto';
+import {
+  IdempotencyKeyInUse,
+  IdempotencyKeyReused,
+  IdempotencyUnavailable,
+  InvalidIdempotencyKey,
+} from '../errors.js';
+import { createMemoryState } from '../http-state/memory.js';
+import type { KeyClaims, KeyRecord, MaybePromise, StoredAnswer } from '../http-state/state.js';
+
+export type { StoredAnswer } from '../http-state/state.js';
 
 /**
  * `Idempotency-Key` (draft-ietf-httpapi-idempotency-key-header-07): a retried POST with the
  * same key and the same request gets the first answer again instead of being processed twice.
- * Keys are scoped per business, kept `ttlSeconds`, in memory, bounded by entry count and by the
- * bytes of stored answers (least recently used forgotten first).
+ * Keys are scoped per business and kept `ttlSeconds` — in memory (bounded by entry count and by
+ * the bytes of stored answers, least recently used forgotten first) or on Redis, where every
+ * instance sees them (src/http-state/).
  */
 export interface IdempotencyOptions {
   readonly ttlSeconds: number;
   readonly maxEntries: number;
   readonly maxBytes: number;
-  /** @default Date.now */
+  /**
+   * How long a claim whose request is still running holds its key: past it (an instance that
+   * died mid-request), the key is free again. @default ttlSeconds
+   */
+  readonly inFlightMs?: number;
+  /** @default Date.now (memory store only) */
   readonly now?: () => number;
 }
-
-/** An answer as replayed: status, media type and body, byte for byte, and the request it answered. */
-export interface StoredAnswer {
-  readonly status: number;
-  /** The first request's correlation id: the one its body names, so the replay's header says the same. */
-  readonly correlationId: string;
-  readonly contentType: string;
-  readonly body: string;
-}
-
-type Entry =
-  | { readonly fingerprint: string; readonly expires: number; readonly answer?: undefined }
-  | {
-      readonly fingerprint: string;
-      readonly expires: number;
-      readonly answer: StoredAnswer;
-      readonly bytes: number;
-    };
 
 export type Claim =
   | { readonly replay: StoredAnswer }
   | {
-      readonly replay?: undefined /** Stores the answer, or (undefined) forgets the key so a retry runs again. */;
-      settle(answer: StoredAnswer | undefined): void;
+      readonly replay?: undefined;
+      /** Stores the answer, or (undefined) forgets the key so a retry runs again. */
+      settle(answer: StoredAnswer | undefined): MaybePromise<void>;
     };
 
 export interface IdempotencyStore {
-  /** Claims `key` for this request, or gives the stored answer; throws 409 (in flight) or 422 (other request). */
-  claim(scope: string, key: string, fingerprint: string): Claim;
+  /**
+   * Claims `key` for this request, or gives the stored answer; throws 409 (in flight), 422
+   * (other request) or 503 (the shared store cannot be reached). Synchronous in memory.
+   */
+  claim(scope: string, key: string, fingerprint: string): MaybePromise<Claim>;
+  /** Records held in this process's memory (0 on a shared store). */
   readonly size: number;
 }
 
-export function createIdempotencyStore(options: IdempotencyOptions): IdempotencyStore {
-  const { ttlSeconds, maxEntries, maxBytes, now = Date.now } = options;
-  const entries = new Map<string, Entry>();
-  let bytes = 0;
+/** Over `claims` (a shared store), or in memory when none is given. */
+export function createIdempotencyStore(
+  options: IdempotencyOptions,
+  claims?: KeyClaims,
+): IdempotencyStore {
+  const { ttlSeconds, maxBytes } = options;
+  const ttlMs = ttlSeconds * 1000;
+  const inFlightMs = Math.min(ttlMs, options.inFlightMs ?? ttlMs);
+  const memory = claims
+    ? undefined
+    : createMemoryState({ maxEntries: options.maxEntries, maxBytes, now: options.now }).claims;
+  const store = claims ?? memory!;
 
-  const forget = (id: string): void => {
-    const entry = entries.get(id);
-    if (entry?.answer) bytes -= entry.bytes;
-    entries.delete(id);
-  };
-  const makeRoom = (): void => {
-    const at = now();
-    for (const [id, entry] of entries) if (entry.expires <= at) forget(id);
-    for (const [id] of entries) {
-      if (entries.size <= maxEntries && bytes <= maxBytes) break;
-      forget(id);
+  const decide = (id: string, pending: KeyRecord, held: KeyRecord | undefined): Claim => {
+    if (held) {
+      if (held.fingerprint !== pending.fingerprint) {
+        throw new IdempotencyKeyReused({
+          detail:
+            'This Idempotency-Key was used with a different request (endpoint or body). Use a new key for a new batch.',
+        });
+      }
+      if (!held.answer)
+        throw new IdempotencyKeyInUse({
+          detail:
+            'A request with this Idempotency-Key is still being processed. Retry after it is answered.',
+          headers: { 'retry-after': '1' },
+        });
+      return { replay: held.answer };
     }
+    return {
+      settle(answer) {
+        // An answer too large to keep is not kept: the key is forgotten and a retry runs again.
+        const keep = answer && Buffer.byteLength(answer.body) <= maxBytes ? answer : undefined;
+        const settled = keep && {
+          fingerprint: pending.fingerprint,
+          claimant: pending.claimant,
+          answer: keep,
+        };
+        const done = store.settle(id, pending, settled, ttlMs);
+        return done instanceof Promise ? done.catch(unavailable) : done;
+      },
+    };
   };
 
   return {
     get size() {
-      return entries.size;
+      return memory?.size ?? 0;
     },
     claim(scope, key, fingerprint) {
-      const id = `${scope}\u0000${key}`;
-      const found = entries.get(id);
-      if (found && found.expires <= now()) forget(id);
-      const entry = entries.get(id);
-      if (entry) {
-        if (entry.fingerprint !== fingerprint) {
-          throw new IdempotencyKeyReused({
-            detail:
-              'This Idempotency-Key was used with a different request (endpoint or body). Use a new key for a new batch.',
-          });
-        }
-        if (!entry.answer)
-          throw new IdempotencyKeyInUse({
-            detail:
-              'A request with this Idempotency-Key is still being processed. Retry after it is answered.',
-            headers: { 'retry-after': '1' },
-          });
-        entries.delete(id); // most recently used last
-        entries.set(id, entry);
-        return { replay: entry.answer };
-      }
-      const expires = now() + ttlSeconds * 1000;
-      const pending: Entry = { fingerprint, expires };
-      entries.set(id, pending);
-      makeRoom();
-      return {
-        settle(answer) {
-          // Evicted meanwhile (memory bound): nothing to store, and a newer claim is not ours to touch.
-          if (entries.get(id) !== pending) return;
-          entries.delete(id);
-          if (!answer) return;
-          const size = Buffer.byteLength(answer.body) + id.length + fingerprint.length;
-          if (size > maxBytes) return;
-          entries.set(id, { fingerprint, expires, answer, bytes: size });
-          bytes += size;
-          makeRoom();
-        },
-      };
+      const id = `idempotency:${scope}\u0000${key}`;
+      const pending: KeyRecord = { fingerprint, claimant: randomUUID() };
+      const held = store.claim(id, pending, inFlightMs);
+      return held instanceof Promise
+        ? held.then((found) => decide(id, pending, found), unavailable)
+        : decide(id, pending, held);
     },
   };
+}
+
+function unavailable(error: unknown): never {
+  throw new IdempotencyUnavailable({
+    detail:
+      'The Idempotency-Key store cannot be reached, so this request cannot be protected against being processed twice. Retry later.',
+    cause: error,
+  });
 }
 
 // sf-string (RFC 8941): printable ASCII in quotes, with \" and \\ escapes.

@@ -6,13 +6,14 @@
 import { z } from 'zod';
 import type { CsvField, CsvLayout } from '../decode/csv.js';
 import type { BulkResponse } from '../pipeline/batch.js';
-import type { LegacyConverter } from '../records/legacy/mapping.js';
+import type { LegacyConverter } from '../records/legacy/converter.js';
 import type { RecordKind } from '../records/kind.js';
+import { FIELD_NOTES } from './openapi-field-notes.js';
 
 export type JsonSchema = Record<string, unknown>;
 
 export const bulkResponseSchema = z.strictObject({
-  success: z.literal(true),
+  success: z.literal(true).meta({ description: 'Always `true` on a `202`.' }),
   recordCount: z.int().min(1).meta({ description: 'Records accepted (v1: v2 records produced).' }),
   messageIds: z
     .array(z.string())
@@ -20,6 +21,10 @@ export const bulkResponseSchema = z.strictObject({
   correlationId: z
     .string()
     .meta({ description: 'The x-correlation-id sent, or a generated UUID.' }),
+  ignoredFields: z.array(z.string()).optional().meta({
+    description:
+      "v1 only, when the business's onboarding profile says to ignore unknown fields and some were sent: their names (JSON: `Field`, `rOrderLines[].Field`; CSV: the column), at most 100. Absent otherwise.",
+  }),
 });
 
 // Fails to compile when the documented body drifts from the one ingest() returns.
@@ -39,12 +44,16 @@ const recordErrors = z.strictObject({
 });
 
 export const problemSchema = z.looseObject({
-  type: z
-    .string()
-    .meta({ description: 'Relative URI reference, e.g. `/problems/validation-failed`.' }),
+  type: z.string().meta({
+    description:
+      'Relative URI reference, e.g. `/problems/validation-failed`; resolved against the service it is a page saying what it means. The stable thing to branch on.',
+  }),
   title: z.string().meta({ description: 'The HTTP reason phrase.' }),
-  status: z.int(),
-  detail: z.string().optional(),
+  status: z.int().meta({ description: 'The HTTP status, as on the status line.' }),
+  detail: z
+    .string()
+    .optional()
+    .meta({ description: 'What went wrong with this request, for a person to read.' }),
   instance: z.string().optional().meta({ description: 'The request path.' }),
   errors: z
     .array(z.union([recordErrors, z.strictObject({ path: z.string(), message: z.string() })]))
@@ -80,7 +89,27 @@ export function jsonSchema(schema: z.ZodType, description?: string): JsonSchema 
 }
 
 export function recordSchema(kind: RecordKind): JsonSchema {
-  return jsonSchema(kind.schema, `A ${kind.label} (v2). Fields not listed pass through unchanged.`);
+  const schema = jsonSchema(
+    kind.schema,
+    `A ${kind.label} (v2). Fields not listed pass through unchanged.`,
+  );
+  for (const [path, note] of Object.entries(FIELD_NOTES[kind.name] ?? {})) {
+    const field = fieldAt(schema, path.split('.'));
+    // A note for a field the schema lacks is a drift between the spec's tables and the code.
+    if (!field) throw new Error(`openapi: ${kind.name} has no field ${path} to describe`);
+    field.description = note;
+  }
+  return schema;
+}
+
+/** The JSON Schema of a dotted path in a record schema (arrays are passed through to their items). */
+function fieldAt(schema: JsonSchema, path: readonly string[]): JsonSchema | undefined {
+  let at: JsonSchema | undefined = schema;
+  for (const key of path) {
+    if (at?.type === 'array') at = at.items as JsonSchema | undefined;
+    at = (at?.properties as Record<string, JsonSchema> | undefined)?.[key];
+  }
+  return at;
 }
 
 const fieldSchema = (field: CsvField): JsonSchema =>

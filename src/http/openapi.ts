@@ -7,59 +7,60 @@ import {
   legacyCsvSchema,
   legacyJsonSchema,
   problemSchema,
-  readyBodySchema,
   recordSchema,
   type JsonSchema,
 } from './openapi-schemas.js';
+import { batchResponses, HEADERS, openResponses, PARAMETERS } from './openapi-responses.js';
+import { requestExamples } from './openapi-examples.js';
 
 /**
- * GET /openapi.json: OpenAPI 3.1, built once from the schemas the service validates with, so
- * the document cannot drift from the code. test/ops/openapi.test.ts checks that every route
- * of the app is in it and that it is valid OpenAPI 3.1.
+ * GET /openapi.json: OpenAPI 3.1, built from the schemas the service validates with, so the
+ * document cannot drift from the code. test/ops/openapi.test.ts checks that every route of the
+ * app is in it and that it is valid OpenAPI 3.1; test/http/openapi-lint.test.ts lints it with
+ * Redocly's recommended rules and generates a typed client from it.
  */
-const VERSION = (
+const PACKAGE_VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     version: string;
   }
 ).version;
 
+/** The interface description's version (docs/interface.md §9): what a partner's client is written against. */
+export const INTERFACE_VERSION = '1.0';
+
+export interface OpenApiOptions {
+  /**
+   * The URLs partners reach the service at (`http.publicUrls`), as `servers`. @default the
+   * document's own origin (`/`)
+   */
+  readonly servers?: readonly string[];
+}
+
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const problem = (description: string) => ({
-  description,
-  content: { 'application/problem+json': { schema: ref('Problem') } },
-  headers: { 'x-correlation-id': { $ref: '#/components/headers/CorrelationId' } },
-});
-const PROBLEMS = {
-  '400': problem(
-    '`/problems/validation-failed`: `errors` lists every failing record; or `/problems/malformed-body`. Nothing is accepted.',
-  ),
-  '401': problem(
-    '`/problems/unauthorized`: credentials missing or wrong (`WWW-Authenticate: Basic`).',
-  ),
-  '405': problem('`/problems/method-not-allowed`; `Allow` names the method.'),
-  '413': problem(
-    '`/problems/payload-too-large`: body or record count over the limit stated in `detail`.',
-  ),
-  '415': problem('`/problems/unsupported-media-type`.'),
-  '500': problem('`/problems/internal-error`: a bug; the body says only that it was logged.'),
-  '503': problem(
-    '`/problems/publish-failed`: the broker did not confirm every message. Nothing is accepted; retrying is safe (same message ids). `Retry-After` is set.',
-  ),
-};
-const accepted = {
-  description: 'Every record passed and the broker confirmed every message.',
-  content: { 'application/json': { schema: ref('BulkResponse') } },
-  headers: { 'x-correlation-id': { $ref: '#/components/headers/CorrelationId' } },
-};
-const correlation = { $ref: '#/components/parameters/CorrelationId' };
+const parameter = (name: keyof typeof PARAMETERS) => ({ $ref: `#/components/parameters/${name}` });
+const batchParameters = [
+  parameter('IdempotencyKey'),
+  parameter('CorrelationId'),
+  parameter('Traceparent'),
+];
 const schemaName = (kind: string, suffix = '') =>
   `${kind.replace(/(^|-)(\w)/g, (_m, _d: string, c: string) => c.toUpperCase())}${suffix}`;
 const open = (
+  operationId: string,
   summary: string,
   description: string,
   responses: Record<string, unknown>,
   tag = 'Operations',
-) => ({ get: { tags: [tag], summary, description, security: [], responses } });
+) => ({
+  get: {
+    tags: [tag],
+    operationId,
+    summary,
+    description,
+    security: [],
+    responses: { ...responses, ...openResponses },
+  },
+});
 
 function paths(): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -70,16 +71,18 @@ function paths(): Record<string, unknown> {
         operationId: `post-v2-${kind.name}`,
         summary: `Send a batch of ${kind.label}s`,
         description: `A JSON array of ${kind.label}s, validated all-or-nothing. \`202\` only after the broker confirmed every message.`,
-        parameters: [correlation],
+        parameters: batchParameters,
         requestBody: {
           required: true,
+          description: `1 to \`http.maxRecordsPerBatch\` ${kind.label}s of the authenticated business.`,
           content: {
             'application/json': {
               schema: { type: 'array', minItems: 1, items: ref(schemaName(kind.name)) },
+              ...requestExamples(kind.name, kind.label, 'v2'),
             },
           },
         },
-        responses: { '202': accepted, ...PROBLEMS },
+        responses: batchResponses(false),
       },
     };
   }
@@ -92,18 +95,26 @@ function paths(): Record<string, unknown> {
         deprecated: true,
         summary: `Send ${kind.label}s in the v1 shape (JSON or CSV)`,
         description: `Converted to v2 ${kind.label}s (fields v1 lacks come from the onboarding profile) and handled like \`POST /api/v2/${kind.name}\`. Errors name the legacy path, or the CSV line and column. Answers carry \`Deprecation\` and a \`Link\` to the successor.`,
-        parameters: [correlation],
+        parameters: batchParameters,
         requestBody: {
           required: true,
+          description: `${kind.label}s in the v1 shape: a JSON object, or CSV with a header row.`,
           content: {
-            'application/json': { schema: ref(schemaName(kind.name, 'V1')) },
-            'text/csv': { schema: ref(schemaName(kind.name, 'V1Csv')) },
+            'application/json': {
+              schema: ref(schemaName(kind.name, 'V1')),
+              ...requestExamples(kind.name, kind.label, 'v1-json'),
+            },
+            'text/csv': {
+              schema: ref(schemaName(kind.name, 'V1Csv')),
+              ...requestExamples(kind.name, kind.label, 'v1-csv'),
+            },
           },
         },
-        responses: { '202': accepted, ...PROBLEMS },
+        responses: batchResponses(true),
       },
     };
   }
+  const unauthorized = batchResponses(true)['401'];
   out['/api/v1/customer/{accountId}/stock'] = {
     get: {
       tags: ['v1 (deprecated)'],
@@ -112,24 +123,46 @@ function paths(): Record<string, unknown> {
       summary: 'Stock snapshot (not available)',
       description: 'Always `501` (no stock source is connected), the same for every account id.',
       parameters: [
-        { name: 'accountId', in: 'path', required: true, schema: { type: 'string' } },
-        correlation,
+        {
+          name: 'accountId',
+          in: 'path',
+          required: true,
+          description: 'The business id whose stock is asked for.',
+          schema: { type: 'string' },
+          example: 'DEMO',
+        },
+        parameter('CorrelationId'),
       ],
-      responses: { '501': problem('`/problems/not-implemented`.'), '401': PROBLEMS['401'] },
+      responses: {
+        '501': {
+          description: '`/problems/not-implemented`: no stock source is connected.',
+          headers: {
+            'x-correlation-id': { $ref: '#/components/headers/CorrelationId' },
+            Deprecation: { $ref: '#/components/headers/Deprecation' },
+          },
+          content: { 'application/problem+json': { schema: ref('Problem') } },
+        },
+        '401': unauthorized,
+      },
     },
   };
-  out['/healthz'] = open('Liveness', 'The process runs.', {
+  out['/healthz'] = open('get-healthz', 'Liveness', 'The process runs.', {
     '200': {
       description: 'Alive.',
       content: {
         'application/json': {
-          schema: { type: 'object', properties: { status: { const: 'ok' } }, required: ['status'] },
+          schema: {
+            type: 'object',
+            properties: { status: { const: 'ok', description: 'Always `ok`.' } },
+            required: ['status'],
+          },
         },
       },
     },
   });
   // /readyz and /metrics are on the admin listener (admin.host, admin.port), not in the partners' API.
   out['/openapi.json'] = open(
+    'get-openapi',
     'This document',
     'OpenAPI 3.1, generated from the schemas the service validates with.',
     {
@@ -141,6 +174,7 @@ function paths(): Record<string, unknown> {
     'Documentation',
   );
   out['/docs'] = open(
+    'get-docs',
     'API reference',
     'This document rendered for reading (Swagger UI, served locally).',
     {
@@ -151,15 +185,61 @@ function paths(): Record<string, unknown> {
     },
     'Documentation',
   );
+  const notFound = {
+    description: '`/problems/not-found`.',
+    content: { 'application/problem+json': { schema: ref('Problem') } },
+  };
   out['/docs/{asset}'] = {
     get: {
       ...open(
+        'get-docs-asset',
         'API reference assets',
         'Scripts and styles of the reference page.',
-        { '200': { description: 'The asset.' }, '404': problem('`/problems/not-found`.') },
+        {
+          '200': {
+            description: 'The asset.',
+            content: { '*/*': { schema: { type: 'string', format: 'binary' } } },
+          },
+          '404': notFound,
+        },
         'Documentation',
       ).get,
-      parameters: [{ name: 'asset', in: 'path', required: true, schema: { type: 'string' } }],
+      parameters: [
+        {
+          name: 'asset',
+          in: 'path',
+          required: true,
+          description: 'The file name, e.g. `swagger-ui.css`.',
+          schema: { type: 'string' },
+        },
+      ],
+    },
+  };
+  out['/problems/{code}'] = {
+    get: {
+      ...open(
+        'get-problem-type',
+        'What a problem type means',
+        'Every problem `type` is a relative URI reference, `/problems/<code>`: resolved against the service it is this page, saying what happened and what to do.',
+        {
+          '200': {
+            description: 'HTML page.',
+            content: { 'text/html': { schema: { type: 'string' } } },
+          },
+          '404': notFound,
+        },
+        'Documentation',
+      ).get,
+      parameters: [
+        {
+          name: 'code',
+          in: 'path',
+          required: true,
+          description: 'The last segment of the problem `type`.',
+          schema: { type: 'string' },
+          example: 'validation-failed',
+        },
+      ],
     },
   };
   return out;
@@ -169,7 +249,6 @@ function schemas(): Record<string, JsonSchema> {
   const out: Record<string, JsonSchema> = {
     BulkResponse: jsonSchema(bulkResponseSchema, 'The `202` body (spec §2.1).'),
     Problem: jsonSchema(problemSchema, 'Problem details (RFC 9457, spec §2.2).'),
-    Ready: jsonSchema(readyBodySchema, 'The `200` body of /readyz.'),
   };
   for (const kind of Object.values(KINDS)) {
     out[schemaName(kind.name)] = recordSchema(kind);
@@ -181,24 +260,36 @@ function schemas(): Record<string, JsonSchema> {
   return out;
 }
 
-let built: Record<string, unknown> | undefined;
+const DESCRIPTION = `Takes in batches of business records (master data, sales orders, purchase orders, return goods, work orders), validates each batch all-or-nothing and publishes it to RabbitMQ. \`202\` means the broker confirmed every message.
 
-export function openApiDocument(): Record<string, unknown> {
-  return (built ??= {
+**Try it out** on a development service: *Authorize* with \`DEMO\` / \`demo-api-key\`; every request body is pre-filled with a demo batch of the business \`DEMO\`.
+
+Errors are \`application/problem+json\` (RFC 9457); each problem \`type\` (\`/problems/<code>\`) resolves to a page on this service.`;
+
+/** The document, for one app: built on first use, then the same object. */
+export function openApiDocument(options: OpenApiOptions = {}): Record<string, unknown> {
+  const servers = options.servers?.length
+    ? options.servers.map((url) => ({ url }))
+    : [{ url: '/', description: 'This service' }];
+  return {
     openapi: '3.1.1',
     info: {
       title: 'warehouse-ingest',
-      version: VERSION,
-      description:
-        'Takes in batches of business records (master data, sales orders, purchase orders, return goods, work orders), validates each batch all-or-nothing and publishes it to RabbitMQ. `202` means the broker confirmed every message.',
+      version: INTERFACE_VERSION,
+      'x-service-version': PACKAGE_VERSION,
+      description: DESCRIPTION,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: '/' }],
+    servers,
     security: [{ basicAuth: [] }],
     tags: [
-      { name: 'v2' },
-      { name: 'v1 (deprecated)' },
-      { name: 'Operations' },
-      { name: 'Documentation' },
+      { name: 'v2', description: 'The current API: one endpoint per record kind.' },
+      {
+        name: 'v1 (deprecated)',
+        description: 'For integrations moving from the previous vendor; converted to v2.',
+      },
+      { name: 'Operations', description: 'Liveness for load balancers.' },
+      { name: 'Documentation', description: 'This document and its pages.' },
     ],
     paths: paths(),
     components: {
@@ -209,20 +300,9 @@ export function openApiDocument(): Record<string, unknown> {
           description: 'User-id: the business id. Password: its API key.',
         },
       },
-      parameters: {
-        CorrelationId: {
-          name: 'x-correlation-id',
-          in: 'header',
-          required: false,
-          description:
-            '1–128 printable ASCII characters without spaces; otherwise a UUID is generated.',
-          schema: { type: 'string' },
-        },
-      },
-      headers: {
-        CorrelationId: { description: "The request's correlation id.", schema: { type: 'string' } },
-      },
+      parameters: PARAMETERS,
+      headers: HEADERS,
       schemas: schemas(),
     },
-  });
+  };
 }

@@ -1,5 +1,5 @@
 /**
- * Per-business request rate limit: a token bucket per key, in memory. A bucket holds up to
+ * Per-business request rate limit: a token bucket per key, in memory or on a shared store. A bucket holds up to
  * `requests` tokens and refills at `requests / windowSeconds` per second, so a business may
  * burst its whole quota and then goes at the sustained rate; one business's storm empties
  * only its own bucket.
@@ -9,13 +9,16 @@
  *   RateLimit: "default";r=42;t=17           (r remaining now; t seconds until the bucket is full again)
  * For a token bucket, w is the time to refill from empty.
  */
+import { createMemoryState } from '../http-state/memory.js';
+import type { BucketTake, MaybePromise, TokenBuckets } from '../http-state/state.js';
+
 export interface RateLimitOptions {
   /** Bucket size, and the number of tokens restored per window. */
   readonly requests: number;
   readonly windowSeconds: number;
-  /** @default Date.now */
+  /** @default Date.now (memory buckets only) */
   readonly now?: () => number;
-  /** Buckets kept at most; full buckets are dropped first (a full bucket is the same as none). @default 10000 */
+  /** Buckets kept in memory at most, least recently used forgotten first (a full bucket is the same as none). @default 10000 */
   readonly maxKeys?: number;
 }
 
@@ -30,50 +33,37 @@ export interface RateDecision {
 }
 
 export interface RateLimiter {
-  take(key: string): RateDecision;
+  /** Synchronous with memory buckets; a Promise on a shared store. */
+  take(key: string): MaybePromise<RateDecision>;
   readonly policy: string;
-  /** Buckets held (bounded by `maxKeys`). */
+  /** Buckets held in this process's memory (0 on a shared store). */
   readonly size: number;
 }
 
 export const POLICY_NAME = 'default';
 
-export function createRateLimiter(options: RateLimitOptions): RateLimiter {
-  const { requests, windowSeconds, now = Date.now, maxKeys = 10_000 } = options;
-  const perMs = requests / (windowSeconds * 1000);
-  const buckets = new Map<string, { tokens: number; at: number }>();
-
-  function prune(at: number): void {
-    for (const [key, bucket] of buckets) {
-      if (bucket.tokens + (at - bucket.at) * perMs >= requests) buckets.delete(key);
-    }
-    // Still full of busy buckets (only possible in the sandbox, where any id is accepted): forget the oldest.
-    while (buckets.size >= maxKeys) buckets.delete(buckets.keys().next().value!);
-  }
+/** Over `buckets` (a shared store), or in memory when none is given. */
+export function createRateLimiter(options: RateLimitOptions, buckets?: TokenBuckets): RateLimiter {
+  const { requests, windowSeconds, now, maxKeys = 10_000 } = options;
+  const windowMs = windowSeconds * 1000;
+  const perMs = requests / windowMs;
+  const memory = buckets ? undefined : createMemoryState({ maxKeys, now }).buckets;
+  const store = buckets ?? memory!;
+  const decision = ({ allowed, tokens }: BucketTake): RateDecision => ({
+    allowed,
+    remaining: Math.floor(tokens),
+    resetSeconds: Math.ceil((requests - tokens) / perMs / 1000),
+    retryAfterSeconds: allowed ? 0 : Math.ceil((1 - tokens) / perMs / 1000),
+  });
 
   return {
     policy: `"${POLICY_NAME}";q=${requests};w=${windowSeconds}`,
     get size() {
-      return buckets.size;
+      return memory?.size ?? 0;
     },
     take(key) {
-      const at = now();
-      let bucket = buckets.get(key);
-      if (!bucket) {
-        if (buckets.size >= maxKeys) prune(at);
-        bucket = { tokens: requests, at };
-        buckets.set(key, bucket);
-      }
-      bucket.tokens = Math.min(requests, bucket.tokens + (at - bucket.at) * perMs);
-      bucket.at = at;
-      const allowed = bucket.tokens >= 1;
-      if (allowed) bucket.tokens -= 1;
-      return {
-        allowed,
-        remaining: Math.floor(bucket.tokens),
-        resetSeconds: Math.ceil((requests - bucket.tokens) / perMs / 1000),
-        retryAfterSeconds: allowed ? 0 : Math.ceil((1 - bucket.tokens) / perMs / 1000),
-      };
+      const taken = store.take(key, requests, windowMs);
+      return taken instanceof Promise ? taken.then(decision) : decision(taken);
     },
   };
 }

@@ -1,7 +1,10 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import type { Duplex } from 'node:stream';
 import { toNodeHandler, type H3 } from 'h3';
 import {
+  ConfigError,
   HeaderFieldsTooLarge,
   MalformedBody,
   RequestTimeout,
@@ -10,10 +13,13 @@ import {
   type IngestError,
 } from '../errors.js';
 import type { Logger } from '../log.js';
+import { exposedSecretFile } from '../secret-files.js';
 
 export interface HttpServerOptions {
   readonly requestTimeoutMs: number;
   readonly maxHeaderBytes: number;
+  /** PEM files: with them, HTTPS (HTTP/1.1 over TLS) under the same limits. @default plain HTTP */
+  readonly tls?: { readonly cert: string; readonly key: string } | undefined;
 }
 
 /** The server, and its way to stop: see `drain`. */
@@ -36,19 +42,28 @@ const DRAIN_SWEEP_MS = 100;
  * bytes that are not HTTP — are answered as problem details too, not with Node's bare status line.
  */
 export function createHttpServer(app: H3, options: HttpServerOptions, log: Logger): HttpServer {
-  const server = http.createServer(
-    {
-      requestTimeout: options.requestTimeoutMs,
-      headersTimeout: Math.min(options.requestTimeoutMs, 60_000),
-      maxHeaderSize: options.maxHeaderBytes,
-      // Node looks for timed-out requests only this often (30 s by default): a timeout is honoured within it.
-      connectionsCheckingInterval: Math.max(
-        100,
-        Math.min(1000, Math.floor(options.requestTimeoutMs / 4)),
-      ),
-    },
-    toNodeHandler(app),
-  );
+  const limits: http.ServerOptions = {
+    requestTimeout: options.requestTimeoutMs,
+    headersTimeout: Math.min(options.requestTimeoutMs, 60_000),
+    maxHeaderSize: options.maxHeaderBytes,
+    // Node looks for timed-out requests only this often (30 s by default): a timeout is honoured within it.
+    connectionsCheckingInterval: Math.max(
+      100,
+      Math.min(1000, Math.floor(options.requestTimeoutMs / 4)),
+    ),
+  };
+  // node:https is node:http over TLS: the same limits, the same problem answers, the same drain.
+  const server = options.tls
+    ? https.createServer(
+        {
+          ...limits,
+          ...readTls(options.tls),
+          // A client that never finishes its handshake holds a socket like a slow request does.
+          handshakeTimeout: Math.min(options.requestTimeoutMs, 60_000),
+        },
+        toNodeHandler(app),
+      )
+    : http.createServer(limits, toNodeHandler(app));
   // Answers not yet given, so that a drain can make each one the last of its connection.
   const unanswered = new Set<http.ServerResponse>();
   let draining = false;
@@ -91,6 +106,33 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
       return { closed, force: () => server.closeAllConnections() };
     },
   });
+}
+
+/** The certificate and key, read once at start-up; a problem names the file and the field. */
+function readTls(tls: { readonly cert: string; readonly key: string }): {
+  cert: Buffer;
+  key: Buffer;
+} {
+  const read = (field: 'cert' | 'key') => {
+    const file = tls[field];
+    try {
+      const exposed = field === 'key' ? exposedSecretFile(file) : undefined;
+      if (exposed) throw new ConfigError([{ file, field: 'http.tls.key', message: exposed }]);
+      return readFileSync(file);
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new ConfigError([
+        {
+          file,
+          field: `http.tls.${field}`,
+          message:
+            code === 'ENOENT' ? 'file not found' : `cannot read it (${code ?? 'unreadable'})`,
+        },
+      ]);
+    }
+  };
+  return { cert: read('cert'), key: read('key') };
 }
 
 function clientProblem(
@@ -136,7 +178,8 @@ export function listen(server: http.Server, host: string, port: number): Promise
       const actual = typeof bound === 'object' && bound ? bound.port : port;
       // A wildcard address is reached through loopback from this machine.
       const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-      resolve(`http://${shown.includes(':') ? `[${shown}]` : shown}:${actual}`);
+      const scheme = server instanceof https.Server ? 'https' : 'http';
+      resolve(`${scheme}://${shown.includes(':') ? `[${shown}]` : shown}:${actual}`);
     });
   });
 }

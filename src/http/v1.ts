@@ -3,9 +3,9 @@ import { NotImplemented } from '../errors.js';
 import { convertLegacyJson, legacyCsvCandidates } from '../decode/legacy.js';
 import type { RecordKind } from '../records/kind.js';
 import {
-  profileFor,
+  conversionContext,
   type LegacyConverter,
-  type OnboardingProfiles,
+  type ProfilesSource,
 } from '../records/legacy/index.js';
 import { parseJson } from '../decode/json.js';
 import { joinChunks, replay } from './body.js';
@@ -27,7 +27,8 @@ export function deprecationHeaders(successor: string): Record<string, string> {
 }
 
 export interface V1Dependencies extends HandlerDependencies {
-  readonly onboarding: OnboardingProfiles;
+  /** Read once per batch: a configuration reload swaps them. */
+  readonly onboarding: ProfilesSource;
 }
 
 /** POST /api/v1/<kind>: decode JSON or CSV, convert, hand to the pipeline. */
@@ -40,21 +41,24 @@ export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, dep
       formats: ['json', 'csv'],
       headers: deprecationHeaders(`/api/v2/${kind.name}`),
       toBatch(format, chunks, businessId) {
-        const conversion = {
-          converter,
+        const context = conversionContext(
+          deps.onboarding,
           businessId,
-          context: {
-            defaults: profileFor(deps.onboarding, businessId, kind.name),
-            receivedAt: new Date().toISOString(),
-          },
-        };
+          kind.name,
+          new Date().toISOString(),
+        );
+        const conversion = { converter, businessId, context };
         // CSV is kept as raw bytes (bounded by the body limit, far smaller than the records they
         // become) and decoded twice by the pipeline: once to validate, once to publish.
         const converted =
           format === 'json'
             ? convertLegacyJson(parseJson(joinChunks(chunks)), conversion)
             : { mode: 'stream' as const, open: legacyCsvCandidates(replay(chunks), conversion) };
-        return { ...converted, volatilePaths: converter.receiptTimePaths };
+        return {
+          ...converted,
+          volatilePaths: converter.receiptTimePaths,
+          ...(context.ignored && { ignoredFields: context.ignored }),
+        };
       },
     },
     deps,

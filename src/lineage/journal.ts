@@ -5,11 +5,13 @@
  * line must carry its own batch's facts, and `jq` reads it as it is.
  *
  * `record()` only queues: the 202 never waits for the disk. One write is in flight at a time and
- * takes everything queued meanwhile, so appends are batched as load grows. A write that fails is
+ * takes everything queued meanwhile, so appends are batched as load grows. The day file stays
+ * open between writes: opening, appending and closing it per write (with a `mkdir` first) was
+ * ~11% of a 1-record batch's CPU. A write that fails is
  * logged and counted, and its lines are lost — never turned into an error for a batch the broker
  * has confirmed (the client would retry a batch that was accepted).
  */
-import { appendFile, mkdir, readdir, unlink } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, readdir, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { lineageDirectory, type Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -28,6 +30,17 @@ export interface LineageJournalOptions {
    * @default 33554432 (32 MiB)
    */
   readonly maxPendingBytes?: number;
+  /**
+   * How long lines are gathered before a write. A crash loses at most what waits (as it loses
+   * what a write in flight carries); a graceful stop writes it (`close`).
+   * @default 20
+   */
+  readonly batchMs?: number;
+  /**
+   * How often the open day file is checked for having been removed or renamed away.
+   * @default 1000
+   */
+  readonly recheckMs?: number;
 }
 
 /** The facts of one accepted HTTP batch. */
@@ -61,6 +74,8 @@ export interface LineageJournal {
   record(input: HttpBatchInput, confirmed: readonly ConfirmedRecords[]): void;
   /** Resolves once everything queued so far is written (or its loss reported). */
   flush(): Promise<void>;
+  /** Flushes, then closes the day file (at shutdown). */
+  close(): Promise<void>;
 }
 
 export const JOURNAL_PREFIX = 'lineage-';
@@ -73,11 +88,45 @@ const dayOf = (date: Date) => date.toISOString().slice(0, 10);
 export function createLineageJournal(options: LineageJournalOptions, log: Logger): LineageJournal {
   const { directory, retentionDays } = options;
   const maxPending = options.maxPendingBytes ?? 32 * 1024 * 1024;
+  const recheckMs = options.recheckMs ?? 1000;
+  const batchMs = options.batchMs ?? 20;
   /** Lines per day file, waiting for the writer. */
   let pending = new Map<string, { text: string[]; lines: number }>();
   let pendingBytes = 0;
   let writing: Promise<void> | undefined;
+  let waiting: NodeJS.Timeout | undefined;
   let prunedFor = '';
+  /** The day file open for appending, and when it was last seen still linked at its path. */
+  let file: { day: string; handle: FileHandle; checkedAt: number } | undefined;
+
+  const closeFile = async () => {
+    const open = file;
+    file = undefined;
+    await open?.handle.close().catch(() => undefined);
+  };
+
+  /**
+   * The day's file, opened (folder made) on first use and when the day changes. A file removed or
+   * renamed while open (an operator's clean-up, a rotation) is noticed within `recheckMs` and
+   * opened again at its path, so lines never keep going to an unlinked file.
+   */
+  async function dayFile(day: string): Promise<FileHandle> {
+    const now = Date.now();
+    if (file?.day === day && now - file.checkedAt < recheckMs) return file.handle;
+    if (file?.day === day) {
+      const stat = await file.handle.stat();
+      const atPath = await statPath(path.join(directory, journalFile(day)));
+      if (stat.nlink > 0 && atPath?.ino === stat.ino) {
+        file.checkedAt = now;
+        return file.handle;
+      }
+    }
+    await closeFile();
+    await mkdir(directory, { recursive: true });
+    const handle = await open(path.join(directory, journalFile(day)), 'a');
+    file = { day, handle, checkedAt: now };
+    return handle;
+  }
 
   const lost = (lines: number, error: unknown) => {
     options.onWriteFailure?.(lines);
@@ -105,11 +154,29 @@ export function createLineageJournal(options: LineageJournalOptions, log: Logger
   }
 
   /** One writer at a time; lines queued while it finishes start the next. */
+  /**
+   * Lines are gathered for `batchMs` before they are written: at hundreds of small batches a
+   * second, one write then carries many batches instead of one syscall each.
+   */
   function write(): void {
+    if (writing || waiting) return;
+    waiting = setTimeout(startNow, batchMs);
+  }
+
+  function startNow(): void {
+    clearTimeout(waiting);
+    waiting = undefined;
     writing ??= drain().finally(() => {
       writing = undefined;
       if (pending.size > 0) write();
     });
+  }
+
+  async function settle(): Promise<void> {
+    while (writing || waiting) {
+      if (waiting) startNow();
+      await writing;
+    }
   }
 
   async function drain(): Promise<void> {
@@ -119,9 +186,9 @@ export function createLineageJournal(options: LineageJournalOptions, log: Logger
       pendingBytes = 0;
       for (const [day, { text, lines }] of taken) {
         try {
-          await mkdir(directory, { recursive: true });
-          await appendFile(path.join(directory, journalFile(day)), text.join(''));
+          await (await dayFile(day)).write(text.join(''));
         } catch (error) {
+          await closeFile(); // opened afresh for the next write
           lost(lines, error);
         }
       }
@@ -156,10 +223,20 @@ export function createLineageJournal(options: LineageJournalOptions, log: Logger
       pendingBytes += text.length;
       write();
     },
-    async flush() {
-      while (writing) await writing;
+    flush: settle,
+    async close() {
+      await settle();
+      await closeFile();
     },
   };
+}
+
+async function statPath(file: string): Promise<{ ino: number } | undefined> {
+  try {
+    return await stat(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The day files of a journal folder, oldest first, from `sinceDay` on when given. */

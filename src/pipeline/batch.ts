@@ -6,6 +6,7 @@
 import type { Logger } from '../log.js';
 import type { Candidate, StreamPass } from '../decode/candidate.js';
 import type { RecordKind } from '../records/kind.js';
+import type { IgnoredFields } from '../records/legacy/ignored-fields.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
 
 export type { Candidate, StreamPass } from '../decode/candidate.js';
@@ -23,6 +24,11 @@ interface BatchBase {
   /** The authenticated business (HTTP) or the business a pipeline acts for (file drop). */
   readonly businessId: string;
   readonly correlationId: string;
+  /**
+   * The W3C trace the batch belongs to (its HTTP request, or the try of its file): written on
+   * every message as `traceparent` (and `tracestate`). @default none
+   */
+  readonly trace?: { readonly traceparent: string; readonly tracestate?: string };
   readonly source: BatchSource;
   /** Logger already carrying the batch's context: correlation id, business, kind, and the file for a drop. */
   readonly log: Logger;
@@ -39,6 +45,8 @@ interface BatchBase {
   readonly onLineage?: (confirmed: ConfirmedRecords) => Promise<void> | void;
   /** Called once every record passed validation, before anything is published (a file's durable state). */
   readonly onValidated?: (recordCount: number) => Promise<void>;
+  /** Legacy fields the business's profile says to ignore, noted while decoding: listed in the answer. */
+  readonly ignoredFields?: IgnoredFields;
 }
 
 /** Confirmed records of a batch, as parallel arrays in batch order (no object per record). */
@@ -84,9 +92,21 @@ export interface StreamBatch extends BatchBase {
   /**
    * The first records an earlier, interrupted try of the same input had confirmed: counted and
    * given their ids (so later identical records are numbered as before), not published again.
-   * Their ids are the sink's already; `onConfirmed` gets only those published now. @default 0
+   * `onConfirmed` gets only those published now; `onSkipped` hears of these. @default 0
    */
   readonly resumeAfter?: number;
+  /**
+   * Told the skipped records (`resumeAfter`) in order, a chunk at a time, with the ids the earlier
+   * try gave them (derived again from the same records) and their lineage facts: a sink rebuilds
+   * its list from the bytes instead of reading it back from where the earlier try kept it.
+   */
+  readonly onSkipped?: (skipped: ConfirmedRecords) => Promise<void>;
+  /**
+   * Awaited before each chunk is sent. Throwing stops the publish pass: nothing more is sent,
+   * the chunks in flight are awaited, and the error is what `ingest()` throws (a worker that
+   * lost its claim on a file stops at the next chunk).
+   */
+  readonly beforeChunk?: () => Promise<void>;
 }
 
 export type Batch = ArrayBatch | StreamBatch;
@@ -97,6 +117,8 @@ export interface BulkResponse {
   recordCount: number;
   messageIds: string[];
   correlationId: string;
+  /** v1 fields left out as the business's onboarding profile says (`legacy.unknownFields: ignore`). */
+  ignoredFields?: string[];
 }
 
 /**

@@ -128,6 +128,15 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       previous.catch(() => undefined); // awaited by the next flush or below; never an unhandled rejection
       await earlier;
     };
+    // The skipped records, told to `onSkipped` a chunk at a time.
+    let skipped: { messageIds: string[]; references: string[]; lines: Array<number | undefined> } =
+      { messageIds: [], references: [], lines: [] };
+    const tellSkipped = async () => {
+      const told = skipped;
+      skipped = { messageIds: [], references: [], lines: [] };
+      if (batch.onSkipped && told.messageIds.length > 0)
+        await batch.onSkipped({ first: position - told.messageIds.length, ...told });
+    };
     let interrupted = false;
     try {
       for await (const candidate of batch.open('publish')) {
@@ -139,7 +148,14 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
           });
         position += 1;
         if (position <= skip) {
-          ids.forRecord(result.record, Buffer.from(JSON.stringify(result.record))); // numbers repeats as the first try did
+          // Numbered as the first try did, so later identical records keep their ids.
+          const id = ids.forRecord(result.record, Buffer.from(JSON.stringify(result.record)));
+          if (batch.onSkipped) {
+            skipped.messageIds.push(id);
+            skipped.references.push(referenceOf(kind, result.record));
+            skipped.lines.push(candidate.line);
+          }
+          if (position % PUBLISH_CHUNK === 0 || position === skip) await tellSkipped();
           if (position % PUBLISH_CHUNK === 0 && signal?.aborted) break;
           continue;
         }
@@ -151,11 +167,15 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
         if (chunk.length === PUBLISH_CHUNK) {
           // Checked once a chunk, before it is sent: a stop sends nothing more, and nothing half.
           if (signal?.aborted) break;
+          await batch.beforeChunk?.();
           await flush();
         }
       }
       interrupted = signal?.aborted === true && position < total;
-      if (chunk.length > 0 && !interrupted) await flush();
+      if (chunk.length > 0 && !interrupted) {
+        await batch.beforeChunk?.();
+        await flush();
+      }
     } finally {
       await previous; // nothing is left publishing behind the caller's back, also after an error
     }
@@ -197,6 +217,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       observe(failureOutcome(error), batch.mode === 'array' ? batch.records.length : 0, error);
       throw error;
     }
+    batch.ignoredFields?.logNew(batch.log, batch.businessId, batch.kind.name);
     if (!verdict.ok) {
       batch.log.info({ records: verdict.total, failing: verdict.failing }, 'batch rejected');
       observe('rejected', verdict.total, verdict.error);
@@ -219,7 +240,14 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       'batch accepted',
     );
     observe('accepted', count);
-    return { success: true, recordCount: count, messageIds, correlationId: batch.correlationId };
+    const ignored = batch.ignoredFields?.size ? { ignoredFields: batch.ignoredFields.list() } : {};
+    return {
+      success: true,
+      recordCount: count,
+      messageIds,
+      correlationId: batch.correlationId,
+      ...ignored,
+    };
   };
 }
 
@@ -230,9 +258,16 @@ interface Published {
 }
 
 function messageHeaders(batch: Batch): Record<string, string> {
-  return {
+  const headers: Record<string, string> = {
     'business-id': batch.businessId,
     source: batch.source.type,
     'source-name': batch.source.name,
   };
+  // W3C Trace Context over AMQP: the same header names as over HTTP, so a consumer's propagator reads them.
+  const { trace } = batch;
+  if (trace) {
+    headers.traceparent = trace.traceparent;
+    if (trace.tracestate) headers.tracestate = trace.tracestate;
+  }
+  return headers;
 }

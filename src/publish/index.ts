@@ -35,6 +35,7 @@ export function createPublisher(config: Readonly<Config>, log: Logger): Publishe
           name: q.name,
           bindingKeys: [...q.bindingKeys],
           ...(q.arguments ? { arguments: q.arguments } : {}),
+          ...(q.shards ? { shards: q.shards } : {}),
         })),
         publishTimeoutMs: config.broker.publishTimeoutMs,
         reconnect: { ...config.broker.reconnect },

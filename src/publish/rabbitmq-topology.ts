@@ -7,7 +7,28 @@ export interface Topology {
     readonly name: string;
     readonly bindingKeys: readonly string[];
     readonly arguments?: Readonly<Record<string, unknown>>;
+    /** Spread over this many queues by message id (see `shardNames`); absent = one queue. */
+    readonly shards?: number;
   }>;
+}
+
+/**
+ * A sharded queue `name` is a consistent-hash exchange `<name>.shards`, bound to the topic
+ * exchange with the queue's binding keys, and the queues `<name>.0` … `<name>.<N-1>`, each bound
+ * to it with weight 1. The broker hashes the `message_id` property: the
+ * same id always lands in the same shard, and adding a shard moves only about 1/N of the ids.
+ * Needs the `rabbitmq_consistent_hash_exchange` plugin (ships with RabbitMQ).
+ */
+export function shardNames(name: string, shards: number): { exchange: string; queues: string[] } {
+  return {
+    exchange: `${name}.shards`,
+    queues: Array.from({ length: shards }, (_, i) => `${name}.${i}`),
+  };
+}
+
+/** Every queue the topology declares, shards spelled out. */
+function declaredQueueNames(topology: Topology): string[] {
+  return topology.queues.flatMap((q) => (q.shards ? shardNames(q.name, q.shards).queues : q.name));
 }
 
 /**
@@ -56,15 +77,35 @@ export async function assertTopology(connection: ChannelModel, topology: Topolog
   try {
     await channel.assertExchange(topology.exchange, 'topic', { durable: true });
     for (const queue of topology.queues) {
-      step = `declaration of queue '${queue.name}' (durable)`;
       // Arguments must match an existing queue's exactly (x-queue-type, x-max-length, dead-lettering…).
-      await channel.assertQueue(queue.name, {
+      const options = {
         durable: true,
         ...(queue.arguments ? { arguments: { ...queue.arguments } } : {}),
+      };
+      if (!queue.shards) {
+        step = `declaration of queue '${queue.name}' (durable)`;
+        await channel.assertQueue(queue.name, options);
+        for (const key of queue.bindingKeys) {
+          step = `binding of queue '${queue.name}' to exchange '${topology.exchange}' with key '${key}'`;
+          await channel.bindQueue(queue.name, topology.exchange, key);
+        }
+        continue;
+      }
+      const shards = shardNames(queue.name, queue.shards);
+      step = `declaration of exchange '${shards.exchange}' (durable x-consistent-hash: is the rabbitmq_consistent_hash_exchange plugin enabled?)`;
+      await channel.assertExchange(shards.exchange, 'x-consistent-hash', {
+        durable: true,
+        arguments: { 'hash-property': 'message_id' },
       });
       for (const key of queue.bindingKeys) {
-        step = `binding of queue '${queue.name}' to exchange '${topology.exchange}' with key '${key}'`;
-        await channel.bindQueue(queue.name, topology.exchange, key);
+        step = `binding of exchange '${shards.exchange}' to exchange '${topology.exchange}' with key '${key}'`;
+        await channel.bindExchange(shards.exchange, topology.exchange, key);
+      }
+      for (const name of shards.queues) {
+        step = `declaration of queue '${name}' (durable)`;
+        await channel.assertQueue(name, options);
+        step = `binding of queue '${name}' to exchange '${shards.exchange}' (weight 1)`;
+        await channel.bindQueue(name, shards.exchange, '1');
       }
     }
   } catch (error) {
@@ -88,10 +129,18 @@ export async function checkTopology(
 ): Promise<string[]> {
   const checks: Array<[string, (channel: Channel) => Promise<unknown>]> = [
     [`exchange '${topology.exchange}'`, (ch) => ch.checkExchange(topology.exchange)],
-    ...topology.queues.map((q): [string, (channel: Channel) => Promise<unknown>] => [
-      `queue '${q.name}'`,
-      (ch) => ch.checkQueue(q.name),
-    ]),
+    ...topology.queues
+      .filter((q) => q.shards)
+      .map((q): [string, (channel: Channel) => Promise<unknown>] => {
+        const exchange = shardNames(q.name, q.shards ?? 0).exchange;
+        return [`exchange '${exchange}'`, (ch) => ch.checkExchange(exchange)];
+      }),
+    ...declaredQueueNames(topology).map(
+      (name): [string, (channel: Channel) => Promise<unknown>] => [
+        `queue '${name}'`,
+        (ch) => ch.checkQueue(name),
+      ],
+    ),
   ];
   const problems: string[] = [];
   let channel: Channel | undefined;

@@ -33,6 +33,8 @@ export interface RabbitMqOptions {
     name: string;
     bindingKeys: readonly string[];
     arguments?: Readonly<Record<string, unknown>>;
+    /** Spread over this many queues by message id (rabbitmq-topology.ts, `shardNames`). */
+    shards?: number;
   }>;
   /**
    * How long a `publish` call may wait for every confirm. A blocked or silent broker would

@@ -16,7 +16,7 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
- * The role rules are checks with `when`: zod skips plain refinements once a value has any
+ * The role rules are checks with `when`: zod skips plain refinements once a value has an
  * issue, and a record must list every failing field, not just the first few.
  * Each `when` runs the rule only where it is meaningful (an object line / a non-empty array).
  */

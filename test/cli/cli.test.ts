@@ -1,3 +1,5 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { tempFolder } from '../support/temp.js';
 import { describe, expect, it } from 'vitest';
 import { parseApiKeyHash, verifyApiKey } from '../../src/api-keys.js';
 import { runCli } from '../support/cli-process.js';
@@ -24,6 +26,15 @@ describe('warehouse-ingest CLI', () => {
     );
   });
 
+  it('--version and -v print the package version', async () => {
+    const { version } = JSON.parse(readFileSync('package.json', 'utf8')) as { version: string };
+    for (const flag of ['--version', '-v']) {
+      const { code, stdout } = await cli([flag]);
+      expect(code).toBe(0);
+      expect(stdout).toBe(`warehouse-ingest ${version}\n`);
+    }
+  });
+
   it('answers an unknown command with one line and usage, exit 2', async () => {
     const { code, stderr } = await cli(['frobnicate']);
     expect(code).toBe(2);
@@ -35,8 +46,47 @@ describe('warehouse-ingest CLI', () => {
     const { code, stderr } = await cli(['serve'], undefined, { PORT: 'eighty' });
     expect(code).toBe(1);
     expect(stderr).toBe(
-      'warehouse-ingest: invalid configuration:\nenvironment: http.port: Expected number, received string\n',
+      'warehouse-ingest: invalid configuration:\nenvironment variable PORT: http.port: Expected number, received string\n',
     );
+  });
+});
+
+describe('commands that never publish run in production without AMQP_URL', () => {
+  const temp = tempFolder('no-broker-');
+  mkdirSync(`${temp.dir}/pipelines`);
+  const env = {
+    INGEST_ENV: 'production',
+    AMQP_URL: '',
+    INGEST_CONFIG: temp.write(
+      'config.yaml',
+      `dataDirectory: ${temp.dir}/data\npipelinesDirectory: ${temp.dir}/pipelines\n`,
+    ),
+  };
+
+  it('status', async () => {
+    expect(await cli(['status'], undefined, env)).toMatchObject({
+      code: 0,
+      stdout: `no pipelines: ${temp.dir}/pipelines has no *.yaml pipeline\n`,
+    });
+  });
+
+  it('lineage', async () => {
+    expect(await cli(['lineage', 'SO-NOWHERE'], undefined, env)).toMatchObject({
+      code: 1,
+      stderr: 'warehouse-ingest: no lineage of "SO-NOWHERE"\n',
+    });
+  });
+
+  it('validate', async () => {
+    const file = 'fixtures/demo/sales-orders.json';
+    const args = ['validate', file, '--kind', 'sales-orders', '--format', 'v2-json'];
+    expect(await cli(args, undefined, env)).toMatchObject({ code: 0, stderr: '' });
+  });
+
+  it('but lint still requires it, as serve does (serve publishes)', async () => {
+    const lint = await cli(['lint'], undefined, env);
+    expect(lint.code).toBe(1);
+    expect(lint.stderr).toContain('broker.url: Required in production');
   });
 });
 

@@ -66,6 +66,25 @@ describe('warehouse-ingest run --once', () => {
     expect(stderr).toMatch(/^warehouse-ingest: /);
   });
 
+  it('exits 1 saying so when the drop folder does not exist (never "nothing to do")', async () => {
+    const { drop, pipeline, env } = setUp(0);
+    const missing = pipeline.replace('demo.yaml', 'missing.yaml');
+    writeFileSync(missing, readFileSync(pipeline, 'utf8').replace(drop, `${drop}-gone`));
+    const { code, stdout, stderr } = await runOnce(missing, env);
+    expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+    expect(stderr).toBe(`warehouse-ingest: The drop folder ${drop}-gone does not exist\n`);
+  });
+
+  it('exits 1 naming the file that sits where processed/ must be, and takes no file it could not settle', async () => {
+    const { drop, pipeline, env } = setUp(1);
+    writeFileSync(path.join(drop, 'processed'), 'an operator meant this as a folder');
+    const { code, stdout, stderr } = await runOnce(pipeline, env);
+    expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain('"processed" in the drop is a regular file');
+    expect(readdirSync(drop).sort()).toEqual(['orders-0.csv', 'processed']);
+  });
+
   it('lets two worker processes share one drop: every file once, one receipt each, no doubled message', async () => {
     const files = 12;
     const { drop, pipeline, env } = setUp(files);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { hashApiKey } from '../../src/api-keys.js';
@@ -234,6 +234,7 @@ describe('warehouse-ingest lint', () => {
     );
 
   it('exits 0 naming every pipeline when configuration and pipelines are valid', async () => {
+    mkdirSync(`${folder.dir}/drop`, { recursive: true });
     pipeline('demo-orders', {});
     const { code, stdout, stderr } = await cli(['lint'], { INGEST_CONFIG: withPipelines });
     expect({ code, stderr }).toEqual({ code: 0, stderr: '' });
@@ -258,6 +259,43 @@ describe('warehouse-ingest lint', () => {
     expect(stdout).not.toContain('pipeline(s) valid');
   });
 
+  it('exits 1 when a local drop folder does not exist, or a regular file sits where a settle folder must be', async () => {
+    const lintDrops = `${folder.dir}/lint-drops`;
+    mkdirSync(`${lintDrops}/pipelines`, { recursive: true });
+    mkdirSync(`${lintDrops}/blocked`);
+    writeFileSync(`${lintDrops}/blocked/processed`, 'not a folder');
+    const write = (name: string, path: string) =>
+      folder.write(
+        `lint-drops/pipelines/${name}.yaml`,
+        stringify({
+          name,
+          businessId: 'DEMO',
+          kind: 'sales-orders',
+          format: 'v1-csv',
+          source: { type: 'local', path },
+        }),
+      );
+    const missing = write('missing-drop', `${lintDrops}/no-such-drop`);
+    const blocked = write('blocked-drop', `${lintDrops}/blocked`);
+    const { code, stdout, stderr } = await cli(['lint'], {
+      INGEST_CONFIG: folder.write(
+        'lint-drops.yaml',
+        stringify({
+          dataDirectory: `${folder.dir}/data`,
+          pipelinesDirectory: `${lintDrops}/pipelines`,
+        }),
+      ),
+    });
+    expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+    expect(stderr).toContain('2 problem(s):\n');
+    expect(stderr).toContain(
+      `${missing}: source.path: The drop folder ${lintDrops}/no-such-drop does not exist\n`,
+    );
+    expect(stderr).toContain(
+      `${blocked}: source.path: "processed" in the drop is a regular file, but files are settled into the folder "processed"`,
+    );
+  });
+
   it('exits 1 listing every problem by file and field, as start-up would refuse them', async () => {
     const bad = pipeline('nobody-orders', { businessId: 'NOBODY', kind: 'invoices' });
     const { code, stdout, stderr } = await cli(['lint'], {
@@ -266,11 +304,112 @@ describe('warehouse-ingest lint', () => {
     });
     expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
     expect(stderr).toBe(
-      '1 problem(s):\nenvironment: http.port: Expected number, received string\n',
+      '1 problem(s):\nenvironment variable PORT: http.port: Expected number, received string\n',
     );
     const again = await cli(['lint'], { INGEST_CONFIG: withPipelines });
     expect(again.code).toBe(1);
     expect(again.stderr).toContain(`${bad}: kind: `);
     expect(again.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('warehouse-ingest lint, every problem in one run', () => {
+  const dir = `${folder.dir}/all-problems`;
+  mkdirSync(`${dir}/pipelines`, { recursive: true });
+  const sftp = (extra: Record<string, unknown>) => ({
+    type: 'sftp',
+    host: 'sftp.example',
+    username: 'acme',
+    path: 'in',
+    hostKeyFingerprints: ['SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s'],
+    ...extra,
+  });
+  const write = (name: string, source: Record<string, unknown>) =>
+    folder.write(
+      `all-problems/pipelines/${name}.yaml`,
+      stringify({ name, businessId: 'DEMO', kind: 'sales-orders', format: 'v1-csv', source }),
+    );
+  const exposedKey = folder.write('all-problems/exposed-key', 'not really a key', 0o644);
+  const a = write('a-env', sftp({ password: { env: 'LINT_TEST_UNSET_PASSWORD' } }));
+  const b = write('b-exposed', sftp({ privateKey: { file: exposedKey } }));
+  const c = write('c-s3', {
+    type: 's3',
+    bucket: 'b',
+    region: 'eu-west-2',
+    accessKeyId: { file: `${dir}/no-such-file` },
+    secretAccessKey: { env: 'LINT_TEST_UNSET_S3_SECRET' },
+  });
+  const d = write('d-inline', sftp({ password: 'hunter2-inline' }));
+  const lintConfig = folder.write(
+    'all-problems/config.yaml',
+    stringify({ dataDirectory: `${dir}/data`, pipelinesDirectory: `${dir}/pipelines` }),
+  );
+
+  it('reports every secret of every pipeline and what serve would refuse, each by file and field', async () => {
+    const { code, stdout, stderr } = await cli(['lint'], {
+      INGEST_CONFIG: lintConfig,
+      // With a broker, the public demo credential is refused too.
+      AMQP_URL: 'amqp://127.0.0.1:1',
+    });
+    expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+    expect(stderr).toMatch(/^6 problem\(s\):\n/);
+    // The AWS SDK may add a warning of its own about the Node version: only the problems count.
+    const problems = stderr.split('\n').filter((line) => /^(\/|AMQP_URL)/.test(line));
+    expect(problems).toHaveLength(6);
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /^AMQP_URL \(broker\.url\): tenants\[0\]: The public demo credential/,
+        ),
+        `${a}: source.password: Environment variable LINT_TEST_UNSET_PASSWORD is not set`,
+        expect.stringMatching(
+          new RegExp(`^${b}: source.privateKey: ${exposedKey} holds secrets but is accessible`),
+        ),
+        `${c}: source.accessKeyId: Cannot read ${dir}/no-such-file: ENOENT`,
+        `${c}: source.secretAccessKey: Environment variable LINT_TEST_UNSET_S3_SECRET is not set`,
+        `${d}: source.password: A secret must not be written in the pipeline file: reference it by environment variable ({ env: NAME }) or by file ({ file: /path/to/secret }, chmod 600), and remove the value from the file (and its history)`,
+      ]),
+    );
+    expect(stderr).not.toContain('hunter2');
+  });
+});
+
+describe('lint: webhook secrets', () => {
+  it('resolves every webhook secret and names tenant and endpoint of a missing or malformed one, never the value', async () => {
+    const malformed = 'whsec_not-base64-at-all!';
+    const secretFile = folder.write('acme-webhook', malformed);
+    const withWebhooks = folder.write(
+      'lint-webhooks.yaml',
+      stringify({
+        dataDirectory: `${folder.dir}/data`,
+        pipelinesDirectory: `${folder.dir}/no-pipelines-here`,
+        tenants: [
+          {
+            ...tenants[0],
+            webhooks: [
+              { url: 'http://127.0.0.1:9000/a', secret: { env: 'LINT_MISSING_SECRET' } },
+              { url: 'http://hooks.acme.example/b', secret: { file: secretFile } },
+            ],
+          },
+        ],
+      }),
+    );
+    mkdirSync(`${folder.dir}/no-pipelines-here`, { recursive: true });
+    const { code, stdout, stderr } = await cli(['lint'], { INGEST_CONFIG: withWebhooks });
+    expect({ code, stdout }).toEqual({ code: 1, stdout: '' });
+    expect(stderr).toBe(
+      [
+        '2 problem(s):',
+        'environment variable LINT_MISSING_SECRET: tenants[0].webhooks[0].secret: Not set (tenant ACME, endpoint 127.0.0.1:9000)',
+        `${secretFile}: tenants[0].webhooks[1].secret: Expected whsec_ followed by base64 (at least 24 bytes) (tenant ACME, endpoint hooks.acme.example)`,
+        '',
+      ].join('\n'),
+    );
+    expect(stderr).not.toContain(malformed);
+
+    const good = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    folder.write('acme-webhook', good);
+    const fixed = await cli(['lint'], { INGEST_CONFIG: withWebhooks, LINT_MISSING_SECRET: good });
+    expect({ code: fixed.code, stderr: fixed.stderr }).toEqual({ code: 0, stderr: '' });
   });
 });

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ENVIRONMENT_VARIABLES, loadConfig, PACKAGE_CONFIG_DIRECTORY } from '../../src/config.js';
+import { loadPipelineFiles } from '../../src/drops/definition.js';
 import { problemsOf } from '../support/config-problems.js';
 import { tempFolder } from '../support/temp.js';
 
@@ -108,6 +109,65 @@ describe('loadConfig', () => {
     }
   });
 
+  it('refuses a broker URL whose password holds an unencoded reserved character, never printing the password', () => {
+    for (const [password, reserved] of [
+      ['s3cr/et', '/'],
+      ['s3cr?et', '?'],
+      ['s3cr#et', '#'],
+    ] as const) {
+      const problems = problemsOf(() =>
+        loadConfig({ env: { AMQP_URL: `amqp://ingest:${password}@mq.example:5672/prod` } }),
+      );
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatchObject({ field: 'broker.url' });
+      expect(problems[0]!.message).toContain(`unencoded "${reserved}"`);
+      expect(problems[0]!.message).toContain('percent-encode');
+      expect(problems[0]!.message).toContain('amqp://ingest:****@mq.example:5672/prod');
+      expect(JSON.stringify(problems)).not.toContain('s3cr');
+    }
+    // Encoded, the same password is fine.
+    const config = loadConfig({
+      env: { AMQP_URL: 'amqp://ingest:s3cr%2Fet@mq.example:5672/prod' },
+    });
+    expect(config.broker.url).toBe('amqp://ingest:s3cr%2Fet@mq.example:5672/prod');
+  });
+
+  it('reports an exposed secrets file together with every other problem, in one run', () => {
+    const file = temp.write(
+      'exposed.yaml',
+      `http:\n  port: eighty\ntenants:\n  - { businessId: ACME, apiKeyHash: "${HASH}" }\n`,
+      0o644,
+    );
+    const problems = problemsOf(() =>
+      loadConfig({ env: { INGEST_CONFIG: file, LOG_LEVEL: 'loud' } }),
+    );
+    expect(problems.map(({ file, field }) => `${file}: ${field}`)).toEqual([
+      `${file}: (file)`,
+      `${file}: http.port`,
+      expect.stringMatching(/log\.level$/),
+    ]);
+    expect(problems[0]!.message).toContain(`run chmod 600 ${file}`);
+  });
+
+  it('reports a NUL byte in a value once, naming the file and the field, not the schema errors it causes', () => {
+    const file = temp.write(
+      'nul.yaml',
+      'dataDirectory: /srv/da\u0000ta\nlog:\n  level: "info\\0"\n',
+    );
+    const problems = problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } }));
+    expect(problems).toEqual([
+      { file, field: 'dataDirectory', message: expect.stringContaining('NUL byte') },
+      { file, field: 'log.level', message: expect.stringContaining('NUL byte') },
+    ]);
+    const pipeline = temp.write(
+      'nul-pipeline.yaml',
+      'name: nul\nbusinessId: DEMO\nkind: sales-orders\nformat: v1-csv\nsource: { type: local, path: "/srv/drop\\0" }\n',
+    );
+    expect(problemsOf(() => loadPipelineFiles([pipeline]))).toEqual([
+      { file: pipeline, field: 'source.path', message: expect.stringContaining('NUL byte') },
+    ]);
+  });
+
   it("has a shutdown grace time that fits Kubernetes' 30 s, and checks one that is set", () => {
     expect(loadConfig({ env: {} }).shutdown.graceMs).toBe(25_000);
     expect(
@@ -134,7 +194,7 @@ describe('loadConfig', () => {
   it('names the environment variable when one is wrong', () => {
     const problems = problemsOf(() => loadConfig({ env: { PORT: 'abc' } }));
     expect(problems).toEqual([
-      { file: 'environment', field: 'http.port', message: expect.any(String) },
+      { file: 'environment variable PORT', field: 'http.port', message: expect.any(String) },
     ]);
   });
 
@@ -183,6 +243,7 @@ describe('ENVIRONMENT_VARIABLES', () => {
     ADMIN_HOST: '127.0.0.8',
     ADMIN_PORT: '9123',
     AMQP_URL: 'amqp://mq.example:5672',
+    REDIS_URL: 'redis://redis.example:6379/2',
     LOG_LEVEL: 'debug',
     LOG_FORMAT: 'pretty',
   };

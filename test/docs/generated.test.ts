@@ -38,6 +38,11 @@ describe('files generated from the zod schemas', () => {
     );
     expect(config.required).toBeUndefined();
     expect(config.properties.http.required).toBeUndefined();
-    expect(config.properties.tenants.items.required).toEqual(['businessId', 'apiKeyHash']);
+    expect(config.properties.tenants.items.required).toEqual(['businessId']);
+    // A key hash is still required: one of apiKeyHash and apiKeyHashes (key rotation).
+    expect(config.properties.tenants.items.anyOf).toEqual([
+      { required: ['apiKeyHash'] },
+      { required: ['apiKeyHashes'] },
+    ]);
   });
 });

@@ -153,6 +153,21 @@ describe('webhook delivery (real RabbitMQ, real receiver verifying with standard
     await expect.poll(() => receiver.received.map((r) => r.id)).toEqual([id]);
   });
 
+  it('keeps the time of an event sent without a timestamp across retries (its arrival, in seconds)', async () => {
+    const { receiver, harness } = await setUp({ schedule: [0, 1100] });
+    receiver.setBehaviour((_, nth) => (nth === 1 ? 500 : 200));
+    await harness.publishRaw('sales-order.shipped.ACME', Buffer.from('{}'), {
+      persistent: true,
+      messageId: 'no-timestamp-1',
+      type: 'sales-order.shipped',
+      headers: { 'business-id': 'ACME' },
+    });
+    await expect.poll(() => receiver.received.length, { timeout: 10_000 }).toBe(2);
+    const [first, retried] = receiver.received.map((r) => r.body.timestamp as string);
+    expect(first).toMatch(/:\d\d\.000Z$/);
+    expect(retried).toBe(first); // the same body, so the same outbound file name too
+  });
+
   it('dead-letters malformed events with the reason, and counts each', async () => {
     const { harness } = await setUp();
     const good = {

@@ -69,7 +69,7 @@ describe('SFTP faults', () => {
           harness.warnings.slice(-3).join(''),
         ).toBe(true);
       },
-      { timeout: 30_000, interval: 250 },
+      { timeout: 60_000, interval: 250 }, // a claim left behind is taken over after the 10 s lease
     );
     expect(
       {

@@ -139,7 +139,9 @@ describe('a worker stopped while it works on a file', () => {
     const secondStop = await stopWorker(second, 'SIGTERM', 30_000);
     expect(secondStop.exit).toBe('code 0');
     expect(
-      second.count('resuming an interrupted try: its confirmed records are not published again'),
+      second.count(
+        'resuming the file after the records an earlier try had confirmed: they are not published again',
+      ),
     ).toBe(1);
 
     const receipt = JSON.parse(

@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
-import { startCli, type CliWorker } from '../support/cli-worker.js';
+import { killIfRunning, startServe, type CliWorker } from '../support/cli-worker.js';
 import { basicAuth, DEMO_WITH_BROKER, demoTenantYaml } from '../support/http-app.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { tempFolder } from '../support/temp.js';
@@ -84,8 +84,7 @@ describe('the service stopped while a batch is in flight', () => {
     topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'shutdown-http' });
   });
   afterAll(async () => {
-    if (service && service.child.exitCode === null && service.child.signalCode === null)
-      service.child.kill('SIGKILL');
+    killIfRunning(service);
     await topology.cleanup();
   });
 
@@ -109,17 +108,10 @@ describe('the service stopped while a batch is in flight', () => {
         await demoTenantYaml(),
       ].join('\n'),
     );
-    service = startCli(['serve'], {
-      INGEST_CONFIG: config,
-      AMQP_URL,
-      PORT: '0',
-      ADMIN_PORT: '0',
-      HOST: '127.0.0.1',
-    });
-    const running = service;
-    const listening = () => running.lines.find((l) => String(l.msg).startsWith('listening on '));
-    await expect.poll(listening, { timeout: 30_000, message: running.stderr() }).toBeDefined();
-    const url = String(listening()!.url);
+    const started = await startServe(config);
+    service = started.service;
+    const running = started.service;
+    const { url } = started;
     // (/readyz would say 503: the test queue is declared by the test, not in the config.)
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
 

@@ -102,3 +102,59 @@ describe('authenticator under a burst of first requests', () => {
     expect(checks).toBe(2);
   });
 });
+
+describe('authenticator during a key rotation (spec §5.6)', async () => {
+  const [oldHash, newHash] = await Promise.all([
+    hashApiKey('rotation-old-key-0001'),
+    hashApiKey('rotation-new-key-0002'),
+  ]);
+  /** Which stored hashes each check was run against, in order. */
+  const counting = (tenants: Parameters<typeof createAuthenticator>[0]['tenants']) => {
+    const checked: string[] = [];
+    const auth = createAuthenticator({
+      tenants,
+      acceptAnyCredentials: false,
+      verify: (key, hash) => {
+        checked.push(hash.hash.toString('base64'));
+        return verifyApiKey(key, hash);
+      },
+    });
+    return { auth, checked };
+  };
+  const digest = (phc: string) => phc.slice(phc.lastIndexOf('$') + 1);
+
+  it('accepts both keys of apiKeyHashes, checking every hash whichever matched (no early exit)', async () => {
+    for (const key of ['rotation-new-key-0002', 'rotation-old-key-0001', 'rotation-wrong-key-03']) {
+      const { auth, checked } = counting([
+        { businessId: 'ACME', apiKeyHashes: [newHash, oldHash] },
+      ]);
+      const result = auth.authenticate(basic('ACME', key));
+      if (key.includes('wrong')) await expect(result).rejects.toThrow(Unauthorized);
+      else await expect(result).resolves.toBe('ACME');
+      expect(checked.sort()).toEqual([digest(newHash), digest(oldHash)].sort());
+    }
+  });
+
+  it('after setTenants accepts only the new keys, forgetting credentials verified before', async () => {
+    const { auth } = counting([{ businessId: 'ACME', apiKeyHashes: [newHash, oldHash] }]);
+    await expect(auth.authenticate(basic('ACME', 'rotation-old-key-0001'))).resolves.toBe('ACME');
+    expect(auth.known(basic('ACME', 'rotation-old-key-0001'))).toBe('ACME');
+    auth.setTenants([{ businessId: 'ACME', apiKeyHash: newHash }]);
+    expect(auth.known(basic('ACME', 'rotation-old-key-0001'))).toBeUndefined();
+    await expect(auth.authenticate(basic('ACME', 'rotation-old-key-0001'))).rejects.toThrow(
+      Unauthorized,
+    );
+    await expect(auth.authenticate(basic('ACME', 'rotation-new-key-0002'))).resolves.toBe('ACME');
+  });
+
+  it('a check in flight across setTenants completes, but is not remembered under the new keys', async () => {
+    const { auth } = counting([{ businessId: 'ACME', apiKeyHash: oldHash }]);
+    const inFlight = auth.authenticate(basic('ACME', 'rotation-old-key-0001'));
+    auth.setTenants([{ businessId: 'ACME', apiKeyHash: newHash }]);
+    await expect(inFlight).resolves.toBe('ACME');
+    expect(auth.known(basic('ACME', 'rotation-old-key-0001'))).toBeUndefined();
+    await expect(auth.authenticate(basic('ACME', 'rotation-old-key-0001'))).rejects.toThrow(
+      Unauthorized,
+    );
+  });
+});

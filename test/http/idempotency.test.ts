@@ -133,7 +133,7 @@ describe('the idempotency store', () => {
     body: '{"success":true}',
   };
 
-  it('forgets a key after ttlSeconds', () => {
+  it('forgets a key after ttlSeconds', async () => {
     let now = 0;
     const store = createIdempotencyStore({
       ttlSeconds: 60,
@@ -141,29 +141,29 @@ describe('the idempotency store', () => {
       maxBytes: 10_000,
       now: () => now,
     });
-    const claim = store.claim('ACME', 'k', 'f1');
+    const claim = await store.claim('ACME', 'k', 'f1');
     claim.replay ?? claim.settle(answer202);
     now = 59_999;
-    expect(store.claim('ACME', 'k', 'f1').replay).toEqual(answer202);
+    expect((await store.claim('ACME', 'k', 'f1')).replay).toEqual(answer202);
     now = 60_000;
-    expect(store.claim('ACME', 'k', 'f2').replay).toBeUndefined(); // a new request, even with another body
+    expect((await store.claim('ACME', 'k', 'f2')).replay).toBeUndefined(); // a new request, even with another body
   });
 
-  it('keeps at most maxEntries keys and maxBytes of answers, least recently used forgotten first', () => {
+  it('keeps at most maxEntries keys and maxBytes of answers, least recently used forgotten first', async () => {
     const store = createIdempotencyStore({ ttlSeconds: 3600, maxEntries: 3, maxBytes: 1_000_000 });
     for (const k of ['a', 'b', 'c']) {
-      const claim = store.claim('ACME', k, 'f');
+      const claim = await store.claim('ACME', k, 'f');
       claim.replay ?? claim.settle(answer202);
     }
-    expect(store.claim('ACME', 'a', 'f').replay).toBeDefined(); // a is now the most recent
-    const d = store.claim('ACME', 'd', 'f');
+    expect((await store.claim('ACME', 'a', 'f')).replay).toBeDefined(); // a is now the most recent
+    const d = await store.claim('ACME', 'd', 'f');
     d.replay ?? d.settle(answer202);
     expect(store.size).toBe(3);
-    expect(store.claim('ACME', 'b', 'f').replay).toBeUndefined(); // b was the least recent
+    expect((await store.claim('ACME', 'b', 'f')).replay).toBeUndefined(); // b was the least recent
 
     const small = createIdempotencyStore({ ttlSeconds: 3600, maxEntries: 100, maxBytes: 200 });
     for (let i = 0; i < 10; i++) {
-      const claim = small.claim('ACME', `k${i}`, 'f');
+      const claim = await small.claim('ACME', `k${i}`, 'f');
       claim.replay ?? claim.settle({ ...answer202, body: 'x'.repeat(80) });
     }
     expect(small.size).toBeLessThanOrEqual(2);

@@ -112,7 +112,8 @@ describe('bulkhead: batches in flight per business', () => {
     });
 
     const other = t.post('sales-orders', forOther(), { auth: basicAuth(OTHER) });
-    await vi.waitFor(() => expect(inFlight()).toBe(before + 2)); // admitted, waiting on the same broker
+    // admitted (after a first scrypt check of its key), waiting on the same broker
+    await vi.waitFor(() => expect(inFlight()).toBe(before + 2), { timeout: 10_000 });
 
     proxy.release();
     expect((await first).status).toBe(202);

@@ -3,8 +3,13 @@ import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from 'h3';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { buildHttpApp } from '../../src/http/build.js';
+import { createLogger } from '../../src/log.js';
+import { createPublisher } from '../../src/publish/index.js';
 import { KINDS } from '../../src/records/index.js';
 import { createTestApp, type TestApp } from '../support/http-app.js';
+import { tempFolder } from '../support/temp.js';
 
 /** Debian's chromium, installed by scripts/ensure-services.sh; a missing one fails the test loudly. */
 const CHROMIUM = '/usr/bin/chromium';
@@ -88,6 +93,68 @@ describe('GET /docs in a real browser', () => {
     expect(other.status).toBe(404);
     expect(other.headers.get('content-type')).toBe('application/problem+json');
     expect((await t.app.request('/docs/..%2Fpackage.json')).status).toBe(404);
+  });
+});
+
+describe('"Try it out" in a real browser, with the demo credential', () => {
+  let dev: { server: http.Server; base: string; close: () => Promise<void> };
+  beforeAll(async () => {
+    // A development service as a newcomer runs it: the demo tenant, the embedded publisher.
+    const folder = tempFolder('docs-try-');
+    const config = loadConfig({
+      env: {
+        INGEST_ENV: 'development',
+        INGEST_CONFIG: folder.write('config.yaml', `dataDirectory: ${folder.dir}\n`),
+      },
+    });
+    const log = createLogger({ level: 'silent' });
+    const publisher = createPublisher(config, log);
+    await publisher.start();
+    const devServer = http.createServer(toNodeHandler(buildHttpApp(config, publisher, log).app));
+    await new Promise<void>((resolve) => devServer.listen(0, '127.0.0.1', resolve));
+    dev = {
+      server: devServer,
+      base: `http://127.0.0.1:${(devServer.address() as AddressInfo).port}`,
+      close: async () => {
+        devServer.closeAllConnections();
+        await new Promise((resolve) => devServer.close(resolve));
+        await publisher.close();
+      },
+    };
+  });
+  afterAll(() => dev?.close());
+
+  it('authorizes as DEMO, sends the pre-filled sales orders and shows the 202', async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    await page.goto(`${dev.base}/docs`);
+    await page
+      .getByRole('button', { name: /authorize/i })
+      .first()
+      .click();
+    const dialog = page.locator('.auth-container').first();
+    await dialog.locator('input[type="text"]').fill('DEMO');
+    await dialog.locator('input[type="password"]').fill('demo-api-key');
+    // Swagger UI's own classes: its buttons' accessible names differ between releases.
+    await dialog.locator('button.modal-btn.authorize').click();
+    await dialog.locator('button.modal-btn.btn-done').click();
+
+    await page.getByText('Send a batch of sales orders', { exact: true }).click();
+    const operation = page.locator('#operations-v2-post-v2-sales-orders');
+    await operation.locator('button.try-out__btn').click();
+    await operation.locator('button.execute').click();
+    const status = operation.locator('.live-responses-table .response .response-col_status');
+    await expect.poll(() => status.first().textContent(), { timeout: 15_000 }).toContain('202');
+    const body = operation.locator('.live-responses-table .response-col_description pre').first();
+    await expect.poll(() => body.textContent()).toContain('"recordCount": 3');
+    if (process.env.DOCS_TRY_IT_OUT_SCREENSHOT) {
+      await operation.locator('.live-responses-table').scrollIntoViewIfNeeded();
+      await page.mouse.wheel(0, -200);
+      await page.screenshot({ path: process.env.DOCS_TRY_IT_OUT_SCREENSHOT });
+    }
+    expect(problems).toEqual([]);
+    await page.close();
   });
 });
 

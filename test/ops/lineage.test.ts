@@ -1,4 +1,11 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -271,5 +278,38 @@ describe('the lineage journal', () => {
       },
       expect.objectContaining({ reference: 'R\t1', messageId: 'm-1', index: 1, line: 4 }),
     ]);
+  });
+
+  it('keeps the day file open between writes, and opens it again when it is removed', async () => {
+    const dir = tempFolder('lineage-journal-').dir;
+    const journal = createLineageJournal(
+      { directory: path.join(dir, 'made-on-first-write'), retentionDays: 2, recheckMs: 0 },
+      createLogger({ level: 'silent' }),
+    );
+    const batch = (n: number) =>
+      journal.record(
+        {
+          businessId: 'ACME',
+          kind: 'sales-orders',
+          endpoint: '/api/v2/sales-orders',
+          correlationId: `c-${n}`,
+          at: new Date(),
+        },
+        [{ first: 0, messageIds: [`m-${n}`], references: [`R-${n}`] }],
+      );
+    const file = path.join(
+      dir,
+      'made-on-first-write',
+      journalFile(new Date().toISOString().slice(0, 10)),
+    );
+    batch(1);
+    await journal.flush();
+    batch(2);
+    await journal.flush();
+    expect(jsonLines(readFileSync(file, 'utf8')).map((l) => l.messageId)).toEqual(['m-1', 'm-2']);
+    unlinkSync(file); // an operator's clean-up while the service runs
+    batch(3);
+    await journal.close();
+    expect(jsonLines(readFileSync(file, 'utf8')).map((l) => l.messageId)).toEqual(['m-3']);
   });
 });

@@ -126,6 +126,41 @@ describe('redaction', () => {
     for (const secret of ['c2VjcmV0', 'pw-1', 'key-1', 'pp-1', 'sak-1', 'k-1', 'u:p'])
       expect(capture.raw[0]).not.toContain(secret);
   });
+
+  it("censors a child logger's bindings, an error's own fields, and a nested object's headers, changing none of them", () => {
+    const capture = new LogCapture();
+    const child = createLogger({ destination: capture }).child({
+      token: 't-1',
+      broker: 'amqp://user:hunter2@mq:5672',
+      source: { apiKeyHash: 'h-1' },
+    });
+    const error = Object.assign(new TypeError('connect failed'), {
+      url: 'https://u:pw-2@s3.example/bucket',
+      secretAccessKey: 'sak-2',
+    });
+    const request = {
+      headers: { authorization: 'Basic c2VjcmV0Mg==', cookie: 'sid=c-1', accept: '*/*' },
+    };
+    child.warn({ err: error, request }, 'y');
+    expect(capture.lines[0]).toMatchObject({
+      token: '[redacted]',
+      broker: 'amqp://***@mq:5672',
+      source: { apiKeyHash: '[redacted]' },
+      err: {
+        type: 'TypeError',
+        message: 'connect failed',
+        stack: expect.stringContaining('TypeError: connect failed'),
+        url: 'https://***@s3.example/bucket',
+        secretAccessKey: '[redacted]',
+      },
+      request: { headers: { authorization: '[redacted]', cookie: '[redacted]', accept: '*/*' } },
+    });
+    for (const secret of ['t-1', 'hunter2', 'h-1', 'pw-2', 'sak-2', 'c2VjcmV0Mg', 'c-1'])
+      expect(capture.raw[0]).not.toContain(secret);
+    // What was logged is the caller's own: censored in the line only.
+    expect(error.secretAccessKey).toBe('sak-2');
+    expect(request.headers.authorization).toBe('Basic c2VjcmV0Mg==');
+  });
 });
 
 describe('RabbitMQ lines', () => {
@@ -175,7 +210,7 @@ describe('log lines of a dropped file', () => {
         kind: 'sales-orders',
         format: 'v2-json',
         source: { type: 'local', path: `${folder.dir}/drop` },
-        readiness: { checks: 1, intervalMs: 10 },
+        readiness: { checks: 1, intervalMs: 10, quietMs: 0 },
       }),
     );
     const config = folder.write('config.yaml', stringify({ dataDirectory: `${folder.dir}/data` }));

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeDrops } from '../../src/drops/probe.js';
@@ -49,7 +49,7 @@ describe('GET /readyz with drops', () => {
   });
 
   it('is 503 problem details naming the drop that cannot be listed, without its path', async () => {
-    // A regular file where the drop folder should be: listing fails with ENOTDIR.
+    // A regular file where the drop folder should be.
     const notAFolder = folder.write('not-a-folder', 'x');
     pipeline('broken', notAFolder);
     const drops = openDrops(t.config);
@@ -62,7 +62,52 @@ describe('GET /readyz with drops', () => {
     expect(response.headers.get('retry-after')).toBe('5');
     const problem = (await response.json()) as { type: string; detail: string };
     expect(problem.type).toBe('/problems/not-ready');
-    expect(problem.detail).toBe('Not ready: drop "broken" (local) is not reachable: ENOTDIR');
+    expect(problem.detail).toBe(
+      'Not ready: drop "broken" (local) is not reachable: drop-not-a-folder',
+    );
+    expect(problem.detail).not.toContain(folder.dir);
+  });
+});
+
+describe('GET /readyz with a misconfigured drop', () => {
+  let t: TestApp;
+  const dir = `${folder.dir}/misconfigured-pipelines`;
+  beforeAll(async () => {
+    mkdirSync(dir);
+    mkdirSync(`${folder.dir}/drop-blocked`);
+    writeFileSync(`${folder.dir}/drop-blocked/failed`, 'meant as a folder');
+    const write = (name: string, path: string) =>
+      folder.write(
+        `misconfigured-pipelines/${name}.yaml`,
+        [
+          `name: ${name}`,
+          'businessId: ACME',
+          'kind: sales-orders',
+          'format: v2-json',
+          'source:',
+          '  type: local',
+          `  path: ${path}`,
+        ].join('\n'),
+      );
+    write('missing', `${folder.dir}/no-such-drop`);
+    write('blocked', `${folder.dir}/drop-blocked`);
+    t = await createTestApp({ yaml: `pipelinesDirectory: ${dir}` });
+  });
+  afterAll(() => t.close());
+
+  it('is 503 naming a drop whose folder does not exist, and one with a file where failed/ must be', async () => {
+    const { admin: app } = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), {
+      drops: openDrops(t.config),
+    });
+    const response = await app.request('/readyz');
+    expect(response.status).toBe(503);
+    const problem = (await response.json()) as { detail: string };
+    expect(problem.detail).toContain(
+      'drop "missing" (local) is not reachable: drop-folder-missing',
+    );
+    expect(problem.detail).toContain(
+      'drop "blocked" (local) is not reachable: settle-folder-is-a-file',
+    );
     expect(problem.detail).not.toContain(folder.dir);
   });
 });
@@ -147,6 +192,25 @@ describe('GET /readyz logging', () => {
       expect(warnings[0]).toMatchObject({ msg: 'not ready: /readyz answers 503' });
       expect(String(warnings[0]!.problems)).toContain('drop "missing"');
       expect(logs.raw.join('\n')).not.toContain('"stack"');
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('GET /readyz without a broker', () => {
+  it('answers "broker: unreachable" without naming its host, port or vhost; the log has them', async () => {
+    // Port 1: nothing listens there, so every connection is refused at once.
+    const t = await createTestApp({ amqpUrl: 'amqp://guest:guest@127.0.0.1:1/private-vhost' });
+    try {
+      const response = await t.admin.request('/readyz');
+      expect(response.status).toBe(503);
+      const body = await response.text();
+      expect(JSON.parse(body)).toMatchObject({ detail: 'Not ready: broker: unreachable' });
+      for (const secret of ['127.0.0.1', ':1', 'private-vhost', 'guest'])
+        expect(body).not.toContain(secret);
+      const warning = t.logs.lines.find((l) => l.msg === 'not ready: /readyz answers 503');
+      expect(String(warning?.problems)).toContain('127.0.0.1:1/private-vhost');
     } finally {
       await t.close();
     }

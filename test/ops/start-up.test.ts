@@ -40,7 +40,7 @@ function dropWithAFile(name: string): { pipelines: string; drop: string } {
       kind: 'sales-orders',
       format: 'v2-json',
       source: { type: 'local', path: drop },
-      readiness: { checks: 1, intervalMs: 10 },
+      readiness: { checks: 1, intervalMs: 10, quietMs: 0 },
     }),
   );
   return { pipelines, drop };

@@ -19,6 +19,12 @@ beforeAll(async () => {
   await promisify(execFile)('bash', [path.join(ROOT, 'scripts/release.sh'), release], {
     cwd: ROOT,
     timeout: 240_000,
+  }).catch((error: { signal?: string; stdout?: string; stderr?: string }) => {
+    // Say why: a time-out (signal) and what the script printed, not only "Command failed".
+    throw new Error(
+      `scripts/release.sh failed${error.signal ? ` (killed by ${error.signal}: over 240 s)` : ''}\n${error.stdout ?? ''}${error.stderr ?? ''}`,
+      { cause: error },
+    );
   });
 }, 300_000);
 

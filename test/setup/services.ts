@@ -6,9 +6,33 @@ import net from 'node:net';
  */
 export default async function checkServices(): Promise<void> {
   const amqpUrl = new URL(process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
-  const port = Number(amqpUrl.port || 5672);
-  const reachable = await new Promise<boolean>((resolve) => {
-    const socket = net.connect({ host: amqpUrl.hostname, port });
+  const redisUrl = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const services = [
+    {
+      name: 'RabbitMQ',
+      host: amqpUrl.hostname,
+      port: Number(amqpUrl.port || 5672),
+      start: '`rabbitmq-server -detached`',
+    },
+    {
+      name: 'Redis',
+      host: redisUrl.hostname,
+      port: Number(redisUrl.port || 6379),
+      start: "`redis-server --daemonize yes --bind 127.0.0.1 --save ''`",
+    },
+  ];
+  for (const service of services) {
+    if (!(await reachable(service.host, service.port))) {
+      throw new Error(
+        `${service.name} is not reachable at ${service.host}:${service.port}. Run the tests with \`npm test\` (it starts it), or start it with ${service.start}.`,
+      );
+    }
+  }
+}
+
+function reachable(host: string, port: number): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host, port });
     socket.setTimeout(3000);
     socket.once('connect', () => {
       socket.destroy();
@@ -20,9 +44,4 @@ export default async function checkServices(): Promise<void> {
     });
     socket.once('error', () => resolve(false));
   });
-  if (!reachable) {
-    throw new Error(
-      `RabbitMQ is not reachable at ${amqpUrl.hostname}:${port}. Run the tests with \`npm test\` (it starts it), or start it with \`rabbitmq-server -detached\`.`,
-    );
-  }
 }

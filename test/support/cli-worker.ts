@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { expect } from 'vitest';
+import { AMQP_URL } from './broker.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -78,4 +80,31 @@ export async function stopCli(
   clearTimeout(timer);
   await worker.exited;
   return { exit, ms: Math.round(performance.now() - started) };
+}
+
+/**
+ * `warehouse-ingest serve` on the real broker with `configFile`, on free ports of 127.0.0.1:
+ * resolves once it logs its listening line, with the URL it gives there.
+ */
+export async function startServe(
+  configFile: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ service: CliWorker; url: string }> {
+  const service = startCli(['serve'], {
+    INGEST_CONFIG: configFile,
+    AMQP_URL,
+    PORT: '0',
+    ADMIN_PORT: '0',
+    HOST: '127.0.0.1',
+    ...env,
+  });
+  const listening = () => service.lines.find((l) => String(l.msg).startsWith('listening on '));
+  await expect.poll(listening, { timeout: 30_000, message: service.stderr() }).toBeDefined();
+  return { service, url: String(listening()!.url) };
+}
+
+/** Kills `service` (SIGKILL) if it is still running: for an afterAll, after a test that failed half-way. */
+export function killIfRunning(service: CliWorker | undefined): void {
+  if (service && service.child.exitCode === null && service.child.signalCode === null)
+    service.child.kill('SIGKILL');
 }

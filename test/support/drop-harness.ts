@@ -63,7 +63,7 @@ export async function startDropHarness(
     format: 'v1-csv',
     source: { type: 'local', path: '/unused' }, // the store is handed in below
     readiness: { strategy: 'rename' },
-    claimLeaseMs: 1000, // the shortest allowed: a claim a failure left behind is taken over quickly
+    claimLeaseMs: 10_000, // the shortest allowed: a claim a failure left behind is taken over soon
     ...overrides,
   });
   const spoolDirectory = mkdtempSync(path.join(tmpdir(), 'faults-spool-'));

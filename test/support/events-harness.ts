@@ -10,8 +10,10 @@ import { eventsSchema, type EventsConfig, type WebhookConfig } from '../../src/e
 import { createEventsConsumer, type EventsConsumer } from '../../src/events/consumer.js';
 import { createEventsMetrics } from '../../src/events/metrics.js';
 import type { Resolver } from '../../src/events/ssrf.js';
+import { withFileDestinations, type OutboundDrop } from '../../src/events/outbound-destination.js';
 import { resolveEndpoints } from '../../src/events/subscriptions.js';
 import { eventsTopology } from '../../src/events/topology.js';
+import { workersQueueName } from '../../src/events/worker-report.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { AMQP_URL, uniqueName } from './broker.js';
 
@@ -38,6 +40,10 @@ export interface HarnessOptions {
   readonly log?: Logger;
   /** The consumer's broker address (e.g. through a TCP proxy). @default AMQP_URL */
   readonly url?: string;
+  /** Pipelines with outbound files (`events` in the pipeline) and their stores. */
+  readonly drops?: readonly OutboundDrop[];
+  /** How often the worker reports for `events status`. @default 10000 */
+  readonly reportIntervalMs?: number;
 }
 
 export interface EventsHarness {
@@ -73,13 +79,18 @@ export async function startEventsHarness(options: HarnessOptions): Promise<Event
       url: options.url ?? AMQP_URL,
       events: options.events,
       environment,
-      endpoints: resolveEndpoints({ environment, tenants: options.tenants }, options.env),
+      endpoints: withFileDestinations(
+        resolveEndpoints({ environment, tenants: options.tenants }, options.env),
+        options.drops ?? [],
+        options.events.deliveryTimeoutMs,
+      ),
       metrics: createEventsMetrics(
         registry,
         options.tenants.map((t) => t.businessId),
       ),
       ...(options.resolver ? { resolver: options.resolver } : {}),
       reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
+      ...(options.reportIntervalMs ? { reportIntervalMs: options.reportIntervalMs } : {}),
     },
     options.log ?? createLogger({ level: 'silent' }),
   );
@@ -116,7 +127,13 @@ export async function startEventsHarness(options: HarnessOptions): Promise<Event
 
 export async function deleteEventsTopology(channel: Channel, events: EventsConfig): Promise<void> {
   const topology = eventsTopology(events);
-  for (const queue of [topology.queue, topology.deadQueue, ...topology.retryQueues.values()])
+  const workers = workersQueueName(topology.queue);
+  for (const queue of [
+    topology.queue,
+    topology.deadQueue,
+    workers,
+    ...topology.retryQueues.values(),
+  ])
     await channel.deleteQueue(queue).catch(() => undefined);
   await channel.deleteExchange(topology.exchange).catch(() => undefined);
 }

@@ -3,6 +3,7 @@ import { hashApiKey } from '../../src/api-keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { buildHttpApp } from '../../src/http/build.js';
+import type { SharedState } from '../../src/http-state/state.js';
 import { createPublisher } from '../../src/publish/index.js';
 import type { Publisher } from '../../src/publish/publisher.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';
@@ -84,6 +85,8 @@ export interface TestAppOptions {
   /** More YAML merged into the config (e.g. `http:` limits). */
   yaml?: string;
   routingKey?: string;
+  /** e.g. the Redis state (test/support/redis.ts). @default in memory */
+  sharedState?: SharedState;
 }
 
 /**
@@ -116,7 +119,12 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const log = createLogger({ level: 'debug', destination: logs });
   const publisher = createPublisher(config, log);
   await publisher.start();
-  const { app, admin } = buildHttpApp(config, publisher, log);
+  const { app, admin } = buildHttpApp(
+    config,
+    publisher,
+    log,
+    options.sharedState ? { sharedState: options.sharedState } : {},
+  );
 
   return {
     app,
@@ -136,6 +144,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       return app.request(path, { method: 'POST', headers, body: init.raw ?? JSON.stringify(body) });
     },
     async close() {
+      await options.sharedState?.close();
       await publisher.close();
       await topology.cleanup();
     },

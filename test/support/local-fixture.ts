@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createLocalDrop } from '../../src/drops/stores/local.js';
 import type { StoreFixture } from '../drops/stores/store-contract.js';
@@ -15,6 +15,9 @@ export function localFixture(prefix: string): () => Promise<StoreFixture> {
     },
     async has(name) {
       return existsSync(path.join(temp.dir, name));
+    },
+    async setModified(name, ms) {
+      utimesSync(path.join(temp.dir, name), ms / 1000, ms / 1000);
     },
     async cleanup() {},
   });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll } from 'vitest';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import type { Ingest } from '../../src/pipeline/batch.js';
 import { createIngest } from '../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
@@ -18,11 +18,16 @@ export interface RealIngest {
  * The pipeline's `ingest()` over a real RabbitMQ publisher on a fresh test exchange, set up before
  * the file's tests and torn down after them. Read the fields inside tests (they are set in `beforeAll`).
  */
-export function useRealIngest(): RealIngest {
-  const log = createLogger({ level: 'silent' });
+export function useRealIngest(
+  options: { readonly prefix?: string; readonly log?: Logger } = {},
+): RealIngest {
+  const log = options.log ?? createLogger({ level: 'silent' });
   const parts = {} as { ingest: Ingest; publisher: RabbitMqPublisher; topology: TestTopology };
   beforeAll(async () => {
-    parts.topology = await declareTestTopology({ bindingKeys: ['#'] });
+    parts.topology = await declareTestTopology({
+      bindingKeys: ['#'],
+      ...(options.prefix ? { prefix: options.prefix } : {}),
+    });
     parts.publisher = createRabbitMqPublisher(
       { url: AMQP_URL, exchange: parts.topology.exchange, queues: [] },
       log,

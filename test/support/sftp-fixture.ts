@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, utimesSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createSftpDrop, type SftpDropOptions } from '../../src/drops/stores/sftp.js';
 import type { StoreFixture } from '../drops/stores/store-contract.js';
@@ -32,6 +32,9 @@ export async function sftpFixture(): Promise<StoreFixture> {
     },
     async has(name) {
       return existsSync(path.join(drop, name));
+    },
+    async setModified(name, ms) {
+      utimesSync(path.join(drop, name), ms / 1000, ms / 1000);
     },
     cleanup: () => sshd.stop(),
   };

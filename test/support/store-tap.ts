@@ -65,7 +65,8 @@ export function tapStore(store: DropStore): StoreTap {
       list: (folder) => call('list', folder ?? '', () => store.list(folder)),
       stat: (name) => call('stat', name, () => store.stat(name)),
       read: (name) => call('read', name, async () => watched(name, await store.read(name))),
-      rename: (from, to) => call('rename', `${from} -> ${to}`, () => store.rename(from, to)),
+      rename: (from, to, options) =>
+        call('rename', `${from} -> ${to}`, () => store.rename(from, to, options)),
       write: (name, content) => call('write', name, () => store.write(name, content)),
       remove: (name) => call('remove', name, () => store.remove(name)),
       close: () => store.close(),

@@ -56,8 +56,10 @@ export interface InputFailure {
 }
 
 /**
- * How far an interrupted try got: its first `confirmed` records are confirmed by the broker and
- * their ids are the first `confirmed` lines of `idsName(sha256)`, written before this state.
+ * How far a try got: its first `confirmed` records are confirmed by the broker. Written after
+ * every confirmed chunk (and by a stop), so the next try — after a stop, a crash, or any
+ * transient failure — publishes only the records after them; it derives their ids again from
+ * the same bytes (message ids are stable) instead of reading them back.
  */
 export interface ResumePoint {
   confirmed: number;
@@ -87,7 +89,7 @@ export interface InputState {
   failures?: InputFailure[];
   /** `retry-scheduled`: not before this time (ISO 8601). */
   nextAttemptAt?: string;
-  /** Set while an interrupted try's confirmed records wait for the rest to be published. */
+  /** Set while a try's confirmed records wait for the rest to be published (see `ResumePoint`). */
   resume?: ResumePoint;
   /** Broker or store outages in a row (they do not use attempts). */
   deferrals?: number;
@@ -100,6 +102,12 @@ export interface InputState {
   receiptPending?: boolean;
   /** The worker that last changed the state. */
   worker?: string;
+  /**
+   * Raised by every write; a write must name the version it follows, and is refused when the
+   * drop holds another (compare-and-set, see `writeState`): states never go backwards.
+   * Absent (0) in states written before versions existed.
+   */
+  version?: number;
 }
 
 /**

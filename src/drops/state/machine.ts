@@ -21,6 +21,9 @@ import {
  *                          ├─ retryScheduled (our error: attempt kept) ──→ retry-scheduled
  *                          ├─ interrupted (a stop: attempt given back) ──→ retry-scheduled (+ resume)
  *                          └─ dead (attempts used up) ───────────────────→ dead
+ *
+ * While `validated`, `progressed` records each confirmed chunk (the resume point, `resume`), which
+ * every later try of the input keeps until it is published or rejected.
  */
 
 /** A step the state machine does not allow from the input's current status: a bug, never the input's fault. */
@@ -131,6 +134,18 @@ export function begin(state: InputState): InputState {
 export function validated(state: InputState): InputState {
   from(state, ['received'], 'validated');
   return { ...state, status: 'validated' };
+}
+
+/**
+ * The broker confirmed the first `confirmed` records of the try: recorded after every chunk, so
+ * whatever ends the try next (a stop, a crash, an outage, an error) resumes after them.
+ */
+export function progressed(
+  state: InputState,
+  { confirmed, correlationId }: { confirmed: number; correlationId: string },
+): InputState {
+  from(state, ['validated'], 'progressed');
+  return { ...state, resume: { confirmed, correlationId } };
 }
 
 /** The broker confirmed every record, and the ids are in the drop: never published again. */

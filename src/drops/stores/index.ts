@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError } from '../../errors.js';
+import { ConfigError, type ConfigProblem } from '../../errors.js';
 import { exposedSecretFile } from '../../secret-files.js';
 import type { PipelineDefinition, SecretRef } from '../definition.js';
 import { createLocalDrop } from './local.js';
@@ -19,7 +19,13 @@ type Factory<T extends Source['type']> = (
 ) => DropStore;
 
 const SOURCES: { [T in Source['type']]: Factory<T> } = {
-  local: (source) => createLocalDrop({ path: source.path }),
+  local: (source) =>
+    createLocalDrop({
+      path: source.path,
+      watch: source.watch.enabled,
+      usePolling: source.watch.usePolling,
+      pollingIntervalMs: source.watch.pollingIntervalMs,
+    }),
   sftp: (source, secret) =>
     createSftpDrop({
       host: source.host,
@@ -56,36 +62,42 @@ const SOURCES: { [T in Source['type']]: Factory<T> } = {
     }),
 };
 
-/** The store for a pipeline's source; a secret that cannot be read is a start-up error naming the file and field. */
+/**
+ * The store for a pipeline's source. Every secret that cannot be read is a start-up error naming
+ * the file and field, all of them at once (an operator fixing one per run would need as many runs).
+ */
 export function createDropStore(
   pipeline: PipelineDefinition,
   file: string,
   env: NodeJS.ProcessEnv = process.env,
 ): DropStore {
+  const problems: ConfigProblem[] = [];
   const secret: Secret = (ref, field, isSecret = true) => {
+    const problem = (message: string) => {
+      problems.push({ file, field, message });
+      return '';
+    };
     if ('env' in ref) {
       const value = env[ref.env];
       if (value === undefined || value === '')
-        throw new ConfigError([
-          { file, field, message: `Environment variable ${ref.env} is not set` },
-        ]);
+        return problem(`Environment variable ${ref.env} is not set`);
       return value;
     }
     try {
       const exposed = isSecret ? exposedSecretFile(ref.file) : undefined; // known_hosts is public
-      if (exposed) throw new ConfigError([{ file, field, message: exposed }]);
+      if (exposed) return problem(exposed);
       return readFileSync(ref.file, 'utf8');
     } catch (error) {
-      if (error instanceof ConfigError) throw error;
-      throw new ConfigError([
-        {
-          file,
-          field,
-          message: `Cannot read ${ref.file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
-        },
-      ]);
+      return problem(
+        `Cannot read ${ref.file}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`,
+      );
     }
   };
   const factory = SOURCES[pipeline.source.type] as Factory<Source['type']>;
-  return factory(pipeline.source, secret);
+  const store = factory(pipeline.source, secret);
+  if (problems.length > 0) {
+    void store.close().catch(() => undefined);
+    throw new ConfigError(problems);
+  }
+  return store;
 }

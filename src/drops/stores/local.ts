@@ -1,13 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { link, mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
+import { link, lstat, mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { watch } from 'chokidar';
 import { DropUnavailable } from '../../errors.js';
 import {
   assertSafeName,
   DropAccessDenied,
+  DropMisconfigured,
   mapStreamErrors,
   type DropEntry,
   type DropStore,
@@ -18,6 +20,16 @@ export const NAME = 'local';
 export interface LocalDropOptions {
   /** The drop folder. Relative paths are taken from the working directory. */
   path: string;
+  /**
+   * Watch the folder by polling it rather than by the kernel's file events, which network mounts
+   * (NFS, SMB, most FUSE) do not deliver for changes made by other machines.
+   * @default false
+   */
+  usePolling?: boolean;
+  /** How often a polling watch looks (`usePolling`). @default 1000 */
+  pollingIntervalMs?: number;
+  /** Offer `watch` (chokidar) so the runner looks as soon as a file appears. @default true */
+  watch?: boolean;
 }
 
 const isMissing = (error: unknown) => (error as NodeJS.ErrnoException).code === 'ENOENT';
@@ -48,6 +60,43 @@ function localDropError(error: unknown, what: string, root: string): unknown {
   if (code !== undefined && DENIED.has(code))
     return new DropAccessDenied(`The drop folder ${root} refused ${what}: ${reason}`, error);
   return error;
+}
+
+/**
+ * Why link(2) may refuse a file that rename(2) would move: `fs.protected_hardlinks=1` (Linux's
+ * default) lets only a file's owner (or a holder of write access to it) link it, so a worker
+ * running as another user than the partner's upload (0644) gets EPERM; some filesystems (FAT,
+ * several FUSE and SMB mounts) have no hard links at all.
+ */
+const LINK_REFUSED = new Set(['EPERM', 'EOPNOTSUPP', 'ENOTSUP', 'ENOSYS']);
+
+/**
+ * Moves `source` to `target` by rename(2): for names nobody else makes (claims, `fresh`), and
+ * when no link can be made. rename(2) is atomic — a kill -9 never leaves the file under both
+ * names, as link + unlink can — and of two workers renaming the same file exactly one succeeds
+ * (the other gets ENOENT). What it does not give is "never overwrite": it replaces an existing
+ * target, so the target is looked at first. Between the look and the rename nothing of ours can
+ * appear there — claim names carry this worker's id and the time, names in processed/ and failed/
+ * are chosen after a look of their own, and two workers never hold the same claim — so only a
+ * partner's upload under a released file's own name in that same instant could be replaced: the
+ * window OpenSSH's own rename accepts on filesystems without links.
+ */
+async function renameUnlessTaken(source: string, target: string): Promise<boolean> {
+  const taken = await lstat(target).then(
+    () => true,
+    (error: unknown) => {
+      if (isMissing(error)) return false;
+      throw error;
+    },
+  );
+  if (taken) return false;
+  try {
+    await rename(source, target);
+    return true;
+  } catch (error) {
+    if (isMissing(error)) return false; // another worker renamed it first
+    throw error;
+  }
 }
 
 /** A drop in a local (or mounted) folder. Renames are atomic on one filesystem. */
@@ -81,6 +130,11 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
           .filter((d) => d.isFile())
           .map((d) => d.name);
       } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (!folder && (code === 'ENOENT' || code === 'ENOTDIR'))
+          throw code === 'ENOENT'
+            ? new DropMisconfigured('drop-folder-missing', `The drop folder ${root} does not exist`)
+            : new DropMisconfigured('drop-not-a-folder', `The drop folder ${root} is not a folder`);
         if (isMissing(error)) return [];
         throw error;
       }
@@ -105,10 +159,11 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
       return stream;
     },
 
-    async rename(from, to) {
+    async rename(from, to, options) {
       const source = full(from);
       const target = full(to);
       await mkdir(path.dirname(target), { recursive: true });
+      if (options?.fresh) return renameUnlessTaken(source, target);
       // link + unlink instead of rename: link refuses an existing target, so nothing is ever
       // overwritten, and of two workers racing for one file exactly one unlinks the source.
       try {
@@ -116,6 +171,7 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         if (code === 'ENOENT' || code === 'EEXIST') return false;
+        if (code !== undefined && LINK_REFUSED.has(code)) return renameUnlessTaken(source, target);
         throw error;
       }
       try {
@@ -156,6 +212,25 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
 
     async close() {},
   };
+  const watchFolder: NonNullable<DropStore['watch']> = ({ ignore, onAppear, onError }) => {
+    const skip = new Set(ignore);
+    const watcher = watch(root, {
+      depth: 0, // the top level only: inputs are never in subfolders
+      ignoreInitial: true,
+      usePolling: options.usePolling ?? false,
+      interval: options.pollingIntervalMs ?? 1_000,
+      // Never into the worker's own folders or hidden ones; nothing below the top level.
+      ignored: (file) => {
+        const relative = path.relative(root, file);
+        if (relative === '') return false;
+        const first = relative.split(path.sep)[0]!;
+        return relative.includes(path.sep) || first.startsWith('.') || skip.has(first);
+      },
+    });
+    watcher.on('add', () => onAppear());
+    watcher.on('error', (error) => onError(error as Error));
+    return { close: () => watcher.close() };
+  };
   const mapped =
     <A extends unknown[], T>(what: string, fn: (...args: A) => Promise<T>) =>
     async (...args: A): Promise<T> => {
@@ -178,5 +253,6 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
     rename: mapped('rename', store.rename),
     write: mapped('write', store.write),
     remove: mapped('remove', store.remove),
+    ...(options.watch === false ? {} : { watch: watchFolder }),
   };
 }

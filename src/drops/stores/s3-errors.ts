@@ -1,5 +1,5 @@
 import { DropUnavailable } from '../../errors.js';
-import { DropAccessDenied } from './store.js';
+import { DropAccessDenied, DropMisconfigured } from './store.js';
 
 /** A failed S3 request, naming the operation, bucket and key (never credentials: the secret never leaves the signer). */
 export class S3DropError extends Error {
@@ -51,7 +51,8 @@ const DENIED_NAMES = new Set([
 
 /**
  * The one place where an SDK error's shape is read: an outage (network error, timeout, 5xx,
- * throttling) becomes `DropUnavailable`, a refusal (403) `DropAccessDenied`, anything else an
+ * throttling) becomes `DropUnavailable`, a refusal (403) `DropAccessDenied`, a missing bucket
+ * `DropMisconfigured`, anything else an
  * `S3DropError`. Each keeps the `S3DropError` naming operation, bucket and key as its cause.
  */
 export function s3DropError(operation: string, bucket: string, key: string, error: unknown): Error {
@@ -69,5 +70,8 @@ export function s3DropError(operation: string, bucket: string, key: string, erro
   )
     return new DropUnavailable(failed.message, failed);
   if (DENIED_NAMES.has(name) || status === 403) return new DropAccessDenied(failed.message, failed);
+  // The drop's "folder" is the bucket: one that does not exist is a setup mistake, not an empty drop.
+  if (name === 'NoSuchBucket')
+    return new DropMisconfigured('drop-folder-missing', `The bucket ${bucket} does not exist`);
   return failed;
 }

@@ -5,16 +5,17 @@ import type { Readable } from 'node:stream';
 import {
   SftpError,
   createConnection,
-  guardedStream,
-  messageOf,
   type Session,
-  type Sftp,
   type SftpConnectionOptions,
 } from './sftp-session.js';
+import { mkdirs, NO_SUCH_FILE, PERMISSION_DENIED, statusOf, writeDurably } from './sftp-calls.js';
+import { renameFresh, renameUnlessTaken } from './sftp-rename.js';
+import { guardedStream } from './sftp-stream.js';
 import { DropUnavailable } from '../../errors.js';
 import {
   assertSafeName,
   DropAccessDenied,
+  DropMisconfigured,
   mapStreamErrors,
   type DropEntry,
   type DropStore,
@@ -29,14 +30,6 @@ export interface SftpDropOptions extends SftpConnectionOptions {
   path: string;
 }
 
-/** SFTP status codes (draft-ietf-secsh-filexfer-02, the version OpenSSH speaks). */
-const NO_SUCH_FILE = 2;
-const FAILURE = 4; // also what OpenSSH answers for EEXIST: v3 has no "file exists" code
-
-const PERMISSION_DENIED = 3;
-
-const statusOf = (error: unknown) => (error as { code?: unknown } | undefined)?.code;
-
 /**
  * The one mapping of this store's errors: a server that is not there (refused, reset, timed out,
  * the connection lost) is `DropUnavailable`; a refusal of a path (SFTP status 3) is
@@ -44,6 +37,7 @@ const statusOf = (error: unknown) => (error as { code?: unknown } | undefined)?.
  */
 function sftpDropError(error: unknown): Error {
   if (!(error instanceof SftpError)) return error as Error;
+  if (error.cause instanceof DropMisconfigured) return error.cause; // said by `list` itself
   if (
     error.code === 'sftp-unreachable' ||
     error.code === 'sftp-timeout' ||
@@ -115,8 +109,13 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
             }))
             .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
         } catch (error) {
-          if (statusOf(error) === NO_SUCH_FILE) return [];
-          throw error;
+          if (statusOf(error) !== NO_SUCH_FILE && statusOf(error) !== 'ENOENT') throw error;
+          if (!folder)
+            throw new DropMisconfigured(
+              'drop-folder-missing',
+              `The drop folder ${where} does not exist`,
+            );
+          return [];
         }
       });
     },
@@ -145,37 +144,15 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
       });
     },
 
-    /**
-     * A hard link (`hardlink@openssh.com`) then unlink of the source, like the local drop: link(2)
-     * never replaces an existing target, and of two workers racing for one file exactly one
-     * unlinks the source. Plain SFTP rename is the fallback for servers without the extension:
-     * OpenSSH implements it the same way, but the protocol lets other servers overwrite.
-     */
-    async rename(from, to) {
+    /** Never replaces an existing target: see `renameUnlessTaken` (and `renameFresh`). */
+    async rename(from, to, options) {
       const source = remote(from);
       const target = remote(to);
-      return connection.use('rename', `${source} -> ${target}`, async ({ client, sftp }) => {
-        await mkdirs(sftp, path.dirname(target));
-        try {
-          await call<void>((cb) => sftp.ext_openssh_hardlink(source, target, cb));
-        } catch (error) {
-          if (!(error instanceof Unsupported)) return lostRace(error, client, target);
-          try {
-            await call<void>((cb) => sftp.rename(source, target, cb));
-            return true;
-          } catch (renameError) {
-            return lostRace(renameError, client, target);
-          }
-        }
-        try {
-          await call<void>((cb) => sftp.unlink(source, cb));
-          return true;
-        } catch (error) {
-          await call<void>((cb) => sftp.unlink(target, cb)).catch(() => undefined);
-          if (statusOf(error) === NO_SUCH_FILE) return false; // another worker took it meanwhile
-          throw error;
-        }
-      });
+      return connection.use('rename', `${source} -> ${target}`, (session) =>
+        options?.fresh
+          ? renameFresh(session, source, target)
+          : renameUnlessTaken(session, source, target),
+      );
     },
 
     async write(name, content) {
@@ -206,79 +183,4 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
 
     close: () => connection.close(),
   };
-}
-
-/**
- * Whether a refused link/rename lost a race — the source is gone or the target exists — rather
- * than failed. SFTP v3 has no "already exists" status: OpenSSH answers FAILURE, so look.
- */
-async function lostRace(
-  error: unknown,
-  client: Session['client'],
-  target: string,
-): Promise<boolean> {
-  if (statusOf(error) === NO_SUCH_FILE) return false;
-  if (statusOf(error) === FAILURE && (await client.exists(target)) !== false) return false;
-  throw error;
-}
-
-/**
- * mkdir -p, from the deepest folder up only as far as needed. Not the client's recursive mkdir:
- * it checks then creates, so two concurrent calls for one folder make one of them fail.
- */
-async function mkdirs(sftp: Sftp, dir: string, parentsMade = false): Promise<void> {
-  if (dir === '.' || dir === '/') return;
-  try {
-    await call<void>((cb) => sftp.mkdir(dir, cb));
-  } catch (error) {
-    if (statusOf(error) === NO_SUCH_FILE && !parentsMade) {
-      await mkdirs(sftp, path.dirname(dir));
-      return mkdirs(sftp, dir, true);
-    }
-    const facts = await call<{ isDirectory(): boolean }>((cb) => sftp.stat(dir, cb)).catch(
-      () => undefined,
-    );
-    if (!facts?.isDirectory())
-      throw new Error(`Could not create folder ${dir}: ${messageOf(error)}`, { cause: error });
-  }
-}
-
-/** Writes a whole file and, where the server offers `fsync@openssh.com`, flushes it to disk (as the local drop does). */
-async function writeDurably(
-  sftp: Sftp,
-  file: string,
-  chunks: AsyncIterable<Buffer> | Iterable<Buffer>,
-): Promise<void> {
-  const handle = await call<Buffer>((cb) => sftp.open(file, 'w', cb));
-  let written = false;
-  try {
-    let offset = 0;
-    for await (const data of chunks) {
-      if (data.length > 0)
-        await call<void>((cb) => sftp.write(handle, data, 0, data.length, offset, cb)); // ssh2 splits large writes
-      offset += data.length;
-    }
-    await call<void>((cb) => sftp.ext_openssh_fsync(handle, cb)).catch((error: unknown) => {
-      if (!(error instanceof Unsupported)) throw error;
-    });
-    written = true;
-  } finally {
-    const closing = call<void>((cb) => sftp.close(handle, cb));
-    await (written ? closing : closing.catch(() => undefined)); // a failed close must not hide why the write failed
-  }
-}
-
-class Unsupported extends Error {}
-
-/** Promisifies one raw ssh2 SFTP call; a request the server lacks (ssh2 throws) becomes `Unsupported`. */
-function call<T>(
-  start: (cb: (error: Error | null | undefined, value?: T) => void) => void,
-): Promise<T> {
-  return new Promise((resolve, reject) => {
-    try {
-      start((error, value) => (error ? reject(error) : resolve(value as T)));
-    } catch (error) {
-      reject(/does not support/.test(messageOf(error)) ? new Unsupported(messageOf(error)) : error);
-    }
-  });
 }

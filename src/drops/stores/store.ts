@@ -45,8 +45,13 @@ export interface DropStore {
   /**
    * Moves `from` to `to` (creating `to`'s folder). Resolves false when `from` is gone or `to`
    * already exists — another worker won the race — and never overwrites.
+   *
+   * `fresh`: the caller vouches that nobody else ever makes `to` (a claim name carries this
+   * worker's id and the time). The store may then use its plain atomic rename, which a crash
+   * cannot cut in half; without it, "never overwrite" is a link then an unlink, and a kill -9
+   * between the two leaves the file under both names.
    */
-  rename(from: string, to: string): Promise<boolean>;
+  rename(from: string, to: string, options?: { readonly fresh?: boolean }): Promise<boolean>;
   /**
    * Writes a whole file so that no reader ever sees it half-written (temporary name, then rename).
    * `{ file }` copies a local file in bounded memory (a large receipt, a list of message ids).
@@ -54,6 +59,17 @@ export interface DropStore {
   write(name: string, content: WriteContent): Promise<void>;
   /** Removes a file; resolves when it is gone (also when it was already gone). */
   remove(name: string): Promise<void>;
+  /**
+   * Calls `onAppear` soon after a file appears at the top level of the drop (written or renamed
+   * there), so the runner can look early; the poll stays the source of truth, and a missed or
+   * spurious call costs nothing. Only stores that can (local folders). `ignore`: top-level
+   * folder names never watched (the worker's own).
+   */
+  watch?(options: {
+    readonly ignore: readonly string[];
+    readonly onAppear: () => void;
+    readonly onError: (error: Error) => void;
+  }): { close(): Promise<void> };
   /** Releases connections. */
   close(): Promise<void>;
 }
@@ -94,6 +110,22 @@ export class DropAccessDenied extends Error {
   override readonly name = 'DropAccessDenied';
   constructor(message: string, cause?: unknown) {
     super(message, cause === undefined ? undefined : { cause });
+  }
+}
+
+/**
+ * The drop is set up wrong, and waiting does not fix it: its folder does not exist (or is not a
+ * folder), or a folder the worker settles files into is taken by a regular file (every move
+ * would fail with ENOTDIR). Reported by `lint`, `run --once`, `/readyz` and `status` instead of
+ * every look finding nothing or every settle failing. `code` is short and names no path.
+ */
+export class DropMisconfigured extends Error {
+  override readonly name = 'DropMisconfigured';
+  constructor(
+    readonly code: 'drop-folder-missing' | 'drop-not-a-folder' | 'settle-folder-is-a-file',
+    message: string,
+  ) {
+    super(message);
   }
 }
 

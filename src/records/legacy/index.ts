@@ -3,7 +3,7 @@
  * the v1-json / v1-csv file drops.
  */
 import type { KindName } from '../kind.js';
-import type { LegacyConverter } from './mapping.js';
+import type { LegacyConverter } from './converter.js';
 import { masterDataV1 } from './master-data.js';
 import { purchaseOrdersV1 } from './purchase-orders.js';
 import { returnGoodsV1 } from './return-goods.js';
@@ -24,6 +24,14 @@ export type {
   LegacyConverter,
   LegacyMapping,
   LegacyProblem,
-} from './mapping.js';
-export { FALLBACK_PROFILE, profileFor, type OnboardingProfiles } from './onboarding.js';
+} from './converter.js';
+export { IgnoredFields } from './ignored-fields.js';
+export {
+  conversionContext,
+  FALLBACK_PROFILE,
+  profileFor,
+  type LegacyOptions,
+  type OnboardingProfiles,
+  type ProfilesSource,
+} from './onboarding.js';
 export type { SenderTerms } from './sender-terms.js';

@@ -1,137 +1,91 @@
-import type { CsvField, CsvLayout } from '../../decode/csv-layout.js';
-import type { KindName } from '../kind.js';
+import type { CsvField } from '../../decode/csv-layout.js';
 import { receivedType } from '../issues.js';
 import { LEGACY_DATE_FORMS, legacyDateToUtc } from './dates.js';
-import { getPath, isPlain, type Plain, setPath } from './paths.js';
-
-/**
- * Legacy (v1) shapes are converted to v2 by declarative field mappings: each legacy field
- * names the v2 paths it fills. The same table drives the conversion, the CSV layout, and
- * the way back — from a v2 path that failed validation to the partner's own field — so an
- * error always points at what the partner sent.
- */
-export type LegacyType = 'string' | 'number' | 'date';
-
-export interface LegacyField {
-  readonly legacy: string;
-  readonly type: LegacyType;
-  /**
-   * v2 paths this field fills (relative to the record, or to the v2 line for line fields). Empty:
-   * accepted, not forwarded. `shipAddresses[].shipmentId` fills every item, after the profile.
-   */
-  readonly to: readonly string[];
-  /** A legacy number that v2 holds as a string (e.g. `LineNumber` → `line`). */
-  readonly asString?: boolean;
-}
-
-export interface LegacyMapping {
-  readonly kind: KindName;
-  /** The JSON body's root array, e.g. `oOrders`. */
-  readonly root: string;
-  readonly header: readonly LegacyField[];
-  readonly lines?: {
-    readonly legacy: string;
-    readonly v2: string;
-    readonly fields: readonly LegacyField[];
-    /** Header fields repeated on every v2 line, e.g. `OrdNumber` → `shipmentId`. */
-    readonly fromHeader?: ReadonlyArray<{
-      readonly legacy: string;
-      readonly to: readonly string[];
-    }>;
-  };
-  /** CSV: the header field whose value identifies one record across its rows. */
-  readonly groupBy?: string;
-  /**
-   * v2 paths set to the time the batch was received (the legacy shape has no such date).
-   * `lines[].dates.receipt` sets it on every line, like a profile path.
-   */
-  readonly receivedAt?: readonly string[];
-  /** v2 values computed from mapped ones (docs/legacy-v1.md#mapping-legacy-field--v2-path); skipped when their inputs are missing. */
-  readonly derive?: (record: Record<string, unknown>) => void;
-  /** Paths `derive` sets: an error there is a consequence of an error on its inputs. */
-  readonly derived?: readonly string[];
-}
-
-/** A problem found while converting, at a legacy path relative to the record. */
-export interface LegacyProblem {
-  readonly path: string;
-  readonly message: string;
-}
-
-export interface ConversionContext {
-  /** The business's onboarding profile for this kind: v2 path (`[]` = every item) → value. */
-  readonly defaults?: Readonly<Record<string, unknown>>;
-  /** ISO timestamp of receipt, for `receivedAt` paths. */
-  readonly receivedAt: string;
-}
-
-export interface LegacyConverter {
-  readonly kind: KindName;
-  readonly root: string;
-  readonly csv: CsvLayout;
-  readonly derived: ReadonlySet<string>;
-  /**
-   * v2 paths set to the time of receipt (`[]` = every item). They differ between two tries of
-   * the same input, so message ids are computed without them (ids must be stable).
-   */
-  readonly receiptTimePaths: readonly string[];
-  /** The v2 candidate record; conversion problems are pushed to `problems`. */
-  toV2(legacy: unknown, context: ConversionContext, problems: LegacyProblem[]): unknown;
-  /**
-   * The legacy path (relative to the record) that fed `v2Path`; `''` for the record itself;
-   * undefined when none did. `legacy` is the record as the partner sent it (from CSV, only its
-   * shape: its lines and parts, no values): a v2 line index does not always tell which legacy
-   * item it came from (work orders: one v2 line per finished good and per part), and a v2
-   * object that is missing altogether is best blamed on the legacy field that is absent.
-   */
-  sourceOf(v2Path: string, legacy: unknown): string | undefined;
-}
+import type { IgnoredFields } from './ignored-fields.js';
+import { getKeys, isPlain, keysOf, type Plain, setKeys, setPath } from './paths.js';
+import type { LegacyConverter, LegacyField, LegacyMapping, LegacyProblem } from './converter.js';
 
 /**
  * Fills what the record lacks from the onboarding profile (what the partner sent always wins),
  * or, with `overwrite`, sets the values outright (the order's own id on profile-supplied items).
+ * Runs three times for every legacy record, so its paths are split once (`compiled`) and its
+ * values copied by a plain-JSON clone: splitting each path and `structuredClone` on every record
+ * were a fifth of a CSV drop's CPU.
  */
 export function applyDefaults(
   record: Plain,
   values: Readonly<Record<string, unknown>>,
   overwrite = false,
 ): void {
-  for (const [path, value] of Object.entries(values)) {
-    const each = path.indexOf('[].');
-    if (each === -1) {
-      if (overwrite || getPath(record, path) === undefined)
-        setPath(
-          record,
-          path,
-          typeof value === 'object' && value !== null ? structuredClone(value) : value,
-        );
-      continue;
-    }
-    const items = getPath(record, path.slice(0, each));
-    if (!Array.isArray(items)) continue;
-    for (const item of items)
-      if (isPlain(item)) applyDefaults(item, { [path.slice(each + 3)]: value }, overwrite);
-  }
+  for (const path in values)
+    if (Object.hasOwn(values, path)) applyAt(record, compiledPath(path), values[path], overwrite);
 }
 
-/** Checks one legacy value against its declared type and converts it; undefined when absent or wrong. */
+/** A default's path: plain keys, or an array's keys then the path inside each of its items (`a.b[].c`). */
+type CompiledPath =
+  | { readonly keys: readonly string[] }
+  | { readonly items: readonly string[]; readonly each: CompiledPath };
+
+/** Paths come from mappings and profiles, a fixed set; the cap only guards against the unexpected. */
+const compiled = new Map<string, CompiledPath>();
+const MAX_COMPILED = 10_000;
+
+function compiledPath(path: string): CompiledPath {
+  const known = compiled.get(path);
+  if (known) return known;
+  const at = path.indexOf('[].');
+  const made: CompiledPath =
+    at === -1
+      ? { keys: keysOf(path) }
+      : { items: keysOf(path.slice(0, at)), each: compiledPath(path.slice(at + 3)) };
+  if (compiled.size < MAX_COMPILED) compiled.set(path, made);
+  return made;
+}
+
+function applyAt(node: Plain, path: CompiledPath, value: unknown, overwrite: boolean): void {
+  if ('items' in path) {
+    const items = getKeys(node, path.items);
+    if (Array.isArray(items))
+      for (const item of items) if (isPlain(item)) applyAt(item, path.each, value, overwrite);
+    return;
+  }
+  if (overwrite || getKeys(node, path.keys) === undefined) setKeys(node, path.keys, copyOf(value));
+}
+
+/** A fresh copy of a configured value (plain JSON from YAML), so records never share one. */
+function copyOf(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(copyOf);
+  if (Object.getPrototypeOf(value) !== Object.prototype) return structuredClone(value);
+  const copy: Plain = {};
+  for (const key in value) if (Object.hasOwn(value, key)) copy[key] = copyOf((value as Plain)[key]);
+  return copy;
+}
+
+/**
+ * Checks one legacy value against its declared type and converts it; undefined when absent or
+ * wrong. `prefix`: where the field sits (`lines[2].`), joined to its name only for a problem.
+ */
 export function convert(
   field: LegacyField,
   value: unknown,
-  at: string,
+  prefix: string,
   problems: LegacyProblem[],
 ): unknown {
   if (value === undefined || value === null) return undefined;
   const expected = field.type === 'date' ? 'string' : field.type;
   if (typeof value !== expected || (typeof value === 'number' && !Number.isFinite(value))) {
-    problems.push({ path: at, message: `Expected ${expected}, received ${receivedType(value)}` });
+    problems.push({
+      path: prefix + field.legacy,
+      message: `Expected ${expected}, received ${receivedType(value)}`,
+    });
     return undefined;
   }
   if (field.type === 'date') {
     const utc = legacyDateToUtc(value as string);
     if (utc === undefined)
       problems.push({
-        path: at,
+        path: prefix + field.legacy,
         message: `Expected a date (${LEGACY_DATE_FORMS}), received "${String(value).slice(0, 40)}"`,
       });
     return utc;
@@ -139,19 +93,45 @@ export function convert(
   return field.asString ? String(value) : value;
 }
 
+/**
+ * Fields beyond the shape: refused, or — when the profile says to ignore them — noted in
+ * `ignored` under their place with item indexes left out (`rOrderLines[].Colour`).
+ */
 export function refuseUnknown(
   legacy: Plain,
   known: ReadonlySet<string>,
   prefix: string,
   problems: LegacyProblem[],
+  ignored?: IgnoredFields,
 ): void {
   for (const key of Object.keys(legacy)) {
-    if (!known.has(key))
+    if (known.has(key)) continue;
+    if (ignored) ignored.add(`${prefix.replace(/\[\d+\]/g, '[]')}${key}`);
+    else
       problems.push({
         path: `${prefix}${key}`,
         message: `Unknown field; expected only ${[...known].join(', ')}`,
       });
   }
+}
+
+/** The mapping with header fields renamed (spec name → wire name); line fields keep theirs. */
+function renamed(mapping: LegacyMapping, names: Readonly<Record<string, string>>): LegacyMapping {
+  const wire = (legacy: string) => (Object.hasOwn(names, legacy) ? names[legacy]! : legacy);
+  const { lines } = mapping;
+  return {
+    ...mapping,
+    header: mapping.header.map((field) => ({ ...field, legacy: wire(field.legacy) })),
+    ...(lines && {
+      lines: {
+        ...lines,
+        ...(lines.fromHeader && {
+          fromHeader: lines.fromHeader.map((copy) => ({ ...copy, legacy: wire(copy.legacy) })),
+        }),
+      },
+    }),
+    ...(mapping.groupBy !== undefined && { groupBy: wire(mapping.groupBy) }),
+  };
 }
 
 export const csvField = (field: LegacyField): CsvField => ({
@@ -168,7 +148,7 @@ export function mapFields(
   problems: LegacyProblem[],
 ): void {
   for (const field of fields) {
-    const value = convert(field, source[field.legacy], `${prefix}${field.legacy}`, problems);
+    const value = convert(field, source[field.legacy], prefix, problems);
     if (value !== undefined) for (const to of field.to) setPath(target, to, value);
   }
 }
@@ -200,8 +180,9 @@ export function defineLegacyMapping(mapping: LegacyMapping): LegacyConverter {
   const received = mapping.receivedAt?.length
     ? (at: string) => Object.fromEntries(mapping.receivedAt!.map((path) => [path, at]))
     : undefined;
+  const variants = new Map<string, LegacyConverter>();
 
-  return {
+  const converter: LegacyConverter = {
     kind: mapping.kind,
     root: mapping.root,
     derived: new Set(mapping.derived),
@@ -214,11 +195,11 @@ export function defineLegacyMapping(mapping: LegacyMapping): LegacyConverter {
 
     toV2(legacy, context, problems) {
       if (!isPlain(legacy)) return legacy; // v2 validation reports `(record): Expected object, …`
-      refuseUnknown(legacy, headerNames, '', problems);
+      refuseUnknown(legacy, headerNames, '', problems, context.ignored);
       const record: Plain = {};
       const intoItems: Record<string, unknown> = {};
       for (const field of mapping.header) {
-        const value = convert(field, legacy[field.legacy], field.legacy, problems);
+        const value = convert(field, legacy[field.legacy], '', problems);
         if (value === undefined) continue;
         for (const to of field.to) {
           if (to.includes('[]')) intoItems[to] = value;
@@ -231,7 +212,7 @@ export function defineLegacyMapping(mapping: LegacyMapping): LegacyConverter {
           record[lines.v2] = items.map((item, i) => {
             if (!isPlain(item)) return item;
             const prefix = `${lines.legacy}[${i}].`;
-            refuseUnknown(item, lineNames, prefix, problems);
+            refuseUnknown(item, lineNames, prefix, problems, context.ignored);
             const line: Plain = {};
             for (const copy of lines.fromHeader ?? []) {
               const value = legacy[copy.legacy];
@@ -274,7 +255,20 @@ export function defineLegacyMapping(mapping: LegacyMapping): LegacyConverter {
       if (field === undefined) return undefined;
       return field.startsWith('^') ? field.slice(1) : `${lines.legacy}[${index}].${field}`;
     },
+
+    withNames(names) {
+      const entries = Object.entries(names ?? {}).filter(([spec, wire]) => spec !== wire);
+      if (entries.length === 0) return converter;
+      const key = JSON.stringify(entries.sort());
+      let variant = variants.get(key);
+      if (!variant) {
+        variant = defineLegacyMapping(renamed(mapping, Object.fromEntries(entries)));
+        variants.set(key, variant);
+      }
+      return variant;
+    },
   };
+  return converter;
 }
 
 /**

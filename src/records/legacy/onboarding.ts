@@ -1,6 +1,8 @@
 import type { z } from 'zod';
 import type { KindName, RecordKind } from '../kind.js';
 import { validateRecord } from '../validate.js';
+import { IgnoredFields } from './ignored-fields.js';
+import type { ConversionContext } from './converter.js';
 import { setPath } from './paths.js';
 
 /**
@@ -10,11 +12,67 @@ import { setPath } from './paths.js';
  * field on every line. The business id `*` is the fallback profile (useful in sandbox).
  */
 export type OnboardingProfile = Readonly<
-  Partial<Record<KindName, Readonly<Record<string, unknown>>>>
+  Partial<Record<KindName, Readonly<Record<string, unknown>>>> & {
+    readonly legacy?: LegacyOptions | undefined;
+  }
 >;
 export type OnboardingProfiles = Readonly<Record<string, OnboardingProfile>>;
+/**
+ * The profiles, or where to read the ones in force now: a configuration reload (SIGHUP) swaps
+ * them, and each batch reads them once, when it begins.
+ */
+export type ProfilesSource = OnboardingProfiles | (() => OnboardingProfiles);
+
+/** How a business's v1 inputs are read (`onboarding.<id>.legacy`); see docs/legacy-v1.md#onboarding-profiles. */
+export interface LegacyOptions {
+  /** The wire name of the returns field spec §4.3 calls `PlatformRef` (it carries the platform operator's brand). */
+  readonly platformRef?: string | undefined;
+  /** Fields beyond the v1 shape: `refuse` (400, the default) or `ignore` (listed as `ignoredFields`). */
+  readonly unknownFields?: 'refuse' | 'ignore' | undefined;
+}
 
 export const FALLBACK_PROFILE = '*';
+
+/** The kind and spec name of each renamable legacy field, by its option in `LegacyOptions`. */
+export const RENAMABLE = { platformRef: { kind: 'return-goods', field: 'PlatformRef' } } as const;
+
+/** An option of the business's profile, else of the fallback profile `*`. */
+function legacyOption<K extends keyof LegacyOptions>(
+  profiles: OnboardingProfiles,
+  businessId: string,
+  option: K,
+): LegacyOptions[K] {
+  const own = Object.hasOwn(profiles, businessId)
+    ? profiles[businessId]?.legacy?.[option]
+    : undefined;
+  return own ?? profiles[FALLBACK_PROFILE]?.legacy?.[option];
+}
+
+/**
+ * Everything the business's onboarding profile says about converting its v1 `kind` records:
+ * the values that fill what v1 lacks, its wire names, and whether unknown fields are ignored
+ * (then `ignored` collects them for the answer).
+ */
+export function conversionContext(
+  source: ProfilesSource,
+  businessId: string,
+  kind: KindName,
+  receivedAt: string,
+): ConversionContext {
+  const profiles = typeof source === 'function' ? source() : source;
+  const defaults = profileFor(profiles, businessId, kind);
+  const platformRef = legacyOption(profiles, businessId, 'platformRef');
+  const ignore = legacyOption(profiles, businessId, 'unknownFields') === 'ignore';
+  return {
+    receivedAt,
+    ...(defaults && { defaults }),
+    ...(platformRef !== undefined &&
+      kind === RENAMABLE.platformRef.kind && {
+        names: { [RENAMABLE.platformRef.field]: platformRef },
+      }),
+    ...(ignore && { ignored: new IgnoredFields() }),
+  };
+}
 
 export function profileFor(
   profiles: OnboardingProfiles,

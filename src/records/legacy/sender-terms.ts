@@ -1,4 +1,4 @@
-import type { LegacyConverter, LegacyProblem } from './mapping.js';
+import type { LegacyConverter, LegacyProblem } from './converter.js';
 
 /**
  * Puts a legacy batch's errors in the partner's own terms. The pipeline validates v2 records;

@@ -1,3 +1,4 @@
+import type { IgnoredFields } from './ignored-fields.js';
 import { receivedType } from '../issues.js';
 import {
   applyDefaults,
@@ -7,10 +8,8 @@ import {
   refuseUnknown,
   reverseOf,
   sentIn,
-  type LegacyConverter,
-  type LegacyField,
-  type LegacyProblem,
 } from './mapping.js';
+import type { LegacyConverter, LegacyField, LegacyProblem } from './converter.js';
 import { isPlain, type Plain } from './paths.js';
 
 /**
@@ -66,10 +65,11 @@ function linesOf(
   k: number,
   orderNumber: unknown,
   problems: LegacyProblem[],
+  ignored: IgnoredFields | undefined,
 ): unknown[] {
   if (!isPlain(good)) return [good]; // v2 validation words it; sourceOf points at `FinishedGoods[k]`
   const prefix = `${GOODS}[${k}].`;
-  refuseUnknown(good, GOOD_NAMES, prefix, problems);
+  refuseUnknown(good, GOOD_NAMES, prefix, problems, ignored);
   const workOrderId = typeof orderNumber === 'string' ? { workOrderId: orderNumber } : {};
   const finished: Plain = { ...workOrderId, role: 'finished_good' };
   mapFields(FINISHED_GOOD, good, prefix, finished, problems);
@@ -90,7 +90,7 @@ function linesOf(
       continue;
     }
     const at = `${prefix}${PARTS}[${j}].`;
-    refuseUnknown(part, PART_NAMES, at, problems);
+    refuseUnknown(part, PART_NAMES, at, problems, ignored);
     // A part's line number is its finished good's, then its own position: 1.1, 1.2, 2.1 …
     const line = typeof finished.line === 'string' ? { line: `${finished.line}.${j + 1}` } : {};
     const component: Plain = { ...workOrderId, ...line, role: 'component' };
@@ -145,12 +145,14 @@ export const workOrdersV1: LegacyConverter = {
 
   toV2(legacy, context, problems) {
     if (!isPlain(legacy)) return legacy; // v2 validation reports `(record): Expected object, …`
-    refuseUnknown(legacy, HEADER_NAMES, '', problems);
+    refuseUnknown(legacy, HEADER_NAMES, '', problems, context.ignored);
     const record: Plain = {};
     mapFields(HEADER, legacy, '', record, problems);
     const goods = legacy[GOODS];
     if (Array.isArray(goods))
-      record.lines = goods.flatMap((good, k) => linesOf(good, k, legacy.OrdNumber, problems));
+      record.lines = goods.flatMap((good, k) =>
+        linesOf(good, k, legacy.OrdNumber, problems, context.ignored),
+      );
     else if (goods !== undefined) record.lines = goods; // wrong type: v2 validation words it
     if (context.defaults) applyDefaults(record, context.defaults);
     return record;
@@ -181,5 +183,10 @@ export const workOrdersV1: LegacyConverter = {
         sentIn(itemAt(legacy, Number(k), j === undefined ? undefined : Number(j))),
       );
     return field === undefined ? undefined : `${source}.${field}`;
+  },
+
+  // No work-order field has a business-specific wire name.
+  withNames() {
+    return workOrdersV1;
   },
 };

@@ -11,6 +11,7 @@ import {
   interrupted,
   KEPT_FAILURES,
   nextStep,
+  progressed,
   published,
   rejected,
   retryScheduled,
@@ -147,6 +148,25 @@ describe('input state machine', () => {
     const resumed = validated(begin(arrived(state, arrival)));
     expect(resumed.resume).toEqual({ confirmed: 5, correlationId: 'c' });
     expect(published(resumed, { response: summary, processedAt: AT }).resume).toBeUndefined();
+  });
+
+  it('progressed records each confirmed chunk; every kind of failed try keeps it for the next', () => {
+    const at = progressed(inTry(), { confirmed: 2000, correlationId: 'c' });
+    expect(at).toMatchObject({
+      status: 'validated',
+      resume: { confirmed: 2000, correlationId: 'c' },
+    });
+    expect(() => progressed(fresh(), { confirmed: 1, correlationId: 'c' })).toThrow(
+      IllegalTransition,
+    );
+    const facts = { reason: 'r', at: AT, notBefore: LATER };
+    for (const failed of [deferred(at, facts), retryScheduled(at, facts)]) {
+      const next = validated(begin(arrived(failed, arrival)));
+      expect(next.resume).toEqual({ confirmed: 2000, correlationId: 'c' });
+    }
+    // A crash (no end recorded) keeps it too.
+    expect(arrived(at, arrival).resume).toEqual({ confirmed: 2000, correlationId: 'c' });
+    expect(published(at, { response: summary, processedAt: AT }).resume).toBeUndefined();
   });
 
   it('nextStep: dead and exhausted inputs are given up on; a scheduled retry waits unless ignored', () => {

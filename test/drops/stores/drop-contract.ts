@@ -5,13 +5,15 @@ import { createIngest } from '../../../src/pipeline/ingest.js';
 import type { Receipt } from '../../../src/pipeline/receipt.js';
 import { compileRoutingKey } from '../../../src/pipeline/route.js';
 import { pipelineSchema, type PipelineDefinition } from '../../../src/drops/definition.js';
-import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../../src/publish/index.js';
+import type { RabbitMqPublisher } from '../../../src/publish/index.js';
 import { createRabbitMqLease, type DropLease } from '../../../src/drops/lease.js';
 import { createDropRunner, type DropRunner } from '../../../src/drops/runner.js';
+import { statusOf } from '../../../src/cli/status.js';
 import type { InputState } from '../../../src/drops/state/input-state.js';
 import type { DropStore } from '../../../src/drops/stores/store.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../../support/broker.js';
-import { startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
+import { startProxiedPublisher } from '../../support/proxied-publisher.js';
+import type { TcpProxy } from '../../support/tcp-proxy.js';
 import { tempFolder } from '../../support/temp.js';
 import { readAll, type StoreFixture } from './store-contract.js';
 
@@ -73,6 +75,7 @@ export function describeDropPipeline(
     let topology: TestTopology;
     let proxy: TcpProxy;
     let publisher: RabbitMqPublisher;
+    let proxied: Awaited<ReturnType<typeof startProxiedPublisher>>;
     const spool = tempFolder('spool-');
     // Warnings are kept so a failing test can say why a file was retried.
     const warnings: string[] = [];
@@ -85,25 +88,11 @@ export function describeDropPipeline(
     beforeAll(async () => {
       f = await makeFixture();
       topology = await declareTestTopology({ bindingKeys: ['#'] });
-      proxy = await startTcpProxy({
-        host: '127.0.0.1',
-        port: Number(new URL(AMQP_URL).port || 5672),
-      });
-      publisher = createRabbitMqPublisher(
-        {
-          url: proxy.urlFor(AMQP_URL),
-          exchange: topology.exchange,
-          queues: [],
-          publishTimeoutMs: 15_000,
-          reconnect: { initialDelayMs: 50, maxDelayMs: 300 },
-        },
-        log,
-      );
-      await publisher.start();
+      proxied = await startProxiedPublisher(topology.exchange, log);
+      ({ proxy, publisher } = proxied);
     });
     afterAll(async () => {
-      await publisher.close();
-      await proxy.close();
+      await proxied.close();
       await topology.cleanup();
       await f.store.close();
       await f.cleanup();
@@ -114,6 +103,7 @@ export function describeDropPipeline(
       runner: (workerId?: string, store?: DropStore, lease?: DropLease) => DropRunner;
       dir: string;
       pipeline: PipelineDefinition;
+      store: DropStore;
     } {
       const dir = `t${++folder}`;
       const pipeline = pipelineSchema.parse({
@@ -140,7 +130,7 @@ export function describeDropPipeline(
           workerId,
           ...(lease ? { lease } : {}),
         });
-      return { runner, dir, pipeline };
+      return { runner, dir, pipeline, store: scoped(f.store, dir) };
     }
 
     async function receiptAt(name: string): Promise<Receipt> {
@@ -203,17 +193,45 @@ export function describeDropPipeline(
       expect(await f.has(`${marker.dir}/m.csv.done`)).toBe(false);
       expect(await f.has(`${marker.dir}/upload.csv.part`)).toBe(true);
 
-      const stable = pipelineIn({ readiness: { strategy: 'stable', checks: 2 } });
+      // A quiet period far longer than two looks take, even on a loaded machine.
+      const stable = pipelineIn({ readiness: { strategy: 'stable', checks: 2, quietMs: 2_000 } });
       const runner = stable.runner();
       await f.put(`${stable.dir}/s.csv`, 'AccountID,OrdNumber');
       expect(await runner.runOnce(), 'first look').toMatchObject({ accepted: 0, settling: 1 });
+      // The writer pauses: a second look sees the same size and mtime, but not for the quiet period.
+      expect(await runner.runOnce(), 'paused writer').toMatchObject({
+        accepted: 0,
+        rejected: 0,
+        settling: 1,
+      });
       await f.put(`${stable.dir}/s.csv`, ordersCsv('S')); // still growing
       expect(await runner.runOnce(), 'after it grew').toMatchObject({ accepted: 0, settling: 1 });
-      const third = await runner.runOnce();
-      expect(
-        third,
-        `unchanged since the last look: ${JSON.stringify(third)} ${warnings.join('')}`,
-      ).toMatchObject({ accepted: 1 });
+      await expect
+        .poll(async () => (await runner.runOnce()).accepted, { timeout: 15_000, interval: 100 })
+        .toBe(1);
+      expect(await receiptAt(`${stable.dir}/processed/s.csv.receipt.json`)).toMatchObject({
+        response: { recordCount: 2 },
+      });
+      await topology.messages();
+    });
+
+    it('run --once waits out the quiet period: a writer pausing between writes is never read in the middle', async () => {
+      const { runner, dir } = pipelineIn({
+        readiness: { strategy: 'stable', checks: 2, quietMs: 1_500, intervalMs: 50 },
+      });
+      const whole = ordersCsv('PAUSE', 3);
+      const rows = whole.split('\n');
+      await f.put(`${dir}/slow.csv`, `${rows.slice(0, 3).join('\n')}\n`);
+      const once = runner().runOnce({ waitForSettling: true });
+      // The writer pauses for several of the runner's looks (checks × intervalMs), then writes the rest.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await f.put(`${dir}/slow.csv`, whole);
+      expect(await once).toMatchObject({ accepted: 1, rejected: 0, settling: 0 });
+      expect(await receiptAt(`${dir}/processed/slow.csv.receipt.json`)).toMatchObject({
+        outcome: 'accepted',
+        response: { recordCount: 3 },
+      });
+      expect(await topology.count()).toBe(3);
       await topology.messages();
     });
 
@@ -499,8 +517,41 @@ export function describeDropPipeline(
       await topology.messages();
     });
 
+    it('a move cut between its two halves (the file under both names) is finished: one receipt, one file', async () => {
+      const { runner, dir } = pipelineIn({ retry: { initialDelayMs: 0, maxDelayMs: 0 } });
+      await f.put(`${dir}/half.csv`, ordersCsv('HALF'));
+      await f.put(`${dir}/half-bad.csv`, 'not,a,legacy,file\n8,8,8,8\n');
+      // The first move into processed/ or failed/ makes the target and dies before the source is
+      // gone: a kill between link(2) and unlink(2), or between S3's copy and delete.
+      const cutting = new Set(['processed', 'failed']);
+      const halfway = Object.create(f.store) as DropStore;
+      halfway.rename = async (from, to, options) => {
+        const folder = to.slice(dir.length + 1).split('/')[0]!;
+        if (!cutting.delete(folder)) return f.store.rename(from, to, options);
+        await f.store.write(to, await readAll(await f.store.read(from)));
+        throw new Error('worker gone');
+      };
+      expect(await runner('w1', halfway).runOnce()).toMatchObject({ retried: 2, accepted: 0 });
+      expect(await f.has(`${dir}/processed/half.csv`)).toBe(true); // and still claimed
+      expect(await runner('w2').runOnce()).toMatchObject({ accepted: 1, rejected: 1 });
+      const files = async (folder: string) =>
+        (await f.store.list(`${dir}/${folder}`)).map((e) =>
+          e.name.slice(`${dir}/${folder}/`.length),
+        );
+      expect((await files('processed')).sort()).toEqual(['half.csv', 'half.csv.receipt.json']);
+      expect((await files('failed')).sort()).toEqual(['half-bad.csv', 'half-bad.csv.receipt.json']);
+      expect(await f.store.list(`${dir}/.warehouse-ingest/claims`)).toEqual([]);
+      expect(await stateOf(dir, ordersCsv('HALF'))).toMatchObject({
+        status: 'receipted',
+        location: 'processed/half.csv',
+        receipts: ['processed/half.csv.receipt.json'],
+      });
+      expect(await topology.count()).toBe(2); // published once
+      await topology.messages();
+    });
+
     it('selects for reprocessing a try that was cut short away from the top level, once it is stale', async () => {
-      const { runner, dir, pipeline } = pipelineIn({ claimLeaseMs: 1000 });
+      const { runner, dir, pipeline } = pipelineIn({ claimLeaseMs: 10_000 });
       const csv = ordersCsv('STRAND');
       const sha256 = createHash('sha256').update(csv).digest('hex');
       // A worker reprocessing failed/x.csv (from where it lies, as on S3) died after its state said "received".
@@ -512,7 +563,7 @@ export function describeDropPipeline(
         pipeline: pipeline.name,
         location: 'failed/x.csv',
         attempts: 2,
-        updatedAt: new Date(Date.now() - 5000).toISOString(),
+        updatedAt: new Date(Date.now() - 60_000).toISOString(),
       };
       await f.put(`${dir}/.warehouse-ingest/state/${sha256}.json`, JSON.stringify(stale));
       expect((await runner().reprocess()).inputs).toMatchObject([
@@ -541,6 +592,83 @@ export function describeDropPipeline(
       await topology.messages();
     });
 
+    it('decides "already done" by content, never by a receipt\'s time: new bytes with an old mtime are taken, the same bytes are not', async () => {
+      const { runner, dir } = pipelineIn({ after: { success: 'keep', failure: 'keep' } });
+      const sha = (text: string) => createHash('sha256').update(text).digest('hex');
+      const dayAgo = Date.now() - 86_400_000;
+      await f.put(`${dir}/k.csv`, ordersCsv('K1'));
+      expect(await runner().runOnce()).toMatchObject({ accepted: 1 });
+      // A new upload under the same name keeps the mtime it had on the partner's side (cp -p, sftp -p, rsync -t).
+      await f.put(`${dir}/k.csv`, ordersCsv('K2'));
+      await f.setModified?.(`${dir}/k.csv`, dayAgo);
+      expect(await runner().runOnce()).toMatchObject({ accepted: 1, alreadyDone: 0 });
+      expect(await receiptAt(`${dir}/k.csv.receipt.json`)).toMatchObject({
+        outcome: 'accepted',
+        file: { sha256: sha(ordersCsv('K2')) },
+      });
+      // The same bytes uploaded again: already done (another worker, nothing in memory), nothing published.
+      await f.put(`${dir}/k.csv`, ordersCsv('K2'));
+      await f.setModified?.(`${dir}/k.csv`, dayAgo);
+      expect(await runner('w2').runOnce()).toMatchObject({
+        accepted: 0,
+        duplicates: 0,
+        alreadyDone: 1,
+      });
+      // A kept rejected file is not tried again on every look either.
+      await f.put(`${dir}/bad.csv`, 'not,a,legacy,file\n1,2,3,4\n');
+      expect(await runner().runOnce()).toMatchObject({ rejected: 1, alreadyDone: 1 });
+      expect(await runner().runOnce()).toMatchObject({ rejected: 0, alreadyDone: 2 });
+      // Move mode: a newer `<name>.receipt.json` lying in the top folder does not hide a new file.
+      const moving = pipelineIn();
+      await f.put(`${moving.dir}/m.csv`, ordersCsv('M1'));
+      await f.setModified?.(`${moving.dir}/m.csv`, dayAgo);
+      await f.put(`${moving.dir}/m.csv.receipt.json`, '{"outcome":"accepted"}');
+      expect(await moving.runner().runOnce()).toMatchObject({ accepted: 1 });
+      expect(await topology.count()).toBe(6);
+      await topology.messages();
+    }, 120_000); // seven looks, each of them hashing kept files over SFTP
+
+    it('never leaves a file stuck for its name: too long to claim → failed/ with a receipt; refused by the store → reported once and listed by status', async () => {
+      const { runner, dir, pipeline, store } = pipelineIn();
+      const long = `${'o'.repeat(246)}.csv`; // 250 bytes: a valid file name, but no room for a claim or a receipt
+      const refused = 'back\\slash.csv';
+      // Only where names are file names (s3rver keeps keys as file names too, so it could not hold this one).
+      if (traits.atomicRename) await f.put(`${dir}/${long}`, ordersCsv('LONG'));
+      await f.put(`${dir}/${refused}`, ordersCsv('REFUSED'));
+      const reports = () =>
+        warnings.filter((line) => line.includes('cannot be used') && line.includes('slash')).length;
+      const before = reports();
+      const worker = runner();
+      const first = await worker.runOnce();
+      expect(await worker.runOnce()).toMatchObject({ unusableNames: 1, retried: 0, parked: 0 });
+      expect(reports() - before, 'reported once, not on every look').toBe(1);
+      expect(await f.has(`${dir}/${refused}`)).toBe(true);
+      const status = await statusOf({ pipeline: { ...pipeline, file: 'p.yaml' }, store }, 10);
+      expect(status.unusableNames).toEqual([
+        { name: refused, reason: expect.stringMatching(/backslash/) },
+      ]);
+      if (!traits.atomicRename) {
+        expect(first).toMatchObject({ unusableNames: 1, retried: 0 });
+        return;
+      }
+      expect(first).toMatchObject({ accepted: 0, rejected: 1, unusableNames: 1, retried: 0 });
+      expect(await f.has(`${dir}/${long}`)).toBe(false);
+      const failed = (await f.store.list(`${dir}/failed`)).map((e) => e.name);
+      const receipt = failed.find((name) => name.endsWith('.receipt.json'));
+      expect(failed, failed.join(', ')).toHaveLength(2);
+      expect(Buffer.byteLength(receipt!.split('/').at(-1)!)).toBeLessThan(200);
+      expect(await receiptAt(receipt!)).toMatchObject({
+        outcome: 'rejected',
+        file: { name: long, sha256: createHash('sha256').update(ordersCsv('LONG')).digest('hex') },
+        response: {
+          type: '/problems/unusable-file-name',
+          status: 422,
+          detail: expect.stringMatching(/250 bytes/),
+        },
+      });
+      expect(await topology.count()).toBe(0);
+    });
+
     it('publishes the same bytes once: a second drop gets a duplicate receipt pointing at the first', async () => {
       const { runner, dir } = pipelineIn();
       const csv = ordersCsv('D');
@@ -567,7 +695,7 @@ export function describeDropPipeline(
     withClaims(
       'removes the temporary files of writes a killed worker never finished, and nothing else',
       async () => {
-        const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
+        const { runner, dir } = pipelineIn({ claimLeaseMs: 10_000 });
         const leftovers = [
           `.warehouse-ingest/state/${'c'.repeat(64)}.json.0badf00d.tmp`,
           'processed/x.csv.receipt.json.12345678.tmp',
@@ -576,7 +704,8 @@ export function describeDropPipeline(
         ];
         for (const name of leftovers) await f.put(`${dir}/${name}`, 'half-written');
         await f.put(`${dir}/partner-upload.csv.0badf00d.tmp`, "a partner's upload in progress");
-        await new Promise((resolve) => setTimeout(resolve, 1100));
+        // Older than the lease (the shortest allowed): no write takes that long.
+        await new Promise((resolve) => setTimeout(resolve, 10_100));
         await f.put(`${dir}/processed/w.csv.receipt.json.fedcba98.tmp`, 'being written right now');
         await runner().runOnce();
         for (const name of leftovers) expect(await f.has(`${dir}/${name}`), name).toBe(false);
@@ -614,9 +743,9 @@ export function describeDropPipeline(
     withClaims(
       "recovers a crashed worker's claim after the lease, and processes the file once",
       async () => {
-        const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
+        const { runner, dir } = pipelineIn({ claimLeaseMs: 10_000 });
         await f.put(
-          `${dir}/.warehouse-ingest/claims/${Date.now() - 5000}~crashed~c.csv`,
+          `${dir}/.warehouse-ingest/claims/${Date.now() - 60_000}~crashed~c.csv`,
           ordersCsv('C'),
         );
         await f.put(
@@ -637,7 +766,7 @@ export function describeDropPipeline(
     withClaims(
       'finishes a file whose worker crashed after the broker confirmed it, without publishing it again',
       async () => {
-        const { runner, dir } = pipelineIn({ claimLeaseMs: 1000 });
+        const { runner, dir } = pipelineIn({ claimLeaseMs: 10_000 });
         const csv = ordersCsv('P');
         const sha256 = createHash('sha256').update(csv).digest('hex');
         const response = {
@@ -660,7 +789,7 @@ export function describeDropPipeline(
             processedAt: '2026-01-01T00:00:00.000Z',
           }),
         );
-        await f.put(`${dir}/.warehouse-ingest/claims/${Date.now() - 5000}~crashed~p.csv`, csv);
+        await f.put(`${dir}/.warehouse-ingest/claims/${Date.now() - 60_000}~crashed~p.csv`, csv);
         expect(await runner().runOnce()).toMatchObject({ accepted: 1, duplicates: 0 });
         const receipt = await receiptAt(`${dir}/processed/p.csv.receipt.json`);
         expect(receipt).toMatchObject({ outcome: 'accepted', response, attempt: 2 });
@@ -700,7 +829,7 @@ function scoped(store: DropStore, dir: string): DropStore {
       return entry && strip(entry);
     },
     read: (name) => store.read(at(name)),
-    rename: (from, to) => store.rename(at(from), at(to)),
+    rename: (from, to, options) => store.rename(at(from), at(to), options),
     write: (name, content) => store.write(at(name), content),
     remove: (name) => store.remove(at(name)),
     close: async () => {},

@@ -42,7 +42,11 @@ describe('local drop: hostile names', () => {
       log: createLogger({ level: 'silent' }),
       spoolDirectory: path.join(dir.dir, '.spool'),
     });
-    await expect(runner.runOnce()).resolves.toMatchObject({ accepted: 0, retried: 1 });
+    await expect(runner.runOnce()).resolves.toMatchObject({
+      accepted: 0,
+      retried: 0,
+      unusableNames: 1,
+    });
     expect(existsSync(path.join(dir.dir, 'bad\nname.csv'))).toBe(true);
   });
 });

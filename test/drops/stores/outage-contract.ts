@@ -55,6 +55,9 @@ export function describeStoreOutages(
       tap = tapStore(fixture.store);
       harness = await startDropHarness(tap.store, pipelineName, {
         retry: { initialDelayMs: 20, maxDelayMs: 100, maxAttempts: MAX_ATTEMPTS },
+        // Far longer than any case waits: a claim a try cut by the outage could not give back is
+        // given back by the worker at its next look once the server is back, never by the lease.
+        claimLeaseMs: 600_000,
       });
     });
     afterAll(async () => {

@@ -17,6 +17,8 @@ export interface StoreFixture {
   put(name: string, content: string | Buffer): Promise<void>;
   /** Whether a file is in the drop, looked at directly. */
   has(name: string): Promise<boolean>;
+  /** Sets a file's modification time, as `cp -p` or `rsync -t` do; absent where a store cannot (S3). */
+  setModified?(name: string, ms: number): Promise<void>;
   cleanup(): Promise<void>;
 }
 
@@ -103,6 +105,17 @@ export function describeDropStore(name: string, makeFixture: () => Promise<Store
         f.store.rename('race/x.csv', 'race/claimed/2-x.csv'),
       ]);
       expect(results.filter(Boolean)).toHaveLength(1);
+      // The same for a move to a name nobody else makes (claims): a plain atomic rename.
+      await f.put('race/y.csv', 'Y');
+      const fresh = await Promise.all([
+        f.store.rename('race/y.csv', 'race/claimed/1-y.csv', { fresh: true }),
+        f.store.rename('race/y.csv', 'race/claimed/2-y.csv', { fresh: true }),
+      ]);
+      expect(fresh.filter(Boolean)).toHaveLength(1);
+      expect(await f.has('race/y.csv')).toBe(false);
+      expect(await f.store.rename('race/y.csv', 'race/claimed/3-y.csv', { fresh: true })).toBe(
+        false,
+      );
     });
 
     it('removes files, also ones already gone', async () => {

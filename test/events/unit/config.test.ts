@@ -28,11 +28,12 @@ describe('events configuration', () => {
     expect(config.events).toEqual({
       exchange: 'warehouse.events',
       queue: { name: 'warehouse-ingest.events', type: 'quorum' },
-      prefetch: 64,
+      prefetch: 128,
       deliveryTimeoutMs: 15000,
       retrySchedule: DEFAULT_RETRY_SCHEDULE,
       responseBodyLimitBytes: 4096,
-      concurrencyPerEndpoint: 4,
+      concurrencyPerEndpoint: 16,
+      circuit: { failures: 5, coolDownMs: 30000, maxCoolDownMs: 600000 },
     });
     expect(config.tenants[0]?.webhooks).toBeUndefined();
   });

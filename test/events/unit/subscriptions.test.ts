@@ -70,7 +70,7 @@ describe('resolveEndpoints', () => {
       {
         file: 'environment variable NEW',
         field: 'tenants[0].webhooks[0].secret[1]',
-        message: 'Not set',
+        message: 'Not set (tenant ACME, endpoint hooks.acme.example)',
       },
     ]);
     const problems = run({ OLD: SECRET, NEW: 'whsec_short-and-wrong' });

@@ -1,0 +1,95 @@
+import type { DropStore } from '../drops/stores/store.js';
+import type { AttemptResult } from './deliver.js';
+import {
+  outboundFileContent,
+  outboundFileName,
+  writeOutboundFile,
+  type OutboundFilesSpec,
+} from './outbound-file.js';
+import {
+  compilePattern,
+  endpointId,
+  type Destination,
+  type FileDestination,
+} from './subscriptions.js';
+
+/** What a pipeline with outbound files brings: its name, business, `events` section and store. */
+export interface OutboundDrop {
+  readonly pipeline: {
+    readonly name: string;
+    readonly businessId: string;
+    readonly events?: (OutboundFilesSpec & { readonly types: readonly string[] }) | undefined;
+  };
+  readonly store: DropStore;
+}
+
+/** The id an outbound folder carries in retry messages (no path in it: pipelines are renamed rarely, moved often). */
+export const fileDestinationId = (businessId: string, pipeline: string) =>
+  endpointId(businessId, `file:${pipeline}`);
+
+/** Rejects after `ms` unless `work` settles first (the write itself goes on; its name makes it harmless). */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`Not written within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * One destination per pipeline that declares `events`: an attempt writes the event's file in the
+ * partner's drop through the pipeline's own store. A store outage, a refused write or a time-out
+ * is a failed attempt, retried on the broker like a webhook's; a name already there is delivered.
+ */
+export function fileDestination(
+  drop: OutboundDrop,
+  timeoutMs: number,
+): FileDestination | undefined {
+  const spec = drop.pipeline.events;
+  if (!spec) return undefined;
+  const matchers = spec.types.map(compilePattern);
+  return {
+    kind: 'file',
+    id: fileDestinationId(drop.pipeline.businessId, drop.pipeline.name),
+    businessId: drop.pipeline.businessId,
+    host: `${drop.store.type}:${drop.store.where.replace(/\/+$/, '')}/${spec.path}`,
+    matches: (type) => matchers.some((match) => match(type)),
+    async write(event): Promise<AttemptResult> {
+      try {
+        const outcome = await within(
+          writeOutboundFile(
+            drop.store,
+            outboundFileName(event, spec),
+            outboundFileContent(event, spec),
+          ),
+          timeoutMs,
+        );
+        return { outcome: 'delivered', file: outcome };
+      } catch (error) {
+        // Store errors name the store, operation and key, never credentials (src/drops/stores/).
+        const reason = (error as Error).message.replace(/\s+/g, ' ').slice(0, 300);
+        return { outcome: 'failed', reason: `File not written: ${reason}` };
+      }
+    },
+  };
+}
+
+/** The webhook endpoints with every business's outbound folders added. */
+export function withFileDestinations(
+  endpoints: ReadonlyMap<string, readonly Destination[]>,
+  drops: readonly OutboundDrop[],
+  timeoutMs: number,
+): ReadonlyMap<string, readonly Destination[]> {
+  const merged = new Map<string, Destination[]>(
+    [...endpoints].map(([business, list]) => [business, [...list]]),
+  );
+  for (const drop of drops) {
+    const destination = fileDestination(drop, timeoutMs);
+    if (!destination) continue;
+    merged.set(destination.businessId, [
+      ...(merged.get(destination.businessId) ?? []),
+      destination,
+    ]);
+  }
+  return merged;
+}

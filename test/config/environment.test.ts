@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { environmentVariables, variableName } from '../../src/config/environment.js';
+import { problemsOf } from '../support/config-problems.js';
+import { tempFolder } from '../support/temp.js';
+
+const temp = tempFolder('config-env-');
+const HASH =
+  '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
+
+const valueAt = (config: unknown, key: string) =>
+  key.split('.').reduce<unknown>((at, part) => (at as Record<string, unknown>)?.[part], config);
+
+describe('an environment variable for every configuration key', () => {
+  it('names each by the rule: INGEST_ + the path in upper snake case, parts joined by __', () => {
+    expect(variableName(['http', 'abuse', 'rateLimit', 'requests'])).toBe(
+      'INGEST_HTTP__ABUSE__RATE_LIMIT__REQUESTS',
+    );
+    const byKey = new Map(environmentVariables().map((v) => [v.key, v]));
+    expect(byKey.get('http.port')).toMatchObject({
+      name: 'INGEST_HTTP__PORT',
+      type: 'number',
+      aliases: ['PORT'],
+    });
+    expect(byKey.get('broker.url')).toMatchObject({ aliases: ['AMQP_URL'], secret: true });
+    expect(byKey.get('tenants')).toMatchObject({ name: 'INGEST_TENANTS', type: 'json' });
+    for (const key of ['environment', 'lineage.directory', 'events.queue.type', 'onboarding'])
+      expect(byKey.has(key), key).toBe(true);
+  });
+
+  // Each variable, set to the value the embedded defaults give its key, wins over a file that
+  // sets the key to a value of the wrong type: every type (number, string, enum, JSON list or
+  // map) is read as the schema wants it, and the variable really sets its key.
+  const defaults = loadConfig({ env: {} });
+  const withDefault = environmentVariables().filter(
+    (v) => valueAt(defaults, v.key) !== undefined && v.key !== 'pipelinesDirectory',
+  );
+  it.each(withDefault.map((v) => [v.name, v]))('%s sets its key', (name, variable) => {
+    const value = valueAt(defaults, variable.key);
+    const text = variable.type === 'json' ? JSON.stringify(value) : String(value);
+    const wrong = variable.key
+      .split('.')
+      .reduceRight<unknown>(
+        (inner, part) => ({ [part]: inner }),
+        variable.type === 'boolean' ? 'x' : true,
+      );
+    const file = temp.write(`wrong-${name}.yaml`, JSON.stringify(wrong));
+    expect(() => loadConfig({ env: { INGEST_CONFIG: file } })).toThrow(variable.key);
+    const config = loadConfig({ env: { INGEST_CONFIG: file, [name]: text } });
+    expect(valueAt(config, variable.key)).toEqual(value);
+  });
+
+  it('changes a deep key, an enum, a list and the tenants (as JSON)', () => {
+    const config = loadConfig({
+      env: {
+        INGEST_HTTP__ABUSE__RATE_LIMIT__REQUESTS: '7',
+        INGEST_EVENTS__QUEUE__TYPE: 'classic',
+        INGEST_BROKER__QUEUES: '[{"name":"q1","bindingKeys":["#"]}]',
+        INGEST_TENANTS: JSON.stringify([{ businessId: 'ACME', apiKeyHash: HASH }]),
+      },
+    });
+    expect(config.http.abuse.rateLimit.requests).toBe(7);
+    expect(config.events.queue.type).toBe('classic');
+    expect(config.broker.queues).toEqual([{ name: 'q1', bindingKeys: ['#'] }]);
+    expect(config.tenants.map((t) => t.businessId)).toEqual(['ACME']);
+  });
+
+  it('wins over the INGEST_CONFIG file (file < environment), key by key', () => {
+    const file = temp.write('layer.yaml', 'http:\n  port: 4000\n  bodyLimitBytes: 2048\n');
+    const config = loadConfig({ env: { INGEST_CONFIG: file, INGEST_HTTP__PORT: '5000' } });
+    expect(config.http).toMatchObject({ port: 5000, bodyLimitBytes: 2048 });
+    expect(loadConfig({ env: { INGEST_CONFIG: file, PORT: '5001' } }).http.port).toBe(5001);
+    expect(
+      loadConfig({ env: { INGEST_CONFIG: file, INGEST_ENVIRONMENT: 'sandbox' } }).environment,
+    ).toBe('sandbox');
+  });
+
+  it('names the variable and the key of a wrong value, and refuses two names that disagree', () => {
+    expect(problemsOf(() => loadConfig({ env: { INGEST_HTTP__PORT: 'eighty' } }))).toEqual([
+      {
+        file: 'environment variable INGEST_HTTP__PORT',
+        field: 'http.port',
+        message: 'Expected number, received string',
+      },
+    ]);
+    expect(problemsOf(() => loadConfig({ env: { INGEST_BROKER__QUEUES: '[{' } }))).toEqual([
+      {
+        file: 'environment variable INGEST_BROKER__QUEUES',
+        field: 'broker.queues',
+        message: expect.stringContaining('Expected JSON'),
+      },
+    ]);
+    // The same value under both names is fine; different values are refused, never printed.
+    expect(loadConfig({ env: { PORT: '5000', INGEST_HTTP__PORT: '5000' } }).http.port).toBe(5000);
+    const url = 'amqp://u:secret-one@mq.example/v';
+    const problems = problemsOf(() =>
+      loadConfig({ env: { AMQP_URL: url, INGEST_BROKER__URL: 'amqp://u:secret-two@mq/v' } }),
+    );
+    expect(problems).toEqual([
+      {
+        file: 'environment variable INGEST_BROKER__URL',
+        field: 'broker.url',
+        message: 'INGEST_BROKER__URL and AMQP_URL are both set, to different values: keep one',
+      },
+    ]);
+    expect(JSON.stringify(problems)).not.toContain('secret-');
+  });
+});
+
+describe('*_FILE: a secret read from a file', () => {
+  it('reads AMQP_URL_FILE at start-up, dropping the trailing newline', () => {
+    const file = temp.write('amqp-url', 'amqp://ingest:from-a-file@mq.example:5672/prod\n');
+    expect(loadConfig({ env: { AMQP_URL_FILE: file } }).broker.url).toBe(
+      'amqp://ingest:from-a-file@mq.example:5672/prod',
+    );
+    const tenants = temp.write(
+      'tenants.json',
+      JSON.stringify([{ businessId: 'ACME', apiKeyHash: HASH }]),
+    );
+    expect(
+      loadConfig({ env: { INGEST_TENANTS_FILE: tenants } }).tenants.map((t) => t.businessId),
+    ).toEqual(['ACME']);
+  });
+
+  it('names the variable, the key and the file when it cannot be used, never its content', () => {
+    const missing = `${temp.dir}/no-such-secret`;
+    const exposed = temp.write('exposed-url', 'amqp://ingest:exposed-pw@mq/v\n', 0o644);
+    const empty = temp.write('empty-url', '\n');
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: {
+          AMQP_URL_FILE: missing,
+          INGEST_BROKER__URL_FILE: exposed,
+          INGEST_TENANTS_FILE: empty,
+          // Reported in the same run as the files.
+          INGEST_LOG__LEVEL: 'loud',
+        },
+      }),
+    );
+    expect(problems).toEqual([
+      {
+        file: 'environment variable INGEST_BROKER__URL_FILE',
+        field: 'broker.url',
+        message: expect.stringContaining(`run chmod 600 ${exposed}`),
+      },
+      {
+        file: 'environment variable AMQP_URL_FILE',
+        field: 'broker.url',
+        message: `Cannot read ${missing}: ENOENT`,
+      },
+      {
+        file: 'environment variable INGEST_TENANTS_FILE',
+        field: 'tenants',
+        message: `${empty} is empty`,
+      },
+      {
+        file: 'environment variable INGEST_LOG__LEVEL',
+        field: 'log.level',
+        message: expect.stringContaining('Expected one of'),
+      },
+    ]);
+    expect(JSON.stringify(problems)).not.toContain('exposed-pw');
+  });
+
+  it('is offered for secrets only', () => {
+    const port = temp.write('port', '8080\n');
+    expect(loadConfig({ env: { PORT_FILE: port } }).http.port).toBe(3000);
+    expect(
+      environmentVariables()
+        .filter((v) => v.secret)
+        .map((v) => v.key),
+    ).toEqual(['broker.url', 'tenants']);
+  });
+});

@@ -1,0 +1,201 @@
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalDrop } from '../../src/drops/stores/local.js';
+import { createS3Drop } from '../../src/drops/stores/s3.js';
+import { createSftpDrop } from '../../src/drops/stores/sftp.js';
+import type { DropStore } from '../../src/drops/stores/store.js';
+import type { WarehouseEvent } from '../../src/events/event.js';
+import {
+  OUTBOUND_STAGING,
+  outboundFileContent,
+  outboundFileName,
+  writeOutboundFile,
+  type OutboundFilesSpec,
+} from '../../src/events/outbound-file.js';
+import { sftpOptionsFor } from '../support/sftp-fixture.js';
+import { startS3rver } from '../support/s3rver.js';
+import { startSshd } from '../support/sshd.js';
+import { tempFolder } from '../support/temp.js';
+
+/** A drop under test, with its backend read and written directly (not through the store). */
+interface OutboundFixture {
+  readonly store: DropStore;
+  /** The raw bytes of a file as the backend holds them, or undefined. */
+  get(name: string): Promise<Buffer | undefined>;
+  put(name: string, content: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const temp = tempFolder('outbound-files-');
+
+function folderFixture(root: string, store: DropStore): OutboundFixture {
+  return {
+    store,
+    async get(name) {
+      try {
+        return readFileSync(path.join(root, name));
+      } catch {
+        return undefined;
+      }
+    },
+    async put(name, content) {
+      mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+      writeFileSync(path.join(root, name), content);
+    },
+    close: () => store.close(),
+  };
+}
+
+const FIXTURES: Array<[string, () => Promise<OutboundFixture>]> = [
+  [
+    'local',
+    async () => {
+      const root = path.join(temp.dir, 'local');
+      return folderFixture(root, createLocalDrop({ path: root }));
+    },
+  ],
+  [
+    'sftp (OpenSSH)',
+    async () => {
+      const sshd = await startSshd();
+      const fixture = folderFixture(
+        path.join(sshd.dataDir, 'drop'),
+        createSftpDrop(sftpOptionsFor(sshd)),
+      );
+      return {
+        ...fixture,
+        close: async () => {
+          await fixture.close();
+          await sshd.stop();
+        },
+      };
+    },
+  ],
+  [
+    's3 (s3rver)',
+    async () => {
+      const s3 = await startS3rver();
+      const store = createS3Drop({
+        bucket: s3.bucket,
+        region: s3.region,
+        endpoint: s3.endpoint,
+        forcePathStyle: true,
+        credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+      });
+      return {
+        store,
+        async get(name) {
+          try {
+            const object = await s3.client.send(
+              new GetObjectCommand({ Bucket: s3.bucket, Key: name }),
+            );
+            return Buffer.from(await object.Body!.transformToByteArray());
+          } catch (error) {
+            if ((error as Error).name === 'NoSuchKey') return undefined;
+            throw error;
+          }
+        },
+        async put(name, content) {
+          await s3.client.send(
+            new PutObjectCommand({
+              Bucket: s3.bucket,
+              Key: name,
+              Body: content,
+              ContentLength: Buffer.byteLength(content),
+            }),
+          );
+        },
+        close: async () => {
+          await store.close();
+          await s3.stop();
+        },
+      };
+    },
+  ],
+];
+
+const event = (
+  id: string,
+  at = '2026-11-23T16:49:01Z',
+  data: Record<string, unknown> = {},
+): WarehouseEvent => ({
+  id,
+  type: 'sales-order.shipped',
+  businessId: 'ACME',
+  occurredAt: new Date(at),
+  data: { orderNumber: 'SO-1', note: 'Grüße, "quoted"', ...data },
+});
+
+const JSON_SPEC: OutboundFilesSpec = { path: 'outbound', format: 'json' };
+const CSV_SPEC: OutboundFilesSpec = {
+  path: 'outbound-csv',
+  format: 'csv',
+  columns: ['$id', 'orderNumber', 'note'],
+};
+
+async function write(store: DropStore, e: WarehouseEvent, spec: OutboundFilesSpec) {
+  return writeOutboundFile(store, outboundFileName(e, spec), outboundFileContent(e, spec));
+}
+
+describe.each(FIXTURES)('outbound files through the DropStore: %s', (_, makeFixture) => {
+  let f: OutboundFixture;
+  beforeAll(async () => {
+    f = await makeFixture();
+  });
+  afterAll(() => f?.close());
+
+  it('writes a JSON event file byte for byte under its sortable name, leaving nothing staged', async () => {
+    expect(await write(f.store, event('evt-1'), JSON_SPEC)).toBe('written');
+    const bytes = await f.get('outbound/20261123T164901Z-sales-order.shipped-evt-1.json');
+    expect(bytes?.toString('hex')).toBe(
+      Buffer.from(outboundFileContent(event('evt-1'), JSON_SPEC)).toString('hex'),
+    );
+    expect(JSON.parse(bytes!.toString('utf8'))).toMatchObject({
+      id: 'evt-1',
+      data: { note: 'Grüße, "quoted"' },
+    });
+    expect(await f.store.list(`${OUTBOUND_STAGING}/outbound`)).toEqual([]);
+  });
+
+  it('writes a CSV event file: the declared header and one row, byte for byte', async () => {
+    expect(await write(f.store, event('evt-2'), CSV_SPEC)).toBe('written');
+    const bytes = await f.get('outbound-csv/20261123T164901Z-sales-order.shipped-evt-2.csv');
+    expect(bytes?.toString('utf8')).toBe(
+      '$id,orderNumber,note\r\nevt-2,SO-1,"Grüße, ""quoted"""\r\n',
+    );
+  });
+
+  it('treats a name already there as delivered and never overwrites it', async () => {
+    const name = outboundFileName(event('evt-3'), JSON_SPEC);
+    await f.put(name, 'the partner edited this');
+    expect(await write(f.store, event('evt-3'), JSON_SPEC)).toBe('existing');
+    expect((await f.get(name))?.toString()).toBe('the partner edited this');
+  });
+
+  it('writes one file when two duplicates of an event race, both calls succeeding', async () => {
+    const results = await Promise.all([
+      write(f.store, event('evt-4'), JSON_SPEC),
+      write(f.store, event('evt-4'), JSON_SPEC),
+    ]);
+    expect(results).toContain('written');
+    const name = outboundFileName(event('evt-4'), JSON_SPEC);
+    expect((await f.get(name))?.toString()).toBe(outboundFileContent(event('evt-4'), JSON_SPEC));
+    expect((await f.store.list('outbound')).filter((e) => e.name.includes('evt-4'))).toHaveLength(
+      1,
+    );
+  });
+
+  it('lists in time order by name, whatever order the events were written in', async () => {
+    const spec: OutboundFilesSpec = { path: 'sorted', format: 'json' };
+    const times = ['2026-11-23T18:00:00Z', '2026-11-22T23:59:59Z', '2026-11-23T09:30:00Z'];
+    for (const [i, at] of times.entries()) await write(f.store, event(`e${i}`, at), spec);
+    const listed = (await f.store.list('sorted')).map((e) => e.name);
+    expect([...listed].sort()).toEqual([
+      'sorted/20261122T235959Z-sales-order.shipped-e1.json',
+      'sorted/20261123T093000Z-sales-order.shipped-e2.json',
+      'sorted/20261123T180000Z-sales-order.shipped-e0.json',
+    ]);
+  });
+});

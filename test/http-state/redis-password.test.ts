@@ -1,0 +1,107 @@
+/**
+ * A Redis that requires a password (a private redis-server started here): the password comes
+ * from `sharedState.redis.passwordFile`, owner-only, and never appears in a message.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/errors.js';
+import { openSharedState } from '../../src/http-state/index.js';
+import { createLogger } from '../../src/log.js';
+import { LogCapture } from '../support/http-app.js';
+import { tempFolder } from '../support/temp.js';
+
+const PASSWORD = 'redis-test-password-8d1f';
+const temp = tempFolder('redis-password-');
+let server: ChildProcess;
+let port: number;
+
+beforeAll(async () => {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  port = (probe.address() as net.AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+  server = spawn(
+    'redis-server',
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--requirepass',
+      PASSWORD,
+    ],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    server.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      output += chunk;
+      if (output.includes('Ready to accept connections')) resolve();
+    });
+    server.once('exit', (code) => reject(new Error(`redis-server exited (${code}): ${output}`)));
+  });
+});
+
+afterAll(() => {
+  server?.kill('SIGTERM');
+});
+
+function configWith(name: string, redis: Record<string, unknown>) {
+  return loadConfig({
+    env: {
+      INGEST_ENV: 'sandbox',
+      INGEST_CONFIG: temp.write(name, stringify({ sharedState: { redis } })),
+    },
+  });
+}
+
+describe('a Redis with a password', () => {
+  it('connects with the password from passwordFile, and logs where, never the password', async () => {
+    const logs = new LogCapture();
+    const config = configWith('good.yaml', {
+      url: `redis://127.0.0.1:${port}/0`,
+      passwordFile: temp.write('password', `${PASSWORD}\n`),
+      keyPrefix: 'password-test:',
+    });
+    const state = await openSharedState(config, createLogger({ destination: logs }));
+    try {
+      expect(state.kind).toBe('redis');
+      expect(await state.buckets.take('b', 2, 60_000)).toMatchObject({ allowed: true });
+      expect(logs.raw.join('\n')).toContain(`redis://127.0.0.1:${port}/0`);
+      expect(logs.raw.join('\n')).not.toContain(PASSWORD);
+    } finally {
+      await state.close();
+    }
+  });
+
+  it('without it, the start fails naming where, never the password', async () => {
+    const config = configWith('none.yaml', { url: `redis://127.0.0.1:${port}/0` });
+    const opening = openSharedState(config, createLogger({ level: 'silent' }));
+    await expect(opening).rejects.toThrow(
+      `cannot reach the shared state at redis://127.0.0.1:${port}/0`,
+    );
+    const wrong = configWith('wrong.yaml', {
+      url: `redis://:not-${PASSWORD}@127.0.0.1:${port}/0`,
+    });
+    const refused = openSharedState(wrong, createLogger({ level: 'silent' }));
+    await expect(refused).rejects.toThrow(/cannot reach the shared state/);
+    await expect(refused).rejects.not.toThrow(new RegExp(PASSWORD));
+  });
+
+  it('refuses a password file that group or others may read, naming the field', async () => {
+    const config = configWith('exposed.yaml', {
+      url: `redis://127.0.0.1:${port}/0`,
+      passwordFile: temp.write('exposed-password', PASSWORD, 0o644),
+    });
+    const opening = openSharedState(config, createLogger({ level: 'silent' }));
+    await expect(opening).rejects.toBeInstanceOf(ConfigError);
+    await expect(opening).rejects.toThrow(/sharedState\.redis\.passwordFile.*chmod 600/s);
+  });
+});

@@ -1,0 +1,74 @@
+/**
+ * Redis away: an `Idempotency-Key` request is refused with 503 + Retry-After (never run
+ * unprotected, never a 500), requests without the header go on with per-instance limits, and all
+ * is shared again once Redis is back. At start-up, an unreachable Redis stops the start.
+ */
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log.js';
+import { startService } from '../../src/main.js';
+import { answer, createTestApp, type TestApp } from '../support/http-app.js';
+import { REDIS_URL, removeKeys, testRedisState, uniquePrefix } from '../support/redis.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
+import { validRecords } from '../records/fixtures.js';
+
+const open: Array<TestApp | TcpProxy | { close(): Promise<void> }> = [];
+afterEach(async () => {
+  for (const item of open.splice(0).reverse()) await item.close();
+});
+
+const orders = validRecords('sales-orders');
+
+describe('the shared state on Redis, when Redis is away', () => {
+  it('answers 503 idempotency-unavailable with Retry-After to a keyed request, serves the others, and recovers', async () => {
+    const redisPort = Number(new URL(REDIS_URL).port || 6379);
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: redisPort });
+    open.push(proxy);
+    const keyPrefix = uniquePrefix();
+    open.push({ close: () => removeKeys(keyPrefix) });
+    const state = await testRedisState({ url: proxy.urlFor(REDIS_URL), keyPrefix });
+    const t = await createTestApp({ sharedState: state });
+    open.push(t);
+    const keyed = (k: string) =>
+      t.post('sales-orders', orders, { headers: { 'idempotency-key': k } });
+    expect((await keyed('outage-1')).status).toBe(202);
+
+    proxy.cut({ refuse: true });
+    const refused = await keyed('outage-2');
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(await answer(refused)).toMatchObject({ type: '/problems/idempotency-unavailable' });
+    // Without the header: accepted, rate limit kept by this instance meanwhile.
+    const plain = await t.post('sales-orders', orders);
+    expect(plain.status).toBe(202);
+    expect(plain.headers.get('ratelimit')).toMatch(/^"default";r=\d+;t=\d+$/);
+    expect(await t.topology.count()).toBe(orders.length * 2);
+
+    proxy.restore();
+    await expect
+      .poll(async () => (await keyed('outage-2')).status, { timeout: 15_000, interval: 200 })
+      .toBe(202);
+    const replay = await keyed('outage-1');
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('stops the start when Redis cannot be reached, naming where (never its password)', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as net.AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const starting = startService({
+      env: {
+        REDIS_URL: `redis://:secret-pass@127.0.0.1:${port}/0`,
+        PORT: '0',
+        ADMIN_PORT: '0',
+        INGEST_ENV: 'sandbox',
+      },
+      log: createLogger({ level: 'silent' }),
+    });
+    await expect(starting).rejects.toThrow(
+      `cannot reach the shared state at redis://127.0.0.1:${port}/0`,
+    );
+    await expect(starting).rejects.not.toThrow(/secret-pass/);
+  });
+});
