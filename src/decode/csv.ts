@@ -19,7 +19,8 @@ export interface DecodeCsvOptions {
   /**
    * How many distinct order keys are remembered to detect an order whose rows are not
    * contiguous. Beyond that, later orders are grouped as usual but a reappearance of one of
-   * them goes unnoticed; this keeps memory bounded (~50 bytes a key) on very large files.
+   * them goes unnoticed; this keeps memory bounded (~30 bytes a key, off the JS heap) on very
+   * large files.
    * @default 1_000_000
    */
   readonly maxTrackedOrders?: number;

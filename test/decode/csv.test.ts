@@ -511,6 +511,43 @@ describe('decodeCsv: grouping rows into orders', () => {
     ]);
   });
 
+  it('remembers every earlier order of a large file: an early one reappearing after thousands of others is reported with its own lines', async () => {
+    // 5000 orders grow the order table several times before SO-7 comes back.
+    const rows = Array.from(
+      { length: 5000 },
+      (_, i) => `ACME,SO-${i},2026-02-03,1,SKU-1,2,EA,9.99\n`,
+    );
+    const records = await decode(sales(`${rows.join('')}ACME,SO-7,2026-02-03,2,SKU-2,1,EA,4.50\n`));
+    expect(records).toHaveLength(5001);
+    expect(errorsOf(records).filter((errors) => errors.length > 0)).toEqual([
+      [
+        {
+          path: 'OrdNumber',
+          message:
+            'Order "SO-7" already appeared at line 9; the rows of one order must be contiguous',
+        },
+      ],
+    ]);
+  });
+
+  it('tracks at most maxTrackedOrders orders: a later one reappearing goes unnoticed, an earlier one not', async () => {
+    const text = sales(
+      'ACME,SO-1,2026-02-03,1,SKU-1,2,EA,9.99\nACME,SO-2,2026-02-03,1,SKU-1,2,EA,9.99\n' +
+        'ACME,SO-3,2026-02-03,1,SKU-1,2,EA,9.99\nACME,SO-1,2026-02-03,2,SKU-1,2,EA,9.99\n' +
+        'ACME,SO-3,2026-02-03,2,SKU-1,2,EA,9.99\n',
+    );
+    const records: CsvRecord[] = [];
+    for await (const record of decodeCsv(chunks(text), SALES, { maxTrackedOrders: 2 }))
+      records.push(record);
+    expect(errorsOf(records).map((errors) => errors.map((e) => e.message))).toEqual([
+      [],
+      [],
+      [],
+      ['Order "SO-1" already appeared at line 2; the rows of one order must be contiguous'],
+      [],
+    ]);
+  });
+
   it('makes each row with an empty order number a record of its own', async () => {
     const records = await decode(
       sales('ACME,,2026-02-03,1,SKU-1,2,EA,9.99\nACME,,2026-02-03,2,SKU-2,1,EA,4.50\n'),
