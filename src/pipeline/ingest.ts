@@ -149,7 +149,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
         position += 1;
         if (position <= skip) {
           // Numbered as the first try did, so later identical records keep their ids.
-          const id = ids.forRecord(result.record, Buffer.from(JSON.stringify(result.record)));
+          const id = ids.forRecord(result.record, JSON.stringify(result.record));
           if (batch.onSkipped) {
             skipped.messageIds.push(id);
             skipped.references.push(referenceOf(kind, result.record));
@@ -198,7 +198,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     return {
       filter,
       onValid: (record) => {
-        const digest = digests.digest(record, Buffer.from(JSON.stringify(record)));
+        const digest = digests.digest(record, JSON.stringify(record));
         filter.add(digest, digest.toString('hex'));
       },
     };

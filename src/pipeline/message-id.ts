@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 /**
  * Stable message ids, so that "at least once" never means "processed twice": the same record
@@ -10,6 +10,9 @@ import { createHash } from 'node:crypto';
  */
 export class MessageIds {
   private readonly seen = new Map<string, number>();
+  /** What every hashed input starts with: the business and the kind, each ended by a NUL. */
+  private readonly prefix: string;
+  private readonly prefixBytes: Buffer;
 
   /**
    * @param volatilePaths fields that differ between two tries of the same input (a converted
@@ -18,23 +21,29 @@ export class MessageIds {
    * only digests it names are counted, so unique records cost no memory. Default: count all.
    */
   constructor(
-    private readonly businessId: string,
-    private readonly kind: string,
+    businessId: string,
+    kind: string,
     private readonly volatilePaths: readonly string[] = [],
     private readonly mayRepeat?: (hex: string) => boolean,
-  ) {}
+  ) {
+    this.prefix = `${businessId}\0${kind}\0`;
+    this.prefixBytes = Buffer.from(this.prefix);
+  }
 
-  /** The SHA-256 that identifies a record whose published bytes are `body` (before occurrence numbering). */
-  digest(record: Record<string, unknown>, body: Buffer): Buffer {
+  /**
+   * The SHA-256 that identifies a record whose published bytes are `body` (before occurrence
+   * numbering); `body` may be its JSON text, when the bytes themselves are not needed.
+   */
+  digest(record: Record<string, unknown>, body: Buffer | string): Buffer {
     return this.hash(
       this.volatilePaths.length === 0
         ? body
-        : Buffer.from(JSON.stringify(withoutPaths(record, this.volatilePaths))),
+        : JSON.stringify(withoutPaths(record, this.volatilePaths)),
     );
   }
 
   /** The id for a record whose published bytes are `body`. */
-  forRecord(record: Record<string, unknown>, body: Buffer): string {
+  forRecord(record: Record<string, unknown>, body: Buffer | string): string {
     return this.fromDigest(this.digest(record, body).toString('hex'));
   }
 
@@ -43,14 +52,14 @@ export class MessageIds {
     return this.fromDigest(this.hash(body).toString('hex'));
   }
 
-  private hash(bytes: Buffer): Buffer {
-    return createHash('sha256')
-      .update(this.businessId)
-      .update('\0')
-      .update(this.kind)
-      .update('\0')
-      .update(bytes)
-      .digest();
+  /**
+   * SHA-256 of business, kind and bytes, NUL-separated. One-shot `hash()` rather than a
+   * `createHash` chain: the same digest for about half the cost (no Hash object per record).
+   */
+  private hash(bytes: Buffer | string): Buffer {
+    return typeof bytes === 'string'
+      ? hash('sha256', this.prefix + bytes, 'buffer')
+      : hash('sha256', Buffer.concat([this.prefixBytes, bytes]), 'buffer');
   }
 
   private fromDigest(digest: string): string {

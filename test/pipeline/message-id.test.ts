@@ -11,6 +11,26 @@ describe('stable message ids', () => {
     expect(again).toBe(first);
   });
 
+  it('keep the values they had in earlier releases: a file resumed or a batch retried after an upgrade gets the same ids', () => {
+    // Pinned from the release before the one-shot hash: SHA-256 of "ACME\0sales-orders\0<JSON>".
+    const record = {
+      orderNumber: 'SO-1',
+      identifiers: { businessId: 'ACME' },
+      receivedAt: '2026-01-01T00:00:00Z',
+      lines: [{ sku: 'Ä-1', qty: 2 }],
+    };
+    const ids = new MessageIds('ACME', 'sales-orders');
+    expect(ids.forRecord(record, body(record))).toBe('1d69b552-9bda-8775-a620-807795118fd1');
+    expect(ids.forRecord(record, JSON.stringify(record))).toBe(
+      'a6bd574e-9fae-8534-b834-51f9e7feb42c', // the second occurrence
+    );
+    expect(new MessageIds('ACME', 'sales-orders').next(body(record))).toBe(
+      '1d69b552-9bda-8775-a620-807795118fd1',
+    );
+    const volatile = new MessageIds('ACME', 'sales-orders', ['receivedAt']);
+    expect(volatile.forRecord(record, body(record))).toBe('b4267ef8-136b-82be-b259-c69f463549ce');
+  });
+
   it('differ by business, by kind and by content', () => {
     const id = new MessageIds('ACME', 'sales-orders').next(body({ a: 1 }));
     expect(new MessageIds('OTHER', 'sales-orders').next(body({ a: 1 }))).not.toBe(id);
