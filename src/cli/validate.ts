@@ -93,7 +93,7 @@ async function firstBusinessId(options: ValidateFileOptions): Promise<string> {
     empty = records.records.length === 0;
     first = records.records[0];
   } else {
-    for await (const candidate of records.open('validate')) {
+    for await (const candidate of records.open()) {
       empty = false;
       first = candidate.record;
       break;

@@ -9,6 +9,3 @@ export interface Candidate {
   /** The input line the record starts on (CSV: its first row), for lineage. */
   readonly line?: number;
 }
-
-/** Which of a streamed batch's two passes an `open()` serves. */
-export type StreamPass = 'validate' | 'publish';

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { MalformedBody, PayloadTooLarge } from '../errors.js';
-import type { Candidate, StreamPass } from './candidate.js';
+import type { Candidate } from './candidate.js';
 import type { RecordKind } from '../records/kind.js';
 import { LEGACY, type ConversionContext, type SenderTerms } from '../records/legacy/index.js';
 import { parseJson } from './json.js';
@@ -13,7 +13,7 @@ export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json';
 /** The records part of a batch read from a local (spooled) file. */
 export type FileRecords =
   | { mode: 'array'; records: unknown[]; senderTerms?: SenderTerms }
-  | { mode: 'stream'; open: (pass: StreamPass) => AsyncIterable<Candidate> };
+  | { mode: 'stream'; open: () => AsyncIterable<Candidate> };
 
 export interface FileDecodeOptions {
   readonly kind: RecordKind;
@@ -25,8 +25,8 @@ export interface FileDecodeOptions {
 }
 
 /**
- * Decodes a dropped file, already on local disk. v1 CSV and v2 JSON are streamed (read twice:
- * validate, then publish, in confirmed chunks) so a 1 GB file stays in bounded memory; a v1 JSON
+ * Decodes a dropped file, already on local disk. v1 CSV and v2 JSON are streamed (read once, each
+ * valid record spooled for the publish pass) so a 1 GB file stays in bounded memory; a v1 JSON
  * file is parsed whole, up to `maxJsonBytes`, because its errors are traced back through the
  * legacy document as sent.
  */

@@ -4,7 +4,7 @@ import type {
   LegacyConverter,
   LegacyProblem,
 } from '../records/legacy/converter.js';
-import type { Candidate, StreamPass } from './candidate.js';
+import type { Candidate } from './candidate.js';
 import {
   explainRecord,
   jsonLocator,
@@ -72,22 +72,19 @@ export function convertLegacyJson(body: unknown, options: Options): ConvertedBat
 
 /**
  * The candidates of a CSV input, one per order (or product), each able to word its errors by
- * line and column. Returns a function that re-reads the input from the start each time it is
- * called (the pipeline validates in one pass and publishes in a second), holding one record at
- * a time.
+ * line and column. Returns a function that reads the input from the start each time it is
+ * called, holding one record at a time.
  */
 export function legacyCsvCandidates(
   read: () => AsyncIterable<Uint8Array | string>,
   options: Options,
-): (pass?: StreamPass) => AsyncIterable<Candidate> {
+): () => AsyncIterable<Candidate> {
   const { businessId, context } = options;
   const converter = options.converter.withNames(context.names);
   const layout = converter.csv;
   const { ignored } = context;
-  return async function* candidates(pass = 'validate') {
+  return async function* candidates() {
     for await (const decoded of decodeCsv(read(), layout, {
-      // Order contiguity was proven by the validation pass: the publish pass does not track orders again.
-      ...(pass === 'publish' && { maxTrackedOrders: 0 }),
       ...(ignored && { ignoreColumn: (name: string) => ignored.add(name) }),
     })) {
       const problems: LegacyProblem[] = [...decoded.errors];

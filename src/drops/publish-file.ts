@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { decodeFile } from '../decode/file.js';
 import { Interrupted } from '../errors.js';
 import { lineageName, openLineageFile, type LineageFile } from '../lineage/drop-file.js';
@@ -93,6 +94,8 @@ export async function publishFile(
               state = await ctx.save(progressed(state, { confirmed, correlationId }));
             },
             beforeChunk: tr.verifyHeld,
+            // Beside the try's other scratch files: removed with them, also after a crash.
+            spoolFile: path.join(tr.work, 'messages.spool'),
             signal: ctx.signal,
             resumeAfter,
           }

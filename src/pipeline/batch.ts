@@ -4,12 +4,12 @@
  * reprocessing) builds a `Batch`; nothing here depends on how it was received.
  */
 import type { Logger } from '../log.js';
-import type { Candidate, StreamPass } from '../decode/candidate.js';
+import type { Candidate } from '../decode/candidate.js';
 import type { RecordKind } from '../records/kind.js';
 import type { IgnoredFields } from '../records/legacy/ignored-fields.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
 
-export type { Candidate, StreamPass } from '../decode/candidate.js';
+export type { Candidate } from '../decode/candidate.js';
 
 /** Where a batch came from: written on every message and every log line of the batch. */
 export interface BatchSource {
@@ -70,14 +70,20 @@ export interface ArrayBatch extends BatchBase {
 }
 
 /**
- * A batch too large to hold as objects (a big CSV file): `open()` is called twice and must
- * yield the same candidates in the same order — once to validate every record, once to publish.
- * The publish pass may skip checks that need memory and can find nothing new (e.g. CSV order
- * contiguity), since it runs only after the validation pass found no problem at all.
+ * A batch too large to hold as objects (a big CSV file): its records are read once, one at a
+ * time. The validation pass reads them all before anything is published (all-or-nothing) and
+ * keeps each valid record as its ready message in a spool (`spoolFile`); the publish pass reads
+ * that spool, not the input again.
  */
 export interface StreamBatch extends BatchBase {
   readonly mode: 'stream';
-  open(pass: StreamPass): AsyncIterable<Candidate>;
+  open(): AsyncIterable<Candidate>;
+  /**
+   * A file (that must not exist yet) for the records ready to publish, between the two passes:
+   * for inputs too large to keep twice in memory (a file drop). Removed when `ingest()` ends.
+   * @default in memory
+   */
+  readonly spoolFile?: string;
   /**
    * Takes the message ids of each confirmed chunk, in order. With it the ids of a large file are
    * not collected in memory, and the returned `messageIds` is empty: the sink has them all.

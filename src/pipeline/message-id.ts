@@ -47,6 +47,11 @@ export class MessageIds {
     return this.fromDigest(this.digest(record, body).toString('hex'));
   }
 
+  /** The id for a record whose `digest` was taken earlier (a spooled record). */
+  forDigest(digest: Buffer): string {
+    return this.fromDigest(digest.toString('hex'));
+  }
+
   /** The id for these exact bytes (no volatile paths left out). */
   next(body: Buffer): string {
     return this.fromDigest(this.hash(body).toString('hex'));

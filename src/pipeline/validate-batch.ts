@@ -29,13 +29,19 @@ export type Verdict =
     };
 
 /**
+ * Told each valid record of a streamed batch, in order, with its input line, while no record has
+ * failed. A promise it returns is awaited before the next record (back-pressure).
+ */
+export type OnValid = (
+  record: Record<string, unknown>,
+  line: number | undefined,
+) => Promise<void> | undefined;
+
+/**
  * Validates every record of a batch (all-or-nothing). Resolves with the verdict; throws
  * `MalformedBody` (no records) or `PayloadTooLarge` (over `maxRecords`), exactly as the API answers.
  */
-export async function validateBatch(
-  batch: Batch,
-  onValid?: (record: Record<string, unknown>) => void,
-): Promise<Verdict> {
+export async function validateBatch(batch: Batch, onValid?: OnValid): Promise<Verdict> {
   return batch.mode === 'array' ? validateArray(batch) : validateStream(batch, onValid);
 }
 
@@ -77,18 +83,18 @@ function validateArray(batch: ArrayBatch): Verdict {
  * Reads the stream once (or until `batch.signal` aborts it); nothing is kept but the errors. `onValid` sees each valid record while
  * no record has failed yet (after a failure nothing will be published, so nothing more is needed).
  */
-async function validateStream(
-  batch: StreamBatch,
-  onValid?: (record: Record<string, unknown>) => void,
-): Promise<Verdict> {
+async function validateStream(batch: StreamBatch, onValid?: OnValid): Promise<Verdict> {
   const { kind, businessId } = batch;
   const failures: RecordErrors[] = [];
   let failing = 0;
   let total = 0;
-  for await (const candidate of batch.open('validate')) {
+  for await (const candidate of batch.open()) {
     const result = validateRecord(kind, candidate.record, businessId);
     if (result.ok && !candidate.early) {
-      if (failing === 0) onValid?.(result.record);
+      if (failing === 0) {
+        const pending = onValid?.(result.record, candidate.line);
+        if (pending) await pending;
+      }
     } else {
       failing += 1;
       if (failures.length < MAX_LISTED_FAILURES) {

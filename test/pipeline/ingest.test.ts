@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   Interrupted,
@@ -52,10 +55,10 @@ function streamOf(records: unknown[], explain = false) {
 const real = useRealIngest();
 
 describe('a streamed batch', () => {
-  it('is opened twice (validate, publish) and published whole, in confirmed chunks', async () => {
+  it('is read once (the publish pass reads the spool) and published whole, in confirmed chunks', async () => {
     const { batch, opened } = streamOf(orders(2500));
     const response = await real.ingest(batch);
-    expect(opened.count).toBe(2);
+    expect(opened.count).toBe(1);
     expect(response.recordCount).toBe(2500);
     expect(new Set(response.messageIds).size).toBe(2500);
     const messages = await real.topology.messages();
@@ -64,6 +67,46 @@ describe('a streamed batch', () => {
       source: 'local',
       'source-name': 'test-pipeline',
     });
+  });
+
+  it('spools to the file it is given while it publishes, and removes it however the batch ends', async () => {
+    const folder = mkdtempSync(path.join(tmpdir(), 'ingest-spool-'));
+    const spoolFile = path.join(folder, 'messages.spool');
+    try {
+      const seen: number[] = [];
+      const response = await real.ingest({
+        ...streamOf(orders(2500)).batch,
+        spoolFile,
+        beforeChunk: async () => void seen.push(statSync(spoolFile).size),
+      });
+      expect(response.recordCount).toBe(2500);
+      expect(seen).toHaveLength(3);
+      expect(seen[0]).toBeGreaterThan(2500 * 100); // every record went to the file before the first chunk
+      expect(existsSync(spoolFile)).toBe(false);
+      expect(await real.topology.count()).toBe(2500);
+      await real.topology.messages();
+
+      const invalid = await real
+        .ingest({ ...streamOf(orders(10, (i) => i === 9)).batch, spoolFile })
+        .catch((e: unknown) => e);
+      expect(invalid).toBeInstanceOf(ValidationFailed);
+      expect(existsSync(spoolFile)).toBe(false);
+
+      const lost = await real
+        .ingest({
+          ...streamOf(orders(10)).batch,
+          spoolFile,
+          beforeChunk: async () => {
+            throw new Error('claim lost');
+          },
+        })
+        .catch((e: unknown) => e);
+      expect((lost as Error).message).toBe('claim lost');
+      expect(existsSync(spoolFile)).toBe(false);
+      expect(await real.topology.count()).toBe(0);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('gives the same message ids as the same records ingested as an array', async () => {
@@ -201,7 +244,7 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
       resumeAfter: confirmed,
       onConfirmed: async (ids) => void rest.push(...ids),
     });
-    expect(opened.count).toBe(2);
+    expect(opened.count).toBe(1);
     expect(response.recordCount).toBe(records.length);
     expect([...first, ...rest]).toEqual(expected);
     expect((await real.topology.messages()).map((m) => m.properties.messageId)).toEqual(rest);

@@ -1,0 +1,209 @@
+import { type FileHandle, open, rm } from 'node:fs/promises';
+
+/** One record of a streamed batch, ready to publish: what the validation pass made of it. */
+export interface SpooledMessage {
+  /** SHA-256 of the record's identity (`MessageIds.digest`), before occurrence numbering. */
+  readonly digest: Buffer;
+  /** The record's routing key. */
+  readonly routingKey: string;
+  /** The record's own number, for lineage (`''` when the batch keeps no lineage). */
+  readonly reference: string;
+  /** The record's first input line, where the decoder knows it. */
+  readonly line: number | undefined;
+  /** The message body: the validated record's JSON. */
+  readonly body: Buffer;
+}
+
+/** Spool blocks are this large (a record larger than this gets a block of its own). */
+const BLOCK_BYTES = 1 << 20;
+const DIGEST_BYTES = 32;
+/** Frame head: digest, line + 1 (0: none), routing key length, reference length, body length. */
+const HEAD_BYTES = DIGEST_BYTES + 4 + 2 + 2 + 4;
+/** A routing key length meaning "the same key as the record before". */
+const SAME_KEY = 0xffff;
+/** Routing keys and references are short strings (AMQP's limit for a routing key is 255 bytes). */
+const MAX_SHORT_STRING = 0xfffe;
+
+/**
+ * Where the validation pass of a streamed batch keeps each valid record as its ready message, so
+ * that the publish pass only reads and publishes: it does not parse, convert, validate and
+ * serialise every record a second time (that second pass was half of a big drop's worker CPU, on
+ * the core the broker needs). Written once, in order, then read once from the start.
+ *
+ * In memory, or in a file (`file`), as blocks of whole frames: a drop's file can hold millions of
+ * records, an HTTP body is bounded by the body limit. A file is made readable by its owner only
+ * (records are business data) and removed by `remove()`; its folder is the caller's to clean up
+ * after a crash (a drop try's scratch folder is).
+ */
+export class MessageSpool {
+  private block = Buffer.allocUnsafe(BLOCK_BYTES);
+  private used = 0;
+  private previousKey: string | undefined;
+  private readonly blocks: Buffer[] = [];
+  private handle: FileHandle | undefined;
+  /** Bytes of the file taken by blocks handed over (written, or being written). */
+  private written = 0;
+  /** The writes in order: each block goes after the one before. */
+  private writing: Promise<void> = Promise.resolve();
+  private count = 0;
+
+  private constructor(private readonly file: string | undefined) {}
+
+  /** A spool in memory, or in `file` (created; must not exist). */
+  static async create(file?: string): Promise<MessageSpool> {
+    const spool = new MessageSpool(file);
+    if (file !== undefined) spool.handle = await open(file, 'wx+', 0o600);
+    return spool;
+  }
+
+  /** Records appended so far. */
+  get size(): number {
+    return this.count;
+  }
+
+  /**
+   * Appends one record. Returns a promise only when a full block went to the file: the caller
+   * awaits it (back-pressure), and most appends cost no turn of the event loop.
+   */
+  append(
+    digest: Buffer,
+    routingKey: string,
+    reference: string,
+    line: number | undefined,
+    body: string,
+  ): Promise<void> | undefined {
+    const sameKey = routingKey === this.previousKey;
+    this.previousKey = routingKey;
+    const key = sameKey ? '' : routingKey;
+    // UTF-8 takes at most 3 bytes per UTF-16 unit: room for that is room enough, without measuring first.
+    const room = HEAD_BYTES + 3 * (key.length + reference.length + body.length);
+    if (key.length > MAX_SHORT_STRING / 3 || reference.length > MAX_SHORT_STRING / 3)
+      throw new RangeError('a routing key or reference too long to spool');
+    let flushed: Promise<void> | undefined;
+    if (this.used + room > this.block.length) {
+      flushed = this.flush(room);
+    }
+    const block = this.block;
+    let at = this.used;
+    digest.copy(block, at, 0, DIGEST_BYTES);
+    at += DIGEST_BYTES;
+    block.writeUInt32LE(line === undefined ? 0 : line + 1, at);
+    const lengths = at + 4;
+    at = lengths + 8;
+    const keyBytes = block.write(key, at);
+    at += keyBytes;
+    const referenceBytes = block.write(reference, at);
+    at += referenceBytes;
+    const bodyBytes = block.write(body, at);
+    at += bodyBytes;
+    block.writeUInt16LE(sameKey ? SAME_KEY : keyBytes, lengths);
+    block.writeUInt16LE(referenceBytes, lengths + 2);
+    block.writeUInt32LE(bodyBytes, lengths + 4);
+    this.used = at;
+    this.count += 1;
+    return flushed;
+  }
+
+  /** Everything appended is in the spool (the last block written, for a file). */
+  async finish(): Promise<void> {
+    await this.flush(0);
+  }
+
+  /** The records, in the order they were appended. Call after `finish()`. */
+  async *read(): AsyncGenerator<SpooledMessage> {
+    let previousKey = '';
+    for await (const block of this.readBlocks()) {
+      let at = 0;
+      while (at < block.length) {
+        const digest = block.subarray(at, at + DIGEST_BYTES);
+        at += DIGEST_BYTES;
+        const lineField = block.readUInt32LE(at);
+        const keyLength = block.readUInt16LE(at + 4);
+        const referenceLength = block.readUInt16LE(at + 6);
+        const bodyLength = block.readUInt32LE(at + 8);
+        at += 12;
+        let routingKey = previousKey;
+        if (keyLength !== SAME_KEY) {
+          routingKey = block.toString('utf8', at, at + keyLength);
+          at += keyLength;
+          previousKey = routingKey;
+        }
+        const reference =
+          referenceLength === 0 ? '' : block.toString('utf8', at, at + referenceLength);
+        at += referenceLength;
+        const body = block.subarray(at, at + bodyLength);
+        at += bodyLength;
+        yield {
+          digest,
+          routingKey,
+          reference,
+          line: lineField === 0 ? undefined : lineField - 1,
+          body,
+        };
+      }
+    }
+  }
+
+  /** Closes and deletes the file (if any); the spool is empty afterwards. */
+  async remove(): Promise<void> {
+    this.blocks.length = 0;
+    const handle = this.handle;
+    this.handle = undefined;
+    await this.writing.catch(() => undefined);
+    await handle?.close().catch(() => undefined);
+    if (this.file !== undefined) await rm(this.file, { force: true });
+  }
+
+  /** Hands the current block over (to memory or the file) and starts one with room for `room` bytes. */
+  private flush(room: number): Promise<void> {
+    const full = this.block.subarray(0, this.used);
+    this.block = Buffer.allocUnsafe(Math.max(BLOCK_BYTES, room));
+    this.used = 0;
+    const handle = this.handle;
+    if (full.length > 0 && !handle) this.blocks.push(full);
+    if (full.length === 0 || !handle) return this.writing;
+    const head = Buffer.allocUnsafe(4);
+    head.writeUInt32LE(full.length);
+    const position = this.written;
+    this.written += 4 + full.length;
+    this.writing = this.writing.then(async () => {
+      const { bytesWritten } = await handle.writev([head, full], position);
+      // A regular file takes a whole write unless the disk is full.
+      if (bytesWritten !== 4 + full.length)
+        throw new Error('the message spool could not be written whole (is the disk full?)');
+    });
+    return this.writing;
+  }
+
+  private async *readBlocks(): AsyncGenerator<Buffer> {
+    if (!this.handle) {
+      yield* this.blocks;
+      return;
+    }
+    const head = Buffer.allocUnsafe(4);
+    let position = 0;
+    while (position < this.written) {
+      await this.readFully(head, position);
+      const length = head.readUInt32LE(0);
+      // A fresh buffer per block: the bodies yielded are views of it, held until they are confirmed.
+      const block = Buffer.allocUnsafe(length);
+      await this.readFully(block, position + 4);
+      position += 4 + length;
+      yield block;
+    }
+  }
+
+  private async readFully(into: Buffer, position: number): Promise<void> {
+    let done = 0;
+    while (done < into.length) {
+      const { bytesRead } = await this.handle!.read(
+        into,
+        done,
+        into.length - done,
+        position + done,
+      );
+      if (bytesRead === 0) throw new Error('the message spool ended early');
+      done += bytesRead;
+    }
+  }
+}
