@@ -17,12 +17,10 @@ export interface SpooledMessage {
 /** Spool blocks are this large (a record larger than this gets a block of its own). */
 const BLOCK_BYTES = 1 << 20;
 const DIGEST_BYTES = 32;
-/** Frame head: digest, line + 1 (0: none), routing key length, reference length, body length. */
-const HEAD_BYTES = DIGEST_BYTES + 4 + 2 + 2 + 4;
+/** Frame head: digest, then line + 1 (0: none), routing key, reference and body lengths (32 bits each). */
+const HEAD_BYTES = DIGEST_BYTES + 16;
 /** A routing key length meaning "the same key as the record before". */
-const SAME_KEY = 0xffff;
-/** Routing keys and references are short strings (AMQP's limit for a routing key is 255 bytes). */
-const MAX_SHORT_STRING = 0xfffe;
+const SAME_KEY = 0xffffffff;
 
 /**
  * Where the validation pass of a streamed batch keeps each valid record as its ready message, so
@@ -77,8 +75,6 @@ export class MessageSpool {
     const key = sameKey ? '' : routingKey;
     // UTF-8 takes at most 3 bytes per UTF-16 unit: room for that is room enough, without measuring first.
     const room = HEAD_BYTES + 3 * (key.length + reference.length + body.length);
-    if (key.length > MAX_SHORT_STRING / 3 || reference.length > MAX_SHORT_STRING / 3)
-      throw new RangeError('a routing key or reference too long to spool');
     let flushed: Promise<void> | undefined;
     if (this.used + room > this.block.length) {
       flushed = this.flush(room);
@@ -89,16 +85,16 @@ export class MessageSpool {
     at += DIGEST_BYTES;
     block.writeUInt32LE(line === undefined ? 0 : line + 1, at);
     const lengths = at + 4;
-    at = lengths + 8;
+    at = lengths + 12;
     const keyBytes = block.write(key, at);
     at += keyBytes;
     const referenceBytes = block.write(reference, at);
     at += referenceBytes;
     const bodyBytes = block.write(body, at);
     at += bodyBytes;
-    block.writeUInt16LE(sameKey ? SAME_KEY : keyBytes, lengths);
-    block.writeUInt16LE(referenceBytes, lengths + 2);
-    block.writeUInt32LE(bodyBytes, lengths + 4);
+    block.writeUInt32LE(sameKey ? SAME_KEY : keyBytes, lengths);
+    block.writeUInt32LE(referenceBytes, lengths + 4);
+    block.writeUInt32LE(bodyBytes, lengths + 8);
     this.used = at;
     this.count += 1;
     return flushed;
@@ -118,10 +114,10 @@ export class MessageSpool {
         const digest = block.subarray(at, at + DIGEST_BYTES);
         at += DIGEST_BYTES;
         const lineField = block.readUInt32LE(at);
-        const keyLength = block.readUInt16LE(at + 4);
-        const referenceLength = block.readUInt16LE(at + 6);
-        const bodyLength = block.readUInt32LE(at + 8);
-        at += 12;
+        const keyLength = block.readUInt32LE(at + 4);
+        const referenceLength = block.readUInt32LE(at + 8);
+        const bodyLength = block.readUInt32LE(at + 12);
+        at += 16;
         let routingKey = previousKey;
         if (keyLength !== SAME_KEY) {
           routingKey = block.toString('utf8', at, at + keyLength);

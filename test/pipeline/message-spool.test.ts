@@ -15,11 +15,16 @@ interface Written {
   body: string;
 }
 
-/** Records crossing many 1 MiB blocks: short and long bodies, one larger than a block, keys that change. */
+/** Records crossing many 1 MiB blocks: short and long bodies, one larger than a block, keys that change (one very long). */
 function records(count: number): Written[] {
   return Array.from({ length: count }, (_, i) => ({
     digest: digestOf(i),
-    routingKey: i % 1000 < 500 ? 'sales-orders.ACME' : `sales-orders.ACME.site-${i % 3}`,
+    routingKey:
+      i === 4321
+        ? `sales-orders.${'é'.repeat(70_000)}` // longer than any 16-bit length
+        : i % 1000 < 500
+          ? 'sales-orders.ACME'
+          : `sales-orders.ACME.site-${i % 3}`,
     reference: i % 7 === 0 ? '' : `SO-${i}-ü`,
     line: i % 5 === 0 ? undefined : i * 2 + 1,
     body: JSON.stringify({
