@@ -35,6 +35,14 @@ export function lineageDirectory(config: Readonly<Config>): string {
   return path.resolve(config.lineage.directory ?? path.join(config.dataDirectory, 'lineage'));
 }
 
+/**
+ * Local scratch space: copies of dropped files being processed, and the records of a large batch
+ * waiting between its validation and its publishing (`<dataDirectory>/spool`).
+ */
+export function spoolDirectory(config: Readonly<Config>): string {
+  return path.resolve(config.dataDirectory, 'spool');
+}
+
 /** Where a setting came from: a file path or `environment variable NAME`. */
 type Origins = Map<string, string>;
 

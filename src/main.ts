@@ -1,5 +1,6 @@
-import { loadConfig, type Config, type LoadConfigOptions } from './config.js';
+import { loadConfig, spoolDirectory, type Config, type LoadConfigOptions } from './config.js';
 import { startDropRunners } from './drops/open.js';
+import { sweepAbandoned } from './drops/spool.js';
 import { openEvents } from './events/index.js';
 import { resolveEndpoints } from './events/subscriptions.js';
 import { buildHttpApp } from './http/build.js';
@@ -66,6 +67,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   // The profiles in force: a reload (SIGHUP) swaps them; each batch reads them when it begins.
   let onboarding = config.onboarding;
   const lineage = openLineageJournal(config, log, metrics);
+  // Scratch files a killed process of this host left (a large CSV body's spooled records, a drop's copy).
+  await sweepAbandoned(spoolDirectory(config));
   const { app, admin, authenticator } = buildHttpApp(config, publisher, log, {
     metrics,
     drops: stores,

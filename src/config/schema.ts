@@ -216,7 +216,7 @@ export const configSchema = z.strictObject({
   }),
   dataDirectory: z.string().min(1).meta({
     description:
-      'Where the embedded publisher writes (`<dir>/outbox/messages-YYYY-MM-DD.ndjson`) and dropped files are spooled (`<dir>/spool`); relative to the working directory.',
+      'Where the embedded publisher writes (`<dir>/outbox/messages-YYYY-MM-DD.ndjson`), and local scratch space (`<dir>/spool`): copies of dropped files being processed, and the records of a large CSV batch or file between validation and publishing (past 8 MiB). Relative to the working directory.',
   }),
   pipelinesDirectory: z.string().min(1).meta({
     description:

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { ProfilesSource } from '../records/legacy/index.js';
-import type { Config } from '../config.js';
+import { spoolDirectory, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -84,7 +84,7 @@ export function createConfiguredDropRunner(
     onboarding,
     environment: config.environment,
     log,
-    spoolDirectory: path.resolve(config.dataDirectory, 'spool'),
+    spoolDirectory: spoolDirectory(config),
     ...(metrics ? { metrics } : {}),
   });
 }

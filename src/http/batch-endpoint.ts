@@ -29,6 +29,11 @@ export interface HandlerDependencies {
   readonly responseHeaders: Record<string, string>;
   /** Where accepted records' lineage goes; none in the sandbox (nothing is published there). */
   readonly lineage?: LineageJournal;
+  /**
+   * A fresh file name for the records of a streamed (CSV) body once they outgrow memory between
+   * validation and publishing (`StreamBatch.spoolFile`). @default kept in memory
+   */
+  readonly spoolFile?: () => string;
 }
 
 /** What an endpoint adds to the common flow: its formats and how a body becomes a batch. */

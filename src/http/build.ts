@@ -1,5 +1,8 @@
 import type { H3 } from 'h3';
-import type { Config } from '../config.js';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { spoolDirectory, type Config } from '../config.js';
+import { SPOOL_OWNER } from '../drops/spool.js';
 import type { OpenedDrop } from '../drops/open.js';
 import { settleFolders } from '../drops/layout.js';
 import { probeDrops, type DropCheck } from '../drops/probe.js';
@@ -94,6 +97,7 @@ export function buildHttpApp(
     onboarding: parts.onboarding ?? config.onboarding,
     responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
     ...(lineage && { lineage }),
+    spoolFile: () => path.join(spoolDirectory(config), `${SPOOL_OWNER}${randomUUID()}.messages`),
   });
   const admin = createAdminApp({
     metrics: metrics.registry,

@@ -49,11 +49,15 @@ export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, dep
         );
         const conversion = { converter, businessId, context };
         // CSV is kept as raw bytes (bounded by the body limit, far smaller than the records they
-        // become) and decoded twice by the pipeline: once to validate, once to publish.
+        // become) and decoded one record at a time; the valid ones wait in a spool, on disk once large.
         const converted =
           format === 'json'
             ? convertLegacyJson(parseJson(joinChunks(chunks)), conversion)
-            : { mode: 'stream' as const, open: legacyCsvCandidates(replay(chunks), conversion) };
+            : {
+                mode: 'stream' as const,
+                open: legacyCsvCandidates(replay(chunks), conversion),
+                ...(deps.spoolFile && { spoolFile: deps.spoolFile() }),
+              };
         return {
           ...converted,
           volatilePaths: converter.receiptTimePaths,

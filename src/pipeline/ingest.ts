@@ -189,9 +189,9 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
    * `RepeatFilter`), and every valid record as its ready message (`MessageSpool`), so the publish
    * pass neither decodes nor validates again.
    */
-  async function prepareStream(batch: StreamBatch): Promise<PreparedStream> {
+  function prepareStream(batch: StreamBatch): PreparedStream {
     const repeats = new RepeatFilter();
-    const spool = await MessageSpool.create(batch.spoolFile);
+    const spool = new MessageSpool(batch.spoolFile);
     const digests = new MessageIds(batch.businessId, batch.kind.name, batch.volatilePaths);
     const { kind, businessId } = batch;
     const withReferences = batch.onLineage !== undefined || batch.onSkipped !== undefined;
@@ -275,7 +275,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       observer?.({ batch, outcome, records, ms: performance.now() - started, error });
     let prepared: PreparedStream | undefined;
     try {
-      if (batch.mode === 'stream') prepared = await prepareStream(batch);
+      if (batch.mode === 'stream') prepared = prepareStream(batch);
     } catch (error) {
       observe(failureOutcome(error), 0, error);
       throw error;

@@ -1,4 +1,5 @@
-import { type FileHandle, open, rm } from 'node:fs/promises';
+import { type FileHandle, mkdir, open, rm } from 'node:fs/promises';
+import path from 'node:path';
 
 /** One record of a streamed batch, ready to publish: what the validation pass made of it. */
 export interface SpooledMessage {
@@ -16,6 +17,8 @@ export interface SpooledMessage {
 
 /** Spool blocks are this large (a record larger than this gets a block of its own). */
 const BLOCK_BYTES = 1 << 20;
+/** A spool with a file keeps this much in memory before it moves to the file. */
+export const IN_MEMORY_BYTES = 8 << 20;
 const DIGEST_BYTES = 32;
 /** Frame head: digest, then line + 1 (0: none), routing key, reference and body lengths (32 bits each). */
 const HEAD_BYTES = DIGEST_BYTES + 16;
@@ -28,10 +31,11 @@ const SAME_KEY = 0xffffffff;
  * serialise every record a second time (that second pass was half of a big drop's worker CPU, on
  * the core the broker needs). Written once, in order, then read once from the start.
  *
- * In memory, or in a file (`file`), as blocks of whole frames: a drop's file can hold millions of
- * records, an HTTP body is bounded by the body limit. A file is made readable by its owner only
- * (records are business data) and removed by `remove()`; its folder is the caller's to clean up
- * after a crash (a drop try's scratch folder is).
+ * Blocks of whole frames, in memory up to `inMemoryUpTo` bytes and then in a file (`file`), since
+ * records take far more room than the CSV they come from (~10× for two-line sales orders): a
+ * 10 MiB CSV body would otherwise hold ~100 MiB, and a drop's file can hold millions of records.
+ * The file is made only when needed, readable by its owner only (records are business data), and
+ * removed by `remove()`; after a crash its folder is the caller's to clean up (`SPOOL_OWNER` names).
  */
 export class MessageSpool {
   private block = Buffer.allocUnsafe(BLOCK_BYTES);
@@ -39,20 +43,26 @@ export class MessageSpool {
   private previousKey: string | undefined;
   private readonly blocks: Buffer[] = [];
   private handle: FileHandle | undefined;
+  /** Bytes of the blocks kept in memory. */
+  private inMemory = 0;
+  /** The spool is moving to its file (the blocks in memory are being written). */
+  private moving = false;
+  /** The file, once opened (`handle` is set only once the blocks kept in memory are in it). */
+  private opened: FileHandle | undefined;
   /** Bytes of the file taken by blocks handed over (written, or being written). */
   private written = 0;
   /** The writes in order: each block goes after the one before. */
   private writing: Promise<void> = Promise.resolve();
   private count = 0;
 
-  private constructor(private readonly file: string | undefined) {}
-
-  /** A spool in memory, or in `file` (created; must not exist). */
-  static async create(file?: string): Promise<MessageSpool> {
-    const spool = new MessageSpool(file);
-    if (file !== undefined) spool.handle = await open(file, 'wx+', 0o600);
-    return spool;
-  }
+  /**
+   * @param file where the spool moves once it holds more than `inMemoryUpTo` bytes (created then,
+   * with its folder; it must not exist). @default in memory only, however large
+   */
+  constructor(
+    private readonly file?: string,
+    private readonly inMemoryUpTo = IN_MEMORY_BYTES,
+  ) {}
 
   /** Records appended so far. */
   get size(): number {
@@ -142,12 +152,12 @@ export class MessageSpool {
 
   /** Closes and deletes the file (if any); the spool is empty afterwards. */
   async remove(): Promise<void> {
-    this.blocks.length = 0;
-    const handle = this.handle;
-    this.handle = undefined;
     await this.writing.catch(() => undefined);
+    this.blocks.length = 0;
+    const handle = this.opened;
+    this.handle = this.opened = undefined;
     await handle?.close().catch(() => undefined);
-    if (this.file !== undefined) await rm(this.file, { force: true });
+    if (handle && this.file !== undefined) await rm(this.file, { force: true });
   }
 
   /** Hands the current block over (to memory or the file) and starts one with room for `room` bytes. */
@@ -155,20 +165,53 @@ export class MessageSpool {
     const full = this.block.subarray(0, this.used);
     this.block = Buffer.allocUnsafe(Math.max(BLOCK_BYTES, room));
     this.used = 0;
-    const handle = this.handle;
-    if (full.length > 0 && !handle) this.blocks.push(full);
-    if (full.length === 0 || !handle) return this.writing;
-    const head = Buffer.allocUnsafe(4);
-    head.writeUInt32LE(full.length);
-    const position = this.written;
-    this.written += 4 + full.length;
-    this.writing = this.writing.then(async () => {
-      const { bytesWritten } = await handle.writev([head, full], position);
-      // A regular file takes a whole write unless the disk is full.
-      if (bytesWritten !== 4 + full.length)
-        throw new Error('the message spool could not be written whole (is the disk full?)');
-    });
+    if (full.length === 0) return this.writing;
+    if (this.handle) return this.writeBlock(full);
+    this.blocks.push(full);
+    this.inMemory += full.length;
+    if (this.file !== undefined && !this.moving && this.inMemory > this.inMemoryUpTo) {
+      this.moving = true;
+      const file = this.file;
+      this.writing = this.writing.then(() => this.moveToFile(file));
+    }
     return this.writing;
+  }
+
+  /** Opens the file and writes the blocks kept in memory to it; the blocks after them go there too. */
+  private async moveToFile(file: string): Promise<void> {
+    await mkdir(path.dirname(file), { recursive: true });
+    const handle = await open(file, 'wx+', 0o600);
+    this.opened = handle;
+    // Blocks handed over while this runs join the memory list: written here too, in order.
+    while (this.blocks.length > 0) {
+      for (const block of this.blocks.splice(0)) await this.put(handle, block, this.reserve(block));
+    }
+    this.inMemory = 0;
+    this.handle = handle;
+  }
+
+  /** Where the next block goes in the file, taken at once so that writes in flight never overlap. */
+  private reserve(block: Buffer): number {
+    const position = this.written;
+    this.written += 4 + block.length;
+    return position;
+  }
+
+  /** Queues one block for the file, after those before it. */
+  private writeBlock(block: Buffer): Promise<void> {
+    const handle = this.handle!;
+    const position = this.reserve(block);
+    this.writing = this.writing.then(() => this.put(handle, block, position));
+    return this.writing;
+  }
+
+  private async put(handle: FileHandle, block: Buffer, position: number): Promise<void> {
+    const head = Buffer.allocUnsafe(4);
+    head.writeUInt32LE(block.length);
+    const { bytesWritten } = await handle.writev([head, block], position);
+    // A regular file takes a whole write unless the disk is full.
+    if (bytesWritten !== 4 + block.length)
+      throw new Error('the message spool could not be written whole (is the disk full?)');
   }
 
   private async *readBlocks(): AsyncGenerator<Buffer> {

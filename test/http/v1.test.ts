@@ -1,3 +1,5 @@
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ACME,
@@ -138,6 +140,36 @@ describe('POST /api/v1/sales-orders', () => {
       },
     ]);
     expect(await t.topology.count()).toBe(0);
+  });
+
+  it("keeps a large CSV body's records on disk between validation and publishing, and removes them", async () => {
+    const orders = 9000; // ~10 MB of records from a ~0.7 MB body: past what the spool keeps in memory
+    const rows = [legacyCsv.split('\r\n')[0]!];
+    for (let i = 0; i < orders; i++)
+      rows.push(
+        `ACME,SO-BIG-${i},2026-02-03,1,SKU-${i},2,EA,9.99`,
+        `ACME,SO-BIG-${i},2026-02-03,2,SKU-2,1,EA,4.50`,
+      );
+    const spool = path.join(t.config.dataDirectory, 'spool');
+    const seen = new Set<string>();
+    const watching = setInterval(() => {
+      for (const name of existsSync(spool) ? readdirSync(spool) : []) seen.add(name);
+    }, 5);
+    try {
+      const response = await t.post('/api/v1/sales-orders', undefined, csv(rows.join('\n')));
+      expect(response.status).toBe(202);
+      const body = await answer(response);
+      expect(body.recordCount).toBe(orders);
+      expect([...seen]).toEqual([expect.stringMatching(/~\d+~[0-9a-f-]{36}\.messages$/)]);
+      expect(readdirSync(spool)).toEqual([]);
+      const messages = await t.topology.messages();
+      expect(messages.map((m) => m.properties.messageId)).toEqual(body.messageIds);
+      expect(messages[orders - 1]!.content).toMatchObject({
+        identifiers: { shipmentId: `SO-BIG-${orders - 1}` },
+      });
+    } finally {
+      clearInterval(watching);
+    }
   });
 
   it('points CSV errors at the line and column', async () => {

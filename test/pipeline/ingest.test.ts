@@ -69,21 +69,22 @@ describe('a streamed batch', () => {
     });
   });
 
-  it('spools to the file it is given while it publishes, and removes it however the batch ends', async () => {
+  it('spools to the file it is given once past what it keeps in memory, and removes it however the batch ends', async () => {
     const folder = mkdtempSync(path.join(tmpdir(), 'ingest-spool-'));
     const spoolFile = path.join(folder, 'messages.spool');
     try {
       const seen: number[] = [];
+      const records = 9000; // ~10 MB of records, past the 8 MiB kept in memory
       const response = await real.ingest({
-        ...streamOf(orders(2500)).batch,
+        ...streamOf(orders(records)).batch,
         spoolFile,
         beforeChunk: async () => void seen.push(statSync(spoolFile).size),
       });
-      expect(response.recordCount).toBe(2500);
-      expect(seen).toHaveLength(3);
-      expect(seen[0]).toBeGreaterThan(2500 * 100); // every record went to the file before the first chunk
+      expect(response.recordCount).toBe(records);
+      expect(seen).toHaveLength(records / PUBLISH_CHUNK);
+      expect(seen[0]).toBeGreaterThan(records * 1000); // every record went to the file before the first chunk
       expect(existsSync(spoolFile)).toBe(false);
-      expect(await real.topology.count()).toBe(2500);
+      expect(await real.topology.count()).toBe(records);
       await real.topology.messages();
 
       const invalid = await real

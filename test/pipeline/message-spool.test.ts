@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -34,16 +35,17 @@ function records(count: number): Written[] {
   }));
 }
 
-async function roundTrip(spool: MessageSpool, input: Written[]): Promise<void> {
+/** Appends `input`, then reads the whole spool back and compares it with `all`. */
+async function roundTrip(spool: MessageSpool, input: Written[], all = input): Promise<void> {
   for (const r of input) {
     const pending = spool.append(r.digest, r.routingKey, r.reference, r.line, r.body);
     if (pending) await pending;
   }
   await spool.finish();
-  expect(spool.size).toBe(input.length);
+  expect(spool.size).toBe(all.length);
   let i = 0;
   for await (const m of spool.read()) {
-    const r = input[i]!;
+    const r = all[i]!;
     expect(Buffer.compare(m.digest, r.digest), `digest ${i}`).toBe(0);
     expect(m.routingKey, `key ${i}`).toBe(r.routingKey);
     expect(m.reference, `reference ${i}`).toBe(r.reference);
@@ -51,7 +53,7 @@ async function roundTrip(spool: MessageSpool, input: Written[]): Promise<void> {
     expect(m.body.toString('utf8'), `body ${i}`).toBe(r.body);
     i += 1;
   }
-  expect(i).toBe(input.length);
+  expect(i).toBe(all.length);
 }
 
 describe('MessageSpool', () => {
@@ -60,35 +62,68 @@ describe('MessageSpool', () => {
     for (const folder of folders.splice(0)) await rm(folder, { recursive: true, force: true });
   });
 
+  const spoolFile = async () => {
+    const folder = await mkdtemp(path.join(tmpdir(), 'spool-test-'));
+    folders.push(folder);
+    return path.join(folder, 'more', 'messages.spool');
+  };
+
   it('gives back every record as appended, in order, in memory', async () => {
-    const spool = await MessageSpool.create();
+    const spool = new MessageSpool();
     await roundTrip(spool, records(6000));
     await spool.remove();
   });
 
-  it('gives back every record as appended from a file readable by its owner only, and removes it', async () => {
-    const folder = await mkdtemp(path.join(tmpdir(), 'spool-test-'));
-    folders.push(folder);
-    const file = path.join(folder, 'messages.spool');
-    const spool = await MessageSpool.create(file);
+  it('gives back every record as appended from its file (owner only), and removes it', async () => {
+    const file = await spoolFile();
+    const spool = new MessageSpool(file, 0);
     await roundTrip(spool, records(6000));
     const { size, mode } = await stat(file);
     expect(size).toBeGreaterThan(3 << 20); // it really went to the file, over several blocks
     expect(mode & 0o777).toBe(0o600);
     await spool.remove();
-    expect(await readdir(folder)).toEqual([]);
+    expect(await readdir(path.dirname(file))).toEqual([]);
+  });
+
+  it('moves to its file once it holds more than it keeps in memory, and reads back the same', async () => {
+    const file = await spoolFile();
+    const spool = new MessageSpool(file, 2 << 20);
+    const input = records(6000);
+    const afterTheFirstBlocks = input.slice(0, 300);
+    for (const r of afterTheFirstBlocks)
+      await spool.append(r.digest, r.routingKey, r.reference, r.line, r.body);
+    expect(existsSync(file)).toBe(false); // still under 2 MiB
+    await roundTrip(spool, input.slice(300), input);
+    expect(existsSync(file)).toBe(true);
+    await spool.remove();
+    expect(existsSync(file)).toBe(false);
+  });
+
+  it('makes no file for what fits in memory', async () => {
+    const file = await spoolFile();
+    const spool = new MessageSpool(file);
+    await roundTrip(spool, records(100));
+    expect(existsSync(file)).toBe(false);
+    await spool.remove();
   });
 
   it('never takes over a file that exists', async () => {
-    const folder = await mkdtemp(path.join(tmpdir(), 'spool-test-'));
-    folders.push(folder);
-    const file = path.join(folder, 'messages.spool');
-    await (await MessageSpool.create(file)).finish();
-    await expect(MessageSpool.create(file)).rejects.toMatchObject({ code: 'EEXIST' });
+    const file = await spoolFile();
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, 'not ours');
+    const spool = new MessageSpool(file, 0);
+    const appendAll = async () => {
+      for (const r of records(2000))
+        await spool.append(r.digest, r.routingKey, r.reference, r.line, r.body);
+      await spool.finish();
+    };
+    await expect(appendAll()).rejects.toMatchObject({ code: 'EEXIST' });
+    await spool.remove();
+    expect(await readFile(file, 'utf8')).toBe('not ours');
   });
 
   it('reads an empty spool as no records', async () => {
-    const spool = await MessageSpool.create();
+    const spool = new MessageSpool();
     await spool.finish();
     const read = [];
     for await (const m of spool.read()) read.push(m);
