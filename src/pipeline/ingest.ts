@@ -201,7 +201,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       onValid: (record, line) => {
         const body = JSON.stringify(record);
         const digest = digests.digest(record, body);
-        repeats.add(digest, digest.toString('hex'));
+        repeats.add(digest);
         return spool.append(
           digest,
           routingKeyFor(kind.name, businessId, record),

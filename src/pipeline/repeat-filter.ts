@@ -10,8 +10,10 @@ export class RepeatFilter {
   private readonly maybeRepeated = new Set<string>();
 
   /** Takes a record's digest (32 bytes of SHA-256) in input order. */
-  add(digest: Buffer, hex: string): void {
-    if (this.layers.some((layer) => layer.has(digest))) this.maybeRepeated.add(hex);
+  add(digest: Buffer): void {
+    // Its hex only for the few kept: most records are seen once, and a string each would be garbage.
+    if (this.layers.some((layer) => layer.has(digest)))
+      this.maybeRepeated.add(digest.toString('hex'));
     let newest = this.layers[this.layers.length - 1]!;
     if (newest.full) this.layers.push((newest = new BloomLayer(newest.capacity * 2)));
     newest.add(digest);
