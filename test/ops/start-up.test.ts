@@ -3,7 +3,8 @@
  * cannot; it refuses the public demo credential with a real broker; it says in one line what it
  * runs, and warns when the pipelines folder is missing.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -132,6 +133,26 @@ describe('the start-up line', () => {
     });
     // Development listens on loopback unless HOST says otherwise.
     expect(service.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  it("removes the scratch files a killed process of this host left in the spool, and no one else's", async () => {
+    const data = `${temp.dir}/sweep-data`;
+    const spool = path.join(data, 'spool');
+    mkdirSync(spool, { recursive: true });
+    const dead = `${hostname()}~4194304~a-large-body.messages`; // above any pid_max: no such process
+    const live = `${hostname()}~${process.pid}~in-use.messages`;
+    const elsewhere = 'another-host~1~theirs.messages';
+    for (const name of [dead, live, elsewhere]) writeFileSync(path.join(spool, name), 'records');
+    const config = temp.write(
+      'sweep.yaml',
+      stringify({ dataDirectory: data, pipelinesDirectory: `${temp.dir}/none` }),
+    );
+    const service = await startService({
+      env: { INGEST_CONFIG: config, PORT: '0', ADMIN_PORT: '0' },
+      log: createLogger({ level: 'silent' }),
+    });
+    running.push(service);
+    expect(readdirSync(spool).sort()).toEqual([elsewhere, live].sort());
   });
 
   it('serves /metrics and /readyz on the admin listener only; /healthz on both', async () => {
