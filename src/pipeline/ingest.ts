@@ -6,7 +6,7 @@ import { MessageIds } from './message-id.js';
 import { MessageSpool } from './message-spool.js';
 import { RepeatFilter } from './repeat-filter.js';
 import type { RoutingKeyFor } from './route.js';
-import { validateBatch, type Verdict } from './validate-batch.js';
+import { validateBatch, type OnValid, type Verdict } from './validate-batch.js';
 import type {
   ArrayBatch,
   Batch,
@@ -273,13 +273,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     const started = performance.now();
     const observe = (outcome: BatchOutcome['outcome'], records: number, error?: unknown) =>
       observer?.({ batch, outcome, records, ms: performance.now() - started, error });
-    let prepared: PreparedStream | undefined;
-    try {
-      if (batch.mode === 'stream') prepared = prepareStream(batch);
-    } catch (error) {
-      observe(failureOutcome(error), 0, error);
-      throw error;
-    }
+    const prepared = batch.mode === 'stream' ? prepareStream(batch) : undefined;
     try {
       return await validateAndPublish(batch, prepared, observe, started);
     } finally {
@@ -292,11 +286,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
 interface PreparedStream {
   readonly repeats: RepeatFilter;
   readonly spool: MessageSpool;
-  /** Told every valid record, in order, while no record has failed. */
-  readonly onValid: (
-    record: Record<string, unknown>,
-    line: number | undefined,
-  ) => Promise<void> | undefined;
+  readonly onValid: OnValid;
 }
 
 /** What a publish pass did: how many messages were confirmed, and their ids unless a sink took them. */
