@@ -63,6 +63,7 @@ export async function validateCommand(args: string[], io: Output): Promise<numbe
       kind,
       format,
       onboarding: config.onboarding,
+      routingKey: config.broker.routingKey,
       ...(values.business ? { businessId: values.business } : {}),
     });
   } catch (error) {

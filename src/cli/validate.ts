@@ -2,6 +2,7 @@ import path from 'node:path';
 import { decodeFile, type FileFormat, type FileRecords } from '../decode/file.js';
 import { isIngestError, toProblem, type ProblemDetails } from '../errors.js';
 import { createLogger } from '../log.js';
+import { compileRoutingKey, routableCheck } from '../pipeline/route.js';
 import { validateBatch } from '../pipeline/validate-batch.js';
 import type { RecordKind } from '../records/kind.js';
 import { conversionContext, LEGACY, type OnboardingProfiles } from '../records/legacy/index.js';
@@ -14,6 +15,8 @@ export interface ValidateFileOptions {
   /** Undefined: the business id of the first record. */
   readonly businessId?: string;
   readonly onboarding: OnboardingProfiles;
+  /** `broker.routingKey`: a record whose key AMQP cannot carry is invalid, as in the service. @default not checked */
+  readonly routingKey?: string;
 }
 
 export type FileVerdict =
@@ -52,15 +55,21 @@ export async function validateFile(options: ValidateFileOptions): Promise<FileVe
   }
   try {
     const records = await decode(options, businessId);
-    const verdict = await validateBatch({
-      kind,
-      businessId,
-      ...records,
-      correlationId: 'validate',
-      source: { type: 'file', name: file },
-      log: SILENT,
-      volatilePaths: options.format === 'v2-json' ? [] : LEGACY[kind.name]?.receiptTimePaths,
-    });
+    const verdict = await validateBatch(
+      {
+        kind,
+        businessId,
+        ...records,
+        correlationId: 'validate',
+        source: { type: 'file', name: file },
+        log: SILENT,
+        volatilePaths: options.format === 'v2-json' ? [] : LEGACY[kind.name]?.receiptTimePaths,
+      },
+      undefined,
+      options.routingKey === undefined
+        ? undefined
+        : routableCheck(compileRoutingKey(options.routingKey), kind.name, businessId),
+    );
     return verdict.ok
       ? { ok: true, businessId, records: verdict.total }
       : invalid(verdict.error, businessId);

@@ -187,7 +187,7 @@ const brokerSchema = z
       .min(1)
       .meta({
         description:
-          'Routing-key template. Placeholders: `{kind}`, `{businessId}`, or any record field path such as `{identifiers.site}`; each fills one topic word (`.`, `*`, `#` and white space become `_`; a missing value becomes `_`).',
+          'Routing-key template. Placeholders: `{kind}`, `{businessId}`, or any record field path such as `{identifiers.site}`; each fills one topic word (`.`, `*`, `#` and white space become `_`; a missing value becomes `_`). AMQP carries at most 255 bytes: a record whose key would be longer fails validation, naming the field (400, or a failure receipt).',
         examples: ['{kind}.{businessId}.{identifiers.site}'],
       }),
     queues: z.array(queueSchema).meta({

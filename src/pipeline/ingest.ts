@@ -5,7 +5,7 @@ import type { OutboundMessage, Publisher } from '../publish/publisher.js';
 import { MessageIds } from './message-id.js';
 import { MessageSpool } from './message-spool.js';
 import { RepeatFilter } from './repeat-filter.js';
-import type { RoutingKeyFor } from './route.js';
+import { routableCheck, type RoutingKeyFor } from './route.js';
 import { validateBatch, type OnValid, type Verdict } from './validate-batch.js';
 import type {
   ArrayBatch,
@@ -222,7 +222,9 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     let verdict: Verdict;
     let validatedAt = started;
     try {
-      verdict = await validateBatch(batch, prepared?.onValid);
+      // A record whose routing key AMQP cannot carry is refused with the rest of the validation.
+      const routable = routableCheck(routingKeyFor, batch.kind.name, batch.businessId);
+      verdict = await validateBatch(batch, prepared?.onValid, routable);
       await prepared?.spool.finish();
       validatedAt = performance.now();
     } catch (error) {

@@ -6,11 +6,11 @@ import type { KindName } from '../records/kind.js';
  * `*`, `#` and white space inside a value become `_` so a value can never add words or
  * wildcards; a missing value becomes `_`.
  */
-export type RoutingKeyFor = (
-  kind: KindName,
-  businessId: string,
-  record: Record<string, unknown>,
-) => string;
+export interface RoutingKeyFor {
+  (kind: KindName, businessId: string, record: Record<string, unknown>): string;
+  /** Why a record whose key this is cannot be routed (`routingProblem`); none: it always can. */
+  readonly problem?: (routingKey: string, record: Record<string, unknown>) => string | undefined;
+}
 
 type Part = string | { field: readonly string[] } | 'kind' | 'businessId';
 
@@ -27,7 +27,11 @@ export function compileRoutingKey(template: string): RoutingKeyFor {
   }
   if (last < template.length) parts.push(template.slice(last));
 
-  return (kind, businessId, record) => {
+  const routingKeyFor = (
+    kind: KindName,
+    businessId: string,
+    record: Record<string, unknown>,
+  ): string => {
     let key = '';
     for (const part of parts) {
       if (part === 'kind') key += kind;
@@ -36,6 +40,58 @@ export function compileRoutingKey(template: string): RoutingKeyFor {
       else key += topicWord(fieldValue(record, part.field));
     }
     return key;
+  };
+  return Object.assign(routingKeyFor, {
+    problem: (routingKey: string, record: Record<string, unknown>) =>
+      routingProblem(template, routingKey, record),
+  });
+}
+
+/** AMQP carries a routing key as a short string: at most 255 bytes of UTF-8. */
+export const MAX_ROUTING_KEY_BYTES = 255;
+
+/**
+ * Why a record cannot be routed, in the words of a validation error, or undefined: its routing key
+ * would be longer than AMQP allows (a record field in the template holding a long value). Found
+ * while validating, so the batch is refused as the input's fault (400, a failure receipt) instead
+ * of failing at the broker as if it were down (503, retried for ever).
+ */
+export function routingProblem(
+  template: string,
+  routingKey: string,
+  record: Record<string, unknown>,
+): string | undefined {
+  // A key of at most 85 UTF-16 units is at most 255 bytes: most keys are decided without encoding.
+  if (routingKey.length <= MAX_ROUTING_KEY_BYTES / 3) return undefined;
+  const bytes = Buffer.byteLength(routingKey);
+  if (bytes <= MAX_ROUTING_KEY_BYTES) return undefined;
+  // The record field that adds most to the key is the one to name.
+  let longest = '';
+  let longestLength = -1;
+  for (const field of templateFields(template)) {
+    const value = fieldValue(record, field.split('.'));
+    const length =
+      typeof value === 'string' || typeof value === 'number' ? String(value).length : 0;
+    if (length > longestLength) [longest, longestLength] = [field, length];
+  }
+  const what = `the routing key this record gets (broker.routingKey "${template}") is ${bytes} bytes; AMQP allows at most ${MAX_ROUTING_KEY_BYTES}`;
+  return longest === '' ? `Cannot be routed: ${what}` : `${longest}: Too long to route: ${what}`;
+}
+
+/**
+ * The check `validateBatch` runs on each valid record of `kind` for `businessId`: its routing key's
+ * problem as the record's error list, or undefined (none can arise from this template).
+ */
+export function routableCheck(
+  routingKeyFor: RoutingKeyFor,
+  kind: KindName,
+  businessId: string,
+): ((record: Record<string, unknown>) => string[] | undefined) | undefined {
+  const { problem } = routingKeyFor;
+  if (!problem) return undefined;
+  return (record) => {
+    const why = problem(routingKeyFor(kind, businessId, record), record);
+    return why === undefined ? undefined : [why];
   };
 }
 

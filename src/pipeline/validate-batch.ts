@@ -5,7 +5,7 @@ import {
   ValidationFailed,
   type RecordErrors,
 } from '../errors.js';
-import { validateRecord } from '../records/validate.js';
+import { validateRecord, type ValidationResult } from '../records/validate.js';
 import type { ArrayBatch, Batch, StreamBatch } from './batch.js';
 
 /** A streamed batch lists at most this many failing records (and says how many failed). */
@@ -37,12 +37,29 @@ export type OnValid = (
   line: number | undefined,
 ) => Promise<void> | undefined;
 
+/** What a valid record must pass besides its kind's rules (that it can be routed); its errors, or none. */
+export type RecordCheck = (record: Record<string, unknown>) => string[] | undefined;
+
 /**
  * Validates every record of a batch (all-or-nothing). Resolves with the verdict; throws
  * `MalformedBody` (no records) or `PayloadTooLarge` (over `maxRecords`), exactly as the API answers.
  */
-export async function validateBatch(batch: Batch, onValid?: OnValid): Promise<Verdict> {
-  return batch.mode === 'array' ? validateArray(batch) : validateStream(batch, onValid);
+export async function validateBatch(
+  batch: Batch,
+  onValid?: OnValid,
+  check?: RecordCheck,
+): Promise<Verdict> {
+  return batch.mode === 'array'
+    ? validateArray(batch, check)
+    : validateStream(batch, onValid, check);
+}
+
+/** The record's validation, and then `check`'s when the record is valid. */
+function validate(batch: Batch, input: unknown, check: RecordCheck | undefined): ValidationResult {
+  const result = validateRecord(batch.kind, input, batch.businessId);
+  if (!result.ok || !check) return result;
+  const errors = check(result.record);
+  return errors ? { ok: false, errors } : result;
 }
 
 export function checkCount(batch: Batch, count: number): void {
@@ -63,13 +80,13 @@ function rejected(failures: RecordErrors[], failing: number, total: number): Ver
   return { ok: false, total, failing, error };
 }
 
-function validateArray(batch: ArrayBatch): Verdict {
-  const { kind, businessId, records, senderTerms } = batch;
+function validateArray(batch: ArrayBatch, check: RecordCheck | undefined): Verdict {
+  const { records, senderTerms } = batch;
   checkCount(batch, records.length);
   const accepted: Record<string, unknown>[] = new Array(records.length);
   const failures: RecordErrors[] = [];
   for (let index = 0; index < records.length; index++) {
-    const result = validateRecord(kind, records[index], businessId);
+    const result = validate(batch, records[index], check);
     if (senderTerms && (!result.ok || senderTerms.earlyErrors(index))) {
       failures.push({ index, errors: senderTerms.explain(index, result.ok ? [] : result.errors) });
     } else if (result.ok) accepted[index] = result.record;
@@ -83,13 +100,16 @@ function validateArray(batch: ArrayBatch): Verdict {
  * Reads the stream once (or until `batch.signal` aborts it); nothing is kept but the errors. `onValid` sees each valid record while
  * no record has failed yet (after a failure nothing will be published, so nothing more is needed).
  */
-async function validateStream(batch: StreamBatch, onValid?: OnValid): Promise<Verdict> {
-  const { kind, businessId } = batch;
+async function validateStream(
+  batch: StreamBatch,
+  onValid: OnValid | undefined,
+  check: RecordCheck | undefined,
+): Promise<Verdict> {
   const failures: RecordErrors[] = [];
   let failing = 0;
   let total = 0;
   for await (const candidate of batch.open()) {
-    const result = validateRecord(kind, candidate.record, businessId);
+    const result = validate(batch, candidate.record, check);
     if (result.ok && !candidate.early) {
       if (failing === 0) {
         const pending = onValid?.(result.record, candidate.line);

@@ -36,6 +36,29 @@ const cli = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   });
 
 describe('validateFile: the errors of the API and the receipts, offline', () => {
+  it('refuses a record whose routing key AMQP cannot carry when given the routing template, as the service does', async () => {
+    const [record] = JSON.parse(
+      readFileSync(new URL('sales-orders/valid.json', FIXTURES), 'utf8'),
+    ) as Array<{ identifiers: { site: string } }>;
+    record!.identifiers.site = 'S'.repeat(300);
+    const file = folder.write('long-site.json', JSON.stringify([record]));
+    const options = {
+      file,
+      kind: KINDS['sales-orders'],
+      format: 'v2-json' as const,
+      businessId: 'ACME',
+      onboarding: {},
+    };
+    expect((await validateFile(options)).ok).toBe(true); // without the template nothing is routed
+    const verdict = await validateFile({
+      ...options,
+      routingKey: '{kind}.{businessId}.{identifiers.site}',
+    });
+    expect(!verdict.ok && verdict.problem.errors).toEqual([
+      { index: 0, errors: [expect.stringMatching(/^identifiers\.site: Too long to route: /)] },
+    ]);
+  });
+
   describe.each(KIND_NAMES)('%s', (kind) => {
     it.each(invalidFixtures(kind).map((f) => [f.file, f] as const))(
       'v2 %s gives the golden errors',

@@ -156,6 +156,44 @@ describe('a streamed batch', () => {
   });
 });
 
+describe('a record whose routing key AMQP cannot carry', () => {
+  const siteIngest = () =>
+    createIngest({
+      publisher: real.publisher,
+      routingKeyFor: compileRoutingKey('{kind}.{businessId}.{identifiers.site}'),
+    });
+  const withSite = (records: unknown[], at: number) =>
+    records.map((r, i) => {
+      const copy = structuredClone(r) as { identifiers: { site: string } };
+      if (i === at) copy.identifiers.site = 'S'.repeat(300);
+      return copy;
+    });
+
+  it.each(['stream', 'array'] as const)(
+    'fails the whole %s batch as invalid, naming the record and the field, and publishes nothing',
+    async (mode) => {
+      const records = withSite(orders(5), 3);
+      const batch =
+        mode === 'stream'
+          ? streamOf(records).batch
+          : { ...streamOf(records).batch, mode: 'array' as const, records };
+      const error = await siteIngest()(batch).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationFailed);
+      expect((error as ValidationFailed).errors).toEqual([
+        {
+          index: 3,
+          errors: [
+            expect.stringMatching(
+              /^identifiers\.site: Too long to route: .* 318 bytes; AMQP allows at most 255$/,
+            ),
+          ],
+        },
+      ]);
+      expect(await real.topology.count()).toBe(0);
+    },
+  );
+});
+
 describe('a streamed batch cut off from the broker part-way', () => {
   it('fails, and reports confirmed only an in-order prefix of its ids, every one of them in the queue', async () => {
     const amqp = new URL(AMQP_URL);

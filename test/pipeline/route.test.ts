@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { compileRoutingKey, templateFields, topicMatches } from '../../src/pipeline/route.js';
+import {
+  compileRoutingKey,
+  MAX_ROUTING_KEY_BYTES,
+  templateFields,
+  topicMatches,
+} from '../../src/pipeline/route.js';
 
 describe('routing-key templates', () => {
   it('fills kind and business id', () => {
@@ -24,6 +29,32 @@ describe('routing-key templates', () => {
       'ingest.work-orders.v2',
     );
     expect(templateFields('{kind}.{businessId}.{identifiers.site}')).toEqual(['identifiers.site']);
+  });
+});
+
+describe('routing keys AMQP cannot carry', () => {
+  const template = '{kind}.{businessId}.{identifiers.site}.{identifiers.warehouse}';
+  const route = compileRoutingKey(template);
+  const record = (site: string) => ({ identifiers: { site, warehouse: 'WH-MAN' } });
+  const problemOf = (site: string) => {
+    const r = record(site);
+    return route.problem?.(route('sales-orders', 'ACME', r), r);
+  };
+  // 'sales-orders.ACME.' + site + '.WH-MAN' is 25 bytes besides the site.
+  const room = MAX_ROUTING_KEY_BYTES - 'sales-orders.ACME..WH-MAN'.length;
+
+  it('accepts a key of exactly 255 bytes, multi-byte characters counted as bytes', () => {
+    expect(problemOf('S'.repeat(room))).toBeUndefined();
+    expect(problemOf('é'.repeat(Math.floor(room / 2)))).toBeUndefined();
+  });
+
+  it('names the field that makes a key one byte too long, with the template and the sizes', () => {
+    expect(problemOf('S'.repeat(room + 1))).toBe(
+      `identifiers.site: Too long to route: the routing key this record gets (broker.routingKey "${template}") is 256 bytes; AMQP allows at most 255`,
+    );
+    expect(problemOf('é'.repeat(Math.floor(room / 2) + 1))).toMatch(
+      /^identifiers\.site: .* 25[67] bytes/,
+    );
   });
 });
 
