@@ -17,7 +17,8 @@
 // Knobs: AMQP_URL, BENCH_CSV_HTTP_LINES (100000,200000), BENCH_CSV_FILE_LINES (100000,1000000),
 // BENCH_CSV_TIMEOUT_SECONDS (240, per child run), BENCH_JSON_DROP_RECORDS (500000; 0 = no JSON drop).
 //  3. The bare loop (bench/csv-bare.mjs: csv-parse → zod → confirm channel, nothing else) on a file
-//     as large as the largest drop, same run: lines/s and peak RSS next to the drop's.
+//     as large as the largest drop, before the drops and again after them: lines/s (the mean of the
+//     two) and peak RSS next to the drop's.
 //  4. A v2-JSON drop (streamed, src/decode/json-array.ts) of BENCH_JSON_DROP_RECORDS sales orders:
 //     records/s and peak RSS. --only=drops: 2–4 without the HTTP runs.
 import { spawn } from 'node:child_process';
@@ -175,6 +176,33 @@ function* jsonChunks(tag, count, per = 2000) {
     yield `${parts.join(',\n')}${i + per < count ? ',\n' : '\n'}`;
   }
   yield ']\n';
+}
+
+/** The bare runs as one: mean wall time and lines/s, the larger peak RSS, each run's figures kept. */
+function meanBare(runs) {
+  if (runs.length === 0) return null;
+  const mean = (pick) => {
+    const values = runs.map(pick);
+    return values.every((v) => typeof v === 'number')
+      ? values.reduce((a, b) => a + b, 0) / values.length
+      : null;
+  };
+  const linesPerSecond = mean((r) => r.linesPerSecond);
+  return {
+    lines: runs[0].lines,
+    records: runs[0].records,
+    wallSeconds: round(
+      mean((r) => r.wallSeconds),
+      2,
+    ),
+    linesPerSecond: linesPerSecond === null ? null : Math.round(linesPerSecond),
+    peakRssMiB: Math.max(...runs.map((r) => r.peakRssMiB ?? 0)) || null,
+    problems: runs.flatMap((r) => r.problems),
+    runs: runs.map(({ wallSeconds, linesPerSecond: lps }) => ({
+      wallSeconds,
+      linesPerSecond: lps,
+    })),
+  };
 }
 
 /**
@@ -635,6 +663,19 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
     console.log(
       '\nfile drops: `run <pipeline.yaml> --once` per file, local folder, readiness rename',
     );
+    // The bare loop runs before the drops and again after the largest: the machine's speed drifts
+    // by 10-15% over minutes here, and the ratio uses the mean of the two.
+    const bareLines = settings.fileLines.at(-1);
+    const bareRuns = [];
+    const bareOnce = async (when) => {
+      const run = await bareRun({ amqpUrl, lines: bareLines, tag: `${tag}-R${when}${bareLines}` });
+      bareRuns.push(run);
+      console.log(
+        `  bare loop ${when} (csv-parse → zod → confirm channel, bench/csv-bare.mjs), ${run.lines} lines: ${run.wallSeconds} s, ${run.linesPerSecond} lines/s; peak RSS ${run.peakRssMiB} MiB`,
+      );
+      for (const p of run.problems) console.log(`    PROBLEM: ${p}`);
+    };
+    if (bareLines && !profile) await bareOnce('before');
     for (const lines of settings.fileLines) {
       const r = await fileRun({
         amqpUrl,
@@ -654,18 +695,10 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
       for (const p of r.problems) console.log(`    PROBLEM: ${p}`);
     }
 
-    // The bare loop on a file as large as the largest drop, and the v2-JSON drop (streamed).
+    // The bare loop again, and the v2-JSON drop (streamed).
     const largest = files.at(-1);
-    const bare =
-      largest && !profile
-        ? await bareRun({ amqpUrl, lines: largest.lines, tag: `${tag}-R${largest.lines}` })
-        : null;
-    if (bare) {
-      console.log(
-        `  bare loop (csv-parse → zod → confirm channel, bench/csv-bare.mjs), ${bare.lines} lines: ${bare.wallSeconds} s, ${bare.linesPerSecond} lines/s; peak RSS ${bare.peakRssMiB} MiB`,
-      );
-      for (const p of bare.problems) console.log(`    PROBLEM: ${p}`);
-    }
+    if (bareRuns.length > 0) await bareOnce('after');
+    const bare = meanBare(bareRuns);
     const jsonDrop = settings.jsonRecords
       ? await fileRun({
           amqpUrl,
@@ -693,7 +726,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
         : null;
     if (bare)
       console.log(
-        `\n  ${largest.lines}-line drop vs the bare loop: ${largest.linesPerSecond} vs ${bare.linesPerSecond} lines/s = ${bareRatio ?? '-'}×; peak RSS ${largest.peakRssMiB} vs ${bare.peakRssMiB} MiB`,
+        `\n  ${largest.lines}-line drop vs the bare loop: ${largest.linesPerSecond} vs ${bare.linesPerSecond} lines/s (mean of ${bare.runs.map((r) => r.linesPerSecond).join(' and ')}) = ${bareRatio ?? '-'}×; peak RSS ${largest.peakRssMiB} vs ${bare.peakRssMiB} MiB`,
       );
     printDropTargets({
       csvSmall: files.length > 1 ? files[0] : null,
