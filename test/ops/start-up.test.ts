@@ -9,6 +9,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { SPOOL_OWNER } from '../../src/drops/spool.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { AMQP_URL } from '../support/broker.js';
@@ -140,9 +141,13 @@ describe('the start-up line', () => {
     const spool = path.join(data, 'spool');
     mkdirSync(spool, { recursive: true });
     const dead = `${hostname()}~4194304~a-large-body.messages`; // above any pid_max: no such process
-    const live = `${hostname()}~${process.pid}~in-use.messages`;
+    // Our pid, another start time: the process before a container restart, which had the same pid.
+    const reusedPid = `${hostname()}~${process.pid}.1~before-a-restart.messages`;
+    const live = `${SPOOL_OWNER}in-use.messages`;
+    const liveUntimed = `${hostname()}~${process.pid}~an-older-version.messages`;
     const elsewhere = 'another-host~1~theirs.messages';
-    for (const name of [dead, live, elsewhere]) writeFileSync(path.join(spool, name), 'records');
+    for (const name of [dead, reusedPid, live, liveUntimed, elsewhere])
+      writeFileSync(path.join(spool, name), 'records');
     const config = temp.write(
       'sweep.yaml',
       stringify({ dataDirectory: data, pipelinesDirectory: `${temp.dir}/none` }),
@@ -152,7 +157,8 @@ describe('the start-up line', () => {
       log: createLogger({ level: 'silent' }),
     });
     running.push(service);
-    expect(readdirSync(spool).sort()).toEqual([elsewhere, live].sort());
+    expect(readdirSync(spool).sort()).toEqual([elsewhere, live, liveUntimed].sort());
+    expect(live).toMatch(/~\d+\.\d+~in-use/); // Linux: the start time is in the name
   });
 
   it('serves /metrics and /readyz on the admin listener only; /healthz on both', async () => {
