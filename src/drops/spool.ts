@@ -80,9 +80,9 @@ export async function sha256Of(store: DropStore, name: string): Promise<string> 
 }
 
 /**
- * Copies a file from the drop to local disk, hashing it on the way, in bounded memory. The
- * pipeline reads a CSV twice (validate, publish) and a remote stream cannot be read twice; the
- * hash is the file's identity for duplicate detection.
+ * Copies a file from the drop to local disk, hashing it on the way, in bounded memory. The hash
+ * (the file's identity: was it done before?) is needed before the file is decoded, and a remote
+ * stream cannot be read twice.
  */
 export async function spool(store: DropStore, name: string, directory: string): Promise<Spooled> {
   await mkdir(directory, { recursive: true });
