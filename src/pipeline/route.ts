@@ -1,4 +1,5 @@
 import type { KindName } from '../records/kind.js';
+import type { RecordCheck } from './validate-batch.js';
 
 /**
  * Routing keys from a template such as `{kind}.{businessId}` or
@@ -41,6 +42,9 @@ export function compileRoutingKey(template: string): RoutingKeyFor {
     }
     return key;
   };
+  // Only a record field can make a key too long (the kind and configured business ids are short):
+  // a template without one, the default among them, costs no check per record.
+  if (!parts.some((part) => typeof part === 'object')) return routingKeyFor;
   return Object.assign(routingKeyFor, {
     problem: (routingKey: string, record: Record<string, unknown>) =>
       routingProblem(template, routingKey, record),
@@ -86,7 +90,7 @@ export function routableCheck(
   routingKeyFor: RoutingKeyFor,
   kind: KindName,
   businessId: string,
-): ((record: Record<string, unknown>) => string[] | undefined) | undefined {
+): RecordCheck | undefined {
   const { problem } = routingKeyFor;
   if (!problem) return undefined;
   return (record) => {
