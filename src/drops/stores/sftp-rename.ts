@@ -40,10 +40,16 @@ export async function renameUnlessTaken(
           return lostRace(renameError, client, target);
         }
       }
-      // FAILURE is also "the target exists": one gone by the time we look was there a moment
-      // ago (a lock released meanwhile), so link again rather than report an error. Bounded,
-      // as FAILURE is also any other refusal; generous, as a busy lock changes hands fast.
-      if (tries < LINK_TRIES && (await targetWentAway(error, client, source, target))) continue;
+      if (statusOf(error) === FAILURE) {
+        // SFTP v3 has no "already exists": OpenSSH answers FAILURE, so look, once, and decide on
+        // that one look (a second could see a busy lock gone again, and call a lost race an error).
+        if ((await client.exists(target)) !== false) return false;
+        // Gone by the time we look, it was there a moment ago (a lock released meanwhile): link
+        // again. Bounded, as FAILURE is also any other refusal; generous, as a busy lock changes
+        // hands fast.
+        if (tries < LINK_TRIES && (await client.exists(source)) !== false) continue;
+        throw error;
+      }
       if (!(error instanceof Unsupported)) return lostRace(error, client, target);
       try {
         await call<void>((cb) => sftp.rename(source, target, cb));
@@ -102,15 +108,4 @@ async function lostRace(
   if (statusOf(error) === NO_SUCH_FILE) return false;
   if (statusOf(error) === FAILURE && (await client.exists(target)) !== false) return false;
   throw error;
-}
-
-/** A link refused with FAILURE whose target is gone now while its source is still there. */
-async function targetWentAway(
-  error: unknown,
-  client: Session['client'],
-  source: string,
-  target: string,
-): Promise<boolean> {
-  if (statusOf(error) !== FAILURE) return false;
-  return (await client.exists(target)) === false && (await client.exists(source)) !== false;
 }
