@@ -1,13 +1,4 @@
-import {
-  CopyObjectCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  type _Object,
-} from '@aws-sdk/client-s3';
+import type { _Object, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
@@ -71,6 +62,15 @@ const CONTENT_TYPES: Record<string, string> = { json: 'application/json', csv: '
 /** Encodes a key for `x-amz-copy-source`, segment by segment so the `/`s stay separators. */
 const encodeKey = (key: string) => key.split('/').map(encodeURIComponent).join('/');
 
+type S3Sdk = typeof import('@aws-sdk/client-s3');
+
+/**
+ * The AWS SDK's S3 client, loaded by the first S3 request: ~22 MiB of resident memory and
+ * dozens of files read at start-up that a service without S3 drops never needs.
+ */
+let sdkModule: Promise<S3Sdk> | undefined;
+const s3Sdk = () => (sdkModule ??= import('@aws-sdk/client-s3'));
+
 /**
  * A drop in an S3 bucket (or an S3-compatible server) under a key prefix. S3 has no folders:
  * `list` groups keys at `/` so a "folder" behaves like a local one, and writing `a/b/c` needs no mkdir.
@@ -79,7 +79,7 @@ export function createS3Drop(options: S3DropOptions): DropStore {
   const { bucket } = options;
   const prefix = options.prefix ? options.prefix.replace(/\/*$/, '/') : '';
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const client = new S3Client({
+  const settings: S3ClientConfig = {
     region: options.region,
     endpoint: options.endpoint,
     forcePathStyle: options.forcePathStyle ?? false,
@@ -98,7 +98,11 @@ export function createS3Drop(options: S3DropOptions): DropStore {
       // Silence on the socket, also while a body streams to the caller.
       socketTimeout: timeoutMs,
     },
-  });
+  };
+  // The SDK is loaded by the first request, not at start-up (see `s3Sdk`).
+  let connecting: Promise<{ sdk: S3Sdk; client: S3Client }> | undefined;
+  const connect = () =>
+    (connecting ??= s3Sdk().then((sdk) => ({ sdk, client: new sdk.S3Client(settings) })));
 
   const keyOf = (name: string) => {
     assertSafeName(name);
@@ -106,9 +110,13 @@ export function createS3Drop(options: S3DropOptions): DropStore {
   };
 
   /** Runs one request, turning SDK errors into ones that name bucket and key. */
-  async function send<T>(operation: string, key: string, request: () => Promise<T>): Promise<T> {
+  async function send<T>(
+    operation: string,
+    key: string,
+    request: (s3: { sdk: S3Sdk; client: S3Client }) => Promise<T>,
+  ): Promise<T> {
     try {
-      return await request();
+      return await request(await connect());
     } catch (error) {
       throw s3DropError(operation, bucket, key, error);
     }
@@ -116,7 +124,8 @@ export function createS3Drop(options: S3DropOptions): DropStore {
 
   async function head(name: string, key: string): Promise<DropEntry | undefined> {
     try {
-      const facts = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      const { sdk, client } = await connect();
+      const facts = await client.send(new sdk.HeadObjectCommand({ Bucket: bucket, Key: key }));
       return {
         name,
         size: facts.ContentLength ?? 0,
@@ -146,9 +155,9 @@ export function createS3Drop(options: S3DropOptions): DropStore {
       let token: string | undefined;
       do {
         // At most 1000 keys per page; the delimiter folds everything deeper into CommonPrefixes.
-        const page = await send('ListObjectsV2', listPrefix, () =>
+        const page = await send('ListObjectsV2', listPrefix, ({ sdk, client }) =>
           client.send(
-            new ListObjectsV2Command({
+            new sdk.ListObjectsV2Command({
               Bucket: bucket,
               Prefix: listPrefix,
               Delimiter: '/',
@@ -172,8 +181,8 @@ export function createS3Drop(options: S3DropOptions): DropStore {
 
     async read(name): Promise<Readable> {
       const key = keyOf(name);
-      const object = await send('GetObject', key, () =>
-        client.send(new GetObjectCommand({ Bucket: bucket, Key: key })),
+      const object = await send('GetObject', key, ({ sdk, client }) =>
+        client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: key })),
       );
       // In Node the body is the IncomingMessage itself: streamed, never buffered here.
       if (!(object.Body instanceof Readable))
@@ -189,9 +198,10 @@ export function createS3Drop(options: S3DropOptions): DropStore {
       // one worker the only mover of a pipeline's files; the check still keeps a file settled
       // earlier (e.g. in processed/) from being overwritten. CopyObject handles up to 5 GiB.
       if (await head(to, target)) return false;
+      const { sdk, client } = await connect();
       try {
         await client.send(
-          new CopyObjectCommand({
+          new sdk.CopyObjectCommand({
             Bucket: bucket,
             Key: target,
             CopySource: `${bucket}/${encodeKey(source)}`,
@@ -210,7 +220,7 @@ export function createS3Drop(options: S3DropOptions): DropStore {
         throw new S3DropError('CopyObject', bucket, `${source} -> ${target}`, misread);
       }
       await send('DeleteObject', source, () =>
-        client.send(new DeleteObjectCommand({ Bucket: bucket, Key: source })),
+        client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: source })),
       );
       return true;
     },
@@ -229,9 +239,9 @@ export function createS3Drop(options: S3DropOptions): DropStore {
         local = undefined;
       }
       // A PUT object appears whole or not at all, so unlike a file no temporary name is needed.
-      await send('PutObject', key, () =>
+      await send('PutObject', key, ({ sdk, client }) =>
         client.send(
-          new PutObjectCommand({
+          new sdk.PutObjectCommand({
             Bucket: bucket,
             Key: key,
             Body: local ? createReadStream(local) : (content as string | Buffer),
@@ -246,13 +256,14 @@ export function createS3Drop(options: S3DropOptions): DropStore {
     async remove(name) {
       const key = keyOf(name);
       // Deleting a missing key succeeds in S3, so "already gone" needs no special case.
-      await send('DeleteObject', key, () =>
-        client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })),
+      await send('DeleteObject', key, ({ sdk, client }) =>
+        client.send(new sdk.DeleteObjectCommand({ Bucket: bucket, Key: key })),
       );
     },
 
     async close() {
-      client.destroy();
+      // Nothing to close before the first request; one in flight is destroyed with its client.
+      if (connecting) (await connecting).client.destroy();
     },
   };
 }

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import SftpClient from 'ssh2-sftp-client';
+import type SftpClient from 'ssh2-sftp-client';
 import { fingerprintOf, type HostKeyPolicy, hostKeyPolicy } from './sftp-host-keys.js';
 
 /**
@@ -168,7 +168,7 @@ async function connect(
   hostKeys: HostKeyPolicy,
 ): Promise<Session> {
   // Callbacks given, all empty: the library's defaults print every error/end/close to the console.
-  const client = new SftpClient(`warehouse-ingest ${server}`, {});
+  const client = new (await sftpLibrary())(`warehouse-ingest ${server}`, {});
   // Our own socket, so that a timeout can always drop the connection, whatever the library waits on.
   // No Nagle: SFTP is request/answer, and a small request held back until the server's delayed
   // ACK costs ~40 ms on every stat, rename and write (it did, before this was set).
@@ -254,3 +254,10 @@ async function connect(
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * ssh2-sftp-client (and ssh2 under it), loaded by the first SFTP connection: ~16 MiB of resident
+ * memory and ~25 files read at start-up that a service without SFTP drops never needs.
+ */
+let library: Promise<typeof SftpClient> | undefined;
+const sftpLibrary = () => (library ??= import('ssh2-sftp-client').then((module) => module.default));
