@@ -5,10 +5,11 @@
 // messages are not detected, publish back-pressure ('drain') is ignored, and ids are random
 // instead of a content hash. Messages carry the same properties and headers as the service's
 // (the issue requires them, and they cost the broker ~13% per message: leaving them out would
-// compare two different message formats, not two implementations of one endpoint).
+// compare two different message formats, not two implementations of one endpoint). That includes
+// the W3C `traceparent` header the service puts on every message (a new trace per request).
 // PUBLISH=0: no broker at all — validate, make ids, answer 202 (what the service's sandbox does).
 import http from 'node:http';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { connect } from 'amqplib';
 import { KINDS } from '../dist/records/index.js';
 
@@ -36,7 +37,12 @@ if (publishing) {
 /** Publishes every record; resolves with their ids once the broker confirmed all of them. */
 function publishAll(records, correlationId) {
   const timestamp = Math.floor(Date.now() / 1000);
-  const headers = { 'business-id': BENCH_BUSINESS_ID, source: 'http', 'source-name': BENCH_PATH };
+  const headers = {
+    'business-id': BENCH_BUSINESS_ID,
+    source: 'http',
+    'source-name': BENCH_PATH,
+    traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`,
+  };
   return new Promise((resolve, reject) => {
     let pending = records.length;
     let failed;

@@ -1,11 +1,12 @@
 // The bare loop the CSV file drop is compared with (bench/csv.mjs runs it as a child, on a file
 // of the same shape and size): csv-parse streamed → one record per order (two lines each) → the
 // service's compiled zod schema → a confirm channel, 1000 messages then waitForConfirms, nothing
-// else: no readiness, claims, receipts, lineage, repeat filter, stable ids or second pass. The
+// else: no readiness, claims, receipts, lineage, repeat filter, stable ids or second pass; its
+// messages carry the same properties and headers as the service's. The
 // constant parts of each record come from the valid fixture (what the onboarding profile adds in
 // the service). Prints one JSON line: lines, records, seconds.
 // Usage: node bench/csv-bare.mjs <file.csv> (env AMQP_URL, BENCH_EXCHANGE, BENCH_ROUTING_KEY)
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createReadStream, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { parse } from 'csv-parse';
@@ -49,7 +50,14 @@ function toRecord(rows) {
 const connection = await connect(AMQP_URL);
 const channel = await connection.createConfirmChannel();
 const correlationId = randomUUID();
-const headers = { 'business-id': template.identifiers.businessId, source: 'file' };
+// The headers the service's drop messages carry (business, store type, pipeline, W3C trace of the
+// file): the broker's work per message is the limit here, so both sides send the same format.
+const headers = {
+  'business-id': template.identifiers.businessId,
+  source: 'local',
+  'source-name': 'bench-csv-1000000',
+  traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`,
+};
 let lines = 0;
 let records = 0;
 let pending = 0;
