@@ -54,9 +54,9 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     timestamp: number,
     headers: Record<string, string>,
   ): OutboundMessage {
-    const body = Buffer.from(JSON.stringify(record));
+    const { body, messageId } = ids.encode(record, JSON.stringify(record));
     return {
-      messageId: ids.forRecord(record, body),
+      messageId,
       routingKey: routingKeyFor(batch.kind.name, batch.businessId, record),
       body,
       type: batch.kind.name,

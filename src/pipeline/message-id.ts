@@ -47,6 +47,23 @@ export class MessageIds {
     return this.fromDigest(this.digest(record, body).toString('hex'));
   }
 
+  /**
+   * A record's bytes to publish, from its JSON `text`, and its id. Without volatile paths one
+   * UTF-8 encoding serves both: the hashed input is the prefix and the bytes, and the body is the
+   * view of it past the prefix (no second copy of each record for the hash).
+   */
+  encode(record: Record<string, unknown>, text: string): { body: Buffer; messageId: string } {
+    if (this.volatilePaths.length > 0) {
+      const body = Buffer.from(text);
+      return { body, messageId: this.forRecord(record, body) };
+    }
+    const bytes = Buffer.from(this.prefix + text);
+    return {
+      body: bytes.subarray(this.prefixBytes.length),
+      messageId: this.fromDigest(hash('sha256', bytes, 'hex')),
+    };
+  }
+
   /** The id for a record whose `digest` was taken earlier (a spooled record). */
   forDigest(digest: Buffer): string {
     return this.fromDigest(digest.toString('hex'));

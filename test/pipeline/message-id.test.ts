@@ -29,6 +29,16 @@ describe('stable message ids', () => {
     );
     const volatile = new MessageIds('ACME', 'sales-orders', ['receivedAt']);
     expect(volatile.forRecord(record, body(record))).toBe('b4267ef8-136b-82be-b259-c69f463549ce');
+    // `encode` (the array path: bytes and id from one encoding) gives the same ids and the exact bytes.
+    const encoded = new MessageIds('ACME', 'sales-orders').encode(record, JSON.stringify(record));
+    expect(encoded.messageId).toBe('1d69b552-9bda-8775-a620-807795118fd1');
+    expect(encoded.body.equals(body(record))).toBe(true);
+    const volatileEncoded = new MessageIds('ACME', 'sales-orders', ['receivedAt']).encode(
+      record,
+      JSON.stringify(record),
+    );
+    expect(volatileEncoded.messageId).toBe('b4267ef8-136b-82be-b259-c69f463549ce');
+    expect(volatileEncoded.body.equals(body(record))).toBe(true);
   });
 
   it('differ by business, by kind and by content', () => {
