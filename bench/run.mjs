@@ -35,6 +35,7 @@ import {
   startService,
   stopAll,
   stopServer,
+  threadCpuMs,
 } from './servers.mjs';
 
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
@@ -150,6 +151,7 @@ async function main() {
     gc();
     const before = {
       server: cpuMs(server.child.pid),
+      threads: threadCpuMs(server.child.pid),
       broker: cpuMs(beam),
       self: process.cpuUsage(),
       machine: machineBusyMs(),
@@ -269,6 +271,16 @@ function cpuShares(result, before, pid, beam) {
     share[`${who}UsPerRecord`] =
       used === null || !result.records ? null : round((used * 1000) / result.records, 1);
   }
+  // Where the server's CPU went: its main thread (user, system) and its other threads.
+  const threads = threadCpuMs(pid);
+  if (before.threads && threads && result.records) {
+    const per = (key) => round(((threads[key] - before.threads[key]) * 1000) / result.records, 1);
+    share.threadsUsPerRecord = {
+      mainUser: per('mainUser'),
+      mainSystem: per('mainSystem'),
+      others: per('others'),
+    };
+  }
   const machine = machineBusyMs() - before.machine;
   share.otherPct =
     ms.broker === null
@@ -305,6 +317,13 @@ function summarize(runs, peakRss, pacedRuns, sandboxRuns) {
       brokerUsPerRecord: avg(mine, (r) => r.throughput.cpu.brokerUsPerRecord),
       // 1-record batches: one record per request, so µs per record is µs per request.
       serverUsPerRequest: avg(mine, (r) => r.latency.cpu.serverUsPerRecord),
+      threadsUsPerRequest: mine.every((r) => r.latency.cpu.threadsUsPerRecord)
+        ? {
+            mainUser: avg(mine, (r) => r.latency.cpu.threadsUsPerRecord.mainUser),
+            mainSystem: avg(mine, (r) => r.latency.cpu.threadsUsPerRecord.mainSystem),
+            others: avg(mine, (r) => r.latency.cpu.threadsUsPerRecord.others),
+          }
+        : null,
       non2xx: mine.reduce((n, r) => n + r.throughput.non2xx + r.latency.non2xx, 0),
       peakRssMiB: peakRss[impl],
       paced: paced.length
@@ -515,6 +534,16 @@ function printTable(runs, summary) {
         )
         .join('  '),
     );
+  if (s.threadsUsPerRequest && b.threadsUsPerRequest) {
+    console.log(
+      '\n1-record requests, server CPU by thread (µs a request): main thread user + system, other threads (GC helpers, libuv pool)',
+    );
+    for (const [name, t] of [
+      ['service', s.threadsUsPerRequest],
+      ['baseline', b.threadsUsPerRequest],
+    ])
+      console.log(`  ${name.padEnd(9)} ${t.mainUser} + ${t.mainSystem}, ${t.others}`);
+  }
   const failures = runs.flatMap((r) =>
     [r.throughput.firstError, r.latency.firstError]
       .filter(Boolean)
