@@ -8,10 +8,18 @@
 // compare two different message formats, not two implementations of one endpoint). That includes
 // the W3C `traceparent` header the service puts on every message (a new trace per request).
 // PUBLISH=0: no broker at all — validate, make ids, answer 202 (what the service's sandbox does).
+// GUARANTEES=1 (with PUBLISH=0): the same endpoint with the per-request guarantees issue 15 keeps on in the service,
+// built from the service's own modules at their cost and nothing else: the JSON body read with the
+// nesting-depth check and strict UTF-8 (decode/json.js), stable content-hash message ids
+// (pipeline/message-id.js), one pino line per batch with its correlation id, and a request
+// histogram and record counter (prom-client). It tells the guarantees' cost apart from the rest of
+// the service (framework, admission, layering); the targets stay against the bare baseline.
 import http from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { connect } from 'amqplib';
 import { KINDS } from '../dist/records/index.js';
+import { parseJsonArray } from '../dist/decode/json.js';
+import { MessageIds } from '../dist/pipeline/message-id.js';
 
 const {
   AMQP_URL,
@@ -23,9 +31,32 @@ const {
   BENCH_AUTHORIZATION,
   BENCH_PATH,
   PUBLISH = '1',
+  GUARANTEES = '0',
 } = process.env;
 const schema = KINDS['sales-orders'].schema;
 const publishing = PUBLISH !== '0';
+const guarantees = GUARANTEES === '1' ? await guaranteed() : undefined;
+
+/** The guarantees' parts, loaded only for GUARANTEES=1 (the bare baseline stays bare). */
+async function guaranteed() {
+  const { pino } = await import('pino');
+  const { Counter, Histogram, Registry } = await import('prom-client');
+  const registry = new Registry();
+  const seconds = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'requests',
+    labelNames: ['route', 'method', 'status'],
+    registers: [registry],
+  });
+  const records = new Counter({
+    name: 'records_total',
+    help: 'records',
+    labelNames: ['business', 'kind', 'outcome'],
+    registers: [registry],
+  });
+  const log = pino({ base: { service: 'baseline' }, timestamp: pino.stdTimeFunctions.isoTime });
+  return { log, seconds, records };
+}
 
 let channel;
 if (publishing) {
@@ -88,11 +119,13 @@ async function handle(req, res) {
     return send(res, 404, { error: 'not found' });
   if (req.headers.authorization !== BENCH_AUTHORIZATION)
     return send(res, 401, { error: 'unauthorized' });
+  const started = performance.now();
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
   let records;
   try {
-    records = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    const bytes = Buffer.concat(chunks);
+    records = guarantees ? parseJsonArray(bytes) : JSON.parse(bytes.toString('utf8'));
   } catch {
     return send(res, 400, { error: 'malformed JSON' });
   }
@@ -110,10 +143,33 @@ async function handle(req, res) {
   }
   try {
     const correlationId = randomUUID();
-    const messageIds = publishing
-      ? await publishAll(valid, correlationId)
-      : valid.map(() => randomUUID());
+    let messageIds;
+    if (guarantees && !publishing) {
+      const ids = new MessageIds(BENCH_BUSINESS_ID, 'sales-orders');
+      messageIds = valid.map((record) => ids.encode(record, JSON.stringify(record)).messageId);
+    } else
+      messageIds = publishing
+        ? await publishAll(valid, correlationId)
+        : valid.map(() => randomUUID());
     send(res, 202, { success: true, recordCount: valid.length, messageIds, correlationId });
+    if (guarantees) {
+      const ms = performance.now() - started;
+      guarantees.log.info(
+        {
+          correlationId,
+          businessId: BENCH_BUSINESS_ID,
+          kind: 'sales-orders',
+          records: valid.length,
+          ms,
+        },
+        'batch accepted',
+      );
+      guarantees.records.inc(
+        { business: BENCH_BUSINESS_ID, kind: 'sales-orders', outcome: 'accepted' },
+        valid.length,
+      );
+      guarantees.seconds.observe({ route: BENCH_PATH, method: 'POST', status: '202' }, ms / 1000);
+    }
   } catch (error) {
     send(res, 503, { error: String(error?.message ?? error) });
   }

@@ -350,15 +350,24 @@ function summarize(runs, peakRss, pacedRuns, sandboxRuns) {
   };
   const service = of('service');
   const baseline = of('baseline');
-  const ratio = (pick) => {
+  // Sandbox only, for information: the baseline with the service's per-request guarantees.
+  const guaranteed = of('baseline+').sandbox;
+  const ratio = (pick, base = baseline) => {
     const a = pick(service);
-    const b = pick(baseline);
+    const b = pick(base);
     return typeof a === 'number' && typeof b === 'number' && b ? round(a / b, 2) : null;
   };
   return {
     service,
     baseline,
+    baselineWithGuarantees: guaranteed ? { sandbox: guaranteed } : null,
     ratio: {
+      sandboxVsGuaranteesRequestsPerSecond: guaranteed
+        ? ratio((x) => x.sandbox?.requestsPerSecond, { sandbox: guaranteed })
+        : null,
+      sandboxVsGuaranteesCpuPerRequest: guaranteed
+        ? ratio((x) => x.sandbox?.serverUsPerRequest, { sandbox: guaranteed })
+        : null,
       recordsPerSecond: ratio((x) => x.recordsPerSecond),
       latencyP50: ratio((x) => x.latencyP50Ms),
       latencyP99: ratio((x) => x.latencyP99Ms),
@@ -381,7 +390,7 @@ function summarize(runs, peakRss, pacedRuns, sandboxRuns) {
  */
 async function sandboxPart({ measure, options, small, apiKey, authorization }) {
   log(
-    `sandbox: 1-record batches, ${settings.throughputConnections} connections, ${settings.sandboxSeconds} s per run; service INGEST_ENV=sandbox vs baseline PUBLISH=0 (no broker on either side)`,
+    `sandbox: 1-record batches, ${settings.throughputConnections} connections, ${settings.sandboxSeconds} s per run; service INGEST_ENV=sandbox vs baseline PUBLISH=0 (no broker on either side); baseline+ = PUBLISH=0 GUARANTEES=1, for information`,
   );
   const servers = [
     await startService({
@@ -393,6 +402,15 @@ async function sandboxPart({ measure, options, small, apiKey, authorization }) {
       environment: 'sandbox',
     }),
     await startBaseline({ businessId: BUSINESS_ID, authorization, path: PATH, publish: false }),
+    // For information, not a target: what the guarantees alone cost (see baseline-server.mjs).
+    await startBaseline({
+      businessId: BUSINESS_ID,
+      authorization,
+      path: PATH,
+      publish: false,
+      guarantees: true,
+      name: 'baseline+',
+    }),
   ];
   const closed = (seconds) => (server) =>
     load(options(server, small, 1, settings.throughputConnections, seconds));
@@ -403,7 +421,7 @@ async function sandboxPart({ measure, options, small, apiKey, authorization }) {
       const r = await measure(server, closed(settings.sandboxSeconds));
       runs.push({ impl: server.name, run, ...r });
       log(
-        `  ${server.name.padEnd(8)} run ${run}: ${r.recordsPerSecond} requests/s, ${r.non2xx + r.errors} failed, p50 ${r.latencyMs.p50} / p99 ${r.latencyMs.p99} ms; CPU server ${r.cpu.serverPct}% (${r.cpu.serverUsPerRecord} µs/request), load generator ${r.cpu.loadgenPct}%, other ${r.cpu.otherPct ?? '?'}%`,
+        `  ${server.name.padEnd(9)} run ${run}: ${r.recordsPerSecond} requests/s, ${r.non2xx + r.errors} failed, p50 ${r.latencyMs.p50} / p99 ${r.latencyMs.p99} ms; CPU server ${r.cpu.serverPct}% (${r.cpu.serverUsPerRecord} µs/request), load generator ${r.cpu.loadgenPct}%, other ${r.cpu.otherPct ?? '?'}%`,
       );
       if (r.firstError) log(`    first error: ${r.firstError}`);
     }
@@ -453,6 +471,22 @@ function printSideParts(summary) {
       b.sandbox?.serverUsPerRequest,
       ratio.sandboxServerCpuPerRequest,
     );
+    const g = summary.baselineWithGuarantees?.sandbox;
+    if (g) {
+      // Not a target: how much of the gap the guarantees alone explain (baseline-server.mjs, GUARANTEES=1).
+      row(
+        'sandbox vs baseline+guarantees: requests/s',
+        s.sandbox.requestsPerSecond,
+        g.requestsPerSecond,
+        ratio.sandboxVsGuaranteesRequestsPerSecond,
+      );
+      row(
+        '  server µs/request',
+        s.sandbox.serverUsPerRequest,
+        g.serverUsPerRequest,
+        ratio.sandboxVsGuaranteesCpuPerRequest,
+      );
+    }
   }
 }
 

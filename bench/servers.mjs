@@ -234,7 +234,8 @@ export async function startService({
 
 /**
  * bench/baseline-server.mjs, forked; it reports its port over IPC once listening. `publish:
- * false` = PUBLISH=0: validate, make ids, answer 202, no broker.
+ * false` = PUBLISH=0: validate, make ids, answer 202, no broker; `guarantees` = GUARANTEES=1 (with
+ * PUBLISH=0): the same with the service's per-request guarantees (see baseline-server.mjs).
  */
 export async function startBaseline({
   amqpUrl,
@@ -245,6 +246,7 @@ export async function startBaseline({
   path: endpoint,
   nodeArgs = [],
   publish = true,
+  guarantees = false,
   name = 'baseline',
 }) {
   const env = {
@@ -258,6 +260,7 @@ export async function startBaseline({
     BENCH_AUTHORIZATION: authorization,
     BENCH_PATH: endpoint,
     PUBLISH: publish ? '1' : '0',
+    GUARANTEES: guarantees ? '1' : '0',
   };
   const child = track(
     fork(path.join(ROOT, 'bench/baseline-server.mjs'), {
