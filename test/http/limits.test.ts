@@ -10,6 +10,7 @@ import { LogCapture, basicAuth } from '../support/http-app.js';
 import { rawRequest } from '../support/raw-http.js';
 import { tempFolder } from '../support/temp.js';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 
 const temp = tempFolder();
 const DEMO = basicAuth({ businessId: 'DEMO', apiKey: 'demo-api-key' });
@@ -132,6 +133,57 @@ describe('limits over a real socket', () => {
     expect(((await many.json()) as { detail: string }).detail).toContain(
       'the limit is 3 records per batch',
     );
+  });
+
+  it('answers a chunked body past the limit with 413 and closes the connection, reading no more of it', async () => {
+    // The body's end never comes: the answer arrives only because the service closes the connection.
+    const started = performance.now();
+    const answer = await rawRequest(
+      service.url,
+      [
+        head([
+          'POST /api/v2/sales-orders HTTP/1.1',
+          'Host: x',
+          `Authorization: ${DEMO}`,
+          'Content-Type: application/json',
+          'Transfer-Encoding: chunked',
+        ]),
+        `${(30_000).toString(16)}\r\n${'['.padEnd(30_000, ' ')}\r\n`,
+      ],
+      5_000,
+    );
+    expectProblem(answer, 413, '/problems/payload-too-large');
+    expect(answer.headers.connection).toBe('close');
+    expect(performance.now() - started).toBeLessThan(900); // not the 1000 ms request time-out
+  });
+
+  it('takes a client gone mid-body as an aborted request (400 in the log), not an error, and publishes nothing', async () => {
+    const { hostname, port } = new URL(service.url);
+    const before = logs.lines.length;
+    await new Promise<void>((resolve) => {
+      const socket = net.connect({ host: hostname, port: Number(port) }, () => {
+        socket.write(
+          head([
+            'POST /api/v2/sales-orders HTTP/1.1',
+            'Host: x',
+            `Authorization: ${DEMO}`,
+            'Content-Type: application/json',
+            'Content-Length: 5000',
+          ]),
+        );
+        socket.write('[{"identifiers":');
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 100);
+      });
+    });
+    await expect
+      .poll(() => logs.lines.slice(before).find((l) => l.code === '/problems/request-aborted'), {
+        timeout: 3_000,
+      })
+      .toMatchObject({ status: 400, msg: 'request refused' });
+    expect(logs.lines.slice(before).filter((l) => l.msg === 'batch accepted')).toEqual([]);
   });
 
   it('keeps serving after all of it', async () => {
