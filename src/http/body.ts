@@ -31,7 +31,7 @@ type NodeRuntime = { runtime?: { node?: { req?: IncomingMessage; res?: ServerRes
  * The body's chunks as received, cut off with 413 as soon as they pass `limit`. An honest
  * Content-Length over the limit is refused before a byte is read.
  */
-export function receivedChunks(event: H3Event, limit: number): Promise<Uint8Array[]> {
+function receivedChunks(event: H3Event, limit: number): Promise<Uint8Array[]> {
   const declared = event.req.headers.get('content-length');
   if (declared !== null && Number(declared) > limit) return Promise.reject(tooLarge(limit));
   const node = (event.req as NodeRuntime).runtime?.node;
@@ -183,10 +183,6 @@ export function joinChunks(chunks: readonly Uint8Array[]): Buffer {
   return chunks.length === 1
     ? Buffer.from(chunks[0]!.buffer, chunks[0]!.byteOffset, chunks[0]!.byteLength)
     : Buffer.concat(chunks);
-}
-
-export async function readBodyBytes(event: H3Event, limit: number): Promise<Buffer> {
-  return joinChunks(await bodyChunks(event, limit));
 }
 
 /** Reads the same chunks again on every call. */
