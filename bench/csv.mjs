@@ -182,24 +182,11 @@ function* jsonChunks(tag, count, per = 2000) {
 }
 
 /**
- * The largest drop's runs as one: mean lines/s, the larger peak RSS (the target is a bound on
- * every run), each run kept; the first run's other figures.
+ * Runs of one thing (the bare loop, the largest drop) as one: the first run's figures, with the
+ * mean wall time and lines/s, the larger peak RSS (a bound holds for every run), every run's
+ * problems, and each run's figures kept.
  */
-function meanLargest(runs) {
-  if (runs.length === 0) return undefined;
-  const ok = runs.filter((r) => r.linesPerSecond);
-  return {
-    ...runs[0],
-    linesPerSecond: ok.length
-      ? Math.round(ok.reduce((n, r) => n + r.linesPerSecond, 0) / ok.length)
-      : runs[0].linesPerSecond,
-    peakRssMiB: Math.max(...runs.map((r) => r.peakRssMiB ?? 0)),
-    runs: runs.map((r) => ({ linesPerSecond: r.linesPerSecond, peakRssMiB: r.peakRssMiB })),
-  };
-}
-
-/** The bare runs as one: mean wall time and lines/s, the larger peak RSS, each run's figures kept. */
-function meanBare(runs) {
+function meanOfRuns(runs) {
   if (runs.length === 0) return null;
   const mean = (pick) => {
     const values = runs.map(pick);
@@ -207,20 +194,18 @@ function meanBare(runs) {
       ? values.reduce((a, b) => a + b, 0) / values.length
       : null;
   };
+  const wallSeconds = mean((r) => r.wallSeconds);
   const linesPerSecond = mean((r) => r.linesPerSecond);
   return {
-    lines: runs[0].lines,
-    records: runs[0].records,
-    wallSeconds: round(
-      mean((r) => r.wallSeconds),
-      2,
-    ),
+    ...runs[0],
+    wallSeconds: wallSeconds === null ? null : round(wallSeconds, 2),
     linesPerSecond: linesPerSecond === null ? null : Math.round(linesPerSecond),
     peakRssMiB: Math.max(...runs.map((r) => r.peakRssMiB ?? 0)) || null,
     problems: runs.flatMap((r) => r.problems),
-    runs: runs.map(({ wallSeconds, linesPerSecond: lps }) => ({
-      wallSeconds,
-      linesPerSecond: lps,
+    runs: runs.map((r) => ({
+      wallSeconds: r.wallSeconds,
+      linesPerSecond: r.linesPerSecond,
+      peakRssMiB: r.peakRssMiB,
     })),
   };
 }
@@ -719,7 +704,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
     // The bare loop again, then the largest drop again: each side measured twice, alternated, and
     // the ratio taken of the means (one slow minute of this machine moved a single pair by ±0.05).
     if (bareRuns.length > 0) await bareOnce('after');
-    const bare = meanBare(bareRuns);
+    const bare = meanOfRuns(bareRuns);
     const largestRuns = files.length > 0 ? [files.at(-1)] : [];
     if (bare && largestRuns.length > 0 && settings.largestAgain) {
       const lines = largestRuns[0].lines;
@@ -737,7 +722,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
       );
       for (const p of again.problems) console.log(`    PROBLEM: ${p}`);
     }
-    const largest = meanLargest(largestRuns);
+    const largest = meanOfRuns(largestRuns);
     // The v2-JSON drop (streamed).
     const jsonDrop = settings.jsonRecords
       ? await fileRun({

@@ -63,12 +63,19 @@ export function peakRssMiB(pid) {
   }
 }
 
+/** User and system CPU time in ms from a /proc `stat` file (utime, stime: 100 Hz ticks). */
+function statCpuMs(file) {
+  const stat = readFileSync(file, 'utf8');
+  // After the command name, which may itself hold spaces and parentheses.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { user: Number(fields[11]) * 10, system: Number(fields[12]) * 10 };
+}
+
 /** CPU time (user + system) of a process in ms, from /proc/<pid>/stat; null if unreadable. */
 export function cpuMs(pid) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, in 100 Hz ticks
+    const { user, system } = statCpuMs(`/proc/${pid}/stat`);
+    return user + system;
   } catch {
     return null;
   }
@@ -83,9 +90,7 @@ export function threadCpuMs(pid) {
   try {
     const out = { mainUser: 0, mainSystem: 0, others: 0 };
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const [user, system] = [Number(fields[11]) * 10, Number(fields[12]) * 10];
+      const { user, system } = statCpuMs(`/proc/${pid}/task/${tid}/stat`);
       if (tid === String(pid)) [out.mainUser, out.mainSystem] = [user, system];
       else out.others += user + system;
     }
