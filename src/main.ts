@@ -44,7 +44,15 @@ export interface StartOptions extends LoadConfigOptions {
  */
 export async function startService(options: StartOptions = {}): Promise<RunningService> {
   const config = loadConfig(options);
-  const log = options.log ?? createLogger({ level: config.log.level, format: config.log.format });
+  // Counted from the first line on; reported once the metrics exist.
+  let droppedLogLines = 0;
+  const log =
+    options.log ??
+    createLogger({
+      level: config.log.level,
+      format: config.log.format,
+      onDrop: () => void droppedLogLines++,
+    });
   warnAboutPipelinesFolder(config, log);
   // What serve refuses and every pipeline's problems (files, secrets) in one error, before anything connects.
   const stores = openCheckedDrops(config);
@@ -62,6 +70,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const metrics = createMetrics({
     businesses: config.tenants.map((t) => t.businessId),
     processMetrics: true,
+    droppedLogLines: () => droppedLogLines,
   });
   let stopping: Promise<void> | undefined;
   // The profiles in force: a reload (SIGHUP) swaps them; each batch reads them when it begins.

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { LOG_MAX_PENDING_BYTES } from './log.js';
 import type { BatchOutcome } from './pipeline/batch.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';
@@ -51,6 +52,8 @@ export interface MetricsOptions {
   readonly businesses: readonly string[];
   /** Node process metrics (CPU, memory, event loop). Off in tests: each set starts a timer. @default false */
   readonly processMetrics?: boolean;
+  /** Log lines dropped so far because stdout took nothing (`createLogger({ onDrop })`). @default none counted */
+  readonly droppedLogLines?: () => number;
 }
 
 /** The package's version, for `warehouse_ingest_build_info`. */
@@ -106,6 +109,17 @@ export function createMetrics(options: MetricsOptions): Metrics {
     help: 'Accepted HTTP records whose lineage could not be written to the journal (the batch stays accepted).',
     registers,
   });
+  const { droppedLogLines } = options;
+  if (droppedLogLines)
+    new Counter({
+      name: 'warehouse_ingest_log_lines_dropped_total',
+      help: `Log lines dropped because stdout took nothing while ${LOG_MAX_PENDING_BYTES / 1024 / 1024} MiB of lines waited (a stalled log collector).`,
+      registers,
+      collect() {
+        this.reset();
+        this.inc(droppedLogLines());
+      },
+    });
   const inputs = new Gauge({
     name: 'warehouse_ingest_inputs',
     help: 'Inputs of a drop pipeline, by state.',

@@ -136,3 +136,22 @@ describe('drop hooks (called by the drop runner)', () => {
     expect(sample(text, 'warehouse_ingest_inputs{pipeline="acme-orders",state="failed"}')).toBe(2);
   });
 });
+
+describe('log lines dropped (stdout stalled)', () => {
+  it('reports the count the logger keeps, as it stands at each scrape', async () => {
+    let dropped = 0;
+    const metrics = createMetrics({ businesses: [], droppedLogLines: () => dropped });
+    expect(
+      sample(await metrics.registry.metrics(), 'warehouse_ingest_log_lines_dropped_total'),
+    ).toBe(0);
+    dropped = 42;
+    expect(
+      sample(await metrics.registry.metrics(), 'warehouse_ingest_log_lines_dropped_total'),
+    ).toBe(42);
+  });
+
+  it('is absent when nothing counts them (test apps, a logger of the caller)', async () => {
+    const text = await createMetrics({ businesses: [] }).registry.metrics();
+    expect(text).not.toContain('warehouse_ingest_log_lines_dropped_total');
+  });
+});
