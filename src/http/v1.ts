@@ -58,10 +58,11 @@ export function v1BatchHandler(kind: RecordKind, converter: LegacyConverter, dep
                 open: legacyCsvCandidates(replay(chunks), conversion),
                 ...(deps.spoolFile && { spoolFile: deps.spoolFile() }),
               };
+        // The spread last: see batchHandler (a literal that begins with one is slow in V8).
         return {
-          ...converted,
           volatilePaths: converter.receiptTimePaths,
           ...(context.ignored && { ignoredFields: context.ignored }),
+          ...converted,
         };
       },
     },
