@@ -11,6 +11,7 @@
 // under --cpu-prof and prints where the CPU time goes (profiles kept in bench/results/profiles/).
 // Knobs: AMQP_URL, BENCH_CONNECTIONS (12), BENCH_SECONDS (10), BENCH_LATENCY_SECONDS (5),
 // BENCH_PACED_RATE (400 requests/s), BENCH_PACED_SECONDS (8), BENCH_SANDBOX_SECONDS (5),
+// BENCH_WARMUP_SECONDS (3: each load type, on each server, before it is measured),
 // BENCH_QUEUE_COUNTS (1,2,4), BENCH_SHARD_SECONDS (6), BENCH_QUORUM (1: also 1 quorum queue; 0: not).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -46,7 +47,7 @@ const settings = {
   throughputSeconds: number('BENCH_SECONDS', 10),
   latencyConnections: 1,
   latencySeconds: number('BENCH_LATENCY_SECONDS', 5),
-  warmupSeconds: 3,
+  warmupSeconds: number('BENCH_WARMUP_SECONDS', 3),
   rounds: 2,
   pacedRate: number('BENCH_PACED_RATE', 400),
   pacedSeconds: number('BENCH_PACED_SECONDS', 8),
@@ -177,7 +178,7 @@ async function main() {
   // --only=sandbox measures other servers (sandboxPart): these two are not warmed up for nothing.
   for (const server of ONLY === 'sandbox' ? [] : servers) {
     if (PROFILE !== 'throughput')
-      await measure(server, (s) => latency(s, PROFILE ? settings.warmupSeconds : 1));
+      await measure(server, (s) => latency(s, settings.warmupSeconds));
     if (PROFILE !== 'latency') await measure(server, (s) => throughput(s, settings.warmupSeconds));
   }
 
@@ -414,7 +415,7 @@ async function sandboxPart({ measure, options, small, apiKey, authorization }) {
   ];
   const closed = (seconds) => (server) =>
     load(options(server, small, 1, settings.throughputConnections, seconds));
-  for (const server of servers) await measure(server, closed(2));
+  for (const server of servers) await measure(server, closed(settings.warmupSeconds));
   const runs = [];
   for (let run = 1; run <= settings.rounds; run++) {
     for (const server of servers) {
