@@ -127,6 +127,25 @@ export function stdoutDestination(onDrop?: () => void): DestinationStream {
   return stream;
 }
 
+/** The second whose ISO text `isoTime` holds, and that text up to the milliseconds. */
+let isoSecond = Number.NaN;
+let isoPrefix = '';
+
+/**
+ * pino's `isoTime` (`,"time":"2026-11-25T16:37:28.892Z"`) with the text up to the second made
+ * once per second: `toISOString()` on every line was ~0.7 µs of a line's ~4.
+ */
+export function isoTime(): string {
+  const now = Date.now();
+  const second = Math.floor(now / 1000);
+  if (second !== isoSecond) {
+    isoSecond = second;
+    isoPrefix = `,"time":"${new Date(second * 1000).toISOString().slice(0, 20)}`;
+  }
+  const ms = now - second * 1000;
+  return `${isoPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
+}
+
 export function createLogger(options: LogOptions = {}): Logger {
   const destination =
     options.format === 'pretty'
@@ -137,7 +156,7 @@ export function createLogger(options: LogOptions = {}): Logger {
     {
       level: options.level ?? 'info',
       base: { service: 'warehouse-ingest' },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTime,
       formatters: { level: (label) => ({ level: label }), log: censor },
     },
     destination,
