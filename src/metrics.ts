@@ -4,7 +4,7 @@ import { LOG_MAX_PENDING_BYTES } from './log.js';
 import type { BatchOutcome } from './pipeline/batch.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';
-import { createRequestSeries } from './request-metrics.js';
+import { counterSeries, histogramSeries } from './metric-series.js';
 
 /** What a drop runner reports (`createDropRunner({ metrics })`). */
 export interface DropMetrics {
@@ -78,25 +78,23 @@ export function createMetrics(options: MetricsOptions): Metrics {
   const businesses = new Set(options.businesses);
   if (options.processMetrics) collectDefaultMetrics({ register: registry });
 
-  const batchLabels = ['outcome', 'kind', 'source', 'business'] as const;
-  const batches = new Counter({
+  // Touched on every batch: counted without prom-client's per-call label hashing (metric-series.ts).
+  const batchLabels = ['outcome', 'kind', 'source', 'business'];
+  const batches = counterSeries(registry, {
     name: 'warehouse_ingest_batches_total',
     help: "Batches that reached the pipeline, by outcome (accepted; rejected: the input's fault; unavailable: the broker or a drop store was not there; error: a bug).",
     labelNames: batchLabels,
-    registers,
   });
-  const records = new Counter({
+  const records = counterSeries(registry, {
     name: 'warehouse_ingest_records_total',
     help: 'Records of those batches, by the batch outcome (all-or-nothing: a rejected batch counts all its records).',
     labelNames: batchLabels,
-    registers,
   });
-  const publishLatency = new Histogram({
+  const publishLatency = histogramSeries(registry, {
     name: 'warehouse_ingest_publish_duration_seconds',
     help: 'Time from publish() to the confirm of every message of the call, by outcome (confirmed, unconfirmed).',
-    labelNames: ['publisher', 'outcome'] as const,
+    labelNames: ['publisher', 'outcome'],
     buckets: LATENCY_BUCKETS,
-    registers,
   });
   const receiptFailures = new Counter({
     name: 'warehouse_ingest_receipt_write_failures_total',
@@ -126,7 +124,17 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['pipeline', 'state'] as const,
     registers,
   });
-  const requestSeries = createRequestSeries(registry, LATENCY_BUCKETS);
+  const requests = counterSeries(registry, {
+    name: 'warehouse_ingest_http_requests_total',
+    help: 'Answers of the partner-facing port, by route template, method, status and business (`none` before authentication, `other` for ids not configured).',
+    labelNames: ['route', 'method', 'status', 'business'],
+  });
+  const requestLatency = histogramSeries(registry, {
+    name: 'warehouse_ingest_http_request_duration_seconds',
+    help: 'Time from the request to its answer on the partner-facing port, by route template, method and status.',
+    labelNames: ['route', 'method', 'status'],
+    buckets: LATENCY_BUCKETS,
+  });
   const fileLatency = new Histogram({
     name: 'warehouse_ingest_file_duration_seconds',
     help: 'One try of a dropped file, from its claim to its outcome (accepted, rejected, duplicate, dead, retried, skipped, interrupted, not-due), by pipeline.',
@@ -150,14 +158,14 @@ export function createMetrics(options: MetricsOptions): Metrics {
   return {
     registry,
     observeBatch({ batch, outcome, records: count }) {
-      const labels = {
+      const values = [
         outcome,
-        kind: batch.kind.name,
-        source: batch.source.type,
-        business: businesses.has(batch.businessId) ? batch.businessId : 'other',
-      };
-      batches.inc(labels);
-      if (count > 0) records.inc(labels, count);
+        batch.kind.name,
+        batch.source.type,
+        businesses.has(batch.businessId) ? batch.businessId : 'other',
+      ];
+      batches.inc(values);
+      if (count > 0) records.inc(values, count);
     },
     timed(publisher) {
       return {
@@ -167,12 +175,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
         readiness: () => publisher.readiness(),
         close: () => publisher.close(),
         async publish(messages) {
-          const end = publishLatency.startTimer({ publisher: publisher.name });
+          const started = performance.now();
+          const seconds = () => (performance.now() - started) / 1000;
           try {
             await publisher.publish(messages);
-            end({ outcome: 'confirmed' });
+            publishLatency.observe([publisher.name, 'confirmed'], seconds());
           } catch (error) {
-            end({ outcome: 'unconfirmed' });
+            publishLatency.observe([publisher.name, 'unconfirmed'], seconds());
             throw error;
           }
         },
@@ -195,13 +204,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
       lineageLost.inc(count);
     },
     observeRequest({ route, method, status, businessId, seconds }) {
-      requestSeries.observe(
-        route,
-        METHODS.has(method) ? method : 'other',
-        String(status),
+      const values = [route, METHODS.has(method) ? method : 'other', String(status)];
+      requestLatency.observe(values, seconds);
+      values.push(
         businessId === undefined ? 'none' : businesses.has(businessId) ? businessId : 'other',
-        seconds,
       );
+      requests.inc(values);
     },
     fileHandled(pipeline, outcome, seconds) {
       fileLatency.observe({ pipeline, outcome }, seconds);
