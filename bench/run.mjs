@@ -177,8 +177,7 @@ async function main() {
   // A profile warms up with its own load only, so the two do not mix.
   // --only=sandbox measures other servers (sandboxPart): these two are not warmed up for nothing.
   for (const server of ONLY === 'sandbox' ? [] : servers) {
-    if (PROFILE !== 'throughput')
-      await measure(server, (s) => latency(s, settings.warmupSeconds));
+    if (PROFILE !== 'throughput') await measure(server, (s) => latency(s, settings.warmupSeconds));
     if (PROFILE !== 'latency') await measure(server, (s) => throughput(s, settings.warmupSeconds));
   }
 
