@@ -37,4 +37,6 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
 # SIGTERM starts the graceful stop (shutdown.graceMs, 25 s by default): give it 30 s
 # (docker stop -t 30, compose stop_grace_period).
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/cli.js", "serve"]
+# The same command as package.json's `start` (test/ops/start-command.test.ts keeps them equal):
+# see docs/operations-startup.md for the flag.
+CMD ["node", "--max-semi-space-size=32", "dist/cli.js", "serve"]

@@ -45,7 +45,7 @@ import { pathToFileURL } from 'node:url';
 import { EXCHANGE, QUEUE, openBroker, safeUrl } from './broker.mjs';
 import { summarise } from './cpuprofile.mjs';
 import { round } from './load.mjs';
-import { ROOT, brokerPid, cpuMs, hashKey } from './servers.mjs';
+import { ROOT, RUNTIME_FLAGS, brokerPid, cpuMs, hashKey } from './servers.mjs';
 import { printDropTargets } from './targets.mjs';
 
 const CLI = path.join(ROOT, 'dist/cli.js');
@@ -365,7 +365,7 @@ async function startServe(amqpUrl, config, nodeArgs) {
     LOG_LEVEL: 'info',
   });
   const child = track(
-    spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
+    spawn(process.execPath, [...RUNTIME_FLAGS, ...nodeArgs, CLI, 'serve'], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],

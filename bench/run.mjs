@@ -27,6 +27,7 @@ import { BUSINESS_ID, PATH, basicAuth, batches } from './payloads.mjs';
 import { cleanupCsv, runCsvBench } from './csv.mjs';
 import {
   ROOT,
+  RUNTIME_FLAGS,
   brokerPid,
   cpuMs,
   killAllNow,
@@ -136,7 +137,7 @@ async function main() {
 
   const bodyKiB = Math.round(big[0].length / 1024);
   console.log(
-    `warehouse-ingest bench — node ${process.version}, ${os.cpus().length} CPUs (load average ${os.loadavg()[0].toFixed(2)}), RabbitMQ ${broker.version} at ${safeUrl(AMQP_URL)}`,
+    `warehouse-ingest bench — node ${process.version}, ${os.cpus().length} CPUs (load average ${os.loadavg()[0].toFixed(2)}), RabbitMQ ${broker.version} at ${safeUrl(AMQP_URL)}; both servers run with npm start's node flags: ${RUNTIME_FLAGS.join(' ') || 'none'}`,
   );
   console.log(
     `queue ${QUEUE} (${bounded || 'no policy: rabbitmqctl unavailable'}; purged before every run)`,

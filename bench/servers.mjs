@@ -9,6 +9,17 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CLI = path.join(ROOT, 'dist/cli.js');
+
+/**
+ * Node's flags in package.json's `start` (`node <flags> dist/cli.js serve`, what the release folder
+ * and the image run): every `serve` the bench starts gets them, and so does the baseline, so both
+ * sides run on the same runtime settings.
+ */
+export const RUNTIME_FLAGS = (() => {
+  const start = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts.start;
+  const words = start.split(' ');
+  return words.slice(words.indexOf('node') + 1, words.indexOf('dist/cli.js'));
+})();
 const children = new Set();
 const temporary = [];
 
@@ -219,7 +230,7 @@ export async function startService({
   if (environment === 'sandbox') delete env.AMQP_URL;
   else env.AMQP_URL = amqpUrl;
   const child = track(
-    spawn(process.execPath, [...nodeArgs, CLI, 'serve'], {
+    spawn(process.execPath, [...RUNTIME_FLAGS, ...nodeArgs, CLI, 'serve'], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -271,7 +282,7 @@ export async function startBaseline({
     fork(path.join(ROOT, 'bench/baseline-server.mjs'), {
       cwd: ROOT,
       env,
-      execArgv: nodeArgs,
+      execArgv: [...RUNTIME_FLAGS, ...nodeArgs],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     }),
     name,

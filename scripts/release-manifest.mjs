@@ -24,8 +24,8 @@ const manifest = {
   type: pkg.type,
   engines: pkg.engines,
   bin: pkg.bin,
-  // The release is already built: start runs it, nothing compiles.
-  scripts: { start: 'node dist/cli.js serve' },
+  // The release is already built: start runs it (with the project's runtime flags), nothing compiles.
+  scripts: { start: pkg.scripts.start },
   dependencies: pkg.dependencies,
   ...(pkg.allowScripts ? { allowScripts: pkg.allowScripts } : {}),
 };

@@ -64,7 +64,9 @@ describe('the release folder', () => {
         dev,
       ).toBe(false);
     const manifest = JSON.parse(readFileSync(path.join(release, 'package.json'), 'utf8'));
-    expect(manifest.scripts).toEqual({ start: 'node dist/cli.js serve' });
+    expect(manifest.scripts).toEqual({
+      start: 'node --max-semi-space-size=32 dist/cli.js serve',
+    });
     expect(manifest.devDependencies).toBeUndefined();
   });
 
