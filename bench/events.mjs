@@ -6,7 +6,6 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { connect } from 'amqplib';
-import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { Agent, request } from 'undici';
 
@@ -74,7 +73,7 @@ async function service(amqpUrl, receiver, businesses) {
   const { createEventsMetrics } = await import('../dist/events/metrics.js');
   const { resolveEndpoints } = await import('../dist/events/subscriptions.js');
   const { assertEventsTopology, eventsTopology } = await import('../dist/events/topology.js');
-  const { createLogger } = await import('../dist/log.js');
+  const { createLogger, stdoutDestination } = await import('../dist/log.js');
   const suffix = randomBytes(3).toString('hex');
   const events = eventsSchema.parse({
     exchange: `bench.events.${suffix}`,
@@ -109,11 +108,8 @@ async function service(amqpUrl, receiver, businesses) {
       endpoints,
       metrics: createEventsMetrics(new Registry(), businesses),
     },
-    // pino's own synchronous destination, as `serve` writes to stdout (not a Node stream).
-    createLogger({
-      level: 'info',
-      destination: pino.destination({ dest: '/dev/null', sync: true }),
-    }),
+    // The destination `serve` writes its stdout with (buffered, off the event loop), to /dev/null.
+    createLogger({ level: 'info', destination: stdoutDestination(undefined, '/dev/null') }),
   );
   receiver.reset();
   const arrived = receiver.reached(EVENTS);

@@ -115,9 +115,13 @@ export const LOG_MAX_PENDING_BYTES = 16 * 1024 * 1024;
  * neither blocks the service nor grows its memory: lines past `LOG_MAX_PENDING_BYTES` are dropped
  * and told to `onDrop`.
  */
-export function stdoutDestination(onDrop?: () => void): DestinationStream {
+export function stdoutDestination(
+  onDrop?: () => void,
+  /** Another file instead of stdout (the bench writes to /dev/null the way `serve` writes to stdout). */
+  dest: number | string = 1,
+): DestinationStream {
   const stream = pino.destination({
-    dest: 1,
+    dest,
     sync: false,
     minLength: LOG_BUFFER_BYTES,
     periodicFlush: LOG_FLUSH_MS,
