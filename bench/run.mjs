@@ -11,7 +11,8 @@
 // under --cpu-prof and prints where the CPU time goes (profiles kept in bench/results/profiles/).
 // Knobs: AMQP_URL, BENCH_CONNECTIONS (12), BENCH_SECONDS (10), BENCH_LATENCY_SECONDS (5),
 // BENCH_PACED_RATE (400 requests/s), BENCH_PACED_SECONDS (8), BENCH_SANDBOX_SECONDS (5),
-// BENCH_WARMUP_SECONDS (3: each load type, on each server, before it is measured),
+// BENCH_WARMUP_SECONDS (3: each load type, on each server, before it is measured), BENCH_ROUNDS (2:
+// runs of each measured part per server, alternated; the figures are their means),
 // BENCH_QUEUE_COUNTS (1,2,4), BENCH_SHARD_SECONDS (6), BENCH_QUORUM (1: also 1 quorum queue; 0: not).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -49,7 +50,7 @@ const settings = {
   latencyConnections: 1,
   latencySeconds: number('BENCH_LATENCY_SECONDS', 5),
   warmupSeconds: number('BENCH_WARMUP_SECONDS', 3),
-  rounds: 2,
+  rounds: number('BENCH_ROUNDS', 2),
   pacedRate: number('BENCH_PACED_RATE', 400),
   pacedSeconds: number('BENCH_PACED_SECONDS', 8),
   sandboxSeconds: number('BENCH_SANDBOX_SECONDS', 5),
