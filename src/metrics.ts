@@ -205,11 +205,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     observeRequest({ route, method, status, businessId, seconds }) {
       const values = [route, METHODS.has(method) ? method : 'other', String(status)];
+      const business =
+        businessId === undefined ? 'none' : businesses.has(businessId) ? businessId : 'other';
       requestLatency.observe(values, seconds);
-      values.push(
-        businessId === undefined ? 'none' : businesses.has(businessId) ? businessId : 'other',
-      );
-      requests.inc(values);
+      requests.inc([...values, business]);
     },
     fileHandled(pipeline, outcome, seconds) {
       fileLatency.observe({ pipeline, outcome }, seconds);
