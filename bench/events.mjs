@@ -109,7 +109,7 @@ async function service(amqpUrl, receiver, businesses) {
       metrics: createEventsMetrics(new Registry(), businesses),
     },
     // The destination `serve` writes its stdout with (buffered, off the event loop), to /dev/null.
-    createLogger({ level: 'info', destination: stdoutDestination(undefined, '/dev/null') }),
+    createLogger({ level: 'info', destination: stdoutDestination({ dest: '/dev/null' }) }),
   );
   receiver.reset();
   const arrived = receiver.reached(EVENTS);

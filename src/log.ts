@@ -115,11 +115,14 @@ export const LOG_MAX_PENDING_BYTES = 16 * 1024 * 1024;
  * neither blocks the service nor grows its memory: lines past `LOG_MAX_PENDING_BYTES` are dropped
  * and told to `onDrop`.
  */
-export function stdoutDestination(
-  onDrop?: () => void,
+export function stdoutDestination({
+  onDrop,
+  dest = 1,
+}: {
+  onDrop?: () => void;
   /** Another file instead of stdout (the bench writes to /dev/null the way `serve` writes to stdout). */
-  dest: number | string = 1,
-): DestinationStream {
+  dest?: number | string;
+} = {}): DestinationStream {
   const stream = pino.destination({
     dest,
     sync: false,
@@ -155,7 +158,7 @@ export function createLogger(options: LogOptions = {}): Logger {
     options.format === 'pretty'
       ? prettyStream(options.destination ?? process.stdout)
       : (options.destination ??
-        (options.level === 'silent' ? undefined : stdoutDestination(options.onDrop)));
+        (options.level === 'silent' ? undefined : stdoutDestination({ onDrop: options.onDrop })));
   const root = pino(
     {
       level: options.level ?? 'info',
