@@ -7,7 +7,7 @@
 import { MalformedBody } from '../errors.js';
 import type { CsvField, CsvLayout, CsvRecord } from './csv-layout.js';
 import { parseNumber } from './csv-number.js';
-import { OrderRanges } from './order-ranges.js';
+import type { OrderRanges } from './order-ranges.js';
 
 /** A layout level resolved against the file: the cell index, name and type of each field. */
 interface Level {
@@ -67,7 +67,7 @@ export class RecordBuilder {
   constructor(
     layout: CsvLayout,
     found: ReadonlyMap<string, number>,
-    maxTrackedOrders: number,
+    seen: OrderRanges,
     width = found.size,
   ) {
     this.width = width;
@@ -82,7 +82,7 @@ export class RecordBuilder {
     this.partGroupAt = parts
       ? required(found, `${lines!.name}_${parts.groupBy}`, 'lines.parts.groupBy')
       : -1;
-    this.seen = new OrderRanges(maxTrackedOrders);
+    this.seen = seen;
   }
 
   add(cells: string[], line: number): CsvRecord | undefined {

@@ -38,6 +38,13 @@ export const MAX_ROW_CHARS = 1024 * 1024;
  */
 export async function* readCsvRows(
   input: AsyncIterable<Uint8Array | string>,
+  options: {
+    /**
+     * The file line of the row after the header: the input is the header row and then a part of
+     * the file from further on (the second half of a split file, `csv-split.ts`). @default the line after the header's
+     */
+    readonly lineAfterHeader?: number;
+  } = {},
 ): AsyncGenerator<RowBatch> {
   const batch: RowBatch = { cells: [], lines: [] };
   // Line bookkeeping. csv-parse's own `info.lines` counts a quoted CRLF twice, so it is only
@@ -58,7 +65,10 @@ export async function* readCsvRows(
       nextLine += info.lines - parsedLines === 1 ? 1 : 1 + countLineBreaks(cells);
       parsedLines = info.lines;
       if (cells.length === 1 && isBlank(cells[0]!)) return null;
-      header ??= cells;
+      if (header === undefined) {
+        header = cells;
+        if (options.lineAfterHeader !== undefined) nextLine = options.lineAfterHeader;
+      }
       batch.cells.push(cells);
       batch.lines.push(start);
       return null; // nothing goes to the stream's readable side

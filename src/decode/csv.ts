@@ -12,6 +12,7 @@ import { MalformedBody } from '../errors.js';
 import { lineRange, RecordBuilder } from './csv-records.js';
 import type { CsvLayout, CsvRecord } from './csv-layout.js';
 import { readCsvRows } from './csv-rows.js';
+import { OrderRanges } from './order-ranges.js';
 
 export type { CsvField, CsvFieldType, CsvLayout, CsvRecord } from './csv-layout.js';
 
@@ -29,6 +30,16 @@ export interface DecodeCsvOptions {
    * name) and its cells are never read. Missing columns are refused all the same.
    */
   readonly ignoreColumn?: (name: string) => void;
+  /**
+   * The input is the header row and then the file from a later row on, which starts on this line
+   * (the second half of a split file, `csv-split.ts`). @default the whole file
+   */
+  readonly lineAfterHeader?: number;
+  /**
+   * The table of orders seen, for a caller that compares two halves of one file afterwards.
+   * @default a table of its own
+   */
+  readonly orders?: OrderRanges;
 }
 
 /** Streams records out of CSV bytes, in file order; holds one record at a time. Throws `MalformedBody` for file-level problems. */
@@ -40,14 +51,16 @@ export async function* decodeCsv(
   const columns = expectedColumns(layout);
   let builder: RecordBuilder | undefined;
   let sawData = false;
-  for await (const batch of readCsvRows(input)) {
+  const rowOptions =
+    options.lineAfterHeader === undefined ? {} : { lineAfterHeader: options.lineAfterHeader };
+  for await (const batch of readCsvRows(input, rowOptions)) {
     const { cells, lines } = batch;
     let i = 0;
     if (builder === undefined) {
       builder = new RecordBuilder(
         layout,
         headerIndexes(cells[0]!, columns, options.ignoreColumn),
-        options.maxTrackedOrders ?? 1_000_000,
+        options.orders ?? new OrderRanges(options.maxTrackedOrders ?? 1_000_000),
         cells[0]!.length,
       );
       i = 1;

@@ -14,6 +14,7 @@ import {
   type SenderTerms,
 } from '../records/legacy/sender-terms.js';
 import { csvLocation, decodeCsv, type CsvLayout, type CsvRecord } from './csv.js';
+import type { OrderRanges } from './order-ranges.js';
 
 /** A legacy (v1) batch turned into v2 candidates, with its errors' way back to the sender's input. */
 export interface ConvertedBatch {
@@ -26,6 +27,12 @@ interface Options {
   readonly converter: LegacyConverter;
   readonly businessId: string;
   readonly context: ConversionContext;
+}
+
+/** For CSV: the part of a split file read (`csv-split.ts`), and the order table to fill. */
+interface CsvOptions extends Options {
+  readonly orders?: OrderRanges;
+  readonly lineAfterHeader?: number;
 }
 
 /** `{ "<root>": [ ...legacy records ] }` as spec §4.3 shows it, e.g. `{ "oOrders": [...] }`. */
@@ -77,15 +84,18 @@ export function convertLegacyJson(body: unknown, options: Options): ConvertedBat
  */
 export function legacyCsvCandidates(
   read: () => AsyncIterable<Uint8Array | string>,
-  options: Options,
+  options: CsvOptions,
 ): () => AsyncIterable<Candidate> {
   const { businessId, context } = options;
   const converter = options.converter.withNames(context.names);
   const layout = converter.csv;
   const { ignored } = context;
   return async function* candidates() {
+    const { orders, lineAfterHeader } = options;
     for await (const decoded of decodeCsv(read(), layout, {
       ...(ignored && { ignoreColumn: (name: string) => ignored.add(name) }),
+      ...(orders && { orders }),
+      ...(lineAfterHeader !== undefined && { lineAfterHeader }),
     })) {
       const problems: LegacyProblem[] = [...decoded.errors];
       const record = converter.toV2(decoded.value, context, problems);

@@ -33,6 +33,20 @@ export class OrderRanges {
     this.count += 1;
   }
 
+  /** The table's words, to hand to another thread, whose table then reads them with `sharesKeyWith`. */
+  get words(): Uint32Array {
+    return this.slots;
+  }
+
+  /** Whether this table holds a key of another table (given its `words`). */
+  sharesKeyWith(words: Uint32Array): boolean {
+    for (let at = 0; at + SLOT_WORDS <= words.length; at += SLOT_WORDS) {
+      if (words[at + 3] !== 0 && this.find(words[at]!, words[at + 1]!, words[at + 2]!) >= 0)
+        return true;
+    }
+    return false;
+  }
+
   /** The word offset of the key's slot, or -1. */
   private find(f0: number, f1: number, f2: number): number {
     const { slots, mask } = this;

@@ -27,6 +27,8 @@ export interface FileProcessorOptions {
   /** Local folder for copies of files being processed. */
   readonly spoolDirectory: string;
   readonly maxJsonBytes: number;
+  /** A v1 CSV file this large is validated in two halves at once (`DropRunnerOptions.halvesFromBytes`). */
+  readonly halvesFromBytes: number;
   readonly maxRecords?: number;
   readonly metrics?: Pick<DropMetrics, 'receiptWriteFailed'>;
   /** Said in every receipt; in the sandbox an accepted file's receipt says `validated`. @default 'production' */

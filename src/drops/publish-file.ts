@@ -55,6 +55,7 @@ export async function publishFile(
       businessId: pipeline.businessId,
       context,
       maxJsonBytes: ctx.maxJsonBytes,
+      halvesFromBytes: ctx.halvesFromBytes,
     });
     if (lost(ctx, tr.held)) return { end: 'lost' };
     if (state.resume && records.mode === 'stream') {

@@ -44,6 +44,11 @@ export interface DropRunnerOptions {
   readonly workerId?: string;
   /** JSON files are parsed whole: larger ones are refused. @default 268435456 (256 MiB) */
   readonly maxJsonBytes?: number;
+  /**
+   * A v1 CSV file of at least this many bytes has its validation pass split over two cores
+   * (`pipeline/halves.ts`), when the machine has a second one free. @default 4194304 (4 MiB)
+   */
+  readonly halvesFromBytes?: number;
   /** Most records in one file. @default unlimited */
   readonly maxRecords?: number;
   /** Inputs per state (after every scheduled look) and receipt write failures. */
@@ -96,6 +101,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     lease,
     workerId,
     maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024,
+    halvesFromBytes: options.halvesFromBytes ?? 4 * 1024 * 1024,
     signal: interruption.signal,
   });
   const files = createFileHandler({

@@ -5,6 +5,7 @@
  */
 import type { Logger } from '../log.js';
 import type { Candidate } from '../decode/candidate.js';
+import type { FileHalves } from '../decode/file.js';
 import type { RecordKind } from '../records/kind.js';
 import type { IgnoredFields } from '../records/legacy/ignored-fields.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
@@ -78,6 +79,12 @@ export interface ArrayBatch extends BatchBase {
 export interface StreamBatch extends BatchBase {
   readonly mode: 'stream';
   open(): AsyncIterable<Candidate>;
+  /**
+   * The same records in two halves, validated at once on two cores when a worker thread is free
+   * (`halves.ts`); `open()` reads them in one pass otherwise, or when the halves cannot tell the
+   * verdict alone. Needs `spoolFile`. @default one pass
+   */
+  readonly halves?: FileHalves;
   /**
    * A file (that must not exist yet) for the records ready to publish, between the two passes:
    * for inputs too large to keep twice in memory (a file drop). Removed when `ingest()` ends.

@@ -9,16 +9,19 @@ import type {
   BulkResponse,
   Ingest,
   IngestOutcome,
+  StreamBatch,
 } from './batch.js';
 import { MessageIds } from './message-id.js';
 import { routableCheck, type RoutingKeyFor } from './route.js';
+import { validateInHalves } from './halves.js';
 import {
   prepareStream,
   publishStream,
+  spoolPlan,
   type PreparedStream,
   type Published,
 } from './stream-publish.js';
-import { validateBatch, type Verdict } from './validate-batch.js';
+import { validateBatch, type RecordCheck, type Verdict } from './validate-batch.js';
 
 /**
  * Which `IngestOutcome` a failure is, by the status its typed error declares: 4xx `rejected`
@@ -85,19 +88,56 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     return { count: messages.length, messageIds };
   }
 
+  /** The validation pass of a streamed batch: in two halves at once where it can, else in one. */
+  async function validateStreamed(
+    batch: StreamBatch,
+    routable: RecordCheck | undefined,
+  ): Promise<{ verdict: Verdict; prepared: PreparedStream; inHalves: boolean }> {
+    const plan = spoolPlan(batch);
+    let spooler = prepareStream(plan, routingKeyFor);
+    try {
+      if (batch.halves) {
+        const halves = await validateInHalves(
+          batch,
+          batch.halves,
+          spooler,
+          routingKeyFor,
+          routable,
+        );
+        if (halves.decided) {
+          const verdict: Verdict = { ok: true, total: halves.total };
+          return { verdict, prepared: halves.prepared, inHalves: true };
+        }
+        batch.log.debug({ reason: halves.reason }, 'validating the input in one pass');
+        await spooler.spool.remove();
+        spooler = prepareStream(plan, routingKeyFor);
+      }
+      const verdict = await validateBatch(batch, spooler.onValid, routable);
+      await spooler.spool.finish();
+      return { verdict, prepared: spooler, inHalves: false };
+    } catch (error) {
+      await spooler.spool.remove();
+      throw error;
+    }
+  }
+
   async function validateAndPublish(
     batch: Batch,
-    prepared: PreparedStream | undefined,
+    spools: { prepared?: PreparedStream },
     observe: (outcome: BatchOutcome['outcome'], records: number, error?: unknown) => void,
     started: number,
   ): Promise<BulkResponse> {
     let verdict: Verdict;
     let validatedAt = started;
+    let inHalves = false;
     try {
       // A record whose routing key AMQP cannot carry is refused with the rest of the validation.
       const routable = routableCheck(routingKeyFor, batch.kind.name, batch.businessId);
-      verdict = await validateBatch(batch, prepared?.onValid, routable);
-      await prepared?.spool.finish();
+      if (batch.mode === 'stream') {
+        const streamed = await validateStreamed(batch, routable);
+        ({ verdict, inHalves } = streamed);
+        spools.prepared = streamed.prepared;
+      } else verdict = await validateBatch(batch, undefined, routable);
       validatedAt = performance.now();
     } catch (error) {
       // A stream that cannot be read (broken CSV is a 4xx; a disk error is not) fails here too.
@@ -116,7 +156,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       published =
         batch.mode === 'array'
           ? await ingestArray(batch, verdict.accepted ?? [])
-          : await publishStream(batch, prepared!, publisher, messageHeaders(batch));
+          : await publishStream(batch, spools.prepared!, publisher, messageHeaders(batch));
     } catch (error) {
       observe(failureOutcome(error), verdict.total, error);
       throw error;
@@ -129,6 +169,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
         ms: Math.round(performance.now() - started),
         // Of those, the validation pass: with `ms`, where a slow batch spent its time.
         validateMs: Math.round(validatedAt - started),
+        ...(inHalves && { validatedInHalves: true }),
       },
       'batch accepted',
     );
@@ -147,11 +188,11 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     const started = performance.now();
     const observe = (outcome: BatchOutcome['outcome'], records: number, error?: unknown) =>
       observer?.({ batch, outcome, records, ms: performance.now() - started, error });
-    const prepared = batch.mode === 'stream' ? prepareStream(batch, routingKeyFor) : undefined;
+    const spools: { prepared?: PreparedStream } = {};
     try {
-      return await validateAndPublish(batch, prepared, observe, started);
+      return await validateAndPublish(batch, spools, observe, started);
     } finally {
-      await prepared?.spool.remove();
+      await spools.prepared?.spool.remove();
     }
   };
 }

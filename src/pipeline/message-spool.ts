@@ -17,6 +17,8 @@ export interface SpooledMessage {
 
 /** Spool blocks are this large (a record larger than this gets a block of its own). */
 const BLOCK_BYTES = 1 << 20;
+/** Written blocks kept to be filled again (`MessageSpool.free`). */
+const FREE_BLOCKS = 2;
 /** A spool with a file keeps this much in memory before it moves to the file. */
 export const IN_MEMORY_BYTES = 8 << 20;
 const DIGEST_BYTES = 32;
@@ -37,11 +39,17 @@ const SAME_KEY = 0xffffffff;
  * The file is made only when needed, readable by its owner only (records are business data), and
  * removed by `remove()`; after a crash its folder is the caller's to clean up (`SPOOL_OWNER` names).
  */
-export class MessageSpool {
-  private block = Buffer.allocUnsafe(BLOCK_BYTES);
+export class MessageSpool implements SpooledMessages {
+  private block: Buffer = Buffer.allocUnsafe(BLOCK_BYTES);
   private used = 0;
   private previousKey: string | undefined;
   private readonly blocks: Buffer[] = [];
+  /**
+   * Blocks already written to the file, filled again rather than left to the garbage collector
+   * (a file of records would otherwise drop a 1 MiB buffer per block, which piles up between
+   * collections: the external memory of a validation pass). A few suffice: few writes are in flight.
+   */
+  private readonly free: Buffer[] = [];
   private handle: FileHandle | undefined;
   /** Bytes of the blocks kept in memory. */
   private inMemory = 0;
@@ -116,38 +124,21 @@ export class MessageSpool {
   }
 
   /** The records, in the order they were appended. Call after `finish()`. */
-  async *read(): AsyncGenerator<SpooledMessage> {
-    let previousKey = '';
-    for await (const block of this.readBlocks()) {
-      let at = 0;
-      while (at < block.length) {
-        const digest = block.subarray(at, at + DIGEST_BYTES);
-        at += DIGEST_BYTES;
-        const lineField = block.readUInt32LE(at);
-        const keyLength = block.readUInt32LE(at + 4);
-        const referenceLength = block.readUInt32LE(at + 8);
-        const bodyLength = block.readUInt32LE(at + 12);
-        at += 16;
-        let routingKey = previousKey;
-        if (keyLength !== SAME_KEY) {
-          routingKey = block.toString('utf8', at, at + keyLength);
-          at += keyLength;
-          previousKey = routingKey;
-        }
-        const reference =
-          referenceLength === 0 ? '' : block.toString('utf8', at, at + referenceLength);
-        at += referenceLength;
-        const body = block.subarray(at, at + bodyLength);
-        at += bodyLength;
-        yield {
-          digest,
-          routingKey,
-          reference,
-          line: lineField === 0 ? undefined : lineField - 1,
-          body,
-        };
-      }
-    }
+  read(): AsyncGenerator<SpooledMessage> {
+    return framesOf(this.readBlocks());
+  }
+
+  /**
+   * For a spool whose records all went to its file (`inMemoryUpTo` 0), once `finish()`ed: closes
+   * the file and keeps it, for another thread to read (`SpoolFile`).
+   */
+  async keepFile(): Promise<{ readonly written: number; readonly count: number }> {
+    await this.writing;
+    if (this.blocks.length > 0) throw new Error('the message spool still holds records in memory');
+    const handle = this.opened;
+    this.handle = this.opened = undefined;
+    await handle?.close();
+    return { written: this.written, count: this.count };
   }
 
   /** Closes and deletes the file (if any); the spool is empty afterwards. */
@@ -163,7 +154,8 @@ export class MessageSpool {
   /** Hands the current block over (to memory or the file) and starts one with room for `room` bytes. */
   private flush(room: number): Promise<void> {
     const full = this.block.subarray(0, this.used);
-    this.block = Buffer.allocUnsafe(Math.max(BLOCK_BYTES, room));
+    this.block =
+      (room <= BLOCK_BYTES && this.free.pop()) || Buffer.allocUnsafe(Math.max(BLOCK_BYTES, room));
     this.used = 0;
     if (full.length === 0) return this.writing;
     if (this.handle) return this.writeBlock(full);
@@ -212,37 +204,122 @@ export class MessageSpool {
     // A regular file takes a whole write unless the disk is full.
     if (bytesWritten !== 4 + block.length)
       throw new Error('the message spool could not be written whole (is the disk full?)');
+    // Written: nothing refers to the block now. One of the standard size is filled again.
+    if (block.buffer.byteLength === BLOCK_BYTES && this.free.length < FREE_BLOCKS)
+      this.free.push(Buffer.from(block.buffer, 0, BLOCK_BYTES));
   }
 
   private async *readBlocks(): AsyncGenerator<Buffer> {
-    if (!this.handle) {
-      yield* this.blocks;
-      return;
-    }
-    const head = Buffer.allocUnsafe(4);
-    let position = 0;
-    while (position < this.written) {
-      await this.readFully(head, position);
-      const length = head.readUInt32LE(0);
-      // A fresh buffer per block: the bodies yielded are views of it, held until they are confirmed.
-      const block = Buffer.allocUnsafe(length);
-      await this.readFully(block, position + 4);
-      position += 4 + length;
-      yield block;
+    if (!this.handle) yield* this.blocks;
+    else yield* fileBlocks(this.handle, this.written);
+  }
+}
+
+/** What the publish pass reads: a streamed batch's ready messages, in order. */
+export interface SpooledMessages {
+  /** Records in the spool. */
+  readonly size: number;
+  read(): AsyncIterable<SpooledMessage>;
+  /** Removes what the spool holds (its file, if any). */
+  remove(): Promise<void>;
+}
+
+/**
+ * A spool file another thread wrote (`MessageSpool.keepFile`), read once from the start here,
+ * and removed with `remove()`.
+ */
+export class SpoolFile implements SpooledMessages {
+  constructor(
+    private readonly file: string,
+    private readonly written: number,
+    readonly size: number,
+  ) {}
+
+  async *read(): AsyncGenerator<SpooledMessage> {
+    if (this.written === 0) return;
+    const handle = await open(this.file, 'r');
+    try {
+      yield* framesOf(fileBlocks(handle, this.written));
+    } finally {
+      await handle.close();
     }
   }
 
-  private async readFully(into: Buffer, position: number): Promise<void> {
-    let done = 0;
-    while (done < into.length) {
-      const { bytesRead } = await this.handle!.read(
-        into,
-        done,
-        into.length - done,
-        position + done,
-      );
-      if (bytesRead === 0) throw new Error('the message spool ended early');
-      done += bytesRead;
+  async remove(): Promise<void> {
+    await rm(this.file, { force: true });
+  }
+}
+
+/** Several spools read one after the other, as one (a batch validated in parts). */
+export function spoolsInOrder(spools: readonly SpooledMessages[]): SpooledMessages {
+  return {
+    size: spools.reduce((sum, spool) => sum + spool.size, 0),
+    async *read() {
+      for (const spool of spools) yield* spool.read();
+    },
+    async remove() {
+      await Promise.all(spools.map((spool) => spool.remove()));
+    },
+  };
+}
+
+/** The frames of a spool's blocks, as records. */
+async function* framesOf(
+  blocks: AsyncIterable<Buffer> | Iterable<Buffer>,
+): AsyncGenerator<SpooledMessage> {
+  let previousKey = '';
+  for await (const block of blocks) {
+    let at = 0;
+    while (at < block.length) {
+      const digest = block.subarray(at, at + DIGEST_BYTES);
+      at += DIGEST_BYTES;
+      const lineField = block.readUInt32LE(at);
+      const keyLength = block.readUInt32LE(at + 4);
+      const referenceLength = block.readUInt32LE(at + 8);
+      const bodyLength = block.readUInt32LE(at + 12);
+      at += 16;
+      let routingKey = previousKey;
+      if (keyLength !== SAME_KEY) {
+        routingKey = block.toString('utf8', at, at + keyLength);
+        at += keyLength;
+        previousKey = routingKey;
+      }
+      const reference =
+        referenceLength === 0 ? '' : block.toString('utf8', at, at + referenceLength);
+      at += referenceLength;
+      const body = block.subarray(at, at + bodyLength);
+      at += bodyLength;
+      yield {
+        digest,
+        routingKey,
+        reference,
+        line: lineField === 0 ? undefined : lineField - 1,
+        body,
+      };
     }
+  }
+}
+
+/** The blocks of a spool file: each a 32-bit length, then the block. */
+async function* fileBlocks(handle: FileHandle, written: number): AsyncGenerator<Buffer> {
+  const head = Buffer.allocUnsafe(4);
+  let position = 0;
+  while (position < written) {
+    await readFully(handle, head, position);
+    const length = head.readUInt32LE(0);
+    // A fresh buffer per block: the bodies yielded are views of it, held until they are confirmed.
+    const block = Buffer.allocUnsafe(length);
+    await readFully(handle, block, position + 4);
+    position += 4 + length;
+    yield block;
+  }
+}
+
+async function readFully(handle: FileHandle, into: Buffer, position: number): Promise<void> {
+  let done = 0;
+  while (done < into.length) {
+    const { bytesRead } = await handle.read(into, done, into.length - done, position + done);
+    if (bytesRead === 0) throw new Error('the message spool ended early');
+    done += bytesRead;
   }
 }

@@ -5,15 +5,49 @@
  * the others. The publish pass then counts occurrences only for those, so a file's memory grows
  * by about 1.5 bytes per record instead of the ~150 of a map of every digest.
  */
-export class RepeatFilter {
+export class RepeatFilter implements Repeats {
   private readonly layers: BloomLayer[] = [new BloomLayer(FIRST_CAPACITY)];
   private readonly maybeRepeated = new Set<string>();
+
+  /** A filter filled in another thread, from what its `exported()` gave. */
+  static imported(state: ExportedRepeats): RepeatFilter {
+    const filter = new RepeatFilter();
+    filter.layers.splice(0, 1, ...state.layers.map((layer) => BloomLayer.imported(layer)));
+    for (const hex of state.maybeRepeated) filter.maybeRepeated.add(hex);
+    return filter;
+  }
+
+  /** The filter as plain data, to hand to another thread (its bit arrays can be transferred). */
+  exported(): ExportedRepeats {
+    return {
+      layers: this.layers.map((layer) => layer.exported()),
+      maybeRepeated: [...this.maybeRepeated],
+    };
+  }
+
+  /**
+   * The repeats of a batch read in two parts, each seen by a filter of its own: a digest may repeat
+   * if either part may repeat it, or if both parts may hold it.
+   */
+  static union(first: RepeatFilter, second: RepeatFilter): Repeats {
+    return {
+      mayRepeat: (hex) => {
+        if (first.mayRepeat(hex) || second.mayRepeat(hex)) return true;
+        const digest = Buffer.from(hex, 'hex');
+        return first.has(digest) && second.has(digest);
+      },
+    };
+  }
+
+  /** Whether the digest may have been added (false: it certainly was not). */
+  has(digest: Buffer): boolean {
+    return this.layers.some((layer) => layer.has(digest));
+  }
 
   /** Takes a record's digest (32 bytes of SHA-256) in input order. */
   add(digest: Buffer): void {
     // Its hex only for the few kept: most records are seen once, and a string each would be garbage.
-    if (this.layers.some((layer) => layer.has(digest)))
-      this.maybeRepeated.add(digest.toString('hex'));
+    if (this.has(digest)) this.maybeRepeated.add(digest.toString('hex'));
     let newest = this.layers[this.layers.length - 1]!;
     if (newest.full) this.layers.push((newest = new BloomLayer(newest.capacity * 2)));
     newest.add(digest);
@@ -23,6 +57,22 @@ export class RepeatFilter {
   mayRepeat(hex: string): boolean {
     return this.maybeRepeated.has(hex);
   }
+}
+
+/** Which records of a streamed batch may occur more than once (see `RepeatFilter`). */
+export interface Repeats {
+  /** False only for a digest (hex) that occurs once in the batch; true for every repeat (and a few others). */
+  mayRepeat(hex: string): boolean;
+}
+
+/** A `RepeatFilter` as plain data (`exported()`). */
+export interface ExportedRepeats {
+  readonly layers: ReadonlyArray<{
+    readonly capacity: number;
+    readonly count: number;
+    readonly bits: Uint32Array;
+  }>;
+  readonly maybeRepeated: readonly string[];
 }
 
 const FIRST_CAPACITY = 1 << 14;
@@ -35,9 +85,22 @@ class BloomLayer {
   private readonly size: number;
   private count = 0;
 
-  constructor(readonly capacity: number) {
+  constructor(
+    readonly capacity: number,
+    bits?: Uint32Array,
+  ) {
     this.size = capacity * BITS_PER_ELEMENT;
-    this.bits = new Uint32Array(Math.ceil(this.size / 32));
+    this.bits = bits ?? new Uint32Array(Math.ceil(this.size / 32));
+  }
+
+  static imported(state: ExportedRepeats['layers'][number]): BloomLayer {
+    const layer = new BloomLayer(state.capacity, state.bits);
+    layer.count = state.count;
+    return layer;
+  }
+
+  exported(): ExportedRepeats['layers'][number] {
+    return { capacity: this.capacity, count: this.count, bits: this.bits };
   }
 
   get full(): boolean {

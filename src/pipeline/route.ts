@@ -11,6 +11,8 @@ export interface RoutingKeyFor {
   (kind: KindName, businessId: string, record: Record<string, unknown>): string;
   /** Why a record whose key this is cannot be routed (`routingProblem`); none: it always can. */
   readonly problem?: (routingKey: string, record: Record<string, unknown>) => string | undefined;
+  /** The template it was compiled from, so another thread can compile the same (`compileRoutingKey`). */
+  readonly template?: string;
 }
 
 type Part = string | { field: readonly string[] } | 'kind' | 'businessId';
@@ -44,8 +46,10 @@ export function compileRoutingKey(template: string): RoutingKeyFor {
   };
   // Only a record field can make a key too long (the kind and configured business ids are short):
   // a template without one, the default among them, costs no check per record.
-  if (!parts.some((part) => typeof part === 'object')) return routingKeyFor;
+  if (!parts.some((part) => typeof part === 'object'))
+    return Object.assign(routingKeyFor, { template });
   return Object.assign(routingKeyFor, {
+    template,
     problem: (routingKey: string, record: Record<string, unknown>) =>
       routingProblem(template, routingKey, record),
   });

@@ -1,21 +1,50 @@
 import { Interrupted } from '../errors.js';
 import type { OutboundMessage, Publisher } from '../publish/publisher.js';
-import { referenceOf } from '../records/kind.js';
+import { referenceOf, type RecordKind } from '../records/kind.js';
 import type { StreamBatch } from './batch.js';
 import { MessageIds } from './message-id.js';
-import { MessageSpool } from './message-spool.js';
-import { RepeatFilter } from './repeat-filter.js';
+import { MessageSpool, type SpooledMessages } from './message-spool.js';
+import { RepeatFilter, type Repeats } from './repeat-filter.js';
 import type { RoutingKeyFor } from './route.js';
 import type { OnValid } from './validate-batch.js';
 
 /** A streamed batch is published in chunks of this many messages, each confirmed before the next. */
 export const PUBLISH_CHUNK = 1000;
 
-/** What the validation pass of a streamed batch leaves for the publish pass (`prepareStream`). */
+/** What the validation pass of a streamed batch leaves for the publish pass. */
 export interface PreparedStream {
+  readonly repeats: Repeats;
+  readonly spool: SpooledMessages;
+}
+
+/** What the validation pass fills (`prepareStream`): told each valid record by `onValid`. */
+export interface StreamSpooler extends PreparedStream {
   readonly repeats: RepeatFilter;
   readonly spool: MessageSpool;
   readonly onValid: OnValid;
+}
+
+/** What spooling a streamed batch's valid records needs to know of the batch. */
+export interface SpoolPlan {
+  readonly kind: RecordKind;
+  readonly businessId: string;
+  readonly volatilePaths?: readonly string[] | undefined;
+  /** Keep each record's own number (the batch keeps lineage, or skips records confirmed before). */
+  readonly withReferences: boolean;
+  readonly spoolFile?: string | undefined;
+  /** @default IN_MEMORY_BYTES */
+  readonly inMemoryUpTo?: number;
+}
+
+/** The spool plan of a streamed batch. */
+export function spoolPlan(batch: StreamBatch): SpoolPlan {
+  return {
+    kind: batch.kind,
+    businessId: batch.businessId,
+    volatilePaths: batch.volatilePaths,
+    withReferences: batch.onLineage !== undefined || batch.onSkipped !== undefined,
+    spoolFile: batch.spoolFile,
+  };
 }
 
 /** What a publish pass did: how many messages were confirmed, and their ids unless a sink took them. */
@@ -142,12 +171,11 @@ export async function publishStream(
  * `RepeatFilter`), and every valid record as its ready message (`MessageSpool`), so the publish
  * pass neither decodes nor validates again.
  */
-export function prepareStream(batch: StreamBatch, routingKeyFor: RoutingKeyFor): PreparedStream {
+export function prepareStream(plan: SpoolPlan, routingKeyFor: RoutingKeyFor): StreamSpooler {
   const repeats = new RepeatFilter();
-  const spool = new MessageSpool(batch.spoolFile);
-  const digests = new MessageIds(batch.businessId, batch.kind.name, batch.volatilePaths);
-  const { kind, businessId } = batch;
-  const withReferences = batch.onLineage !== undefined || batch.onSkipped !== undefined;
+  const spool = new MessageSpool(plan.spoolFile, plan.inMemoryUpTo);
+  const digests = new MessageIds(plan.businessId, plan.kind.name, plan.volatilePaths);
+  const { kind, businessId, withReferences } = plan;
   return {
     repeats,
     spool,

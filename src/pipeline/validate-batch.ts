@@ -54,15 +54,25 @@ export async function validateBatch(
     : validateStream(batch, onValid, check);
 }
 
+/** What the validation pass of a streamed batch reads of it (a worker thread has no more: `halves.ts`). */
+export type StreamToValidate = Pick<
+  StreamBatch,
+  'mode' | 'kind' | 'businessId' | 'maxRecords' | 'open' | 'signal' | 'resumeAfter'
+>;
+
 /** The record's validation, and then `check`'s when the record is valid. */
-function validate(batch: Batch, input: unknown, check: RecordCheck | undefined): ValidationResult {
+function validate(
+  batch: Pick<Batch, 'kind' | 'businessId'>,
+  input: unknown,
+  check: RecordCheck | undefined,
+): ValidationResult {
   const result = validateRecord(batch.kind, input, batch.businessId);
   if (!result.ok || !check) return result;
   const errors = check(result.record);
   return errors ? { ok: false, errors } : result;
 }
 
-export function checkCount(batch: Batch, count: number): void {
+export function checkCount(batch: Pick<Batch, 'mode' | 'maxRecords'>, count: number): void {
   if (count === 0) throw new MalformedBody({ detail: 'The batch holds no records.' });
   if (batch.maxRecords !== undefined && count > batch.maxRecords) {
     throw new PayloadTooLarge({
@@ -100,8 +110,8 @@ function validateArray(batch: ArrayBatch, check: RecordCheck | undefined): Verdi
  * Reads the stream once (or until `batch.signal` aborts it); nothing is kept but the errors. `onValid` sees each valid record while
  * no record has failed yet (after a failure nothing will be published, so nothing more is needed).
  */
-async function validateStream(
-  batch: StreamBatch,
+export async function validateStream(
+  batch: StreamToValidate,
   onValid: OnValid | undefined,
   check: RecordCheck | undefined,
 ): Promise<Verdict> {

@@ -4,7 +4,12 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MessageSpool } from '../../src/pipeline/message-spool.js';
+import {
+  MessageSpool,
+  SpoolFile,
+  spoolsInOrder,
+  type SpooledMessages,
+} from '../../src/pipeline/message-spool.js';
 
 const digestOf = (i: number) => createHash('sha256').update(String(i)).digest();
 
@@ -37,11 +42,19 @@ function records(count: number): Written[] {
 
 /** Appends `input`, then reads the whole spool back and compares it with `all`. */
 async function roundTrip(spool: MessageSpool, input: Written[], all = input): Promise<void> {
+  await fill(spool, input);
+  await readsBack(spool, all);
+}
+
+async function fill(spool: MessageSpool, input: Written[]): Promise<void> {
   for (const r of input) {
     const pending = spool.append(r.digest, r.routingKey, r.reference, r.line, r.body);
     if (pending) await pending;
   }
   await spool.finish();
+}
+
+async function readsBack(spool: SpooledMessages, all: Written[]): Promise<void> {
   expect(spool.size).toBe(all.length);
   let i = 0;
   for await (const m of spool.read()) {
@@ -128,5 +141,29 @@ describe('MessageSpool', () => {
     const read = [];
     for await (const m of spool.read()) read.push(m);
     expect(read).toEqual([]);
+  });
+
+  it('keeps its file for another reader (a second half), which reads it back after the first spool, then removes both', async () => {
+    const input = records(6000);
+    const firstFile = await spoolFile();
+    const secondFile = await spoolFile();
+    const first = new MessageSpool(firstFile, 1 << 20);
+    await fill(first, input.slice(0, 2500));
+    const second = new MessageSpool(secondFile, 0);
+    await fill(second, input.slice(2500));
+    const { written, count } = await second.keepFile();
+    expect(count).toBe(3500);
+    expect((await stat(secondFile)).size).toBe(written);
+    const both = spoolsInOrder([first, new SpoolFile(secondFile, written, count)]);
+    await readsBack(both, input);
+    await both.remove();
+    expect(existsSync(firstFile)).toBe(false);
+    expect(existsSync(secondFile)).toBe(false);
+  });
+
+  it('refuses to keep a file for a spool that still holds records in memory', async () => {
+    const spool = new MessageSpool(await spoolFile());
+    await fill(spool, records(10));
+    await expect(spool.keepFile()).rejects.toThrow('still holds records in memory');
   });
 });

@@ -128,4 +128,51 @@ describe('the release folder', () => {
       expect(await exited).toBe(0);
     });
   });
+
+  it('validates a large CSV drop on two cores with its own worker thread file (run --once, embedded publisher)', async () => {
+    const drop = path.join(temp.dir, 'large-drop');
+    mkdirSync(drop);
+    // Over 4 MiB: the size from which a CSV file's validation pass is split (src/pipeline/halves.ts).
+    const rows = [
+      'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice',
+    ];
+    for (let n = 0; n < 50_000; n++)
+      rows.push(
+        `DEMO,REL-${n},2026-02-03,1,SKU-${n % 997},2,EA,9.99`,
+        `DEMO,REL-${n},2026-02-03,2,SKU-2,1,EA,4.50`,
+      );
+    writeFileSync(path.join(drop, 'orders.csv'), `${rows.join('\n')}\n`);
+    const pipeline = temp.write(
+      'large-drop.yaml',
+      `name: large\nbusinessId: DEMO\nkind: sales-orders\nformat: v1-csv\nsource:\n  type: local\n  path: ${drop}\nreadiness:\n  strategy: rename\n`,
+    );
+    mkdirSync(path.join(temp.dir, 'large-data'));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [path.join(release, 'dist/cli.js'), 'run', pipeline, '--once'],
+      {
+        cwd: temp.dir,
+        env: {
+          PATH: process.env.PATH,
+          HOME: process.env.HOME,
+          LOG_LEVEL: 'info',
+          INGEST_CONFIG: temp.write(
+            'large-drop-config.yaml',
+            `dataDirectory: ${path.join(temp.dir, 'large-data')}\npipelinesDirectory: ${path.join(temp.dir, 'large-data')}\n`,
+          ),
+        },
+        timeout: 120_000,
+      },
+    );
+    const accepted = stdout
+      .split('\n')
+      .filter((line) => line.startsWith('{"level"'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.msg === 'batch accepted');
+    expect(accepted, stdout).toMatchObject({ records: 50_000, validatedInHalves: true });
+    const receipt = JSON.parse(
+      readFileSync(path.join(drop, 'processed', 'orders.csv.receipt.json'), 'utf8'),
+    ) as { outcome: string; response: { recordCount: number } };
+    expect(receipt).toMatchObject({ outcome: 'accepted', response: { recordCount: 50_000 } });
+  }, 150_000);
 });

@@ -28,8 +28,10 @@ export interface DropHarness {
   readonly runner: DropRunner;
   readonly topology: TestTopology;
   readonly publisher: RabbitMqPublisher;
-  /** The runner's warnings and errors, as logged (they say why a file was retried). */
+  /** The runner's warnings and errors, as logged (they say why a file was retried); more with `logLevel`. */
   readonly warnings: string[];
+  /** The local folder for copies of files being processed (the try's scratch files). */
+  readonly spoolDirectory: string;
   close(): Promise<void>;
 }
 
@@ -38,10 +40,12 @@ export async function startDropHarness(
   pipelineName: string,
   /** Pipeline fields to set, e.g. `{ format: 'v2-json' }` or `retry` (parsed with the rest). */
   overrides: Record<string, unknown> = {},
+  /** `halvesFromBytes` for the runner; `logLevel`: what `warnings` collects (@default 'warn'). */
+  options: { halvesFromBytes?: number; logLevel?: 'debug' | 'info' | 'warn' } = {},
 ): Promise<DropHarness> {
   const warnings: string[] = [];
   const log = createLogger({
-    level: 'warn',
+    level: options.logLevel ?? 'warn',
     destination: { write: (line: string) => void warnings.push(line) },
   });
   const topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'faults' });
@@ -76,12 +80,14 @@ export async function startDropHarness(
     log,
     spoolDirectory,
     workerId: 'faults',
+    ...(options.halvesFromBytes !== undefined && { halvesFromBytes: options.halvesFromBytes }),
   });
   return {
     runner,
     topology,
     publisher,
     warnings,
+    spoolDirectory,
     async close() {
       await runner.stop();
       await publisher.close();

@@ -1,0 +1,138 @@
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLocalDrop } from '../../src/drops/stores/local.js';
+import { demoOrdersCsv, startDropHarness, type DropHarness } from '../support/drop-harness.js';
+import { tempFolder } from '../support/temp.js';
+
+/**
+ * A large CSV file's validation pass runs in two halves at once, the second in a worker thread
+ * (src/pipeline/halves.ts). Whatever the file, the outcome must be the one pass's: the same
+ * messages (bodies, ids, routing keys, order), the same lineage, and for a bad file the same
+ * failure receipt. Each file goes through two drops: one that validates it in one pass
+ * (`halvesFromBytes` infinite) and one that splits every file (`halvesFromBytes` 1).
+ */
+const temp = tempFolder('halves-drop-');
+const harnesses: DropHarness[] = [];
+afterEach(async () => {
+  await Promise.all(harnesses.splice(0).map((h) => h.close()));
+});
+
+interface Outcome {
+  readonly summary: Record<string, unknown>;
+  readonly receipt: { outcome: string; response: Record<string, unknown> };
+  readonly messages: Array<{ id: unknown; routingKey: string; body: unknown }>;
+  readonly lineage: string[];
+  readonly log: string[];
+  /** What is left in the try's spool folder after the file settled. */
+  readonly leftInSpool: string[];
+}
+
+let n = 0;
+async function dropOnce(content: string, halvesFromBytes: number): Promise<Outcome> {
+  n += 1;
+  const dir = path.join(temp.dir, `drop-${n}`);
+  mkdirSync(dir);
+  const harness = await startDropHarness(
+    createLocalDrop({ path: dir }),
+    `halves-${process.pid}-${n}`,
+    {},
+    {
+      halvesFromBytes,
+      logLevel: 'debug',
+    },
+  );
+  harnesses.push(harness);
+  writeFileSync(path.join(dir, 'orders.csv'), content);
+  const summary = (await harness.runner.runOnce()) as unknown as Record<string, unknown>;
+  const folder = summary.accepted === 1 ? 'processed' : 'failed';
+  const receipt = JSON.parse(
+    readFileSync(path.join(dir, folder, 'orders.csv.receipt.json'), 'utf8'),
+  ) as Outcome['receipt'];
+  const messages = (await harness.topology.messages()).map((m) => ({
+    id: m.properties.messageId,
+    routingKey: m.routingKey,
+    body: m.content,
+  }));
+  const state = path.join(dir, '.warehouse-ingest', 'state');
+  const lineageFile = readdirSync(state).find((name) => name.endsWith('.lineage'));
+  // Past its header (which names the pipeline): `index TAB line TAB reference TAB messageId` a record.
+  const lineage = lineageFile
+    ? readFileSync(path.join(state, lineageFile), 'utf8').trim().split('\n').slice(1)
+    : [];
+  const leftInSpool = readdirSync(harness.spoolDirectory, { recursive: true }).map(String);
+  return { summary, receipt, messages, lineage, log: harness.warnings, leftInSpool };
+}
+
+/** The file in one pass and in halves. */
+async function bothWays(content: string) {
+  const onePass = await dropOnce(content, Number.POSITIVE_INFINITY);
+  const inHalves = await dropOnce(content, 1);
+  return { onePass, inHalves };
+}
+
+const split = (log: string[]) => log.some((line) => line.includes('"validatedInHalves":true'));
+const fellBack = (log: string[]) =>
+  log.find((line) => line.includes('validating the input in one pass'));
+
+describe('a CSV drop validated in two halves', () => {
+  it('publishes exactly what one pass publishes: bodies, ids, routing keys, order, lineage', async () => {
+    const csv = demoOrdersCsv(`H-${process.pid}`, 1500);
+    const { onePass, inHalves } = await bothWays(csv);
+    expect(onePass.summary).toMatchObject({ accepted: 1 });
+    expect(inHalves.summary).toMatchObject({ accepted: 1 });
+    expect(split(inHalves.log)).toBe(true);
+    expect(split(onePass.log)).toBe(false);
+    expect(inHalves.messages).toHaveLength(1500);
+    expect(inHalves.messages).toEqual(onePass.messages);
+    expect(inHalves.receipt.response.recordCount).toBe(1500);
+    expect(inHalves.receipt.response.messageIds).toEqual(onePass.receipt.response.messageIds);
+    expect(inHalves.lineage.length).toBeGreaterThan(1);
+    expect(inHalves.lineage).toEqual(onePass.lineage);
+    // Neither half's spool outlives the try.
+    expect(inHalves.leftInSpool.filter((name) => name.includes('spool'))).toEqual([]);
+  });
+
+  it('refuses a file with a bad record in its second half with the one-pass receipt, publishing nothing', async () => {
+    const lines = demoOrdersCsv(`B-${process.pid}`, 1000).split('\n');
+    // Line 1801 (the second row of order 899) is in the second half: a quantity that is not a number.
+    lines[1800] = lines[1800]!.replace(',1,EA,', ',one,EA,');
+    const { onePass, inHalves } = await bothWays(lines.join('\n'));
+    expect(inHalves.summary).toMatchObject({ rejected: 1 });
+    expect(inHalves.messages).toEqual([]);
+    expect(inHalves.receipt.response).toEqual({
+      ...onePass.receipt.response,
+      correlationId: inHalves.receipt.response.correlationId,
+    });
+    expect(inHalves.receipt.response.detail).toMatch(/^1 of 1000 record\(s\) failed validation/);
+    expect(JSON.stringify(inHalves.receipt.response.errors)).toContain('line 1801');
+    expect(fellBack(inHalves.log)).toContain('the second half is not valid');
+  });
+
+  it('reports an order whose rows are in both halves as one pass does', async () => {
+    const lines = demoOrdersCsv(`C-${process.pid}`, 1000).split('\n');
+    // The last order's rows take the first order's number: it reappears far from its first rows.
+    lines[1999] = lines[1999]!.replace(/-999,/, '-0,');
+    lines[2000] = lines[2000]!.replace(/-999,/, '-0,');
+    const { onePass, inHalves } = await bothWays(lines.join('\n'));
+    expect(inHalves.summary).toMatchObject({ rejected: 1 });
+    expect(inHalves.messages).toEqual([]);
+    expect(inHalves.receipt.response.errors).toEqual(onePass.receipt.response.errors);
+    expect(JSON.stringify(inHalves.receipt.response.errors)).toContain(
+      'already appeared at lines 2-3; the rows of one order must be contiguous',
+    );
+    expect(fellBack(inHalves.log)).toContain('an order has rows in both halves');
+  });
+
+  it('refuses broken quoting in the second half with the one-pass receipt', async () => {
+    const lines = demoOrdersCsv(`Q-${process.pid}`, 1000).split('\n');
+    lines[1500] = lines[1500]!.replace('SKU-', 'SK"U-');
+    const { onePass, inHalves } = await bothWays(lines.join('\n'));
+    expect(inHalves.summary).toMatchObject({ rejected: 1 });
+    expect(inHalves.receipt.response).toEqual({
+      ...onePass.receipt.response,
+      correlationId: inHalves.receipt.response.correlationId,
+    });
+    expect(inHalves.receipt.response.detail).toMatch(/^Broken quoting on line 1501/);
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * The two-core validation pass (src/pipeline/halves.ts) on its own: what it leaves behind when a
+ * stop cuts it short, and that it never takes more worker threads than the machine has cores to
+ * spare. (What it publishes is compared with one pass in test/drops/halves-drop.test.ts.)
+ */
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { decodeFile } from '../../src/decode/file.js';
+import { Interrupted } from '../../src/errors.js';
+import { createLogger } from '../../src/log.js';
+import type { StreamBatch } from '../../src/pipeline/batch.js';
+import { validateInHalves } from '../../src/pipeline/halves.js';
+import { compileRoutingKey } from '../../src/pipeline/route.js';
+import { prepareStream, spoolPlan } from '../../src/pipeline/stream-publish.js';
+import { KINDS } from '../../src/records/index.js';
+import { conversionContext } from '../../src/records/legacy/index.js';
+import { demoOrdersCsv } from '../support/drop-harness.js';
+import { tempFolder } from '../support/temp.js';
+
+const temp = tempFolder('halves-');
+const routingKeyFor = compileRoutingKey('{kind}.{businessId}');
+const { onboarding } = loadConfig({ env: { INGEST_ENV: 'development' } });
+
+let n = 0;
+/** A streamed batch of a CSV file of `orders` DEMO orders, offered in halves, its spool in a folder of its own. */
+async function splitBatch(orders: number, signal?: AbortSignal) {
+  n += 1;
+  const folder = path.join(temp.dir, `b${n}`);
+  mkdirSync(folder);
+  const file = path.join(folder, 'orders.csv');
+  writeFileSync(file, demoOrdersCsv(`HV-${n}`, orders));
+  const kind = KINDS['sales-orders'];
+  const records = await decodeFile(file, {
+    kind,
+    format: 'v1-csv',
+    businessId: 'DEMO',
+    context: conversionContext(onboarding, 'DEMO', 'sales-orders', new Date().toISOString()),
+    maxJsonBytes: 1 << 20,
+    halvesFromBytes: 1,
+  });
+  if (records.mode !== 'stream' || !records.halves) throw new Error('expected halves');
+  const batch: StreamBatch = {
+    ...records,
+    kind,
+    businessId: 'DEMO',
+    correlationId: `c-${n}`,
+    source: { type: 'local', name: 'halves' },
+    log: createLogger({ level: 'silent' }),
+    spoolFile: path.join(folder, 'work', 'messages.spool'),
+    ...(signal && { signal }),
+  };
+  const spooler = prepareStream(spoolPlan(batch), routingKeyFor);
+  const work = path.join(folder, 'work');
+  const left = () => (existsSync(work) ? readdirSync(work) : []);
+  return { batch, halves: records.halves, spooler, left };
+}
+
+describe('validateInHalves', () => {
+  it('throws Interrupted on a stop, stops its worker thread and leaves no spool of the second half', async () => {
+    const stop = new AbortController();
+    const { batch, halves, spooler, left } = await splitBatch(20_000, stop.signal);
+    const run = validateInHalves(batch, halves, spooler, routingKeyFor, undefined);
+    setTimeout(() => stop.abort(), 300);
+    await expect(run).rejects.toBeInstanceOf(Interrupted);
+    await spooler.spool.remove();
+    expect(left()).toEqual([]);
+    // The worker's place is free again: the next file is split.
+    const next = await splitBatch(2_000);
+    const decided = await validateInHalves(
+      next.batch,
+      next.halves,
+      next.spooler,
+      routingKeyFor,
+      undefined,
+    );
+    expect(decided).toMatchObject({ decided: true, total: 2_000 });
+    if (decided.decided) await decided.prepared.spool.remove();
+    expect(next.left()).toEqual([]);
+  });
+
+  it(`takes at most ${availableParallelism() - 1} worker thread(s) at once (one core is its own): the file beyond is read in one pass`, async () => {
+    const batches = await Promise.all(
+      Array.from({ length: availableParallelism() }, () => splitBatch(4_000)),
+    );
+    const outcomes = await Promise.all(
+      batches.map(({ batch, halves, spooler }) =>
+        validateInHalves(batch, halves, spooler, routingKeyFor, undefined),
+      ),
+    );
+    expect(outcomes.filter((o) => o.decided)).toHaveLength(availableParallelism() - 1);
+    expect(outcomes.filter((o) => !o.decided)).toEqual([
+      { decided: false, reason: 'no core free' },
+    ]);
+    for (const [i, outcome] of outcomes.entries()) {
+      await (outcome.decided ? outcome.prepared.spool : batches[i]!.spooler.spool).remove();
+    }
+  });
+});
