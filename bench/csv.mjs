@@ -608,6 +608,10 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs, json = 0, again 
     receiptMiB: receipt?.sizeMiB ?? null,
     wallSeconds: round(wallSeconds, 2),
     ingestSeconds: typeof batchLog?.ms === 'number' ? round(batchLog.ms / 1000, 2) : null,
+    // Of those, the validation pass, and whether it ran in two halves at once (src/pipeline/halves.ts).
+    validateSeconds:
+      typeof batchLog?.validateMs === 'number' ? round(batchLog.validateMs / 1000, 2) : null,
+    validatedInHalves: batchLog?.validatedInHalves === true,
     linesPerSecond: records ? Math.round(lines / wallSeconds) : null,
     recordsPerSecond: Math.round(records / wallSeconds),
     childCpuSeconds: peak ? round((peak.cpuUserMs + peak.cpuSystemMs) / 1000, 2) : null,
@@ -695,7 +699,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
         `  ${String(lines).padStart(8)} lines (${r.fileMiB} MiB, written in ${r.generateSeconds} s): ${r.summary ?? '(no summary line)'}`,
       );
       console.log(
-        `           receipt recordCount ${r.receiptRecordCount} (${r.receiptMiB} MiB); wall ${r.wallSeconds} s (ingest ${r.ingestSeconds ?? '?'} s), ${r.linesPerSecond} lines/s, ${r.recordsPerSecond} records/s;` +
+        `           receipt recordCount ${r.receiptRecordCount} (${r.receiptMiB} MiB); wall ${r.wallSeconds} s (ingest ${r.ingestSeconds ?? '?'} s, of which validation ${r.validateSeconds ?? '?'} s${r.validatedInHalves ? ' in two halves' : ''}), ${r.linesPerSecond} lines/s, ${r.recordsPerSecond} records/s;` +
           ` CPU child ${r.childCpuSeconds ?? '?'} s (${r.childUsPerRecord ?? '-'} µs/record), broker ${r.brokerCpuSeconds ?? '?'} s; peak RSS ${r.peakRssMiB} MiB (${r.peakRssAtBatchAcceptedMiB ?? '?'} when the batch was accepted; poll ${r.peakRssPolledMiB})`,
       );
       for (const p of r.problems) console.log(`    PROBLEM: ${p}`);
@@ -718,7 +722,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
       });
       largestRuns.push(again);
       console.log(
-        `  ${String(lines).padStart(8)} lines again: ${again.summary ? 'accepted' : '(no summary line)'}; wall ${again.wallSeconds} s (ingest ${again.ingestSeconds ?? '?'} s), ${again.linesPerSecond} lines/s; CPU child ${again.childCpuSeconds ?? '?'} s (${again.childUsPerRecord ?? '-'} µs/record); peak RSS ${again.peakRssMiB} MiB`,
+        `  ${String(lines).padStart(8)} lines again: ${again.summary ? 'accepted' : '(no summary line)'}; wall ${again.wallSeconds} s (ingest ${again.ingestSeconds ?? '?'} s, of which validation ${again.validateSeconds ?? '?'} s${again.validatedInHalves ? ' in two halves' : ''}), ${again.linesPerSecond} lines/s; CPU child ${again.childCpuSeconds ?? '?'} s (${again.childUsPerRecord ?? '-'} µs/record); peak RSS ${again.peakRssMiB} MiB`,
       );
       for (const p of again.problems) console.log(`    PROBLEM: ${p}`);
     }

@@ -45,8 +45,8 @@ export async function findCsvSplit(
   groupBy: string | undefined,
 ): Promise<CsvSplit | undefined> {
   const handle = await open(path, 'r');
-  const read = async (position: number, length: number): Promise<Buffer> => {
-    const bytes = Buffer.allocUnsafe(length);
+  const read = async (position: number, length: number, into?: Buffer): Promise<Buffer> => {
+    const bytes = into ?? Buffer.allocUnsafe(length);
     let done = 0;
     while (done < length) {
       const { bytesRead } = await handle.read(bytes, done, length - done, position + done);
@@ -70,8 +70,9 @@ export async function findCsvSplit(
     const scan = new RowScanner();
     let last = { start: 0, line: 1 };
     let position = 0;
+    const buffer = Buffer.allocUnsafe(CHUNK); // one buffer for the whole scan
     scanning: while (position < size) {
-      const chunk = await read(position, Math.min(CHUNK, size - position));
+      const chunk = await read(position, Math.min(CHUNK, size - position), buffer);
       for (let from = 0; ; ) {
         const end = scan.nextRowEnd(chunk, from);
         if (end < 0) break;

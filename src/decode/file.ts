@@ -24,26 +24,25 @@ export type FileRecords =
   | { mode: 'stream'; open: () => AsyncIterable<Candidate>; halves?: FileHalves };
 
 /**
- * The same records as `open()`, in two halves that can be read at once, the second in another
- * thread (`pipeline/halves.ts`). Cut where no record spans the two (`csv-split.ts`).
+ * The same records as `open()`, in two halves that other threads can read at once
+ * (`pipeline/halves.ts`), cut where no record spans the two (`csv-split.ts`).
  */
 export interface FileHalves {
-  /** The records of the first half, in order. */
-  first(): AsyncIterable<Candidate>;
-  /** Plain data from which `readSecondHalf`, in another thread, reads the rest. */
-  readonly second: SecondHalf;
+  readonly first: HalfOfFile;
+  readonly second: HalfOfFile;
   /**
-   * After both halves were read, with the order table of the second (`SecondHalfReader.orders`):
-   * whether no order has rows in both. Only then are the halves' records, each folded and
-   * checked apart, exactly those of one pass (an order in both halves is a contiguity error).
+   * After both halves were read, with their order tables (`HalfReader.orders`): whether no order
+   * has rows in both. Only then are the halves' records, each folded and checked apart, exactly
+   * those of one pass (an order in both halves is a contiguity error).
    */
-  apart(secondOrders: Uint32Array): boolean;
+  apart(firstOrders: Uint32Array, secondOrders: Uint32Array): boolean;
 }
 
-/** Where the second half of a split CSV file is, and what reading it needs (structured-cloneable). */
-export interface SecondHalf {
+/** One half of a split CSV file, and what reading it needs: plain data, for another thread (`readHalf`). */
+export interface HalfOfFile {
   readonly path: string;
   readonly split: CsvSplit;
+  readonly part: 'first' | 'second';
   readonly kind: KindName;
   readonly businessId: string;
   /** The conversion context's data: `ignore` stands for an `IgnoredFields` of its own. */
@@ -116,43 +115,50 @@ async function csvHalves(
   const layout = converter.withNames(context.names).csv;
   const split = await findCsvSplit(path, size, layout.groupBy);
   if (!split) return undefined;
-  const orders = new OrderRanges(TRACKED_ORDERS);
   const { ignored, ...data } = context;
+  const half = (part: HalfOfFile['part']): HalfOfFile => ({
+    path,
+    split,
+    part,
+    kind: options.kind.name,
+    businessId,
+    context: { ...data, ignore: ignored !== undefined },
+  });
   return {
-    first: legacyCsvCandidates(
-      () => createReadStream(path, { start: 0, end: split.at - 1, highWaterMark: READ_CHUNK }),
-      { converter, businessId, context, orders },
-    ),
-    second: {
-      path,
-      split,
-      kind: options.kind.name,
-      businessId,
-      context: { ...data, ignore: ignored !== undefined },
-    },
-    apart: (secondOrders) => !orders.sharesKeyWith(secondOrders),
+    first: half('first'),
+    second: half('second'),
+    apart: (first, second) => !OrderRanges.reading(first).sharesKeyWith(second),
   };
 }
 
-/** What reads the second half of a split file: its records, and afterwards its order table. */
-export interface SecondHalfReader {
+/** What reads one half of a split file: its records, then its order table and the columns it ignored. */
+export interface HalfReader {
   open(): AsyncIterable<Candidate>;
   readonly orders: OrderRanges;
+  /** Columns beyond the layout, when the business's profile ignores them (listed in the answer). */
+  readonly ignored: IgnoredFields | undefined;
 }
 
-/** The second half of a split CSV file (`FileHalves.second`): the header row, then the rows from the cut. */
-export function readSecondHalf(half: SecondHalf): SecondHalfReader {
+/**
+ * One half of a split CSV file (`FileHalves`): the first is the file up to the cut; the second is
+ * the header row, then the rows from the cut on, numbered from the cut's line.
+ */
+export function readHalf(half: HalfOfFile): HalfReader {
   const { path, split, kind, businessId } = half;
   const { ignore, ...data } = half.context;
-  const context: ConversionContext = { ...data, ...(ignore && { ignored: new IgnoredFields() }) };
+  const ignored = ignore ? new IgnoredFields() : undefined;
+  const context: ConversionContext = { ...data, ...(ignored && { ignored }) };
   const orders = new OrderRanges(TRACKED_ORDERS);
+  const chunks = (start: number, end?: number) =>
+    createReadStream(path, { start, ...(end !== undefined && { end }), highWaterMark: READ_CHUNK });
+  const first = half.part === 'first';
   async function* bytes(): AsyncGenerator<Uint8Array> {
-    yield* createReadStream(path, {
-      start: 0,
-      end: split.headerEnd - 1,
-      highWaterMark: READ_CHUNK,
-    });
-    yield* createReadStream(path, { start: split.at, highWaterMark: READ_CHUNK });
+    if (first) {
+      yield* chunks(0, split.at - 1);
+      return;
+    }
+    yield* chunks(0, split.headerEnd - 1);
+    yield* chunks(split.at);
   }
   return {
     open: legacyCsvCandidates(bytes, {
@@ -160,8 +166,9 @@ export function readSecondHalf(half: SecondHalf): SecondHalfReader {
       businessId,
       context,
       orders,
-      lineAfterHeader: split.line,
+      ...(!first && { lineAfterHeader: split.line }),
     }),
     orders,
+    ignored,
   };
 }

@@ -9,11 +9,19 @@ import { hash } from 'node:crypto';
  * about 1 in 10^16 for a million orders; exact enough for a check whose error names both places.
  */
 export class OrderRanges {
-  private slots = new Uint32Array(SLOT_WORDS * 1024);
+  private slots: Uint32Array = new Uint32Array(SLOT_WORDS * 1024);
   private mask = 1023;
   private count = 0;
 
   constructor(private readonly limit: number) {}
+
+  /** A table made elsewhere (another thread's `words`), to look keys up in; it remembers no more. */
+  static reading(words: Uint32Array): OrderRanges {
+    const table = new OrderRanges(0);
+    table.slots = words;
+    table.mask = words.length / SLOT_WORDS - 1;
+    return table;
+  }
 
   get(key: string): [number, number] | undefined {
     const print = fingerprint(key);

@@ -1,10 +1,10 @@
 /**
- * The worker thread of `halves.ts`: decodes, validates and spools the second half of a split
- * file exactly as the one-pass validation would (the same decoder, checks and spool), and reports
+ * A worker thread of `halves.ts`: decodes, validates and spools one half of a split file exactly
+ * as the one-pass validation would (the same decoder, checks and spool), and reports
  * once what the first thread needs to join the halves. Runs nothing else; ends when reported.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { readSecondHalf } from '../decode/file.js';
+import { readHalf } from '../decode/file.js';
 import { KINDS } from '../records/index.js';
 import type { HalfJob, HalfReport } from './halves.js';
 import { compileRoutingKey, routableCheck } from './route.js';
@@ -12,14 +12,14 @@ import { prepareStream } from './stream-publish.js';
 import { validateStream } from './validate-batch.js';
 
 async function run(job: HalfJob): Promise<HalfReport> {
-  const { second } = job;
-  const kind = KINDS[second.kind];
+  const { half } = job;
+  const kind = KINDS[half.kind];
   const routingKeyFor = compileRoutingKey(job.routingTemplate);
-  const reader = readSecondHalf(second);
+  const reader = readHalf(half);
   const spooler = prepareStream(
     {
       kind,
-      businessId: second.businessId,
+      businessId: half.businessId,
       volatilePaths: job.volatilePaths,
       withReferences: job.withReferences,
       spoolFile: job.spoolFile,
@@ -31,16 +31,16 @@ async function run(job: HalfJob): Promise<HalfReport> {
     {
       mode: 'stream',
       kind,
-      businessId: second.businessId,
+      businessId: half.businessId,
       maxRecords: job.maxRecords,
       open: () => reader.open(),
     },
     spooler.onValid,
-    routableCheck(routingKeyFor, kind.name, second.businessId),
+    routableCheck(routingKeyFor, kind.name, half.businessId),
   );
   if (!verdict.ok) {
     await spooler.spool.remove();
-    return { ok: false, reason: 'the second half is not valid' };
+    return { ok: false, reason: `the ${half.part} half is not valid` };
   }
   await spooler.spool.finish();
   const { written } = await spooler.spool.keepFile();
@@ -50,6 +50,7 @@ async function run(job: HalfJob): Promise<HalfReport> {
     written,
     repeats: spooler.repeats.exported(),
     orders: reader.orders.words,
+    ignored: reader.ignored?.list() ?? [],
   };
 }
 

@@ -1,38 +1,39 @@
 /**
  * The validation pass of a large file on two cores. All records are checked before the first is
- * published (all-or-nothing), so while that pass runs the broker has nothing to do and one core
- * sits idle; a file offered in two halves (`FileHalves`) has its second half decoded, validated
- * and spooled by a worker thread (`half-worker.ts`) while this thread does the first.
+ * published (all-or-nothing), so while that pass runs the broker has nothing to do and a core
+ * sits idle. A file offered in two halves (`FileHalves`) has each half decoded, validated and
+ * spooled by a worker thread of its own (`half-worker.ts`), both at once; this thread only waits.
+ * (It could take one half itself, but its heap is sized for serving and publishing: a small
+ * worker heap per half keeps the pass's peak memory ~40 MiB lower.)
  *
  * The halves give the verdict only when each was valid on its own and nothing joins them (no order
  * in both, the count within the limit): the records, their spooled messages and ids are then
  * exactly those of one pass. Otherwise — any invalid record, a malformed half, a worker that
  * failed — the caller reads the file in one pass, which words every error as always: a file
- * that fails costs one more pass, a file that passes half of one.
+ * that fails costs one more pass, a file that passes about half of one.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { Interrupted } from '../errors.js';
-import type { FileHalves } from '../decode/file.js';
+import type { FileHalves, HalfOfFile } from '../decode/file.js';
 import type { StreamBatch } from './batch.js';
 import { spoolsInOrder, SpoolFile } from './message-spool.js';
 import { RepeatFilter, type ExportedRepeats } from './repeat-filter.js';
 import type { RoutingKeyFor } from './route.js';
-import type { PreparedStream, StreamSpooler } from './stream-publish.js';
-import { validateStream, type RecordCheck } from './validate-batch.js';
+import type { PreparedStream } from './stream-publish.js';
 
-/** What the worker thread is given: plain data only. */
+/** What a worker thread is given: plain data only. */
 export interface HalfJob {
-  readonly second: FileHalves['second'];
+  readonly half: HalfOfFile;
   readonly maxRecords: number | undefined;
   readonly volatilePaths: readonly string[] | undefined;
   readonly routingTemplate: string;
   readonly withReferences: boolean;
-  /** Where the worker spools the second half's messages (all of them: nothing stays in its memory). */
+  /** Where the worker spools its half's messages (all of them: nothing stays in its memory). */
   readonly spoolFile: string;
 }
 
-/** What the worker thread answers, once. */
+/** What a worker thread answers, once. */
 export type HalfReport =
   | {
       readonly ok: true;
@@ -40,19 +41,21 @@ export type HalfReport =
       readonly written: number;
       readonly repeats: ExportedRepeats;
       readonly orders: Uint32Array;
+      /** Columns the business's profile ignores, found in the header (for the answer). */
+      readonly ignored: readonly string[];
     }
   | { readonly ok: false; readonly reason: string };
 
 /**
- * The worker's young generation: small, so the thread adds ~30 MiB to the process rather than
- * ~70 (each record's objects die young; a larger nursery only collects less often). Measured on
- * a 1M-line drop: the validation pass as fast, the peak ~40 MiB lower.
+ * A worker's young generation: small, so each thread adds ~30 MiB to the process rather than ~70
+ * (a record's objects die young; a larger nursery only collects less often). Measured on a
+ * 1M-line drop: the validation pass as fast, the peak ~40 MiB lower.
  */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4 };
 
-/** Worker threads validating a second half now, and how many may (one core is this thread's). */
+/** Worker threads validating a half now, and how many may: one per core (this thread waits). */
 let busy = 0;
-const MAX_WORKERS = Math.max(0, availableParallelism() - 1);
+const MAX_WORKERS = availableParallelism();
 
 /** Why the halves gave no verdict, for the log; the file is then read in one pass. */
 export type Undecided = { readonly decided: false; readonly reason: string };
@@ -63,74 +66,86 @@ export type Decided = {
 };
 
 /**
- * Validates `batch` in its two halves at once: the first here into `first` (the batch's own
- * spooler), the second in a worker thread. Resolves `decided` with every record valid and spooled
- * in order, or `undecided` (nothing left behind but `first`'s spool, which the caller removes).
- * Throws `Interrupted` on a stop, like the one-pass validation.
+ * Validates `batch` in its two halves at once, each in a worker thread. Resolves `decided` with
+ * every record valid and spooled in order (two spool files beside `batch.spoolFile`, read as one),
+ * or `undecided` with nothing left behind. Throws `Interrupted` on a stop (`batch.signal`), like
+ * the one-pass validation: the threads are ended and their spools removed.
  */
 export async function validateInHalves(
   batch: StreamBatch,
   halves: FileHalves,
-  first: StreamSpooler,
   routingKeyFor: RoutingKeyFor,
-  check: RecordCheck | undefined,
 ): Promise<Decided | Undecided> {
-  const { spoolFile } = batch;
+  const { spoolFile, signal } = batch;
   if (routingKeyFor.template === undefined || spoolFile === undefined)
     return { decided: false, reason: 'no spool file or routing template' };
-  if (busy >= MAX_WORKERS) return { decided: false, reason: 'no core free' };
-  busy += 1;
-  const job: HalfJob = {
-    second: halves.second,
+  if (busy + 2 > MAX_WORKERS) return { decided: false, reason: 'no cores free' };
+  busy += 2;
+  const job = (half: HalfOfFile): HalfJob => ({
+    half,
     maxRecords: batch.maxRecords,
     volatilePaths: batch.volatilePaths,
-    routingTemplate: routingKeyFor.template,
+    routingTemplate: routingKeyFor.template!,
     withReferences: batch.onLineage !== undefined || batch.onSkipped !== undefined,
-    spoolFile: `${spoolFile}.second`,
-  };
-  const second = new SpoolFile(job.spoolFile, 0, 0);
-  const worker = startWorker(job);
+    spoolFile: `${spoolFile}.${half.part}`,
+  });
+  const jobs = [job(halves.first), job(halves.second)] as const;
+  const workers = jobs.map(startWorker);
   let decided = false;
+  let stopped: (() => void) | undefined;
+  const stop = new Promise<'stopped'>((resolve) => {
+    stopped = () => resolve('stopped');
+    if (signal?.aborted) stopped();
+    else signal?.addEventListener('abort', stopped, { once: true });
+  });
   try {
-    let firstTotal: number | undefined;
-    try {
-      const verdict = await validateStream(
-        { ...batch, open: () => halves.first() },
-        first.onValid,
-        check,
-      );
-      await first.spool.finish();
-      if (verdict.ok) firstTotal = verdict.total;
-    } catch (error) {
-      if (error instanceof Interrupted) throw error;
-      // A malformed first half, an unreadable file: one pass tells exactly what and where.
+    // The first failure decides: the other thread need not finish.
+    const reports = await Promise.race([
+      stop,
+      new Promise<HalfReport[]>((resolve) => {
+        const got: HalfReport[] = [];
+        workers.forEach((worker, i) =>
+          worker.report.then((report) => {
+            got[i] = report;
+            if (!report.ok || got.filter(Boolean).length === 2) resolve(got);
+          }),
+        );
+      }),
+    ]);
+    // A stop just ends this pass: nothing is published yet, so nothing more than an earlier try's is confirmed.
+    if (reports === 'stopped') throw new Interrupted(batch.resumeAfter ?? 0);
+    const [first, second] = reports;
+    if (!first?.ok || !second?.ok) {
+      const failed = [first, second].find((report) => report && !report.ok);
+      return { decided: false, reason: failed && !failed.ok ? failed.reason : 'a half failed' };
     }
-    if (firstTotal === undefined) return { decided: false, reason: 'the first half is not valid' };
-    const report = await worker.report;
-    if (!report.ok) return { decided: false, reason: report.reason };
-    const total = firstTotal + report.total;
+    const total = first.total + second.total;
     if (batch.maxRecords !== undefined && total > batch.maxRecords)
       return { decided: false, reason: 'too many records' };
-    if (!halves.apart(report.orders))
+    if (!halves.apart(first.orders, second.orders))
       return { decided: false, reason: 'an order has rows in both halves' };
+    for (const name of first.ignored) batch.ignoredFields?.add(name);
     decided = true;
     return {
       decided: true,
       total,
       prepared: {
         spool: spoolsInOrder([
-          first.spool,
-          new SpoolFile(job.spoolFile, report.written, report.total),
+          new SpoolFile(jobs[0].spoolFile, first.written, first.total),
+          new SpoolFile(jobs[1].spoolFile, second.written, second.total),
         ]),
-        repeats: RepeatFilter.union(first.repeats, RepeatFilter.imported(report.repeats)),
+        repeats: RepeatFilter.union(
+          RepeatFilter.imported(first.repeats),
+          RepeatFilter.imported(second.repeats),
+        ),
       },
     };
   } finally {
-    busy -= 1;
-    if (!decided) {
-      await worker.stop();
-      await second.remove();
-    }
+    if (stopped) signal?.removeEventListener('abort', stopped);
+    // The threads have ended by themselves once they reported; otherwise (a stop, an early verdict) they are ended here.
+    await Promise.all(workers.map((worker) => worker.stop()));
+    busy -= 2;
+    if (!decided) await Promise.all(jobs.map((j) => new SpoolFile(j.spoolFile, 0, 0).remove()));
   }
 }
 

@@ -93,25 +93,16 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     batch: StreamBatch,
     routable: RecordCheck | undefined,
   ): Promise<{ verdict: Verdict; prepared: PreparedStream; inHalves: boolean }> {
-    const plan = spoolPlan(batch);
-    let spooler = prepareStream(plan, routingKeyFor);
-    try {
-      if (batch.halves) {
-        const halves = await validateInHalves(
-          batch,
-          batch.halves,
-          spooler,
-          routingKeyFor,
-          routable,
-        );
-        if (halves.decided) {
-          const verdict: Verdict = { ok: true, total: halves.total };
-          return { verdict, prepared: halves.prepared, inHalves: true };
-        }
-        batch.log.debug({ reason: halves.reason }, 'validating the input in one pass');
-        await spooler.spool.remove();
-        spooler = prepareStream(plan, routingKeyFor);
+    if (batch.halves) {
+      const halves = await validateInHalves(batch, batch.halves, routingKeyFor);
+      if (halves.decided) {
+        const verdict: Verdict = { ok: true, total: halves.total };
+        return { verdict, prepared: halves.prepared, inHalves: true };
       }
+      batch.log.debug({ reason: halves.reason }, 'validating the input in one pass');
+    }
+    const spooler = prepareStream(spoolPlan(batch), routingKeyFor);
+    try {
       const verdict = await validateBatch(batch, spooler.onValid, routable);
       await spooler.spool.finish();
       return { verdict, prepared: spooler, inHalves: false };

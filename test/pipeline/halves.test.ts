@@ -1,7 +1,7 @@
 /**
  * The two-core validation pass (src/pipeline/halves.ts) on its own: what it leaves behind when a
- * stop cuts it short, and that it never takes more worker threads than the machine has cores to
- * spare. (What it publishes is compared with one pass in test/drops/halves-drop.test.ts.)
+ * stop cuts it short, and that it never takes more worker threads than the machine has cores.
+ * (What it publishes is compared with one pass in test/drops/halves-drop.test.ts.)
  */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -14,7 +14,6 @@ import { createLogger } from '../../src/log.js';
 import type { StreamBatch } from '../../src/pipeline/batch.js';
 import { validateInHalves } from '../../src/pipeline/halves.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
-import { prepareStream, spoolPlan } from '../../src/pipeline/stream-publish.js';
 import { KINDS } from '../../src/records/index.js';
 import { conversionContext } from '../../src/records/legacy/index.js';
 import { demoOrdersCsv } from '../support/drop-harness.js';
@@ -52,50 +51,40 @@ async function splitBatch(orders: number, signal?: AbortSignal) {
     spoolFile: path.join(folder, 'work', 'messages.spool'),
     ...(signal && { signal }),
   };
-  const spooler = prepareStream(spoolPlan(batch), routingKeyFor);
   const work = path.join(folder, 'work');
   const left = () => (existsSync(work) ? readdirSync(work) : []);
-  return { batch, halves: records.halves, spooler, left };
+  return { batch, halves: records.halves, left };
 }
 
 describe('validateInHalves', () => {
-  it('throws Interrupted on a stop, stops its worker thread and leaves no spool of the second half', async () => {
+  it('throws Interrupted on a stop, ends its worker threads and leaves no spool behind', async () => {
     const stop = new AbortController();
-    const { batch, halves, spooler, left } = await splitBatch(20_000, stop.signal);
-    const run = validateInHalves(batch, halves, spooler, routingKeyFor, undefined);
-    setTimeout(() => stop.abort(), 300);
+    const { batch, halves, left } = await splitBatch(20_000, stop.signal);
+    const run = validateInHalves(batch, halves, routingKeyFor);
+    // Once the threads have begun to spool: there is something to remove.
+    await expect.poll(left, { timeout: 20_000, interval: 20 }).not.toEqual([]);
+    stop.abort();
     await expect(run).rejects.toBeInstanceOf(Interrupted);
-    await spooler.spool.remove();
     expect(left()).toEqual([]);
-    // The worker's place is free again: the next file is split.
+    // The workers' places are free again: the next file is split.
     const next = await splitBatch(2_000);
-    const decided = await validateInHalves(
-      next.batch,
-      next.halves,
-      next.spooler,
-      routingKeyFor,
-      undefined,
-    );
+    const decided = await validateInHalves(next.batch, next.halves, routingKeyFor);
     expect(decided).toMatchObject({ decided: true, total: 2_000 });
     if (decided.decided) await decided.prepared.spool.remove();
     expect(next.left()).toEqual([]);
   });
 
-  it(`takes at most ${availableParallelism() - 1} worker thread(s) at once (one core is its own): the file beyond is read in one pass`, async () => {
-    const batches = await Promise.all(
-      Array.from({ length: availableParallelism() }, () => splitBatch(4_000)),
-    );
+  it(`takes at most ${availableParallelism()} worker threads at once, two a file (one core each): a file beyond is read in one pass`, async () => {
+    const files = Math.floor(availableParallelism() / 2) + 1;
+    const batches = await Promise.all(Array.from({ length: files }, () => splitBatch(4_000)));
     const outcomes = await Promise.all(
-      batches.map(({ batch, halves, spooler }) =>
-        validateInHalves(batch, halves, spooler, routingKeyFor, undefined),
-      ),
+      batches.map(({ batch, halves }) => validateInHalves(batch, halves, routingKeyFor)),
     );
-    expect(outcomes.filter((o) => o.decided)).toHaveLength(availableParallelism() - 1);
+    expect(outcomes.filter((o) => o.decided)).toHaveLength(files - 1);
     expect(outcomes.filter((o) => !o.decided)).toEqual([
-      { decided: false, reason: 'no core free' },
+      { decided: false, reason: 'no cores free' },
     ]);
-    for (const [i, outcome] of outcomes.entries()) {
-      await (outcome.decided ? outcome.prepared.spool : batches[i]!.spooler.spool).remove();
-    }
+    for (const outcome of outcomes) if (outcome.decided) await outcome.prepared.spool.remove();
+    for (const { left } of batches) expect(left()).toEqual([]);
   });
 });
