@@ -104,12 +104,12 @@ export async function validateInHalves(
       stop,
       new Promise<HalfReport[]>((resolve) => {
         const got: HalfReport[] = [];
-        workers.forEach((worker, i) =>
-          worker.report.then((report) => {
+        for (const [i, worker] of workers.entries()) {
+          void worker.report.then((report) => {
             got[i] = report;
             if (!report.ok || got.filter(Boolean).length === 2) resolve(got);
-          }),
-        );
+          });
+        }
       }),
     ]);
     // A stop just ends this pass: nothing is published yet, so nothing more than an earlier try's is confirmed.
