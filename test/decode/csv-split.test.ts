@@ -7,28 +7,20 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeCsv, type CsvLayout, type CsvRecord } from '../../src/decode/csv.js';
+import { decodeCsv, type CsvRecord } from '../../src/decode/csv.js';
 import { findCsvSplit } from '../../src/decode/csv-split.js';
 import { OrderRanges } from '../../src/decode/order-ranges.js';
+import { LEGACY } from '../../src/records/legacy/index.js';
 import { tempFolder } from '../support/temp.js';
 
 const temp = tempFolder('csv-split-');
 
-const SALES: CsvLayout = {
-  header: [
-    { name: 'AccountID', type: 'string' },
-    { name: 'OrdNumber', type: 'string' },
-  ],
-  lines: {
-    name: 'oOrderLines',
-    fields: [
-      { name: 'ProductID', type: 'string' },
-      { name: 'Qty', type: 'number' },
-    ],
-  },
-  groupBy: 'OrdNumber',
-};
-const COLUMNS = ['AccountID', 'OrdNumber', 'oOrderLines_ProductID', 'oOrderLines_Qty'];
+/** The sales-order layout of spec §4.3, as the decoder of a drop uses it. */
+const SALES = LEGACY['sales-orders']!.csv;
+const COLUMNS = [
+  ...SALES.header.map((f) => f.name),
+  ...SALES.lines!.fields.map((f) => `${SALES.lines!.name}_${f.name}`),
+];
 
 /** A cell as CSV writes it: quoted when it holds a comma, a quote, a line break or white space at an end. */
 const cell = (value: string) =>
@@ -58,7 +50,16 @@ type FileShape = typeof file extends fc.Arbitrary<infer T> ? T : never;
 function render(f: FileShape): Buffer {
   let out = (f.bom ? '\uFEFF' : '') + COLUMNS.join(',') + f.headerEnd;
   f.rows.forEach((r, i) => {
-    const line = [r.account, r.order, r.product, r.qty].map(cell).join(',');
+    // In the layout's column order: free text where a cell is text, the generated number or not.
+    const values: Record<string, string> = {
+      AccountID: r.account,
+      OrdNumber: r.order,
+      oOrderLines_ProductID: r.product,
+      oOrderLines_Qty: r.qty,
+    };
+    const line = COLUMNS.map((name) =>
+      cell(values[name] ?? (name.endsWith('Date') ? '2026-02-03' : '1')),
+    ).join(',');
     const last = i === f.rows.length - 1;
     out += line + (last && !f.finalEnd ? '' : r.end + (last ? '' : r.blankAfter));
   });
