@@ -1,4 +1,4 @@
-import { hostname } from 'node:os';
+import { availableParallelism, hostname } from 'node:os';
 import type { Environment } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
@@ -46,7 +46,8 @@ export interface DropRunnerOptions {
   readonly maxJsonBytes?: number;
   /**
    * A v1 CSV file of at least this many bytes has its validation pass split over two cores
-   * (`pipeline/halves.ts`), when the machine has a second one free. @default 4194304 (4 MiB)
+   * (`pipeline/halves.ts`), when the machine has two cores free. @default 4194304 (4 MiB); on a
+   * one-core machine, never
    */
   readonly halvesFromBytes?: number;
   /** Most records in one file. @default unlimited */
@@ -101,7 +102,10 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
     lease,
     workerId,
     maxJsonBytes: options.maxJsonBytes ?? 256 * 1024 * 1024,
-    halvesFromBytes: options.halvesFromBytes ?? 4 * 1024 * 1024,
+    // On one core there is no second to split onto: not even the cut is looked for.
+    halvesFromBytes:
+      options.halvesFromBytes ??
+      (availableParallelism() >= 2 ? 4 * 1024 * 1024 : Number.POSITIVE_INFINITY),
     signal: interruption.signal,
   });
   const files = createFileHandler({
