@@ -20,7 +20,7 @@ import type { StreamBatch } from './batch.js';
 import { spoolsInOrder, SpoolFile } from './message-spool.js';
 import { RepeatFilter, type ExportedRepeats } from './repeat-filter.js';
 import type { RoutingKeyFor } from './route.js';
-import type { PreparedStream } from './stream-publish.js';
+import { spoolPlan, type PreparedStream } from './stream-publish.js';
 
 /** What a worker thread is given: plain data only. */
 export interface HalfJob {
@@ -81,12 +81,13 @@ export async function validateInHalves(
     return { decided: false, reason: 'no spool file or routing template' };
   if (busy + 2 > MAX_WORKERS) return { decided: false, reason: 'no cores free' };
   busy += 2;
+  const { volatilePaths, withReferences } = spoolPlan(batch);
   const job = (half: HalfOfFile): HalfJob => ({
     half,
     maxRecords: batch.maxRecords,
-    volatilePaths: batch.volatilePaths,
+    volatilePaths,
     routingTemplate: routingKeyFor.template!,
-    withReferences: batch.onLineage !== undefined || batch.onSkipped !== undefined,
+    withReferences,
     spoolFile: `${spoolFile}.${half.part}`,
   });
   const jobs = [job(halves.first), job(halves.second)] as const;
@@ -99,26 +100,11 @@ export async function validateInHalves(
     else signal?.addEventListener('abort', stopped, { once: true });
   });
   try {
-    // The first failure decides: the other thread need not finish.
-    const reports = await Promise.race([
-      stop,
-      new Promise<HalfReport[]>((resolve) => {
-        const got: HalfReport[] = [];
-        for (const [i, worker] of workers.entries()) {
-          void worker.report.then((report) => {
-            got[i] = report;
-            if (!report.ok || got.filter(Boolean).length === 2) resolve(got);
-          });
-        }
-      }),
-    ]);
+    const reports = await Promise.race([stop, bothValid([workers[0]!.report, workers[1]!.report])]);
     // A stop just ends this pass: nothing is published yet, so nothing more than an earlier try's is confirmed.
     if (reports === 'stopped') throw new Interrupted(batch.resumeAfter ?? 0);
-    const [first, second] = reports;
-    if (!first?.ok || !second?.ok) {
-      const failed = [first, second].find((report) => report && !report.ok);
-      return { decided: false, reason: failed && !failed.ok ? failed.reason : 'a half failed' };
-    }
+    if (!reports.ok) return { decided: false, reason: reports.reason };
+    const [first, second] = reports.halves;
     const total = first.total + second.total;
     if (batch.maxRecords !== undefined && total > batch.maxRecords)
       return { decided: false, reason: 'too many records' };
@@ -147,6 +133,23 @@ export async function validateInHalves(
     busy -= 2;
     if (!decided) await Promise.all(jobs.map((j) => new SpoolFile(j.spoolFile, 0, 0).remove()));
   }
+}
+
+type Valid = Extract<HalfReport, { ok: true }>;
+
+/**
+ * Both reports once both halves are valid, or the first failure as soon as it comes: the other
+ * thread need not finish.
+ */
+function bothValid(
+  reports: readonly [Promise<HalfReport>, Promise<HalfReport>],
+): Promise<{ ok: true; halves: [Valid, Valid] } | Extract<HalfReport, { ok: false }>> {
+  return new Promise((resolve) => {
+    for (const report of reports) void report.then((r) => !r.ok && resolve(r));
+    void Promise.all(reports).then(([first, second]) => {
+      if (first.ok && second.ok) resolve({ ok: true, halves: [first, second] });
+    });
+  });
 }
 
 /** The worker thread, its one report (a failure of the thread is a report too), and a way to stop it. */
