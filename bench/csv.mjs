@@ -743,7 +743,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
         `  v2-JSON drop, ${settings.jsonRecords} records (${jsonDrop.fileMiB} MiB, written in ${jsonDrop.generateSeconds} s): ${jsonDrop.summary ?? '(no summary line)'}`,
       );
       console.log(
-        `           receipt recordCount ${jsonDrop.receiptRecordCount}; wall ${jsonDrop.wallSeconds} s, ${jsonDrop.recordsPerSecond} records/s; CPU child ${jsonDrop.childCpuSeconds ?? '?'} s (${jsonDrop.childUsPerRecord ?? '-'} µs/record); peak RSS ${jsonDrop.peakRssMiB} MiB (poll ${jsonDrop.peakRssPolledMiB})`,
+        `           receipt recordCount ${jsonDrop.receiptRecordCount}; wall ${jsonDrop.wallSeconds} s (ingest ${jsonDrop.ingestSeconds ?? '?'} s, of which validation ${jsonDrop.validateSeconds ?? '?'} s${jsonDrop.validatedInHalves ? ' in two halves' : ''}), ${jsonDrop.recordsPerSecond} records/s; CPU child ${jsonDrop.childCpuSeconds ?? '?'} s (${jsonDrop.childUsPerRecord ?? '-'} µs/record); peak RSS ${jsonDrop.peakRssMiB} MiB (poll ${jsonDrop.peakRssPolledMiB})`,
       );
       for (const p of jsonDrop.problems) console.log(`    PROBLEM: ${p}`);
     }
@@ -761,7 +761,12 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
       csvSmall: files.length > 1 ? files[0] : null,
       csvLarge: largest,
       bareRatio,
-      json: jsonDrop && { records: settings.jsonRecords, peakRssMiB: jsonDrop.peakRssMiB },
+      json: jsonDrop && {
+        records: settings.jsonRecords,
+        peakRssMiB: jsonDrop.peakRssMiB,
+        validateSeconds: jsonDrop.validateSeconds,
+        validatedInHalves: jsonDrop.validatedInHalves,
+      },
     });
     const totalSeconds = round((performance.now() - started) / 1000, 1);
     const problems = [

@@ -12,6 +12,7 @@ import {
 } from '../records/legacy/index.js';
 import { parseJson } from './json.js';
 import { jsonArrayCandidates } from './json-array.js';
+import { findJsonSplit, type JsonSplit } from './json-split.js';
 import { convertLegacyJson, legacyCsvCandidates } from './legacy.js';
 import { findCsvSplit, type CsvSplit } from './csv-split.js';
 import { OrderRanges } from './order-ranges.js';
@@ -25,7 +26,7 @@ export type FileRecords =
 
 /**
  * The same records as `open()`, in two halves that other threads can read at once
- * (`pipeline/halves.ts`), cut where no record spans the two (`csv-split.ts`).
+ * (`pipeline/halves.ts`), cut where no record spans the two (`csv-split.ts`, `json-split.ts`).
  */
 export interface FileHalves {
   readonly first: HalfOfFile;
@@ -38,15 +39,26 @@ export interface FileHalves {
   apart(firstOrders: Uint32Array, secondOrders: Uint32Array): boolean;
 }
 
-/** One half of a split CSV file, and what reading it needs: plain data, for another thread (`readHalf`). */
-export interface HalfOfFile {
+/** One half of a split file, and what reading it needs: plain data, for another thread (`readHalf`). */
+export type HalfOfFile = CsvHalf | JsonHalf;
+
+interface EitherHalf {
   readonly path: string;
-  readonly split: CsvSplit;
   readonly part: 'first' | 'second';
   readonly kind: KindName;
   readonly businessId: string;
+}
+
+export interface CsvHalf extends EitherHalf {
+  readonly format: 'v1-csv';
+  readonly split: CsvSplit;
   /** The conversion context's data: `ignore` stands for an `IgnoredFields` of its own. */
   readonly context: Omit<ConversionContext, 'ignored'> & { readonly ignore: boolean };
+}
+
+export interface JsonHalf extends EitherHalf {
+  readonly format: 'v2-json';
+  readonly split: JsonSplit;
 }
 
 export interface FileDecodeOptions {
@@ -57,7 +69,8 @@ export interface FileDecodeOptions {
   /** JSON has no streaming parser here: a JSON file larger than this is refused. */
   readonly maxJsonBytes: number;
   /**
-   * A v1 CSV file of at least this many bytes is offered in two halves (`FileHalves`).
+   * A v1 CSV file of at least this many bytes, or a v2-JSON file of at least `JSON_HALVES_FACTOR`
+   * times as many, is offered in two halves (`FileHalves`).
    * @default never
    */
   readonly halvesFromBytes?: number;
@@ -85,8 +98,9 @@ export async function decodeFile(path: string, options: FileDecodeOptions): Prom
   }
 
   if (format === 'v2-json') {
-    const read = () => createReadStream(path, { highWaterMark: 64 * 1024 });
-    return { mode: 'stream', open: () => jsonArrayCandidates(read) };
+    const read = () => createReadStream(path, { highWaterMark: READ_CHUNK });
+    const halves = await jsonHalves(path, options);
+    return { mode: 'stream', open: () => jsonArrayCandidates(read), ...(halves && { halves }) };
   }
 
   const { size } = await stat(path);
@@ -103,6 +117,35 @@ export async function decodeFile(path: string, options: FileDecodeOptions): Prom
 const TRACKED_ORDERS = 1_000_000;
 const READ_CHUNK = 64 * 1024;
 
+/**
+ * A v2-JSON record takes about ten times the bytes of a v1 CSV one (every field is named in
+ * every record), and splitting pays only past a few tens of thousands of records (each thread
+ * costs ~0.1–0.3 s to start): a JSON file is split from this many times `halvesFromBytes`.
+ */
+export const JSON_HALVES_FACTOR = 8;
+
+async function jsonHalves(
+  path: string,
+  options: FileDecodeOptions,
+): Promise<FileHalves | undefined> {
+  const { halvesFromBytes, businessId } = options;
+  if (halvesFromBytes === undefined) return undefined;
+  const { size } = await stat(path);
+  if (size < halvesFromBytes * JSON_HALVES_FACTOR) return undefined;
+  const split = await findJsonSplit(path, size);
+  if (!split) return undefined;
+  const half = (part: HalfOfFile['part']): JsonHalf => ({
+    format: 'v2-json',
+    path,
+    split,
+    part,
+    kind: options.kind.name,
+    businessId,
+  });
+  // A v2 record stands alone: nothing (like a CSV order's rows) can join the halves.
+  return { first: half('first'), second: half('second'), apart: () => true };
+}
+
 async function csvHalves(
   path: string,
   options: FileDecodeOptions,
@@ -116,7 +159,8 @@ async function csvHalves(
   const split = await findCsvSplit(path, size, layout.groupBy);
   if (!split) return undefined;
   const { ignored, ...data } = context;
-  const half = (part: HalfOfFile['part']): HalfOfFile => ({
+  const half = (part: HalfOfFile['part']): CsvHalf => ({
+    format: 'v1-csv',
     path,
     split,
     part,
@@ -139,26 +183,50 @@ export interface HalfReader {
   readonly ignored: IgnoredFields | undefined;
 }
 
-/**
- * One half of a split CSV file (`FileHalves`): the first is the file up to the cut; the second is
- * the header row, then the rows from the cut on, numbered from the cut's line.
- */
+/** One half of a split file (`FileHalves`), read as `csvHalf` or `jsonHalf` says. */
 export function readHalf(half: HalfOfFile): HalfReader {
+  return half.format === 'v1-csv' ? csvHalf(half) : jsonHalf(half);
+}
+
+const chunks = (path: string, start: number, end?: number) =>
+  createReadStream(path, { start, ...(end !== undefined && { end }), highWaterMark: READ_CHUNK });
+
+/**
+ * One half of a split v2-JSON file: the first is the array up to the cut, closed with `]`; the
+ * second is `[`, then the elements after the cut (and the file's own closing `]`).
+ */
+function jsonHalf(half: JsonHalf): HalfReader {
+  const { path, split } = half;
+  async function* bytes(): AsyncGenerator<Buffer> {
+    if (half.part === 'first') {
+      yield* chunks(path, 0, split.end - 1);
+      yield Buffer.from(']');
+      return;
+    }
+    yield Buffer.from('[');
+    yield* chunks(path, split.comma + 1);
+  }
+  return { open: () => jsonArrayCandidates(bytes), orders: new OrderRanges(0), ignored: undefined };
+}
+
+/**
+ * One half of a split CSV file: the first is the file up to the cut; the second is the header
+ * row, then the rows from the cut on, numbered from the cut's line.
+ */
+function csvHalf(half: CsvHalf): HalfReader {
   const { path, split, kind, businessId } = half;
   const { ignore, ...data } = half.context;
   const ignored = ignore ? new IgnoredFields() : undefined;
   const context: ConversionContext = { ...data, ...(ignored && { ignored }) };
   const orders = new OrderRanges(TRACKED_ORDERS);
-  const chunks = (start: number, end?: number) =>
-    createReadStream(path, { start, ...(end !== undefined && { end }), highWaterMark: READ_CHUNK });
   const first = half.part === 'first';
   async function* bytes(): AsyncGenerator<Uint8Array> {
     if (first) {
-      yield* chunks(0, split.at - 1);
+      yield* chunks(path, 0, split.at - 1);
       return;
     }
-    yield* chunks(0, split.headerEnd - 1);
-    yield* chunks(split.at);
+    yield* chunks(path, 0, split.headerEnd - 1);
+    yield* chunks(path, split.at);
   }
   return {
     open: legacyCsvCandidates(bytes, {

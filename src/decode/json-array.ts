@@ -43,7 +43,7 @@ const malformed = (detail: string) => new MalformedBody({ detail });
  * way, as the API refuses a body that does not parse).
  */
 export async function* jsonArrayCandidates(
-  open: () => Readable,
+  open: () => Readable | AsyncIterable<Buffer>,
   maxElementBytes = MAX_ELEMENT_BYTES,
 ): AsyncGenerator<Candidate> {
   const scanner = new ArrayScanner(maxElementBytes);
@@ -71,8 +71,11 @@ function parseElement(bytes: Buffer, index: number): unknown {
   }
 }
 
-/** Finds the top-level elements' bytes in a JSON array fed chunk by chunk. */
-class ArrayScanner {
+/**
+ * Finds the top-level elements' bytes in a JSON array fed chunk by chunk. `onElementEnd`, when
+ * given, is told the byte offset just past each element as it completes (`json-split.ts`).
+ */
+export class ArrayScanner {
   private expect: Expect = 'open';
   private offset = 0; // bytes before the current chunk
   private count = 0; // elements completed
@@ -84,7 +87,10 @@ class ArrayScanner {
   private primitive = false; // a number, string, true/false/null element
   private bom = 0; // bytes of a UTF-8 byte order mark seen at the very start
 
-  constructor(private readonly maxElementBytes: number) {}
+  constructor(
+    private readonly maxElementBytes: number,
+    private readonly onElementEnd?: (end: number) => void,
+  ) {}
 
   /** The elements that end in `chunk`, whole. */
   scan(chunk: Buffer): Buffer[] {
@@ -93,6 +99,7 @@ class ArrayScanner {
     let start = this.expect === 'element' ? 0 : -1;
     const complete = (end: number) => {
       done.push(this.take(chunk, start, end));
+      this.onElementEnd?.(this.offset + end);
       start = -1;
       this.count += 1;
       this.primitive = false;

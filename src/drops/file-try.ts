@@ -27,7 +27,7 @@ export interface FileProcessorOptions {
   /** Local folder for copies of files being processed. */
   readonly spoolDirectory: string;
   readonly maxJsonBytes: number;
-  /** A v1 CSV file this large is validated in two halves at once (`DropRunnerOptions.halvesFromBytes`). */
+  /** A v1 CSV file this large (a v2-JSON file 8× as large) is validated in two halves at once (`DropRunnerOptions.halvesFromBytes`). */
   readonly halvesFromBytes: number;
   readonly maxRecords?: number;
   readonly metrics?: Pick<DropMetrics, 'receiptWriteFailed'>;

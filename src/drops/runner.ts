@@ -45,9 +45,9 @@ export interface DropRunnerOptions {
   /** JSON files are parsed whole: larger ones are refused. @default 268435456 (256 MiB) */
   readonly maxJsonBytes?: number;
   /**
-   * A v1 CSV file of at least this many bytes has its validation pass split over two cores
-   * (`pipeline/halves.ts`), when the machine has two cores free. @default 4194304 (4 MiB); on a
-   * one-core machine, never
+   * A v1 CSV file of at least this many bytes, or a v2-JSON file of at least 8 times as many
+   * (`JSON_HALVES_FACTOR`), has its validation pass split over two cores (`pipeline/halves.ts`),
+   * when the machine has two cores free. @default 4194304 (4 MiB); on a one-core machine, never
    */
   readonly halvesFromBytes?: number;
   /** Most records in one file. @default unlimited */

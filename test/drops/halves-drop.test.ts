@@ -2,11 +2,16 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLocalDrop } from '../../src/drops/stores/local.js';
-import { demoOrdersCsv, startDropHarness, type DropHarness } from '../support/drop-harness.js';
+import {
+  demoOrdersCsv,
+  demoOrdersJson,
+  startDropHarness,
+  type DropHarness,
+} from '../support/drop-harness.js';
 import { tempFolder } from '../support/temp.js';
 
 /**
- * A large CSV file's validation pass runs in two halves at once, the second in a worker thread
+ * A large CSV or v2-JSON file's validation pass runs in two halves at once, each in a worker thread
  * (src/pipeline/halves.ts). Whatever the file, the outcome must be the one pass's: the same
  * messages (bodies, ids, routing keys, order), the same lineage, and for a bad file the same
  * failure receipt. Each file goes through two drops: one that validates it in one pass
@@ -29,25 +34,29 @@ interface Outcome {
 }
 
 let n = 0;
-async function dropOnce(content: string, halvesFromBytes: number): Promise<Outcome> {
+async function dropOnce(
+  content: string,
+  halvesFromBytes: number,
+  name = 'orders.csv',
+): Promise<Outcome> {
   n += 1;
   const dir = path.join(temp.dir, `drop-${n}`);
   mkdirSync(dir);
   const harness = await startDropHarness(
     createLocalDrop({ path: dir }),
     `halves-${process.pid}-${n}`,
-    {},
+    name.endsWith('.json') ? { format: 'v2-json' } : {},
     {
       halvesFromBytes,
       logLevel: 'debug',
     },
   );
   harnesses.push(harness);
-  writeFileSync(path.join(dir, 'orders.csv'), content);
+  writeFileSync(path.join(dir, name), content);
   const summary = (await harness.runner.runOnce()) as unknown as Record<string, unknown>;
   const folder = summary.accepted === 1 ? 'processed' : 'failed';
   const receipt = JSON.parse(
-    readFileSync(path.join(dir, folder, 'orders.csv.receipt.json'), 'utf8'),
+    readFileSync(path.join(dir, folder, `${name}.receipt.json`), 'utf8'),
   ) as Outcome['receipt'];
   const messages = (await harness.topology.messages()).map((m) => ({
     id: m.properties.messageId,
@@ -65,9 +74,9 @@ async function dropOnce(content: string, halvesFromBytes: number): Promise<Outco
 }
 
 /** The file in one pass and in halves. */
-async function bothWays(content: string) {
-  const onePass = await dropOnce(content, Number.POSITIVE_INFINITY);
-  const inHalves = await dropOnce(content, 1);
+async function bothWays(content: string, name?: string) {
+  const onePass = await dropOnce(content, Number.POSITIVE_INFINITY, name);
+  const inHalves = await dropOnce(content, 1, name);
   return { onePass, inHalves };
 }
 
@@ -134,5 +143,55 @@ describe('a CSV drop validated in two halves', () => {
       correlationId: inHalves.receipt.response.correlationId,
     });
     expect(inHalves.receipt.response.detail).toMatch(/^Broken quoting on line 1501/);
+  });
+});
+
+describe('a v2-JSON drop validated in two halves', () => {
+  it('publishes exactly what one pass publishes, a record repeated across the cut included', async () => {
+    const lines = demoOrdersJson(600, `J-${process.pid}`).split('\n');
+    // Record 10 again as the last record (in the second half): it is published twice, the second
+    // copy under its occurrence-numbered id, as one pass numbers it.
+    lines[600] = `${lines[600]},\n${lines[11]!.replace(/,$/, '')}`;
+    const { onePass, inHalves } = await bothWays(lines.join('\n'), 'orders.json');
+    expect(onePass.summary).toMatchObject({ accepted: 1 });
+    expect(inHalves.summary).toMatchObject({ accepted: 1 });
+    expect(split(inHalves.log)).toBe(true);
+    expect(split(onePass.log)).toBe(false);
+    expect(inHalves.messages).toHaveLength(601);
+    expect(inHalves.messages).toEqual(onePass.messages);
+    expect(new Set(inHalves.messages.map((m) => m.id)).size).toBe(601);
+    expect(inHalves.receipt.response.messageIds).toEqual(onePass.receipt.response.messageIds);
+    expect(inHalves.lineage).toHaveLength(601);
+    expect(inHalves.lineage).toEqual(onePass.lineage);
+    expect(inHalves.leftInSpool.filter((name) => name.includes('spool'))).toEqual([]);
+  });
+
+  it('refuses a bad record in the second half with the one-pass receipt, publishing nothing', async () => {
+    const lines = demoOrdersJson(600, `JB-${process.pid}`).split('\n');
+    // Record 500 (line 502 of the file) is in the second half: its businessId is not a string.
+    lines[501] = lines[501]!.replace('"businessId":"DEMO"', '"businessId":7');
+    const { onePass, inHalves } = await bothWays(lines.join('\n'), 'orders.json');
+    expect(inHalves.summary).toMatchObject({ rejected: 1 });
+    expect(inHalves.messages).toEqual([]);
+    expect(inHalves.receipt.response).toEqual({
+      ...onePass.receipt.response,
+      correlationId: inHalves.receipt.response.correlationId,
+    });
+    expect(JSON.stringify(inHalves.receipt.response.errors)).toContain('"index":500');
+    expect(fellBack(inHalves.log)).toContain('the second half is not valid');
+  });
+
+  it('refuses broken JSON in the second half with the one-pass receipt', async () => {
+    const lines = demoOrdersJson(600, `JQ-${process.pid}`).split('\n');
+    lines[451] = lines[451]!.replace(/,$/, ',,');
+    const { onePass, inHalves } = await bothWays(lines.join('\n'), 'orders.json');
+    expect(inHalves.summary).toMatchObject({ rejected: 1 });
+    expect(inHalves.messages).toEqual([]);
+    expect(inHalves.receipt.response).toEqual({
+      ...onePass.receipt.response,
+      correlationId: inHalves.receipt.response.correlationId,
+    });
+    expect(inHalves.receipt.response.detail).toMatch(/expected a record/);
+    expect(fellBack(inHalves.log)).toMatch(/expected a record/);
   });
 });

@@ -4,8 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createLocalDrop } from '../../src/drops/stores/local.js';
 import { PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
 import { MAX_LISTED_FAILURES } from '../../src/pipeline/validate-batch.js';
-import { validRecords } from '../records/fixtures.js';
-import { type DropHarness, startDropHarness } from '../support/drop-harness.js';
+import { demoOrdersJson, type DropHarness, startDropHarness } from '../support/drop-harness.js';
 import { tempFolder } from '../support/temp.js';
 
 /**
@@ -18,18 +17,6 @@ afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
-
-/** `count` distinct DEMO sales orders, as a v2 JSON array written one record per line. */
-function ordersJson(count: number, tag: string): string {
-  const template = JSON.stringify(validRecords('sales-orders')[0]).replaceAll('"ACME"', '"DEMO"');
-  const lines: string[] = [];
-  for (let i = 0; i < count; i++) {
-    const record = JSON.parse(template) as { identifiers: { shipmentId: string } };
-    record.identifiers.shipmentId = `${tag}-${i}`;
-    lines.push(JSON.stringify(record));
-  }
-  return `[\n${lines.join(',\n')}\n]\n`;
-}
 
 async function dropWith(name: string, content: string) {
   const dir = mkdtempSync(path.join(temp.dir, 'drop-'));
@@ -56,7 +43,7 @@ async function dropWith(name: string, content: string) {
 describe('a v2 JSON file in a drop', () => {
   it('is streamed and published in confirmed chunks: every record once, in file order', async () => {
     const count = 2 * PUBLISH_CHUNK + 321;
-    const { harness, receipt } = await dropWith('orders.json', ordersJson(count, 'JS'));
+    const { harness, receipt } = await dropWith('orders.json', demoOrdersJson(count, 'JS'));
     expect(await harness.runner.runOnce()).toMatchObject({ accepted: 1 });
     const messages = await harness.topology.messages();
     expect(messages).toHaveLength(count);
@@ -87,7 +74,7 @@ describe('a v2 JSON file in a drop', () => {
   });
 
   it('refuses a file cut short with a receipt saying so, and publishes nothing', async () => {
-    const text = ordersJson(50, 'CUT');
+    const text = demoOrdersJson(50, 'CUT');
     const { harness, receipt } = await dropWith('cut.json', text.slice(0, text.length - 200));
     expect(await harness.runner.runOnce()).toMatchObject({ rejected: 1 });
     expect(await harness.topology.count()).toBe(0);

@@ -10,11 +10,23 @@ import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publi
 import { createDropRunner, type DropRunner } from '../../src/drops/runner.js';
 import type { DropStore } from '../../src/drops/stores/store.js';
 import { ordersCsv } from '../drops/stores/drop-contract.js';
+import { validRecords } from '../records/fixtures.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';
 
 /** A v1 CSV of `orders` DEMO orders (two lines each, one record per order); `tag` makes it unique. */
 export const demoOrdersCsv = (tag: string, orders: number) =>
   ordersCsv(tag, orders).replaceAll('ACME,', 'DEMO,');
+/** `count` distinct DEMO sales orders, as a v2 JSON array written one record per line; `tag` makes them unique. */
+export function demoOrdersJson(count: number, tag: string): string {
+  const template = JSON.stringify(validRecords('sales-orders')[0]).replaceAll('"ACME"', '"DEMO"');
+  const lines: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const record = JSON.parse(template) as { identifiers: { shipmentId: string } };
+    record.identifiers.shipmentId = `${tag}-${i}`;
+    lines.push(JSON.stringify(record));
+  }
+  return `[\n${lines.join(',\n')}\n]\n`;
+}
 /** The record a message body holds, by its shipmentId (the CSV's OrdNumber). */
 export const shipmentIdOf = (body: string) =>
   (JSON.parse(body) as { identifiers: { shipmentId: string } }).identifiers.shipmentId;
