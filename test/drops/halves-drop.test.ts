@@ -84,22 +84,38 @@ const split = (log: string[]) => log.some((line) => line.includes('"validatedInH
 const fellBack = (log: string[]) =>
   log.find((line) => line.includes('validating the input in one pass'));
 
+/** Both drops accepted the file, the halves' with exactly the one pass's messages, ids and lineage. */
+function expectAcceptedAlike(
+  { onePass, inHalves }: { onePass: Outcome; inHalves: Outcome },
+  records: number,
+) {
+  expect(onePass.summary).toMatchObject({ accepted: 1 });
+  expect(inHalves.summary).toMatchObject({ accepted: 1 });
+  expect(split(inHalves.log)).toBe(true);
+  expect(split(onePass.log)).toBe(false);
+  expect(inHalves.messages).toHaveLength(records);
+  expect(inHalves.messages).toEqual(onePass.messages);
+  expect(inHalves.receipt.response.recordCount).toBe(records);
+  expect(inHalves.receipt.response.messageIds).toEqual(onePass.receipt.response.messageIds);
+  expect(inHalves.lineage.length).toBeGreaterThan(1);
+  expect(inHalves.lineage).toEqual(onePass.lineage);
+  // Neither half's spool outlives the try.
+  expect(inHalves.leftInSpool.filter((name) => name.includes('spool'))).toEqual([]);
+}
+
+/** Both drops refused the file with the same receipt (but for the try's own correlation id), publishing nothing. */
+function expectRefusedAlike({ onePass, inHalves }: { onePass: Outcome; inHalves: Outcome }) {
+  expect(inHalves.summary).toMatchObject({ rejected: 1 });
+  expect(inHalves.messages).toEqual([]);
+  expect(inHalves.receipt.response).toEqual({
+    ...onePass.receipt.response,
+    correlationId: inHalves.receipt.response.correlationId,
+  });
+}
+
 describe('a CSV drop validated in two halves', () => {
   it('publishes exactly what one pass publishes: bodies, ids, routing keys, order, lineage', async () => {
-    const csv = demoOrdersCsv(`H-${process.pid}`, 1500);
-    const { onePass, inHalves } = await bothWays(csv);
-    expect(onePass.summary).toMatchObject({ accepted: 1 });
-    expect(inHalves.summary).toMatchObject({ accepted: 1 });
-    expect(split(inHalves.log)).toBe(true);
-    expect(split(onePass.log)).toBe(false);
-    expect(inHalves.messages).toHaveLength(1500);
-    expect(inHalves.messages).toEqual(onePass.messages);
-    expect(inHalves.receipt.response.recordCount).toBe(1500);
-    expect(inHalves.receipt.response.messageIds).toEqual(onePass.receipt.response.messageIds);
-    expect(inHalves.lineage.length).toBeGreaterThan(1);
-    expect(inHalves.lineage).toEqual(onePass.lineage);
-    // Neither half's spool outlives the try.
-    expect(inHalves.leftInSpool.filter((name) => name.includes('spool'))).toEqual([]);
+    expectAcceptedAlike(await bothWays(demoOrdersCsv(`H-${process.pid}`, 1500)), 1500);
   });
 
   it('refuses a file with a bad record in its second half with the one-pass receipt, publishing nothing', async () => {
@@ -107,12 +123,7 @@ describe('a CSV drop validated in two halves', () => {
     // Line 1801 (the second row of order 899) is in the second half: a quantity that is not a number.
     lines[1800] = lines[1800]!.replace(',1,EA,', ',one,EA,');
     const { onePass, inHalves } = await bothWays(lines.join('\n'));
-    expect(inHalves.summary).toMatchObject({ rejected: 1 });
-    expect(inHalves.messages).toEqual([]);
-    expect(inHalves.receipt.response).toEqual({
-      ...onePass.receipt.response,
-      correlationId: inHalves.receipt.response.correlationId,
-    });
+    expectRefusedAlike({ onePass, inHalves });
     expect(inHalves.receipt.response.detail).toMatch(/^1 of 1000 record\(s\) failed validation/);
     expect(JSON.stringify(inHalves.receipt.response.errors)).toContain('line 1801');
     expect(fellBack(inHalves.log)).toContain('the second half is not valid');
@@ -124,9 +135,7 @@ describe('a CSV drop validated in two halves', () => {
     lines[1999] = lines[1999]!.replace(/-999,/, '-0,');
     lines[2000] = lines[2000]!.replace(/-999,/, '-0,');
     const { onePass, inHalves } = await bothWays(lines.join('\n'));
-    expect(inHalves.summary).toMatchObject({ rejected: 1 });
-    expect(inHalves.messages).toEqual([]);
-    expect(inHalves.receipt.response.errors).toEqual(onePass.receipt.response.errors);
+    expectRefusedAlike({ onePass, inHalves });
     expect(JSON.stringify(inHalves.receipt.response.errors)).toContain(
       'already appeared at lines 2-3; the rows of one order must be contiguous',
     );
@@ -137,11 +146,7 @@ describe('a CSV drop validated in two halves', () => {
     const lines = demoOrdersCsv(`Q-${process.pid}`, 1000).split('\n');
     lines[1500] = lines[1500]!.replace('SKU-', 'SK"U-');
     const { onePass, inHalves } = await bothWays(lines.join('\n'));
-    expect(inHalves.summary).toMatchObject({ rejected: 1 });
-    expect(inHalves.receipt.response).toEqual({
-      ...onePass.receipt.response,
-      correlationId: inHalves.receipt.response.correlationId,
-    });
+    expectRefusedAlike({ onePass, inHalves });
     expect(inHalves.receipt.response.detail).toMatch(/^Broken quoting on line 1501/);
   });
 });
@@ -152,18 +157,10 @@ describe('a v2-JSON drop validated in two halves', () => {
     // Record 10 again as the last record (in the second half): it is published twice, the second
     // copy under its occurrence-numbered id, as one pass numbers it.
     lines[600] = `${lines[600]},\n${lines[11]!.replace(/,$/, '')}`;
-    const { onePass, inHalves } = await bothWays(lines.join('\n'), 'orders.json');
-    expect(onePass.summary).toMatchObject({ accepted: 1 });
-    expect(inHalves.summary).toMatchObject({ accepted: 1 });
-    expect(split(inHalves.log)).toBe(true);
-    expect(split(onePass.log)).toBe(false);
-    expect(inHalves.messages).toHaveLength(601);
-    expect(inHalves.messages).toEqual(onePass.messages);
-    expect(new Set(inHalves.messages.map((m) => m.id)).size).toBe(601);
-    expect(inHalves.receipt.response.messageIds).toEqual(onePass.receipt.response.messageIds);
-    expect(inHalves.lineage).toHaveLength(601);
-    expect(inHalves.lineage).toEqual(onePass.lineage);
-    expect(inHalves.leftInSpool.filter((name) => name.includes('spool'))).toEqual([]);
+    const both = await bothWays(lines.join('\n'), 'orders.json');
+    expectAcceptedAlike(both, 601);
+    expect(new Set(both.inHalves.messages.map((m) => m.id)).size).toBe(601);
+    expect(both.inHalves.lineage).toHaveLength(601);
   });
 
   it('refuses a bad record in the second half with the one-pass receipt, publishing nothing', async () => {
@@ -171,12 +168,7 @@ describe('a v2-JSON drop validated in two halves', () => {
     // Record 500 (line 502 of the file) is in the second half: its businessId is not a string.
     lines[501] = lines[501]!.replace('"businessId":"DEMO"', '"businessId":7');
     const { onePass, inHalves } = await bothWays(lines.join('\n'), 'orders.json');
-    expect(inHalves.summary).toMatchObject({ rejected: 1 });
-    expect(inHalves.messages).toEqual([]);
-    expect(inHalves.receipt.response).toEqual({
-      ...onePass.receipt.response,
-      correlationId: inHalves.receipt.response.correlationId,
-    });
+    expectRefusedAlike({ onePass, inHalves });
     expect(JSON.stringify(inHalves.receipt.response.errors)).toContain('"index":500');
     expect(fellBack(inHalves.log)).toContain('the second half is not valid');
   });
@@ -185,12 +177,7 @@ describe('a v2-JSON drop validated in two halves', () => {
     const lines = demoOrdersJson(600, `JQ-${process.pid}`).split('\n');
     lines[451] = lines[451]!.replace(/,$/, ',,');
     const { onePass, inHalves } = await bothWays(lines.join('\n'), 'orders.json');
-    expect(inHalves.summary).toMatchObject({ rejected: 1 });
-    expect(inHalves.messages).toEqual([]);
-    expect(inHalves.receipt.response).toEqual({
-      ...onePass.receipt.response,
-      correlationId: inHalves.receipt.response.correlationId,
-    });
+    expectRefusedAlike({ onePass, inHalves });
     expect(inHalves.receipt.response.detail).toMatch(/expected a record/);
     expect(fellBack(inHalves.log)).toMatch(/expected a record/);
   });
