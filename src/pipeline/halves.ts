@@ -13,7 +13,7 @@
  * that fails costs one more pass, a file that passes about half of one.
  */
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { Interrupted } from '../errors.js';
 import type { FileHalves, HalfOfFile } from '../decode/file.js';
 import type { StreamBatch } from './batch.js';
@@ -47,11 +47,19 @@ export type HalfReport =
   | { readonly ok: false; readonly reason: string };
 
 /**
- * A worker's young generation: small, so each thread adds ~30 MiB to the process rather than ~70
- * (a record's objects die young; a larger nursery only collects less often). Measured on a
- * 1M-line drop: the validation pass as fast, the peak ~40 MiB lower.
+ * A worker's heap. The young generation is small, so each thread adds ~30 MiB to the process
+ * rather than ~70 (a record's objects die young; a larger nursery only collects less often):
+ * measured on a 1M-line drop, the validation pass as fast, the peak ~40 MiB lower. The old
+ * generation is capped because V8 sizes its first collection from the cap: uncapped, each
+ * worker's old generation grew by ~30 MiB of garbage through a 1M-line drop before a full
+ * collection (peak 240–257 MiB; capped at 96, 174–182 MiB, the pass as fast). A worker's live
+ * set is a few MiB of schemas and code (its tables are outside the heap); one that still runs
+ * out fails its half, and the file takes one pass.
  */
-const WORKER_LIMITS = { maxYoungGenerationSizeMb: 4 };
+export const WORKER_LIMITS: ResourceLimits = {
+  maxYoungGenerationSizeMb: 4,
+  maxOldGenerationSizeMb: 96,
+};
 
 /** Worker threads validating a half now, and how many may: one per core (this thread waits). */
 let busy = 0;
@@ -75,6 +83,8 @@ export async function validateInHalves(
   batch: StreamBatch,
   halves: FileHalves,
   routingKeyFor: RoutingKeyFor,
+  /** Each worker's heap (tests make it too small). */
+  limits: ResourceLimits = WORKER_LIMITS,
 ): Promise<Decided | Undecided> {
   const { spoolFile, signal } = batch;
   if (routingKeyFor.template === undefined || spoolFile === undefined)
@@ -91,7 +101,7 @@ export async function validateInHalves(
     spoolFile: `${spoolFile}.${half.part}`,
   });
   const jobs = [job(halves.first), job(halves.second)] as const;
-  const workers = jobs.map(startWorker);
+  const workers = jobs.map((j) => startWorker(j, limits));
   let decided = false;
   let stopped: (() => void) | undefined;
   const stop = new Promise<'stopped'>((resolve) => {
@@ -153,8 +163,11 @@ function bothValid(
 }
 
 /** The worker thread, its one report (a failure of the thread is a report too), and a way to stop it. */
-function startWorker(job: HalfJob): { report: Promise<HalfReport>; stop: () => Promise<void> } {
-  const worker = spawnWorker(job);
+function startWorker(
+  job: HalfJob,
+  limits: ResourceLimits,
+): { report: Promise<HalfReport>; stop: () => Promise<void> } {
+  const worker = spawnWorker(job, limits);
   const report = new Promise<HalfReport>((resolve) => {
     worker.once('message', resolve);
     worker.once('error', (error) => resolve({ ok: false, reason: error.message }));
@@ -174,10 +187,10 @@ function startWorker(job: HalfJob): { report: Promise<HalfReport>; stop: () => P
  * The built service runs `half-worker.js`; from source (the tests, under tsx or vitest) the
  * worker is the `.ts` file, which a new thread can only load with tsx's loader registered in it.
  */
-function spawnWorker(job: HalfJob): Worker {
+function spawnWorker(job: HalfJob, limits: ResourceLimits): Worker {
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = new URL(`./half-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
-  const options = { workerData: job, resourceLimits: WORKER_LIMITS };
+  const options = { workerData: job, resourceLimits: limits };
   if (!fromSource) return new Worker(entry, options);
   const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`;
   return new Worker(boot, { ...options, eval: true });

@@ -1,6 +1,7 @@
 /**
  * The two-core validation pass (src/pipeline/halves.ts) on its own: what it leaves behind when a
- * stop cuts it short, and that it never takes more worker threads than the machine has cores.
+ * stop cuts it short, that it never takes more worker threads than the machine has cores, and
+ * that a worker out of heap only sends the file to one pass.
  * (What it publishes is compared with one pass in test/drops/halves-drop.test.ts.)
  */
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,7 @@ import { decodeFile } from '../../src/decode/file.js';
 import { Interrupted } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import type { StreamBatch } from '../../src/pipeline/batch.js';
-import { validateInHalves } from '../../src/pipeline/halves.js';
+import { validateInHalves, WORKER_LIMITS } from '../../src/pipeline/halves.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
 import { KINDS } from '../../src/records/index.js';
 import { conversionContext } from '../../src/records/legacy/index.js';
@@ -86,5 +87,22 @@ describe('validateInHalves', () => {
     ]);
     for (const outcome of outcomes) if (outcome.decided) await outcome.prepared.spool.remove();
     for (const { left } of batches) expect(left()).toEqual([]);
+  });
+
+  it('gives no verdict when a worker runs out of its heap, and leaves no spool behind', async () => {
+    const { batch, halves, left } = await splitBatch(4_000);
+    // A heap no worker can even load its modules in: the thread dies, the caller reads the file in one pass.
+    const starved = await validateInHalves(batch, halves, routingKeyFor, {
+      ...WORKER_LIMITS,
+      maxOldGenerationSizeMb: 2,
+    });
+    expect(starved).toMatchObject({ decided: false });
+    if (!starved.decided) expect(starved.reason).toMatch(/memory limit/);
+    expect(left()).toEqual([]);
+    // The capped heap itself is ample for a half.
+    const again = await splitBatch(4_000);
+    const decided = await validateInHalves(again.batch, again.halves, routingKeyFor);
+    expect(decided).toMatchObject({ decided: true, total: 4_000 });
+    if (decided.decided) await decided.prepared.spool.remove();
   });
 });
