@@ -124,14 +124,24 @@ const READ_CHUNK = 64 * 1024;
  */
 export const JSON_HALVES_FACTOR = 8;
 
+/** The file's size when it is large enough to split (`halvesFromBytes` × `factor`), else undefined. */
+async function sizeToSplit(
+  path: string,
+  halvesFromBytes: number | undefined,
+  factor: number,
+): Promise<number | undefined> {
+  if (halvesFromBytes === undefined) return undefined;
+  const { size } = await stat(path);
+  return size < halvesFromBytes * factor ? undefined : size;
+}
+
 async function jsonHalves(
   path: string,
   options: FileDecodeOptions,
 ): Promise<FileHalves | undefined> {
-  const { halvesFromBytes, businessId } = options;
-  if (halvesFromBytes === undefined) return undefined;
-  const { size } = await stat(path);
-  if (size < halvesFromBytes * JSON_HALVES_FACTOR) return undefined;
+  const { businessId } = options;
+  const size = await sizeToSplit(path, options.halvesFromBytes, JSON_HALVES_FACTOR);
+  if (size === undefined) return undefined;
   const split = await findJsonSplit(path, size);
   if (!split) return undefined;
   const half = (part: HalfOfFile['part']): JsonHalf => ({
@@ -151,10 +161,9 @@ async function csvHalves(
   options: FileDecodeOptions,
   converter: LegacyConverter,
 ): Promise<FileHalves | undefined> {
-  const { halvesFromBytes, context, businessId } = options;
-  if (halvesFromBytes === undefined) return undefined;
-  const { size } = await stat(path);
-  if (size < halvesFromBytes) return undefined;
+  const { context, businessId } = options;
+  const size = await sizeToSplit(path, options.halvesFromBytes, 1);
+  if (size === undefined) return undefined;
   const layout = converter.withNames(context.names).csv;
   const split = await findCsvSplit(path, size, layout.groupBy);
   if (!split) return undefined;

@@ -24,12 +24,13 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 const BOM = [0xef, 0xbb, 0xbf];
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
+export const COMMA = 0x2c;
 const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
-const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+/** JSON's white space (RFC 8259 §2). */
+export const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 /** Where the scanner is between elements; inside one it tracks depth and strings. */
 type Expect = 'open' | 'first' | 'element' | 'next' | 'end';

@@ -13,7 +13,7 @@
  */
 import { open } from 'node:fs/promises';
 import { isIngestError } from '../errors.js';
-import { ArrayScanner, MAX_ELEMENT_BYTES } from './json-array.js';
+import { ArrayScanner, COMMA, isSpace, MAX_ELEMENT_BYTES } from './json-array.js';
 
 export interface JsonSplit {
   /** The offset just past the last element of the first half: the first half is the bytes before it, then `]`. */
@@ -28,9 +28,6 @@ const CHUNK = 1 << 20;
 const PAST_MIDDLE_CHUNK = 16 * 1024;
 /** Between an element and its comma, at most this much white space is looked through. */
 const GAP_BYTES = 64 * 1024;
-
-const COMMA = 0x2c;
-const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 /**
  * A cut near the middle of the JSON array in the file at `path` (`size` bytes), or undefined when
