@@ -14,7 +14,7 @@ export const MAX_JSON_DEPTH = 64;
  * string is run through in its own inner loop rather than with an in-string flag tested on every
  * byte: most bytes of a record are inside strings, and this halves the pass (~1 µs a record).
  */
-function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
+export function nestsDeeperThan(bytes: Uint8Array, limit: number): boolean {
   const length = bytes.length;
   let depth = 0;
   for (let i = 0; i < length; i++) {

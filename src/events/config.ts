@@ -170,6 +170,18 @@ const secretReferenceSchema = z
 export type SecretReference = z.infer<typeof secretReferenceSchema>;
 
 export const webhookSchema = z.strictObject({
+  id: z
+    .string()
+    .regex(
+      /^[A-Za-z0-9._-]{1,64}$/,
+      'Expected 1 to 64 letters, digits, dots, dashes or underscores',
+    )
+    .optional()
+    .meta({
+      description:
+        "The endpoint's name within its business, unique there; shown by `events status`. Retries waiting on the broker name their endpoint by it, so they follow a change of `url`. Without it the endpoint is known by its URL: after a URL change its waiting retries are dead-lettered (`endpoint-removed`) and `events replay` sends them to the business's current endpoints.",
+      examples: ['main', 'erp-connector'],
+    }),
   url: z.url({ protocol: /^https?$/ }).meta({
     description:
       'Endpoint receiving POSTs. https in production (http only with allowPrivateNetwork). Never logged whole: logs show its host.',
@@ -189,10 +201,10 @@ export const webhookSchema = z.strictObject({
         'Event types delivered here: `*` matches within one dot-separated part, `**` across parts. Default: every event.',
       examples: [['sales-order.*', 'purchase-order.received']],
     }),
-  enabled: z
-    .boolean()
-    .default(true)
-    .meta({ description: 'false: nothing is delivered here (events are not kept for it).' }),
+  enabled: z.boolean().default(true).meta({
+    description:
+      'false: nothing is delivered here; retries waiting for it are dead-lettered (`endpoint-removed`) when they come due.',
+  }),
   allowPrivateNetwork: z.boolean().default(false).meta({
     description:
       'Production only: allow http:// and destinations resolving to loopback, private, link-local or metadata addresses (an endpoint inside your own network). Development always allows them.',
@@ -204,5 +216,18 @@ export type WebhookConfig = z.infer<typeof webhookSchema>;
 // Optional rather than defaulted, so tenants built in code (tests, tools) need not spell it out.
 export const webhooksSchema = z
   .array(webhookSchema)
+  .superRefine((webhooks, ctx) => {
+    const seen = new Set<string>();
+    webhooks.forEach((webhook, i) => {
+      if (webhook.id === undefined) return;
+      if (seen.has(webhook.id))
+        ctx.addIssue({
+          code: 'custom',
+          path: [i, 'id'],
+          message: `Another endpoint of this business has id ${webhook.id}`,
+        });
+      seen.add(webhook.id);
+    });
+  })
   .optional()
   .meta({ description: "The business's webhook endpoints (docs/events.md). Default: none." });

@@ -3,7 +3,8 @@ import { safeUrl, type Logger } from '../log.js';
 import { reconnectDelay } from '../backoff.js';
 import type { EventsConfig } from './config.js';
 import { createDeliverer } from './deliver.js';
-import { handleEvent, type HandlerContext, type Park } from './handle.js';
+import { confirmedChannel, type ConfirmedChannel } from '../publish/rabbitmq-confirms.js';
+import { deadForDefect, handleEvent, type HandlerContext, type Park } from './handle.js';
 import { createLanes } from './lanes.js';
 import type { EventsMetrics } from './metrics.js';
 import {
@@ -53,32 +54,32 @@ const OWN_HEADERS = [
   'x-death',
 ];
 
-/** Publishes the parks with confirms; resolves only when the broker has every copy. */
-function publishParks(channel: ConfirmChannel, message: ConsumeMessage, parks: readonly Park[]) {
+/** How long the broker may take to confirm a parked copy before the original is kept instead. */
+const PARK_CONFIRM_TIMEOUT_MS = 30_000;
+
+/**
+ * Publishes the parks with confirms and `mandatory`; resolves only when the broker has put every
+ * copy in its queue (a copy for a queue that is gone is returned, and rejects).
+ */
+function publishParks(parking: ConfirmedChannel, message: ConsumeMessage, parks: readonly Park[]) {
   const { properties } = message;
   const inherited = Object.fromEntries(
     Object.entries(properties.headers ?? {}).filter(([key]) => !OWN_HEADERS.includes(key)),
   );
-  return Promise.all(
-    parks.map(
-      (park) =>
-        new Promise<void>((resolve, reject) => {
-          channel.publish(
-            '',
-            park.queue,
-            message.content,
-            {
-              persistent: true,
-              messageId: properties.messageId,
-              type: properties.type,
-              timestamp: properties.timestamp ?? park.timestamp,
-              contentType: properties.contentType,
-              headers: { ...inherited, ...park.headers },
-            },
-            (error: unknown) => (error ? reject(error) : resolve()),
-          );
-        }),
-    ),
+  const messageId = String(properties.messageId ?? '');
+  return parking.publishCopies(
+    parks.map((park) => ({
+      messageId,
+      routingKey: park.queue,
+      body: message.content,
+      properties: {
+        messageId: properties.messageId,
+        type: properties.type,
+        timestamp: properties.timestamp ?? park.timestamp,
+        contentType: properties.contentType,
+        headers: { ...inherited, ...park.headers },
+      },
+    })),
   );
 }
 
@@ -177,19 +178,30 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
         if (!closed && connection === model) void model.close().catch(() => undefined);
       });
     await consuming.prefetch(options.events.prefetch);
+    const parking = confirmedChannel(confirms, '', PARK_CONFIRM_TIMEOUT_MS);
     const { consumerTag } = await consuming.consume(topology.queue, (message) => {
       if (!message) return; // cancelled by the broker (queue deleted): the channel close reconnects
       const work = (async () => {
+        // One failure boundary from taking the event to its ack: whatever handling throws, the
+        // event is dead-lettered with the reason, so no event can hold its prefetch slot for good.
+        let parks: Park[];
         try {
-          const parks = await handleEvent(context, message.content, message.properties);
-          if (parks.length > 0) await publishParks(confirms, message, parks);
+          parks = await handleEvent(context, message.content, message.properties);
+        } catch (error) {
+          parks = [deadForDefect(context, message.properties, error)];
+        }
+        try {
+          if (parks.length > 0) await publishParks(parking, message, parks);
           consuming.ack(message);
         } catch (error) {
-          // Parking failed (connection or channel lost): no ack, the broker redelivers.
+          // Not parked: the connection or channel was lost, or a queue is gone (the copy was
+          // returned). The original is kept: closing the connection hands it back to the broker,
+          // and reconnecting declares the topology again before it is taken anew.
           context.log.warn(
             { eventId: message.properties.messageId, reason: (error as Error).message },
             'events: could not park an event; it will be redelivered',
           );
+          if (!closed && connection === model) void model.close().catch(() => undefined);
         }
       })();
       inFlight.add(work);

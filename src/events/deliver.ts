@@ -1,13 +1,17 @@
 import { isIP } from 'node:net';
 import { Agent, buildConnector, request } from 'undici';
 import type { WarehouseEvent } from './event.js';
-import { webhookBody } from './event.js';
 import { createDeadlines } from './deadlines.js';
 import { signatureHeaders } from './sign.js';
 import { assertPublicAddress, guardedLookup, resolvingLookup, type Resolver } from './ssrf.js';
 import type { Endpoint } from './subscriptions.js';
 
-/** How one attempt ended. `gone`: the endpoint answered 410 and wants nothing more. */
+/**
+ * How one attempt ended. `gone`: the endpoint answered 410 and wants nothing more. `rejected`:
+ * the event itself cannot be sent to this destination (a header or name it cannot carry), so
+ * trying again cannot help and the endpoint is not to blame: it is dead-lettered at once and
+ * the endpoint's circuit does not count it.
+ */
 export type AttemptResult =
   | {
       readonly outcome: 'delivered';
@@ -17,7 +21,8 @@ export type AttemptResult =
       readonly file?: 'written' | 'existing';
     }
   | { readonly outcome: 'gone'; readonly status: 410 }
-  | { readonly outcome: 'failed'; readonly reason: string; readonly status?: number };
+  | { readonly outcome: 'failed'; readonly reason: string; readonly status?: number }
+  | { readonly outcome: 'rejected'; readonly reason: string };
 
 export interface DelivererOptions {
   /** Connect, send, answer and capped body together. */
@@ -68,14 +73,14 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   const deadlines = createDeadlines(options.timeoutMs);
 
   async function attempt(endpoint: Endpoint, event: WarehouseEvent): Promise<AttemptResult> {
-    const body = JSON.stringify(webhookBody(event));
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': options.userAgent ?? 'warehouse-ingest-webhooks',
-      ...signatureHeaders(endpoint.keys, event.id, Math.floor(Date.now() / 1000), body),
-    };
+    const body = event.body;
     const signal = deadlines.start();
     try {
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': options.userAgent ?? 'warehouse-ingest-webhooks',
+        ...signatureHeaders(endpoint.keys, event.id, Math.floor(Date.now() / 1000), body),
+      };
       const response = await request(endpoint.url, {
         method: 'POST',
         headers,
@@ -100,6 +105,12 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         reason: `HTTP ${status}${redirect}${excerpt ? `: ${oneLine(excerpt)}` : ''}`,
       };
     } catch (error) {
+      // undici refuses a request it cannot build (a header value it cannot carry) before sending.
+      if ((error as { code?: string })?.code === 'UND_ERR_INVALID_ARG')
+        return {
+          outcome: 'rejected',
+          reason: `Request not sent: ${oneLine((error as Error).message)}`,
+        };
       return { outcome: 'failed', reason: failureReason(error, options.timeoutMs) };
     } finally {
       deadlines.end(signal);

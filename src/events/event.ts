@@ -1,4 +1,5 @@
 import type { MessageProperties } from 'amqplib';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../decode/json.js';
 
 /**
  * A warehouse event as it arrives on the events exchange (docs/events.md "Inbound contract"):
@@ -15,21 +16,36 @@ export interface WarehouseEvent {
   readonly correlationId?: string;
   /** Message ids of the ingested records this event answers. */
   readonly messageIds?: readonly string[];
+  /**
+   * The webhook body (`webhookBody`) as JSON text, rendered once while parsing: every attempt and
+   * every endpoint sends these bytes, and an event that cannot be rendered is refused there, before
+   * any endpoint is tried (a failure of the event's own, never an endpoint's).
+   */
+  readonly body: string;
 }
 
 /** Why an event cannot be delivered at all; it goes to the dead-letter queue with this reason. */
-export type MalformedReason =
-  | 'missing-id'
-  | 'missing-type'
-  | 'missing-business'
-  | 'not-json'
-  | 'unknown-business';
+export const MALFORMED_REASONS = [
+  'missing-id',
+  'invalid-id',
+  'missing-type',
+  'missing-business',
+  'invalid-timestamp',
+  'not-json',
+  'too-deep',
+  'unknown-business',
+] as const;
+export type MalformedReason = (typeof MALFORMED_REASONS)[number];
 
 export type ParsedEvent =
   | { readonly ok: true; readonly event: WarehouseEvent }
   | { readonly ok: false; readonly reason: MalformedReason; readonly detail: string };
 
 const EVENT_TYPE = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$/i;
+/** The id becomes the `webhook-id` header and part of a file name: visible ASCII, bounded. */
+const EVENT_ID = /^[\x21-\x7e]{1,256}$/;
+/** Seconds of 9999-12-31T23:59:59Z: a larger "seconds" value is milli- or microseconds. */
+const LAST_SECOND = 253_402_300_799;
 
 function text(value: unknown): string | undefined {
   if (Buffer.isBuffer(value)) return value.toString('utf8');
@@ -44,6 +60,12 @@ export function parseEvent(
   const headers = properties.headers ?? {};
   const id = text(properties.messageId);
   if (!id) return { ok: false, reason: 'missing-id', detail: 'No messageId property' };
+  if (!EVENT_ID.test(id))
+    return {
+      ok: false,
+      reason: 'invalid-id',
+      detail: 'messageId must be 1 to 256 visible ASCII characters (no space or control character)',
+    };
   const type = text(properties.type);
   if (!type || !EVENT_TYPE.test(type))
     return {
@@ -54,6 +76,26 @@ export function parseEvent(
   const businessId = text(headers['business-id']);
   if (!businessId)
     return { ok: false, reason: 'missing-business', detail: 'No business-id header' };
+  const seconds = properties.timestamp;
+  if (
+    seconds !== undefined &&
+    (typeof seconds !== 'number' ||
+      !Number.isInteger(seconds) ||
+      seconds < 0 ||
+      seconds > LAST_SECOND)
+  )
+    return {
+      ok: false,
+      reason: 'invalid-timestamp',
+      detail: `timestamp ${String(seconds).slice(0, 40)} is not POSIX seconds between 1970 and 9999 (milliseconds or microseconds?)`,
+    };
+  // Parsing is iterative, but rendering the body again is recursive: a deep body would overflow it.
+  if (nestsDeeperThan(content, MAX_JSON_DEPTH))
+    return {
+      ok: false,
+      reason: 'too-deep',
+      detail: `Body nests arrays and objects deeper than ${MAX_JSON_DEPTH} levels`,
+    };
   let data: unknown;
   try {
     data = JSON.parse(content.toString('utf8'));
@@ -68,29 +110,31 @@ export function parseEvent(
       reason: 'unknown-business',
       detail: `No tenant has business id ${businessId}`,
     };
-  const seconds = typeof properties.timestamp === 'number' ? properties.timestamp : undefined;
   const correlationId = text(headers['correlation-id']);
   const rawIds = headers['message-ids'];
   const messageIds = Array.isArray(rawIds)
     ? rawIds.map(text).filter((v): v is string => v !== undefined)
     : undefined;
-  return {
-    ok: true,
-    event: {
-      id,
-      type,
-      businessId,
-      // Arrival time in whole seconds when absent: the parked copies carry it as their timestamp.
-      occurredAt: new Date((seconds ?? Math.floor(Date.now() / 1000)) * 1000),
-      data: data as Record<string, unknown>,
-      ...(correlationId ? { correlationId } : {}),
-      ...(messageIds?.length ? { messageIds } : {}),
-    },
+  const fields = {
+    id,
+    type,
+    businessId,
+    // Arrival time in whole seconds when absent: the parked copies carry it as their timestamp.
+    occurredAt: new Date((seconds ?? Math.floor(Date.now() / 1000)) * 1000),
+    data: data as Record<string, unknown>,
+    ...(correlationId ? { correlationId } : {}),
+    ...(messageIds?.length ? { messageIds } : {}),
   };
+  return { ok: true, event: warehouseEvent(fields) };
+}
+
+/** An event from its fields, its webhook body rendered (a body nesting too deep throws here). */
+export function warehouseEvent(fields: Omit<WarehouseEvent, 'body'>): WarehouseEvent {
+  return { ...fields, body: JSON.stringify(webhookBody(fields)) };
 }
 
 /** The JSON body POSTed to an endpoint (Standard Webhooks' `{ type, timestamp, data }` plus correlation). */
-export function webhookBody(event: WarehouseEvent) {
+export function webhookBody(event: Omit<WarehouseEvent, 'body'>) {
   return {
     type: event.type,
     timestamp: event.occurredAt.toISOString(),

@@ -78,6 +78,25 @@ function dead(
 }
 
 /**
+ * The dead letter for an event whose handling threw (a defect, or input no check foresaw): it
+ * leaves the delivery queue with the reason instead of blocking it.
+ */
+export function deadForDefect(
+  context: HandlerContext,
+  properties: MessageProperties,
+  error: unknown,
+): Park {
+  const detail = `Handling failed: ${String((error as Error)?.message ?? error)
+    .replace(/\s+/g, ' ')
+    .slice(0, 300)}`;
+  context.log.error(
+    { eventId: String(properties.messageId ?? '').slice(0, 256), reason: detail },
+    'event could not be handled: dead-lettered',
+  );
+  return dead(context, 'unhandled', { [LAST_FAILURE_HEADER]: detail });
+}
+
+/**
  * One event from the delivery queue: validated, matched to its business's endpoints, attempted
  * in each endpoint's lane. Returns what must be parked (retry, defer, dead) before the original
  * may be acknowledged; an empty list means every endpoint has it.
@@ -100,6 +119,22 @@ export async function handleEvent(
   const subscribed = (context.endpoints.get(event.businessId) ?? []).filter((endpoint) =>
     only === undefined ? endpoint.matches(event.type) : endpoint.id === String(only),
   );
+  if (only !== undefined && subscribed.length === 0 && context.environment !== 'sandbox') {
+    // A retry copy for an endpoint this worker no longer has: dead-lettered with that reason (and
+    // replayable), never acked as unsubscribed — that would drop it without a trace.
+    context.log.warn(
+      { eventId: event.id, type: event.type, businessId: event.businessId },
+      'retry for an endpoint no longer configured: dead-lettered',
+    );
+    return [
+      dead(context, 'endpoint-removed', {
+        [ENDPOINT_HEADER]: String(only),
+        [ATTEMPTS_HEADER]: attemptsOf(properties.headers),
+        [LAST_FAILURE_HEADER]:
+          'No configured endpoint has this id (removed, disabled, or its URL changed without an id)',
+      }),
+    ].map((park) => ({ ...park, timestamp: Math.floor(event.occurredAt.getTime() / 1000) }));
+  }
   if (context.environment === 'sandbox' || subscribed.length === 0) {
     context.metrics.delivery(
       context.environment === 'sandbox' ? 'sandbox' : 'unsubscribed',
@@ -164,6 +199,14 @@ async function forEndpoint(
     }
     log.info({ ...about, status: result.status, file: result.file }, 'event delivered');
     return undefined;
+  }
+  if (result.outcome === 'rejected') {
+    metrics.delivery('dead', event.businessId);
+    log.error(
+      { ...about, reason: result.reason },
+      'the event cannot be sent to this endpoint: dead-lettered at once (not counted against the endpoint)',
+    );
+    return dead(context, 'event-rejected', { ...mine, [LAST_FAILURE_HEADER]: result.reason });
   }
   if (result.outcome === 'gone') {
     health.disabled.add(endpoint.id);
@@ -245,7 +288,10 @@ async function attemptIn(
       : await context.deliverer.attempt(endpoint, event);
   end(outcome.outcome);
   const current = health.circuits.get(endpoint.id) ?? CLOSED;
-  if (outcome.outcome === 'failed') {
+  if (outcome.outcome === 'rejected') {
+    // Not the endpoint's doing: a probe that could not be made leaves the circuit as it was.
+    if (decision === 'probe') setCircuit(context, endpoint.id, circuit);
+  } else if (outcome.outcome === 'failed') {
     const next = failed(current, Date.now(), context.circuit);
     if (next.state === 'open' && current.state !== 'open')
       log.warn(

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { MalformedReason } from './event.js';
+import { MALFORMED_REASONS } from './event.js';
 
 /** What happened to one event for one endpoint (or, for `sandbox`/`unsubscribed`, for its business). */
 export type DeliveryOutcome =
@@ -11,12 +11,28 @@ export type DeliveryOutcome =
   | 'sandbox'
   | 'unsubscribed';
 
-export type DeadReason = MalformedReason | 'attempts-exhausted' | 'endpoint-gone';
+/**
+ * Why an event was dead-lettered (header `x-dead-reason`). Besides a malformed event:
+ * `event-rejected` — a destination cannot take this event at all (a header or file name it cannot
+ * carry); `unhandled` — handling it failed unexpectedly (a defect: the detail says where);
+ * `attempts-exhausted`; `endpoint-gone` — answered 410; `endpoint-removed` — a retry for an
+ * endpoint no longer configured (removed, disabled, or its URL changed without an `id`).
+ */
+export const DEAD_REASONS = [
+  ...MALFORMED_REASONS,
+  'event-rejected',
+  'unhandled',
+  'attempts-exhausted',
+  'endpoint-gone',
+  'endpoint-removed',
+] as const;
+export type DeadReason = (typeof DEAD_REASONS)[number];
+export type AttemptEnd = 'delivered' | 'failed' | 'gone' | 'rejected';
 
 export interface EventsMetrics {
   delivery(outcome: DeliveryOutcome, businessId: string): void;
   /** Times one HTTP attempt; call the result with how it ended. */
-  attempt(): (result: 'delivered' | 'failed' | 'gone') => void;
+  attempt(): (result: AttemptEnd) => void;
   deadLetter(reason: DeadReason): void;
   setEndpoints(state: 'failing' | 'disabled' | 'backed-off', count: number): void;
 }
@@ -59,6 +75,8 @@ export function createEventsMetrics(
     labelNames: ['state'] as const,
     registers,
   });
+  // Every reason from 0, so `increase(…) > 0` sees the first dead letter of each.
+  for (const reason of DEAD_REASONS) dead.inc({ reason }, 0);
   endpoints.set({ state: 'failing' }, 0);
   endpoints.set({ state: 'disabled' }, 0);
   endpoints.set({ state: 'backed-off' }, 0);

@@ -47,9 +47,18 @@ export function fileSafeId(id: string): string {
   return `${id.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 64)}~${hash}`;
 }
 
+/**
+ * The type as it appears in a file name: a type longer than 100 characters keeps its first 80
+ * and a hash of the whole, so every name stays under the 255 bytes file systems allow.
+ */
+function fileSafeType(type: string): string {
+  if (type.length <= 100) return type;
+  return `${type.slice(0, 80)}~${createHash('sha256').update(type).digest('hex').slice(0, 8)}`;
+}
+
 /** `<folder>/<occurredAt>-<type>-<id>.<json|csv>` — a partner sorting names sorts by time. */
 export function outboundFileName(event: WarehouseEvent, spec: OutboundFilesSpec): string {
-  return `${spec.path}/${fileStamp(event.occurredAt)}-${event.type}-${fileSafeId(event.id)}.${spec.format}`;
+  return `${spec.path}/${fileStamp(event.occurredAt)}-${fileSafeType(event.type)}-${fileSafeId(event.id)}.${spec.format}`;
 }
 
 // A Map, not an object literal: a column named `constructor` is a data path, not a prototype member.

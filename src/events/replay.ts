@@ -1,9 +1,11 @@
 import { connect, type GetMessage } from 'amqplib';
+import { confirmedChannel } from '../publish/rabbitmq-confirms.js';
 import type { EventsConfig } from './config.js';
 import {
   ATTEMPTS_HEADER,
   DEAD_AT_HEADER,
   DEAD_REASON_HEADER,
+  ENDPOINT_HEADER,
   LAST_FAILURE_HEADER,
   NEXT_ATTEMPT_HEADER,
 } from './retry.js';
@@ -53,7 +55,9 @@ function selected(message: GetMessage, selection: ReplaySelection): boolean {
 /**
  * Moves the selected dead letters back to the delivery queue, attempts reset: each is
  * republished with confirms, then acknowledged on the dead-letter queue, so a crash midway
- * duplicates at worst and never loses one. A letter for one endpoint stays for that endpoint.
+ * duplicates at worst and never loses one. A letter for one endpoint stays for that endpoint,
+ * except one dead-lettered because its endpoint was no longer configured: it is matched to the
+ * business's subscriptions afresh (its endpoint's URL or id changed, or it was removed).
  * Looks at most at the letters present at the start: one that fails again and comes back during
  * the replay is left for the next replay, not taken round in a loop. The others stay in place.
  */
@@ -64,6 +68,7 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<Replaye
   });
   try {
     const channel = await connection.createConfirmChannel();
+    const publishing = confirmedChannel(channel, '', 30_000);
     const { messageCount: total } = await channel.checkQueue(topology.deadQueue);
     const replayed: ReplayedEvent[] = [];
     // Non-selected letters stay unacknowledged until the channel closes, so `get` moves past them.
@@ -73,30 +78,32 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<Replaye
       if (!selected(message, options.selection)) continue;
       const { properties } = message;
       const headers = { ...properties.headers };
-      for (const key of [
+      const forget = [
         ATTEMPTS_HEADER,
         DEAD_AT_HEADER,
         DEAD_REASON_HEADER,
         LAST_FAILURE_HEADER,
         NEXT_ATTEMPT_HEADER,
         'x-death',
-      ])
-        delete headers[key];
-      await new Promise<void>((resolve, reject) =>
-        channel.sendToQueue(
-          topology.queue,
-          message.content,
-          {
-            persistent: true,
+      ];
+      if (text(properties.headers?.[DEAD_REASON_HEADER]) === 'endpoint-removed')
+        forget.push(ENDPOINT_HEADER);
+      for (const key of forget) delete headers[key];
+      // With `mandatory`: a delivery queue that is gone returns the copy, and the letter stays.
+      await publishing.publishCopies([
+        {
+          messageId: text(properties.messageId),
+          routingKey: topology.queue,
+          body: message.content,
+          properties: {
             messageId: properties.messageId,
             type: properties.type,
             timestamp: properties.timestamp,
             contentType: properties.contentType,
             headers,
           },
-          (error: unknown) => (error ? reject(error) : resolve()),
-        ),
-      );
+        },
+      ]);
       channel.ack(message);
       const event: ReplayedEvent = {
         id: text(properties.messageId),

@@ -4,7 +4,7 @@
  * `<queue>.retry.<delay>ms` with that `x-message-ttl`, dead-lettering into the default exchange
  * with the delivery queue's name: a message parked there comes back to the delivery queue when
  * its delay is up. The delay is in the name, so changing the schedule declares new queues
- * instead of clashing with the old ones' arguments (old ones drain and can be deleted).
+ * instead of clashing with the old ones' arguments (old ones drain; delete one only once it is empty).
  */
 
 /** Attempts already made for the endpoint named in {@link ENDPOINT_HEADER}; absent = 0. */
@@ -13,7 +13,7 @@ export const ATTEMPTS_HEADER = 'x-webhook-attempts';
 export const ENDPOINT_HEADER = 'x-webhook-endpoint';
 /** Why the last attempt failed (no URL, no secret). */
 export const LAST_FAILURE_HEADER = 'x-webhook-last-failure';
-/** On a dead letter: why it was given up (`MalformedReason`, `attempts-exhausted`, `endpoint-gone`). */
+/** On a dead letter: why it was given up (a `DeadReason`, metrics.ts). */
 export const DEAD_REASON_HEADER = 'x-dead-reason';
 export const DEAD_AT_HEADER = 'x-dead-at';
 /** On a parked message: when it comes back to the delivery queue (ISO 8601), for `events status`. */

@@ -65,8 +65,13 @@ export function compilePattern(pattern: string): (type: string) => boolean {
   return (type) => regex.test(type);
 }
 
-export function endpointId(businessId: string, url: string): string {
-  return createHash('sha256').update(`${businessId}\n${url}`).digest('hex').slice(0, 16);
+/**
+ * What retry copies carry to name their endpoint: a hash of the business and the endpoint's
+ * configured `id` (`id:<id>`), or its URL when it has none (a URL starts with a scheme, so the two
+ * never meet).
+ */
+export function endpointId(businessId: string, identity: string): string {
+  return createHash('sha256').update(`${businessId}\n${identity}`).digest('hex').slice(0, 16);
 }
 
 function isLoopbackHost(hostname: string): boolean {
@@ -159,7 +164,7 @@ export function resolveEndpoints(
       const matchers = webhook.events.map(compilePattern);
       endpoints.push({
         kind: 'webhook',
-        id: endpointId(tenant.businessId, webhook.url),
+        id: endpointId(tenant.businessId, webhook.id ? `id:${webhook.id}` : webhook.url),
         businessId: tenant.businessId,
         url,
         host: url.host,

@@ -1,4 +1,4 @@
-import type { ConfirmChannel, Message } from 'amqplib';
+import type { ConfirmChannel, Message, Options } from 'amqplib';
 import { PublishFailed } from '../errors.js';
 import type { OutboundMessage } from './publisher.js';
 
@@ -7,9 +7,24 @@ export interface ConfirmedChannel {
   readonly channel: ConfirmChannel;
   /** Resolves when every message is acked and none was returned; rejects with `PublishFailed`. */
   publish(messages: readonly OutboundMessage[]): Promise<void>;
+  /**
+   * The same promise for copies of consumed messages with their own properties (`mandatory` and
+   * `persistent` are always set): a retry or dead-letter copy is only as safe as its queue is real.
+   */
+  publishCopies(copies: readonly MessageCopy[]): Promise<void>;
   /** Resolves when the channel has closed (by the broker, with its connection, or by us). */
   readonly closed: Promise<{ error?: Error }>;
 }
+
+/** A message published with properties of its own (events parking a copy of what they consumed). */
+export interface MessageCopy {
+  readonly messageId: string;
+  readonly routingKey: string;
+  readonly body: Buffer;
+  readonly properties: Options.Publish;
+}
+
+type Wire = Pick<OutboundMessage, 'messageId' | 'routingKey' | 'body'>;
 
 interface Batch {
   unconfirmed: number;
@@ -115,7 +130,7 @@ export function confirmedChannel(
     return { batch, outcome };
   }
 
-  function onConfirm(batch: Batch, message: OutboundMessage, error: unknown): void {
+  function onConfirm(batch: Batch, message: Wire, error: unknown): void {
     // Consume the return even for a settled batch, or it would fail a later retry of this id.
     const returned = error ? undefined : takeReturn(message.messageId);
     if (batch.settled) return;
@@ -128,7 +143,9 @@ export function confirmedChannel(
     } else if (returned) {
       batch.settle(
         new PublishFailed(
-          `No queue is bound for routing key '${returned.routingKey}' on exchange '${exchange}': message ${message.messageId} was returned (${returned.reply}).`,
+          exchange === ''
+            ? `No queue named '${returned.routingKey}': message ${message.messageId} was returned (${returned.reply}).`
+            : `No queue is bound for routing key '${returned.routingKey}' on exchange '${exchange}': message ${message.messageId} was returned (${returned.reply}).`,
         ),
       );
     } else if (--batch.unconfirmed === 0) {
@@ -148,7 +165,11 @@ export function confirmedChannel(
     });
   }
 
-  async function writeAll(batch: Batch, messages: readonly OutboundMessage[]): Promise<void> {
+  async function writeAll<T extends Wire>(
+    batch: Batch,
+    messages: readonly T[],
+    properties: (message: T) => Options.Publish,
+  ): Promise<void> {
     for (const message of messages) {
       if (batch.settled) return; // timed out or channel lost: stop writing the rest
       let flowing: boolean;
@@ -157,16 +178,7 @@ export function confirmedChannel(
           exchange,
           message.routingKey,
           message.body,
-          {
-            persistent: true,
-            mandatory: true,
-            messageId: message.messageId,
-            correlationId: message.correlationId,
-            type: message.type,
-            contentType: 'application/json',
-            timestamp: Math.floor(message.timestamp / 1000),
-            headers: message.headers,
-          },
+          properties(message),
           (error: unknown) => onConfirm(batch, message, error),
         );
       } catch (error) {
@@ -183,20 +195,43 @@ export function confirmedChannel(
     }
   }
 
+  function send<T extends Wire>(
+    messages: readonly T[],
+    properties: (message: T) => Options.Publish,
+  ): Promise<void> {
+    if (isClosed)
+      return Promise.reject(
+        new PublishFailed('The publishing channel is closed; the batch was not accepted.'),
+      );
+    if (messages.length === 0) return Promise.resolve();
+    const { batch, outcome } = startBatch(messages.length);
+    // Not awaited: the outcome promise already has its reader (our caller), and awaiting
+    // drains here would leave an early rejection unobserved for a while.
+    void writeAll(batch, messages, properties);
+    return outcome;
+  }
+
   return {
     channel,
     closed,
-    publish(messages) {
-      if (isClosed)
-        return Promise.reject(
-          new PublishFailed('The publishing channel is closed; the batch was not accepted.'),
-        );
-      if (messages.length === 0) return Promise.resolve();
-      const { batch, outcome } = startBatch(messages.length);
-      // Not awaited: the outcome promise already has its reader (our caller), and awaiting
-      // drains here would leave an early rejection unobserved for a while.
-      void writeAll(batch, messages);
-      return outcome;
-    },
+    publish: (messages) => send(messages, recordProperties),
+    publishCopies: (copies) => send(copies, copyProperties),
   };
+}
+
+function recordProperties(message: OutboundMessage): Options.Publish {
+  return {
+    persistent: true,
+    mandatory: true,
+    messageId: message.messageId,
+    correlationId: message.correlationId,
+    type: message.type,
+    contentType: 'application/json',
+    timestamp: Math.floor(message.timestamp / 1000),
+    headers: message.headers,
+  };
+}
+
+function copyProperties(copy: MessageCopy): Options.Publish {
+  return { ...copy.properties, persistent: true, mandatory: true };
 }

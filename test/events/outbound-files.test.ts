@@ -6,7 +6,7 @@ import { createLocalDrop } from '../../src/drops/stores/local.js';
 import { createS3Drop } from '../../src/drops/stores/s3.js';
 import { createSftpDrop } from '../../src/drops/stores/sftp.js';
 import type { DropStore } from '../../src/drops/stores/store.js';
-import type { WarehouseEvent } from '../../src/events/event.js';
+import { warehouseEvent, type WarehouseEvent } from '../../src/events/event.js';
 import {
   OUTBOUND_STAGING,
   outboundFileContent,
@@ -120,13 +120,14 @@ const event = (
   id: string,
   at = '2026-11-23T16:49:01Z',
   data: Record<string, unknown> = {},
-): WarehouseEvent => ({
-  id,
-  type: 'sales-order.shipped',
-  businessId: 'ACME',
-  occurredAt: new Date(at),
-  data: { orderNumber: 'SO-1', note: 'Grüße, "quoted"', ...data },
-});
+): WarehouseEvent =>
+  warehouseEvent({
+    id,
+    type: 'sales-order.shipped',
+    businessId: 'ACME',
+    occurredAt: new Date(at),
+    data: { orderNumber: 'SO-1', note: 'Grüße, "quoted"', ...data },
+  });
 
 const JSON_SPEC: OutboundFilesSpec = { path: 'outbound', format: 'json' };
 const CSV_SPEC: OutboundFilesSpec = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { WarehouseEvent } from '../../../src/events/event.js';
+import { warehouseEvent } from '../../../src/events/event.js';
 import {
   csvCell,
   fileSafeId,
@@ -8,14 +8,14 @@ import {
   outboundFileName,
 } from '../../../src/events/outbound-file.js';
 
-const event: WarehouseEvent = {
+const event = warehouseEvent({
   id: 'evt-1',
   type: 'sales-order.shipped',
   businessId: 'ACME',
   occurredAt: new Date('2026-11-23T16:49:01Z'),
   data: { orderNumber: 'SO-1', note: 'a "quoted", multi\nline', lines: [{ sku: 'A-1', qty: 2 }] },
   correlationId: 'batch-7',
-};
+});
 
 describe('outbound file names', () => {
   it('start with the ISO 8601 basic-format time, so sorting names sorts by time', () => {
@@ -39,6 +39,19 @@ describe('outbound file names', () => {
     expect(slash).not.toBe(colon);
     expect(fileSafeId('..')).toMatch(/^\.\.~/);
     expect(fileSafeId('x'.repeat(500)).length).toBeLessThan(100);
+  });
+
+  it('stay under 255 bytes for the longest type and id, and two long types never share a name', () => {
+    const long = (end: string) => ({
+      ...event,
+      type: `sales-order.${'x'.repeat(228)}${end}`,
+      id: 'i'.repeat(128),
+    });
+    const names = ['a', 'b'].map((end) =>
+      outboundFileName(long(end), { path: 'out', format: 'json' }).slice('out/'.length),
+    );
+    for (const name of names) expect(Buffer.byteLength(name)).toBeLessThanOrEqual(255);
+    expect(names[0]).not.toBe(names[1]);
   });
 });
 
