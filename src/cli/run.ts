@@ -3,7 +3,7 @@ import { loadConfig, type LoadConfigOptions } from '../config.js';
 import { loadPipelineFiles } from '../drops/definition.js';
 import { createConfiguredDropRunner } from '../drops/open.js';
 import type { RunSummary } from '../drops/runner.js';
-import { createDropStore } from '../drops/stores/index.js';
+import { createDropStore } from '../stores/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { configuredIngest } from '../pipeline/configured.js';
 import { createPublisher } from '../publish/index.js';

@@ -3,7 +3,7 @@ import { receiptName } from '../pipeline/receipt.js';
 import type { InputStatus } from './state/input-state.js';
 import { sha256Of } from './spool.js';
 import { readState } from './state/persist.js';
-import type { DropEntry, DropStore } from './stores/store.js';
+import type { DropEntry, DropStore } from '../stores/store.js';
 
 /**
  * Which files in the top folder are already done: kept files (`after.success` or

@@ -1,4 +1,4 @@
-import { WORK_FOLDER, type DropStore } from './stores/store.js';
+import { WORK_FOLDER, type DropStore } from '../stores/store.js';
 
 /**
  * Claims on stores with atomic rename (local, SFTP): a worker takes a file by renaming it into

@@ -4,7 +4,7 @@ import { reconnectDelay } from '../backoff.js';
 import { fileTrace } from '../tracing.js';
 import { release, type Claim } from './claims.js';
 import type { PipelineDefinition } from './definition.js';
-import type { DropEntry, DropStore } from './stores/store.js';
+import type { DropEntry, DropStore } from '../stores/store.js';
 import { isUnavailable, RetryLater, type Outcome, type TryOptions } from './try-outcome.js';
 
 /**

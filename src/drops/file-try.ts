@@ -14,7 +14,7 @@ import { spool, SPOOL_OWNER, type Spooled } from './spool.js';
 import type { TryOptions } from './try-outcome.js';
 import type { InputState, SettlePlan } from './state/input-state.js';
 import { readState, StaleState, writeState } from './state/persist.js';
-import type { DropStore } from './stores/store.js';
+import type { DropStore } from '../stores/store.js';
 
 export interface FileProcessorOptions {
   readonly pipeline: PipelineDefinition;

@@ -1,5 +1,5 @@
 import type { PipelineDefinition } from './definition.js';
-import { DropMisconfigured, type DropEntry, type DropStore } from './stores/store.js';
+import { DropMisconfigured, type DropEntry, type DropStore } from '../stores/store.js';
 
 /**
  * Whether a drop is laid out so the worker can do its job: the folder exists (each store's

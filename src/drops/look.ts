@@ -2,7 +2,7 @@ import type { Logger } from '../log.js';
 import { createAlreadyDone } from './already-done.js';
 import type { PipelineDefinition } from './definition.js';
 import { assertSettleFolders, settleFolders } from './layout.js';
-import type { DropEntry, DropStore } from './stores/store.js';
+import type { DropEntry, DropStore } from '../stores/store.js';
 import { createReadiness } from './upload-ready.js';
 
 /** What one look at the drop found. */

@@ -9,8 +9,8 @@ import type { InFlight } from '../shutdown.js';
 import { readPipelines, type LoadedPipeline } from './definition.js';
 import { createRabbitMqLease, OWN_LEASE } from './lease.js';
 import { createDropRunner, type DropRunner } from './runner.js';
-import { createDropStore } from './stores/index.js';
-import type { DropStore } from './stores/store.js';
+import { createDropStore } from '../stores/index.js';
+import type { DropStore } from '../stores/store.js';
 
 /** A partner pipeline definition with the store its files are dropped in. */
 export interface OpenedDrop {

@@ -1,5 +1,5 @@
 import { checkDrop } from './layout.js';
-import type { DropStore } from './stores/store.js';
+import type { DropStore } from '../stores/store.js';
 
 /** One drop source as `/readyz` reports it. Names the pipeline, never the address or a secret. */
 export interface DropCheck {

@@ -7,7 +7,7 @@ import { listStates, readState } from './state/persist.js';
 export { REPROCESS_STATUSES, type ReprocessStatus } from './state/input-state.js';
 import type { HandledOutcome } from './file-handler.js';
 import type { Outcome, TryOptions } from './try-outcome.js';
-import { assertSafeName, type DropStore } from './stores/store.js';
+import { assertSafeName, type DropStore } from '../stores/store.js';
 
 /**
  * Reprocessing: trying again inputs that failed, typically after a business fixed its master

@@ -2,7 +2,7 @@ import type { Logger } from '../log.js';
 import { startJob, type Job } from '../schedule.js';
 import type { PipelineDefinition } from './definition.js';
 import { logReprocessReport, type ReprocessReport, type ReprocessSelection } from './reprocess.js';
-import { WORK_FOLDER, type DropStore } from './stores/store.js';
+import { WORK_FOLDER, type DropStore } from '../stores/store.js';
 
 /**
  * What a runner's `start()` runs until `stop()`: the poll (`poll:<pipeline>`), woken early by the

@@ -22,7 +22,7 @@ import {
   type ReprocessSelection,
   type ReprocessedInput,
 } from './reprocess.js';
-import { assertSafeName, type DropStore } from './stores/store.js';
+import { assertSafeName, type DropStore } from '../stores/store.js';
 
 export interface DropRunnerOptions {
   readonly pipeline: PipelineDefinition;

@@ -5,7 +5,7 @@ import type { Claim } from './claims.js';
 import type { SettlePlan } from './state/input-state.js';
 import { writeReceiptFile } from './receipts.js';
 import { sha256Of } from './spool.js';
-import type { DropStore } from './stores/store.js';
+import type { DropStore } from '../stores/store.js';
 
 /**
  * Settles a file once its outcome is known: the receipt first, then the input to its final place

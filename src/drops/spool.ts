@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { DropStore } from './stores/store.js';
+import type { DropStore } from '../stores/store.js';
 
 export interface Spooled {
   readonly path: string;

@@ -2,7 +2,7 @@ import type { Logger } from '../log.js';
 import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from './definition.js';
 import { STATE_FOLDER } from './state/persist.js';
-import type { DropStore } from './stores/store.js';
+import type { DropStore } from '../stores/store.js';
 
 /** What `DropStore.write` names a file while writing it (local, SFTP): `<target>.<8 hex>.tmp`. */
 const WRITING = /\.[0-9a-f]{8}\.tmp$/;

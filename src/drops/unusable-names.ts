@@ -9,7 +9,7 @@ import {
   type Receipt,
 } from '../pipeline/receipt.js';
 import type { PipelineDefinition } from './definition.js';
-import { assertSafeName, type DropEntry, type DropStore } from './stores/store.js';
+import { assertSafeName, type DropEntry, type DropStore } from '../stores/store.js';
 
 /**
  * Files whose names the worker cannot use must not sit in the drop for ever, retried and logged

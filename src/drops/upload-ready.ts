@@ -1,7 +1,7 @@
 import picomatch from 'picomatch';
 import type { PipelineDefinition } from './definition.js';
 import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
-import type { DropEntry } from './stores/store.js';
+import type { DropEntry } from '../stores/store.js';
 
 /**
  * Which files of a listing may be taken. Per pipeline (Camel's vocabulary): `stable` (size and

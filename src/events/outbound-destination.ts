@@ -1,4 +1,4 @@
-import type { DropStore } from '../drops/stores/store.js';
+import type { DropStore } from '../stores/store.js';
 import type { AttemptResult } from './deliver.js';
 import {
   outboundFileContent,
@@ -66,7 +66,7 @@ export function fileDestination(
         );
         return { outcome: 'delivered', file: outcome };
       } catch (error) {
-        // Store errors name the store, operation and key, never credentials (src/drops/stores/).
+        // Store errors name the store, operation and key, never credentials (src/stores/).
         const reason = (error as Error).message.replace(/\s+/g, ' ').slice(0, 300);
         return { outcome: 'failed', reason: `File not written: ${reason}` };
       }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { WORK_FOLDER, type DropStore } from '../drops/stores/store.js';
+import { WORK_FOLDER, type DropStore } from '../stores/store.js';
 import { webhookBody, type WarehouseEvent } from './event.js';
 
 /**

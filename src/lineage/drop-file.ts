@@ -15,7 +15,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import type { ConfirmedRecords } from '../pipeline/batch.js';
-import { WORK_FOLDER } from '../drops/stores/store.js';
+import { WORK_FOLDER } from '../stores/store.js';
 
 export const LINEAGE_FORMAT = 'warehouse-ingest-lineage/1';
 

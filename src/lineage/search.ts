@@ -10,7 +10,7 @@ import type { OpenedDrop } from '../drops/open.js';
 import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
 import type { InputState } from '../drops/state/input-state.js';
 import { readState } from '../drops/state/persist.js';
-import { WORK_FOLDER } from '../drops/stores/store.js';
+import { WORK_FOLDER } from '../stores/store.js';
 import { findInLineageFile, LINEAGE_SUFFIX } from './drop-file.js';
 import { entryPrefix, journalFiles, type JournalEntry } from './journal.js';
 

@@ -12,7 +12,7 @@ import { localFixture } from '../support/local-fixture.js';
 import { tapStore } from '../support/store-tap.js';
 import { s3Fixture } from '../support/s3-fixture.js';
 import { sftpFixture } from '../support/sftp-fixture.js';
-import type { StoreFixture } from './stores/store-contract.js';
+import type { StoreFixture } from '../stores/store-contract.js';
 
 /**
  * State writes are a compare-and-set on the state's version, on every store: a writer holding an

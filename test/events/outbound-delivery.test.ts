@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLocalDrop } from '../../src/drops/stores/local.js';
-import { createSftpDrop } from '../../src/drops/stores/sftp.js';
-import type { DropStore } from '../../src/drops/stores/store.js';
+import { createLocalDrop } from '../../src/stores/local.js';
+import { createSftpDrop } from '../../src/stores/sftp/index.js';
+import type { DropStore } from '../../src/stores/store.js';
 import { emitEvent } from '../../src/events/emit.js';
 import type { OutboundDrop } from '../../src/events/outbound-destination.js';
 import { AMQP_URL } from '../support/broker.js';

@@ -2,10 +2,10 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalDrop } from '../../src/drops/stores/local.js';
-import { createS3Drop } from '../../src/drops/stores/s3.js';
-import { createSftpDrop } from '../../src/drops/stores/sftp.js';
-import type { DropStore } from '../../src/drops/stores/store.js';
+import { createLocalDrop } from '../../src/stores/local.js';
+import { createS3Drop } from '../../src/stores/s3/index.js';
+import { createSftpDrop } from '../../src/stores/sftp/index.js';
+import type { DropStore } from '../../src/stores/store.js';
 import { warehouseEvent, type WarehouseEvent } from '../../src/events/event.js';
 import {
   OUTBOUND_STAGING,

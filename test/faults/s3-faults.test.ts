@@ -2,7 +2,7 @@ import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
 import type { RunSummary } from '../../src/drops/runner.js';
-import { createS3Drop, S3DropError } from '../../src/drops/stores/s3.js';
+import { createS3Drop, S3DropError } from '../../src/stores/s3/index.js';
 import { DropUnavailable } from '../../src/errors.js';
 import { AMQP_URL } from '../support/broker.js';
 import {
@@ -15,7 +15,7 @@ import {
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { startS3rver, type S3rver } from '../support/s3rver.js';
 import { tapStore, type StoreTap } from '../support/store-tap.js';
-import { readAll } from '../drops/stores/store-contract.js';
+import { readAll } from '../stores/store-contract.js';
 
 /**
  * The S3 drop against a real S3-protocol server (s3rver, its own process) that dies in the

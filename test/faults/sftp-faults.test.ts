@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Receipt } from '../../src/pipeline/receipt.js';
 import type { RunSummary } from '../../src/drops/runner.js';
-import { createSftpDrop, SftpError } from '../../src/drops/stores/sftp.js';
+import { createSftpDrop, SftpError } from '../../src/stores/sftp/index.js';
 import { DropUnavailable } from '../../src/errors.js';
 import {
   demoOrdersCsv,

@@ -11,7 +11,7 @@ import { localFixture } from '../support/local-fixture.js';
 import { tapStore } from '../support/store-tap.js';
 import { tempFolder } from '../support/temp.js';
 import { ordersCsv, PROFILE } from '../drops/stores/drop-contract.js';
-import type { StoreFixture } from '../drops/stores/store-contract.js';
+import type { StoreFixture } from '../stores/store-contract.js';
 
 function sample(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));

@@ -6,7 +6,7 @@ import { probeDrops } from '../../src/drops/probe.js';
 import { createLogger } from '../../src/log.js';
 import { openDrops } from '../../src/drops/open.js';
 import { buildHttpApp } from '../../src/http/build.js';
-import { createSftpDrop } from '../../src/drops/stores/sftp.js';
+import { createSftpDrop } from '../../src/stores/sftp/index.js';
 import { createTestApp, LogCapture, type TestApp } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 

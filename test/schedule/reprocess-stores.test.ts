@@ -10,12 +10,12 @@ import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publi
 import type { OnboardingProfiles } from '../../src/records/legacy/index.js';
 import { createDropRunner } from '../../src/drops/runner.js';
 import { createRabbitMqLease } from '../../src/drops/lease.js';
-import { createLocalDrop } from '../../src/drops/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { demoOrdersCsv } from '../support/drop-harness.js';
 import { s3Fixture } from '../support/s3-fixture.js';
 import { tempFolder } from '../support/temp.js';
-import { readAll as readStream, type StoreFixture } from '../drops/stores/store-contract.js';
+import { readAll as readStream, type StoreFixture } from '../stores/store-contract.js';
 
 /**
  * Reprocessing with several workers on one drop. A local folder (and SFTP) has an atomic rename:

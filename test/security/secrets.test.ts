@@ -9,7 +9,7 @@ import { ConfigError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { loadPipelineFiles } from '../../src/drops/definition.js';
-import { createDropStore } from '../../src/drops/stores/index.js';
+import { createDropStore } from '../../src/stores/index.js';
 import { ACME, LogCapture, OTHER, basicAuth } from '../support/http-app.js';
 import { v1Csv, v1Json, v1Profile } from '../support/hostile-input.js';
 import { validRecords } from '../records/fixtures.js';

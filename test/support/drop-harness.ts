@@ -8,7 +8,7 @@ import { compileRoutingKey } from '../../src/pipeline/route.js';
 import { pipelineSchema } from '../../src/drops/definition.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
 import { createDropRunner, type DropRunner } from '../../src/drops/runner.js';
-import type { DropStore } from '../../src/drops/stores/store.js';
+import type { DropStore } from '../../src/stores/store.js';
 import { ordersCsv } from '../drops/stores/drop-contract.js';
 import { validRecords } from '../records/fixtures.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createLocalDrop } from '../../src/drops/stores/local.js';
-import type { StoreFixture } from '../drops/stores/store-contract.js';
+import { createLocalDrop } from '../../src/stores/local.js';
+import type { StoreFixture } from '../stores/store-contract.js';
 import { tempFolder } from './temp.js';
 
 /** A drop in a fresh temporary folder: the store under test, and the folder to put files in behind its back. */

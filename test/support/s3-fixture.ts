@@ -1,6 +1,6 @@
 import { HeadObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import { createS3Drop } from '../../src/drops/stores/s3.js';
-import type { StoreFixture } from '../drops/stores/store-contract.js';
+import { createS3Drop } from '../../src/stores/s3/index.js';
+import type { StoreFixture } from '../stores/store-contract.js';
 import { startS3rver } from './s3rver.js';
 
 /** A drop in a fresh s3rver bucket: the store under test, and the test client to put files in behind its back. */

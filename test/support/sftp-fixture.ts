@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, utimesSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createSftpDrop, type SftpDropOptions } from '../../src/drops/stores/sftp.js';
-import type { StoreFixture } from '../drops/stores/store-contract.js';
+import { createSftpDrop, type SftpDropOptions } from '../../src/stores/sftp/index.js';
+import type { StoreFixture } from '../stores/store-contract.js';
 import { startSshd, type TestSshd } from './sshd.js';
 
 /** Store options for a test server: key auth and its pinned fingerprint unless `extra` says otherwise. */

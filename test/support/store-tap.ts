@@ -1,5 +1,5 @@
 import { pipeline, Transform, type Readable } from 'node:stream';
-import type { DropStore } from '../../src/drops/stores/store.js';
+import type { DropStore } from '../../src/stores/store.js';
 
 /**
  * A real drop store seen through a tap: the test learns *when* the runner reaches a point of

@@ -1,6 +1,6 @@
 import { INPUT_STATUSES, type InputState, type InputStatus } from './input-state.js';
 import { listStatesIn, STATE_FOLDER } from './persist.js';
-import type { DropStore } from '../stores/store.js';
+import type { DropStore } from '../../stores/store.js';
 
 /**
  * How many inputs of a drop are in each state, kept up to date cheaply: each `count()` lists the

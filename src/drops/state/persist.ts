@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DropUnavailable } from '../../errors.js';
-import { WORK_FOLDER, type DropEntry, type DropStore } from '../stores/store.js';
+import { WORK_FOLDER, type DropEntry, type DropStore } from '../../stores/store.js';
 import type { InputState } from './input-state.js';
 
 /**

@@ -10,12 +10,12 @@ import { createRabbitMqLease, type DropLease } from '../../../src/drops/lease.js
 import { createDropRunner, type DropRunner } from '../../../src/drops/runner.js';
 import { statusOf } from '../../../src/cli/status.js';
 import type { InputState } from '../../../src/drops/state/input-state.js';
-import type { DropStore } from '../../../src/drops/stores/store.js';
+import type { DropStore } from '../../../src/stores/store.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../../support/broker.js';
 import { startProxiedPublisher } from '../../support/proxied-publisher.js';
 import type { TcpProxy } from '../../support/tcp-proxy.js';
 import { tempFolder } from '../../support/temp.js';
-import { readAll, type StoreFixture } from './store-contract.js';
+import { readAll, type StoreFixture } from '../../stores/store-contract.js';
 
 /** ACME's sales-orders onboarding profile: what its v1 orders cannot carry. */
 export const PROFILE = {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Receipt } from '../../../src/pipeline/receipt.js';
 import type { InputState } from '../../../src/drops/state/input-state.js';
 import { readState, STATE_FOLDER } from '../../../src/drops/state/persist.js';
-import type { DropStore } from '../../../src/drops/stores/store.js';
+import type { DropStore } from '../../../src/stores/store.js';
 import { AMQP_URL } from '../../support/broker.js';
 import {
   demoOrdersCsv,
@@ -13,7 +13,7 @@ import {
 } from '../../support/drop-harness.js';
 import { auditQueue, drainQueue } from '../../support/queue-audit.js';
 import { tapStore, type StoreTap } from '../../support/store-tap.js';
-import { readAll } from './store-contract.js';
+import { readAll } from '../../stores/store-contract.js';
 
 /**
  * A real server behind a store, that the test can stop (the real process, killed) and start

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFile } from 'node:child_process';
 import { pipelineSchema } from '../../../src/drops/definition.js';
 import { createDropRunner } from '../../../src/drops/runner.js';
-import { createSftpDrop } from '../../../src/drops/stores/sftp.js';
+import { createSftpDrop } from '../../../src/stores/sftp/index.js';
 import { createLogger } from '../../../src/log.js';
 import { createIngest } from '../../../src/pipeline/ingest.js';
 import { compileRoutingKey } from '../../../src/pipeline/route.js';

@@ -1,5 +1,5 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { createS3Drop } from '../../../src/drops/stores/s3.js';
+import { createS3Drop } from '../../../src/stores/s3/index.js';
 import { startS3rver } from '../../support/s3rver.js';
 import { describeStoreOutages } from './outage-contract.js';
 

@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createSftpDrop } from '../../../src/drops/stores/sftp.js';
+import { createSftpDrop } from '../../../src/stores/sftp/index.js';
 import { sftpOptionsFor } from '../../support/sftp-fixture.js';
 import { startSshd } from '../../support/sshd.js';
 import { describeStoreOutages } from './outage-contract.js';

@@ -2,10 +2,10 @@ import type { _Object, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { S3DropError, s3DropError } from './s3-errors.js';
-import { assertSafeName, mapStreamErrors, type DropEntry, type DropStore } from './store.js';
+import { S3DropError, s3DropError } from './errors.js';
+import { assertSafeName, mapStreamErrors, type DropEntry, type DropStore } from '../store.js';
 
-export { S3DropError } from './s3-errors.js';
+export { S3DropError } from './errors.js';
 
 export const NAME = 's3';
 

@@ -7,10 +7,10 @@ import {
   createConnection,
   type Session,
   type SftpConnectionOptions,
-} from './sftp-session.js';
-import { mkdirs, NO_SUCH_FILE, PERMISSION_DENIED, statusOf, writeDurably } from './sftp-calls.js';
-import { renameFresh, renameUnlessTaken } from './sftp-rename.js';
-import { guardedStream } from './sftp-stream.js';
+} from './session.js';
+import { mkdirs, NO_SUCH_FILE, PERMISSION_DENIED, statusOf, writeDurably } from './calls.js';
+import { renameFresh, renameUnlessTaken } from './rename.js';
+import { guardedStream } from './stream.js';
 import { DropUnavailable } from '../../errors.js';
 import {
   assertSafeName,
@@ -19,9 +19,9 @@ import {
   mapStreamErrors,
   type DropEntry,
   type DropStore,
-} from './store.js';
+} from '../store.js';
 
-export { SftpError } from './sftp-session.js';
+export { SftpError } from './session.js';
 
 export const NAME = 'sftp';
 

@@ -7,8 +7,8 @@ import {
   PERMISSION_DENIED,
   statusOf,
   Unsupported,
-} from './sftp-calls.js';
-import type { Session } from './sftp-session.js';
+} from './calls.js';
+import type { Session } from './session.js';
 
 /**
  * A rename that never replaces an existing target (the store's `rename`): a hard link

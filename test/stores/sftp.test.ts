@@ -3,14 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DropUnavailable } from '../../../src/errors.js';
-import { knownHostKeys } from '../../../src/drops/stores/sftp-host-keys.js';
-import { createSftpDrop, SftpError, type SftpDropOptions } from '../../../src/drops/stores/sftp.js';
-import type { DropStore } from '../../../src/drops/stores/store.js';
-import { startSshd, type TestSshd } from '../../support/sshd.js';
-import { tempFolder } from '../../support/temp.js';
+import { DropUnavailable } from '../../src/errors.js';
+import { knownHostKeys } from '../../src/stores/sftp/host-keys.js';
+import { createSftpDrop, SftpError, type SftpDropOptions } from '../../src/stores/sftp/index.js';
+import type { DropStore } from '../../src/stores/store.js';
+import { startSshd, type TestSshd } from '../support/sshd.js';
+import { tempFolder } from '../support/temp.js';
 import { describeDropStore, readAll } from './store-contract.js';
-import { sftpFixture, sftpOptionsFor } from '../../support/sftp-fixture.js';
+import { sftpFixture, sftpOptionsFor } from '../support/sftp-fixture.js';
 
 const temp = tempFolder('sftp-test-');
 

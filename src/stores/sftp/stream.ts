@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import { SftpError, type Session } from './sftp-session.js';
+import { SftpError, type Session } from './session.js';
 
 /**
  * Wraps a read stream so that a consumer waiting for bytes waits at most `timeoutMs` per chunk

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { watch } from 'chokidar';
-import { DropUnavailable } from '../../errors.js';
+import { DropUnavailable } from '../errors.js';
 import {
   assertSafeName,
   DropAccessDenied,

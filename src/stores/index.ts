@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, type ConfigProblem } from '../../errors.js';
-import { exposedSecretFile } from '../../secret-files.js';
-import type { PipelineDefinition, SecretRef } from '../definition.js';
+import { ConfigError, type ConfigProblem } from '../errors.js';
+import { exposedSecretFile } from '../secret-files.js';
+import type { PipelineDefinition, SecretRef } from '../drops/definition.js';
 import { createLocalDrop } from './local.js';
-import { createS3Drop } from './s3.js';
-import { createSftpDrop } from './sftp.js';
+import { createS3Drop } from './s3/index.js';
+import { createSftpDrop } from './sftp/index.js';
 import type { DropStore } from './store.js';
 
 /**

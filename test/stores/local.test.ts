@@ -1,4 +1,4 @@
-import { localFixture } from '../../support/local-fixture.js';
+import { localFixture } from '../support/local-fixture.js';
 import { describeDropStore } from './store-contract.js';
 
 describeDropStore('local folder', localFixture('local-drop-'));

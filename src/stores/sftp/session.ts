@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type SftpClient from 'ssh2-sftp-client';
-import { fingerprintOf, type HostKeyPolicy, hostKeyPolicy } from './sftp-host-keys.js';
+import { fingerprintOf, type HostKeyPolicy, hostKeyPolicy } from './host-keys.js';
 
 /**
  * The SFTP connection under `createSftpDrop`: opened lazily, verified against pinned host keys,

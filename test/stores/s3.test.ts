@@ -5,12 +5,12 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { DropUnavailable } from '../../../src/errors.js';
-import { createS3Drop, S3DropError, type S3DropOptions } from '../../../src/drops/stores/s3.js';
-import { DropAccessDenied } from '../../../src/drops/stores/store.js';
-import { startS3rver, type S3rver } from '../../support/s3rver.js';
+import { DropUnavailable } from '../../src/errors.js';
+import { createS3Drop, S3DropError, type S3DropOptions } from '../../src/stores/s3/index.js';
+import { DropAccessDenied } from '../../src/stores/store.js';
+import { startS3rver, type S3rver } from '../support/s3rver.js';
 import { describeDropStore, readAll } from './store-contract.js';
-import { s3Fixture } from '../../support/s3-fixture.js';
+import { s3Fixture } from '../support/s3-fixture.js';
 
 const put = (s3: S3rver, key: string, content: string | Buffer) =>
   s3.client.send(

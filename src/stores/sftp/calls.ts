@@ -1,5 +1,5 @@
 import path from 'node:path/posix';
-import { messageOf, type Sftp } from './sftp-session.js';
+import { messageOf, type Sftp } from './session.js';
 
 /** SFTP status codes the store tells apart (draft-ietf-secsh-filexfer-02, the version OpenSSH speaks). */
 export const NO_SUCH_FILE = 2;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-const ROOT = new URL('../../..', import.meta.url).pathname;
+const ROOT = new URL('../..', import.meta.url).pathname;
 const dir = mkdtempSync(path.join(tmpdir(), 'lazy-libraries-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -23,9 +23,9 @@ const loaded = () => ({
 await import('./src/main.ts');
 await import('./src/cli/run.ts');
 await import('./src/events/index.ts');
-const { createLocalDrop } = await import('./src/drops/stores/local.ts');
-const { createSftpDrop } = await import('./src/drops/stores/sftp.ts');
-const { createS3Drop } = await import('./src/drops/stores/s3.ts');
+const { createLocalDrop } = await import('./src/stores/local.ts');
+const { createSftpDrop } = await import('./src/stores/sftp/index.ts');
+const { createS3Drop } = await import('./src/stores/s3/index.ts');
 const local = createLocalDrop({ path: ${JSON.stringify(dir)} });
 await local.list();
 const sftp = createSftpDrop({ host: '127.0.0.1', port: 9, username: 'nobody', password: 'x', path: '/', hostKeyFingerprints: ['SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU'], timeoutMs: 2000 });
