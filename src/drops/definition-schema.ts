@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { KIND_NAMES } from '../records/kind.js';
 import { cronProblem, timezoneProblem, type JobSchedule } from '../schedule.js';
-import { localSource, s3Source, sftpSource } from './source-schema.js';
+import { localSource } from '../stores/local/schema.js';
+import { s3Source } from '../stores/s3/schema.js';
+import { sftpSource } from '../stores/sftp/schema.js';
 import { REPROCESS_STATUSES } from './state/input-state.js';
 
 /**

@@ -14,7 +14,7 @@ import { pipelineSchema } from './definition-schema.js';
  */
 
 export { pipelineSchema } from './definition-schema.js';
-export type { SecretRef } from './source-schema.js';
+export type { SecretRef } from '../stores/secret-ref.js';
 
 export type PipelineDefinition = Readonly<z.infer<typeof pipelineSchema>>;
 /** A definition and the file it came from (for errors that name it). */

@@ -1,5 +1,6 @@
 import type { PipelineDefinition } from './definition.js';
-import { DropMisconfigured, type DropEntry, type DropStore } from '../stores/store.js';
+import type { DropEntry, DropStore } from '../stores/store.js';
+import { DropMisconfigured } from '../errors.js';
 
 /**
  * Whether a drop is laid out so the worker can do its job: the folder exists (each store's

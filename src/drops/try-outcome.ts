@@ -46,7 +46,7 @@ export const isRejection = (error: unknown) =>
  * The broker or the drop store was not there: nobody's fault in the input, so the try does not
  * count towards `retry.maxAttempts`. Asked by type: the publisher says `PublishFailed` when the
  * broker did not confirm, and each store maps its own transport errors to `DropUnavailable` at
- * its boundary (stores/local.ts, sftp.ts, s3-errors.ts). A Node system error is not an outage
+ * its boundary (stores/local/index.ts, stores/sftp/index.ts, stores/s3/errors.ts). A Node system error is not an outage
  * by itself: a refused permission is `DropAccessDenied`, and anything unmapped is ours.
  */
 export const isUnavailable = (error: unknown) =>

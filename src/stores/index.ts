@@ -1,17 +1,26 @@
 import { readFileSync } from 'node:fs';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { exposedSecretFile } from '../secret-files.js';
-import type { PipelineDefinition, SecretRef } from '../drops/definition.js';
-import { createLocalDrop } from './local.js';
+import type { z } from 'zod';
+import { createLocalDrop } from './local/index.js';
+import type { localSource } from './local/schema.js';
 import { createS3Drop } from './s3/index.js';
+import type { s3Source } from './s3/schema.js';
+import type { SecretRef } from './secret-ref.js';
 import { createSftpDrop } from './sftp/index.js';
+import type { sftpSource } from './sftp/schema.js';
 import type { DropStore } from './store.js';
 
 /**
  * The source table: one entry per kind of drop. Adding a source is one module (implementing
  * `DropStore`), one line here, and one fixture for the contract suites.
  */
-type Source = PipelineDefinition['source'];
+/** A pipeline's `source`, parsed: each adapter's own schema (`<store>/schema.ts`). */
+export type StoreSource =
+  | z.output<typeof localSource>
+  | z.output<typeof sftpSource>
+  | z.output<typeof s3Source>;
+type Source = StoreSource;
 type Secret = (ref: SecretRef, field: string, isSecret?: boolean) => string;
 type Factory<T extends Source['type']> = (
   source: Extract<Source, { type: T }>,
@@ -67,7 +76,7 @@ const SOURCES: { [T in Source['type']]: Factory<T> } = {
  * the file and field, all of them at once (an operator fixing one per run would need as many runs).
  */
 export function createDropStore(
-  pipeline: PipelineDefinition,
+  pipeline: { readonly source: StoreSource },
   file: string,
   env: NodeJS.ProcessEnv = process.env,
 ): DropStore {

@@ -1,4 +1,5 @@
 import { PassThrough, type Readable } from 'node:stream';
+import { UnsafeName } from '../errors.js';
 
 /**
  * A drop: the folder (local directory, SFTP directory, S3 bucket + prefix) where a partner
@@ -91,44 +92,6 @@ export function assertSafeName(name: string): void {
   }
 }
 
-export class UnsafeName extends Error {
-  override readonly name = 'UnsafeName';
-  constructor(file: string) {
-    super(
-      `Refused file name ${JSON.stringify(file.slice(0, 200))}: it could leave the drop folder`,
-    );
-  }
-}
-
-/**
- * The store refused the worker access to a name (a file it may not read or move, a folder it
- * may not write): not an outage — waiting does not fix it — and not the input's fault. The drop
- * engine treats it like any failure of ours: it uses an attempt, so it ends (dead, or parked when
- * nothing can be recorded) instead of being retried for ever. `cause` is the store's own error.
- */
-export class DropAccessDenied extends Error {
-  override readonly name = 'DropAccessDenied';
-  constructor(message: string, cause?: unknown) {
-    super(message, cause === undefined ? undefined : { cause });
-  }
-}
-
-/**
- * The drop is set up wrong, and waiting does not fix it: its folder does not exist (or is not a
- * folder), or a folder the worker settles files into is taken by a regular file (every move
- * would fail with ENOTDIR). Reported by `lint`, `run --once`, `/readyz` and `status` instead of
- * every look finding nothing or every settle failing. `code` is short and names no path.
- */
-export class DropMisconfigured extends Error {
-  override readonly name = 'DropMisconfigured';
-  constructor(
-    readonly code: 'drop-folder-missing' | 'drop-not-a-folder' | 'settle-folder-is-a-file',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 /**
  * A read stream whose errors are mapped by `toDropError` (an outage mid-download becomes
  * `DropUnavailable`), so a store maps errors once also for the bytes it hands out. Destroying
@@ -146,3 +109,7 @@ export function mapStreamErrors(
   source.pipe(out);
   return out;
 }
+/** Time limit of every call to a remote store, in ms, unless its \`source.timeoutMs\` says otherwise. */
+export const DEFAULT_TIMEOUT_MS = 30_000;
+
+export const TIMEOUT_DESCRIPTION = 'Time limit of every call to the store, in ms.';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { pipelineSchema } from '../../src/drops/definition.js';
 import { createDropRunner } from '../../src/drops/runner.js';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import { createLogger } from '../../src/log.js';
 import { createIngest } from '../../src/pipeline/ingest.js';
 import { createNonePublisher } from '../../src/publish/index.js';

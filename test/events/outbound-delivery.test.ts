@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import { createSftpDrop } from '../../src/stores/sftp/index.js';
 import type { DropStore } from '../../src/stores/store.js';
 import { emitEvent } from '../../src/events/emit.js';

@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import { createS3Drop } from '../../src/stores/s3/index.js';
 import { createSftpDrop } from '../../src/stores/sftp/index.js';
 import type { DropStore } from '../../src/stores/store.js';

@@ -11,7 +11,7 @@ import { CLAIMS_FOLDER } from '../../src/drops/claims.js';
 import { pipelineSchema } from '../../src/drops/definition.js';
 import { createDropRunner, type RunSummary } from '../../src/drops/runner.js';
 import type { InputState } from '../../src/drops/state/input-state.js';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import { AMQP_URL } from '../support/broker.js';
 import { useRealIngest } from '../support/real-ingest.js';
 import { demoOrdersCsv, shipmentIdOf } from '../support/drop-harness.js';

@@ -10,7 +10,7 @@ import { compileRoutingKey } from '../../src/pipeline/route.js';
 import { pipelineSchema } from '../../src/drops/definition.js';
 import { createDropRunner } from '../../src/drops/runner.js';
 import type { InputState } from '../../src/drops/state/input-state.js';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import type { RabbitMqPublisher } from '../../src/publish/index.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { demoOrdersCsv, shipmentIdOf } from '../support/drop-harness.js';

@@ -11,7 +11,7 @@ import { pipelineSchema } from '../../src/drops/definition.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
 import { createDropRunner } from '../../src/drops/runner.js';
 import type { InputState } from '../../src/drops/state/input-state.js';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { demoOrdersCsv, shipmentIdOf } from '../support/drop-harness.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import type { Receipt } from '../../src/pipeline/receipt.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import { createS3Drop } from '../../src/stores/s3/index.js';
 import { demoOrdersCsv, startDropHarness, type DropHarness } from '../support/drop-harness.js';
 import { readAll } from '../stores/store-contract.js';

@@ -9,7 +9,7 @@ import { pipelineSchema } from '../../src/drops/definition.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
 import type { OnboardingProfiles } from '../../src/records/legacy/index.js';
 import { createDropRunner, type DropRunner } from '../../src/drops/runner.js';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import type { DropStore } from '../../src/stores/store.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { demoOrdersCsv } from '../support/drop-harness.js';

@@ -10,7 +10,7 @@ import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publi
 import type { OnboardingProfiles } from '../../src/records/legacy/index.js';
 import { createDropRunner } from '../../src/drops/runner.js';
 import { createRabbitMqLease } from '../../src/drops/lease.js';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { demoOrdersCsv } from '../support/drop-harness.js';
 import { s3Fixture } from '../support/s3-fixture.js';

@@ -16,7 +16,7 @@ import { KINDS } from '../../src/records/index.js';
 import { KIND_NAMES, type KindName } from '../../src/records/kind.js';
 import type { OnboardingProfiles } from '../../src/records/legacy/index.js';
 import { createDropRunner } from '../../src/drops/runner.js';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import { validRecords } from '../records/fixtures.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { v1Csv, v1Json, v1Profile } from '../support/hostile-input.js';

@@ -23,7 +23,7 @@ const loaded = () => ({
 await import('./src/main.ts');
 await import('./src/cli/run.ts');
 await import('./src/events/index.ts');
-const { createLocalDrop } = await import('./src/stores/local.ts');
+const { createLocalDrop } = await import('./src/stores/local/index.ts');
 const { createSftpDrop } = await import('./src/stores/sftp/index.ts');
 const { createS3Drop } = await import('./src/stores/s3/index.ts');
 const local = createLocalDrop({ path: ${JSON.stringify(dir)} });

@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createLocalDrop } from '../../src/stores/local.js';
+import { createLocalDrop } from '../../src/stores/local/index.js';
 import type { StoreFixture } from '../stores/store-contract.js';
 import { tempFolder } from './temp.js';
 

@@ -3,7 +3,13 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { S3DropError, s3DropError } from './errors.js';
-import { assertSafeName, mapStreamErrors, type DropEntry, type DropStore } from '../store.js';
+import {
+  assertSafeName,
+  DEFAULT_TIMEOUT_MS,
+  mapStreamErrors,
+  type DropEntry,
+  type DropStore,
+} from '../store.js';
 
 export { S3DropError } from './errors.js';
 
@@ -12,7 +18,7 @@ export const NAME = 's3';
 const BUFFERED_UPLOAD_BYTES = 8 * 1024 * 1024;
 
 export interface S3DropOptions {
-  /** The bucket the partner drops into. */
+  /** The bucket (the fields of this interface are described in `s3Source`, schema.ts). */
   bucket: string;
   /**
    * The drop folder inside the bucket, e.g. `drops/acme/`. Names stay relative to it, so one
@@ -78,7 +84,7 @@ const s3Sdk = () => (sdkModule ??= import('@aws-sdk/client-s3'));
 export function createS3Drop(options: S3DropOptions): DropStore {
   const { bucket } = options;
   const prefix = options.prefix ? options.prefix.replace(/\/*$/, '/') : '';
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const settings: S3ClientConfig = {
     region: options.region,
     endpoint: options.endpoint,

@@ -14,12 +14,12 @@ import { guardedStream } from './stream.js';
 import { DropUnavailable } from '../../errors.js';
 import {
   assertSafeName,
-  DropAccessDenied,
-  DropMisconfigured,
+  DEFAULT_TIMEOUT_MS,
   mapStreamErrors,
   type DropEntry,
   type DropStore,
 } from '../store.js';
+import { DropAccessDenied, DropMisconfigured } from '../../errors.js';
 
 export { SftpError } from './session.js';
 
@@ -57,7 +57,7 @@ function sftpDropError(error: unknown): Error {
  */
 export function createSftpDrop(options: SftpDropOptions): DropStore {
   const port = options.port ?? 22;
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const root = options.path === '/' ? '/' : options.path.replace(/\/+$/, '') || '.';
   const where = `sftp://${options.username}@${options.host}:${port}${root.startsWith('/') ? '' : '/~/'}${root}`;
   const raw = createConnection(

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from '
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { InputState } from '../../../src/drops/state/input-state.js';
-import { createLocalDrop } from '../../../src/stores/local.js';
+import { createLocalDrop } from '../../../src/stores/local/index.js';
 import type { Receipt } from '../../../src/pipeline/receipt.js';
 import { demoOrdersCsv, startDropHarness, type DropHarness } from '../../support/drop-harness.js';
 import { tempFolder } from '../../support/temp.js';

@@ -5,15 +5,9 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { watch } from 'chokidar';
-import { DropUnavailable } from '../errors.js';
-import {
-  assertSafeName,
-  DropAccessDenied,
-  DropMisconfigured,
-  mapStreamErrors,
-  type DropEntry,
-  type DropStore,
-} from './store.js';
+import { DropUnavailable } from '../../errors.js';
+import { assertSafeName, mapStreamErrors, type DropEntry, type DropStore } from '../store.js';
+import { DropAccessDenied, DropMisconfigured } from '../../errors.js';
 
 export const NAME = 'local';
 

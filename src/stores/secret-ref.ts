@@ -1,0 +1,34 @@
+import { z } from 'zod';
+
+/**
+ * How a store's configuration names a secret: by environment variable or by file, never inline.
+ * Resolved by the store table (index.ts) before an adapter is created.
+ */
+export const secretRef = z
+  .union(
+    [
+      z.strictObject({
+        env: z
+          .string()
+          .regex(/^[A-Za-z_][A-Za-z0-9_]*$/)
+          .meta({ description: 'The environment variable that holds the secret.' }),
+      }),
+      z.strictObject({
+        file: z.string().min(1).meta({
+          description:
+            'A file that holds the secret (e.g. a mounted secret); refused when group or others may read it (`chmod 600`).',
+        }),
+      }),
+    ],
+    {
+      // The union's own "Invalid value" says neither what is wrong nor what to write instead.
+      error: (issue) =>
+        typeof issue.input === 'string' || typeof issue.input === 'number'
+          ? 'A secret must not be written in the pipeline file: reference it by environment variable ({ env: NAME }) or by file ({ file: /path/to/secret }, chmod 600), and remove the value from the file (and its history)'
+          : 'Expected a secret reference: { env: NAME } (an environment variable holding the secret) or { file: /path/to/secret } (a file holding it, chmod 600)',
+    },
+  )
+  .meta({
+    description: 'A secret is named, never written inline: `{ env: NAME }` or `{ file: /path }`.',
+  });
+export type SecretRef = z.infer<typeof secretRef>;
