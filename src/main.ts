@@ -88,13 +88,22 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   });
   let server: HttpServer;
   try {
-    server = createHttpServer(app, config.http, log);
+    server = createHttpServer(app, { ...config.http, listener: 'public' }, { log, metrics });
   } catch (error) {
     await Promise.allSettled([publisher.close(), sharedState.close()]);
     throw error;
   }
   // The admin listener stays plain HTTP on loopback, whatever the partner-facing port serves.
-  const adminServer = createHttpServer(admin, { ...config.http, tls: undefined }, log);
+  const adminServer = createHttpServer(
+    admin,
+    {
+      ...config.http,
+      listener: 'admin',
+      maxConnections: config.admin.maxConnections,
+      tls: undefined,
+    },
+    { log, metrics },
+  );
   const closeAll = async () => {
     await Promise.allSettled([
       sharedState.close(),

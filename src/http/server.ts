@@ -14,8 +14,18 @@ import {
 } from '../errors.js';
 import type { Logger } from '../log.js';
 import { exposedSecretFile } from '../secret-files.js';
+import {
+  type ConnectionMetrics,
+  type DropReason,
+  guardConnections,
+  type ListenerName,
+} from './connections.js';
 
 export interface HttpServerOptions {
+  /** Which listener this is: the `listener` label of its connection metrics and log lines. */
+  readonly listener: ListenerName;
+  /** Connections held at once; Node closes any past it as soon as it is accepted. */
+  readonly maxConnections: number;
   readonly requestTimeoutMs: number;
   readonly maxHeaderBytes: number;
   /** PEM files: with them, HTTPS (HTTP/1.1 over TLS) under the same limits. @default plain HTTP */
@@ -47,9 +57,14 @@ const ANSWER_LINGER_MS = 5000;
  * a header section over `maxHeaderBytes`, a request not complete within `requestTimeoutMs`,
  * bytes that are not HTTP — are answered as problem details too, not with Node's bare status line,
  * and the connection is closed after. A TLS handshake that fails or does not finish in time gets
- * no answer: its socket is destroyed.
+ * no answer: its socket is destroyed. The connections held at once are bounded (`guardConnections`).
  */
-export function createHttpServer(app: H3, options: HttpServerOptions, log: Logger): HttpServer {
+export function createHttpServer(
+  app: H3,
+  options: HttpServerOptions,
+  deps: { readonly log: Logger; readonly metrics: ConnectionMetrics },
+): HttpServer {
+  const { log } = deps;
   const limits: http.ServerOptions = {
     requestTimeout: options.requestTimeoutMs,
     headersTimeout: Math.min(options.requestTimeoutMs, 60_000),
@@ -82,6 +97,11 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
     unanswered.add(res);
     res.once('close', () => unanswered.delete(res));
   });
+  const dropped = guardConnections(
+    server,
+    { listener: options.listener, maxConnections: options.maxConnections, tls: !!options.tls },
+    deps,
+  );
   // TLS: the sockets whose handshake is done, the only ones an HTTP answer can be written to, and
   // every socket still open (a handshake in progress is not an HTTP connection yet: only a
   // forced drain closes it before its handshake timeout).
@@ -100,6 +120,7 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
       socket.destroy(); // the client left: nothing was refused, nothing to answer
       return;
     }
+    dropped(dropReason(error), error.code);
     // A TLS socket whose handshake is not done cannot carry an answer: a write there waits for
     // that handshake for ever, and so would the socket.
     const answerable = !options.tls || secured.has(socket);
@@ -168,6 +189,10 @@ function readTls(tls: { readonly cert: string; readonly key: string }): {
     }
   };
   return { cert: read('cert'), key: read('key') };
+}
+
+function dropReason(error: NodeJS.ErrnoException): DropReason {
+  return error.code === 'ERR_TLS_HANDSHAKE_TIMEOUT' ? 'handshake-timeout' : 'client-error';
 }
 
 /** The answer to an HTTP-level error (llhttp's `HPE_*`, Node's time-outs); none to a TLS one. */

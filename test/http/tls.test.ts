@@ -136,6 +136,7 @@ describe('HTTPS', () => {
   });
 
   it('closes connections that never finish their handshake, and holds no descriptor for them after', async () => {
+    const stalledLogs = new LogCapture();
     const stalled = await startService({
       env: {
         // The handshake must end within requestTimeoutMs (at most 60 s).
@@ -144,7 +145,7 @@ describe('HTTPS', () => {
         PORT: '0',
         ADMIN_PORT: '0',
       },
-      log: createLogger({ level: 'silent' }),
+      log: createLogger({ destination: stalledLogs }),
     });
     const clients: HeldConnection[] = [];
     try {
@@ -177,6 +178,25 @@ describe('HTTPS', () => {
       expect(clients.map((c) => c.received().length)).toEqual(clients.map(() => 0));
       // …and holds no descriptor for them.
       await expect.poll(() => heldConnections(port), { timeout: 5000 }).toBe(baseline);
+
+      // Counted by reason (the others at 0), and logged once, not once per connection.
+      const metrics = await (await fetch(`${stalled.adminUrl}/metrics`)).text();
+      const series = (name: string) =>
+        metrics.split('\n').filter((line) => line.startsWith(`warehouse_ingest_http_${name}{`));
+      expect(series('connections_dropped_total')).toEqual([
+        `warehouse_ingest_http_connections_dropped_total{listener="public",reason="limit"} 0`,
+        `warehouse_ingest_http_connections_dropped_total{listener="public",reason="handshake-timeout"} ${STALLED}`,
+        `warehouse_ingest_http_connections_dropped_total{listener="public",reason="client-error"} 3`,
+        `warehouse_ingest_http_connections_dropped_total{listener="admin",reason="limit"} 0`,
+        `warehouse_ingest_http_connections_dropped_total{listener="admin",reason="client-error"} 0`,
+      ]);
+      expect(series('open_connections')).toContain(
+        'warehouse_ingest_http_open_connections{listener="public"} 0',
+      );
+      expect(stalledLogs.lines.filter((l) => l.reason === 'handshake-timeout')).toEqual([
+        expect.objectContaining({ listener: 'public', connections: 1, level: 'info' }),
+      ]);
+      expect(stalledLogs.raw.join('')).not.toContain('request refused before routing');
     } finally {
       for (const client of clients) client.close();
       await stalled.stop();
