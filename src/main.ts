@@ -18,6 +18,7 @@ import {
   logStarted,
   openCheckedDrops,
   serveProblems,
+  warnAboutDescriptorLimit,
   warnAboutPipelinesFolder,
 } from './start-up.js';
 
@@ -54,6 +55,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       onDrop: () => void droppedLogLines++,
     });
   warnAboutPipelinesFolder(config, log);
+  warnAboutDescriptorLimit(config, log);
   // What serve refuses and every pipeline's problems (files, secrets) in one error, before anything connects.
   const stores = openCheckedDrops(config);
   const endpoints = resolveEndpoints(config);
