@@ -18,6 +18,7 @@ import {
   logStarted,
   openCheckedDrops,
   serveProblems,
+  warnAboutDescriptorLimit,
   warnAboutPipelinesFolder,
 } from './start-up.js';
 
@@ -54,6 +55,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       onDrop: () => void droppedLogLines++,
     });
   warnAboutPipelinesFolder(config, log);
+  warnAboutDescriptorLimit(config, log);
   // What serve refuses and every pipeline's problems (files, secrets) in one error, before anything connects.
   const stores = openCheckedDrops(config);
   const endpoints = resolveEndpoints(config);
@@ -88,13 +90,22 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   });
   let server: HttpServer;
   try {
-    server = createHttpServer(app, config.http, log);
+    server = createHttpServer(app, { ...config.http, listener: 'public' }, { log, metrics });
   } catch (error) {
     await Promise.allSettled([publisher.close(), sharedState.close()]);
     throw error;
   }
   // The admin listener stays plain HTTP on loopback, whatever the partner-facing port serves.
-  const adminServer = createHttpServer(admin, { ...config.http, tls: undefined }, log);
+  const adminServer = createHttpServer(
+    admin,
+    {
+      ...config.http,
+      listener: 'admin',
+      maxConnections: config.admin.maxConnections,
+      tls: undefined,
+    },
+    { log, metrics },
+  );
   const closeAll = async () => {
     await Promise.allSettled([
       sharedState.close(),

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
+import type net from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { LOG_MAX_PENDING_BYTES } from './log.js';
+import type { ConnectionMetrics, ListenerName } from './http/connections.js';
 import type { BatchOutcome } from './pipeline/batch.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';
@@ -29,7 +31,7 @@ export interface RequestObservation {
   readonly seconds: number;
 }
 
-export interface Metrics extends DropMetrics {
+export interface Metrics extends DropMetrics, ConnectionMetrics {
   /** One registry per app instance (not prom-client's global one), so apps and tests never share series. */
   readonly registry: Registry;
   /** For `createIngest({ observer })`. */
@@ -148,6 +150,32 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['pipeline'] as const,
     registers,
   });
+  const listeners = new Map<ListenerName, net.Server>();
+  const droppedConnections = new Counter({
+    name: 'warehouse_ingest_http_connections_dropped_total',
+    help: 'Connections a listener (public, admin) closed itself, by reason: limit (it already held its maxConnections), handshake-timeout (TLS handshake not finished in time), client-error (not TLS, not HTTP, too large or too slow).',
+    labelNames: ['listener', 'reason'] as const,
+    registers,
+  });
+  new Gauge({
+    name: 'warehouse_ingest_http_open_connections',
+    help: 'Connections a listener (public, admin) holds now, TLS handshakes in progress and idle keep-alive ones included.',
+    labelNames: ['listener'] as const,
+    registers,
+    async collect() {
+      for (const [listener, server] of listeners)
+        this.set({ listener }, await openConnections(server));
+    },
+  });
+  new Gauge({
+    name: 'warehouse_ingest_http_max_connections',
+    help: 'The most connections a listener (public, admin) holds at once (http.maxConnections, admin.maxConnections).',
+    labelNames: ['listener'] as const,
+    registers,
+    collect() {
+      for (const [listener, server] of listeners) this.set({ listener }, server.maxConnections);
+    },
+  });
   new Gauge({
     name: 'warehouse_ingest_build_info',
     help: 'Always 1; the labels say which build runs: the package version and the Node.js version.',
@@ -216,6 +244,18 @@ export function createMetrics(options: MetricsOptions): Metrics {
     lookSucceeded(pipeline, atMs) {
       lastLook.set({ pipeline }, atMs / 1000);
     },
+    listener(listener, server, reasons) {
+      listeners.set(listener, server);
+      // Every reason at 0 from the start: increase() sees the first drop.
+      const counters = new Map(
+        reasons.map((reason) => [reason, droppedConnections.labels({ listener, reason })]),
+      );
+      for (const counter of counters.values()) counter.inc(0);
+      return {
+        dropped: (reason) =>
+          (counters.get(reason) ?? droppedConnections.labels({ listener, reason })).inc(),
+      };
+    },
     receiptWriteFailed(pipeline) {
       receiptFailures.inc({ pipeline });
     },
@@ -223,6 +263,10 @@ export function createMetrics(options: MetricsOptions): Metrics {
       inputs.set({ pipeline, state }, count);
     },
   };
+}
+
+function openConnections(server: net.Server): Promise<number> {
+  return new Promise((resolve) => server.getConnections((_error, count) => resolve(count ?? 0)));
 }
 
 function isRabbitMq(publisher: Publisher): publisher is RabbitMqPublisher {

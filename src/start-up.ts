@@ -1,5 +1,5 @@
 import { resolveEndpoints } from './events/subscriptions.js';
-import { statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { tenantKeyHashes } from './api-keys.js';
 import { configFilesOf, type Config } from './config.js';
 import { openDrops, type OpenedDrop } from './drops/open.js';
@@ -9,7 +9,7 @@ import type { Logger } from './log.js';
 /**
  * What `serve` checks and says before and after it starts: the checks that are about running
  * the service (not about the configuration's shape, which `loadConfig` owns), the pipelines
- * folder, and the one summary line an operator reads first.
+ * folder, the descriptor limit, and the one summary line an operator reads first.
  */
 
 /** The demo tenant's hash of the public key `demo-api-key` (config/development.yaml). */
@@ -84,6 +84,45 @@ export function warnAboutPipelinesFolder(config: Readonly<Config>, log: Logger):
     { pipelinesDirectory: config.pipelinesDirectory },
     `pipelinesDirectory ${config.pipelinesDirectory} ${state === 'missing' ? 'does not exist' : 'is not a folder'}: no drop pipelines run`,
   );
+}
+
+/** Descriptors the service needs beside its listeners' connections: broker, Redis, drops, files, the log. */
+export const DESCRIPTORS_BESIDE_CONNECTIONS = 256;
+
+/**
+ * Warns when the listeners' bounds do not fit under the process's descriptor limit (`ulimit -n`):
+ * a flood of connections would then take the last descriptor before `maxConnections` refuses
+ * any, and the admin listener, the broker and the drops would fail with EMFILE.
+ */
+export function warnAboutDescriptorLimit(
+  config: {
+    readonly http: { readonly maxConnections: number };
+    readonly admin: { readonly maxConnections: number };
+  },
+  log: Logger,
+  openFiles: number | undefined = openFilesLimit(),
+): void {
+  const connections = config.http.maxConnections + config.admin.maxConnections;
+  if (openFiles === undefined || connections + DESCRIPTORS_BESIDE_CONNECTIONS <= openFiles) return;
+  log.warn(
+    {
+      openFilesLimit: openFiles,
+      httpMaxConnections: config.http.maxConnections,
+      adminMaxConnections: config.admin.maxConnections,
+    },
+    `the descriptor limit (${openFiles}, ulimit -n) leaves fewer than ${DESCRIPTORS_BESIDE_CONNECTIONS} descriptors beside http.maxConnections + admin.maxConnections (${connections}): raise it, or lower those`,
+  );
+}
+
+/** The soft limit on open files (Linux: /proc/self/limits); undefined where unknown or unlimited. */
+export function openFilesLimit(): number | undefined {
+  try {
+    const soft = /^Max open files\s+(\S+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1];
+    const limit = Number(soft);
+    return soft !== undefined && Number.isSafeInteger(limit) ? limit : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface StartedService {

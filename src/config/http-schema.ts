@@ -138,6 +138,10 @@ export const httpSchema = z
       description:
         "Largest request header section (Node's `maxHeaderSize`); a larger one is answered `431`.",
     }),
+    maxConnections: z.int().min(1).meta({
+      description:
+        'Connections the partner-facing listener holds at once (Node\'s `server.maxConnections`), TLS handshakes in progress and idle keep-alive connections included. One more is closed as soon as it is accepted, unanswered: counted in `warehouse_ingest_http_connections_dropped_total{reason="limit"}` and logged at `warn` (a line a minute at most). Keep it, with `admin.maxConnections`, well under the process\'s descriptor limit (`ulimit -n`): the admin listener, the broker and the drops need descriptors too.',
+    }),
     publicUrls: z
       .array(z.url({ protocol: /^https?$/ }))
       .default([])

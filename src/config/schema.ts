@@ -241,6 +241,10 @@ export const configSchema = z.strictObject({
           description: 'Port of the admin listener; 0 picks a free one (tests).',
           examples: [9464],
         }),
+      maxConnections: z.int().min(1).meta({
+        description:
+          'Connections the admin listener holds at once, apart from the partner-facing listener\'s `http.maxConnections`, so that probes and scrapes still get in while that one is full. One more is closed as soon as it is accepted (counted with `listener="admin"`).',
+      }),
     })
     .meta({
       description:

@@ -14,8 +14,18 @@ import {
 } from '../errors.js';
 import type { Logger } from '../log.js';
 import { exposedSecretFile } from '../secret-files.js';
+import {
+  type ConnectionMetrics,
+  type DropReason,
+  guardConnections,
+  type ListenerName,
+} from './connections.js';
 
 export interface HttpServerOptions {
+  /** Which listener this is: the `listener` label of its connection metrics and log lines. */
+  readonly listener: ListenerName;
+  /** Connections held at once; Node closes any past it as soon as it is accepted. */
+  readonly maxConnections: number;
   readonly requestTimeoutMs: number;
   readonly maxHeaderBytes: number;
   /** PEM files: with them, HTTPS (HTTP/1.1 over TLS) under the same limits. @default plain HTTP */
@@ -37,11 +47,24 @@ export interface HttpServer extends http.Server {
 const DRAIN_SWEEP_MS = 100;
 
 /**
+ * After a problem answer before routing, how long the client has to read it and close its side;
+ * then the socket is destroyed (a client that neither reads nor closes would hold it for ever).
+ */
+const ANSWER_LINGER_MS = 5000;
+
+/**
  * The node:http server around the app. Errors Node detects before (or outside) the app —
  * a header section over `maxHeaderBytes`, a request not complete within `requestTimeoutMs`,
- * bytes that are not HTTP — are answered as problem details too, not with Node's bare status line.
+ * bytes that are not HTTP — are answered as problem details too, not with Node's bare status line,
+ * and the connection is closed after. A TLS handshake that fails or does not finish in time gets
+ * no answer: its socket is destroyed. The connections held at once are bounded (`guardConnections`).
  */
-export function createHttpServer(app: H3, options: HttpServerOptions, log: Logger): HttpServer {
+export function createHttpServer(
+  app: H3,
+  options: HttpServerOptions,
+  deps: { readonly log: Logger; readonly metrics: ConnectionMetrics },
+): HttpServer {
+  const { log } = deps;
   const limits: http.ServerOptions = {
     requestTimeout: options.requestTimeoutMs,
     headersTimeout: Math.min(options.requestTimeoutMs, 60_000),
@@ -58,7 +81,8 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
         {
           ...limits,
           ...readTls(options.tls),
-          // A client that never finishes its handshake holds a socket like a slow request does.
+          // A client that never finishes its handshake holds a socket like a slow request does
+          // (`clientError` destroys it then).
           handshakeTimeout: Math.min(options.requestTimeoutMs, 60_000),
         },
         toNodeHandler(app),
@@ -73,8 +97,34 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
     unanswered.add(res);
     res.once('close', () => unanswered.delete(res));
   });
+  const dropped = guardConnections(
+    server,
+    { listener: options.listener, maxConnections: options.maxConnections, tls: !!options.tls },
+    deps,
+  );
+  // TLS: the sockets whose handshake is done, the only ones an HTTP answer can be written to, and
+  // every socket still open (a handshake in progress is not an HTTP connection yet: only a
+  // forced drain closes it before its handshake timeout).
+  const secured = new WeakSet<Duplex>();
+  const sockets = new Set<Duplex>();
+  if (options.tls) {
+    server.prependListener('secureConnection', (socket: Duplex) => secured.add(socket));
+    server.on('connection', (socket: Duplex) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
+  }
+  // Node hands the socket over with the error: whatever happens, it is closed here.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    const problem = clientProblem(error, options);
+    if (error.code === 'ECONNRESET' || error.code === 'EPIPE') {
+      socket.destroy(); // the client left: nothing was refused, nothing to answer
+      return;
+    }
+    dropped(dropReason(error), error.code);
+    // A TLS socket whose handshake is not done cannot carry an answer: a write there waits for
+    // that handshake for ever, and so would the socket.
+    const answerable = !options.tls || secured.has(socket);
+    const problem = answerable ? clientProblem(error, options) : undefined;
     // Node's own handler checks the same thing: once the app has started its answer, the
     // connection can only be closed.
     const inProgress = (socket as Duplex & { _httpMessage?: http.ServerResponse })._httpMessage;
@@ -94,6 +144,8 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
       ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
     ];
     socket.end(`${lines.join('\r\n')}\r\n\r\n${text}`);
+    const linger = setTimeout(() => socket.destroy(), ANSWER_LINGER_MS).unref();
+    socket.once('close', () => clearTimeout(linger));
   });
   return Object.assign(server, {
     drain() {
@@ -103,7 +155,11 @@ export function createHttpServer(app: H3, options: HttpServerOptions, log: Logge
       // close() closes the connections idle now; an answer whose headers were already out leaves its connection idle later.
       const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_SWEEP_MS);
       void closed.finally(() => clearInterval(sweep));
-      return { closed, force: () => server.closeAllConnections() };
+      const force = () => {
+        server.closeAllConnections();
+        for (const socket of sockets) socket.destroy();
+      };
+      return { closed, force };
     },
   });
 }
@@ -135,11 +191,15 @@ function readTls(tls: { readonly cert: string; readonly key: string }): {
   return { cert: read('cert'), key: read('key') };
 }
 
+function dropReason(error: NodeJS.ErrnoException): DropReason {
+  return error.code === 'ERR_TLS_HANDSHAKE_TIMEOUT' ? 'handshake-timeout' : 'client-error';
+}
+
+/** The answer to an HTTP-level error (llhttp's `HPE_*`, Node's time-outs); none to a TLS one. */
 function clientProblem(
   error: NodeJS.ErrnoException,
   options: HttpServerOptions,
 ): IngestError | undefined {
-  if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return undefined;
   if (error.code === 'HPE_HEADER_OVERFLOW') {
     return new HeaderFieldsTooLarge({
       detail: `The request's header section exceeds the limit of ${options.maxHeaderBytes} bytes.`,
@@ -150,7 +210,10 @@ function clientProblem(
       detail: `The request was not received completely within ${options.requestTimeoutMs} ms.`,
     });
   }
-  return new MalformedBody({ detail: 'The request is not well-formed HTTP/1.1.' });
+  if (error.code?.startsWith('HPE_')) {
+    return new MalformedBody({ detail: 'The request is not well-formed HTTP/1.1.' });
+  }
+  return undefined;
 }
 
 /** The server cannot take the configured address (in use, not permitted, no such interface). */

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { AMQP_URL, declareTestTopology } from '../support/broker.js';
@@ -13,6 +13,8 @@ import {
   demoTenantYaml,
   growingBody,
 } from '../support/http-app.js';
+import { heldConnections } from '../support/held-sockets.js';
+import { type HeldConnection, holdConnection } from '../support/raw-http.js';
 import { tempFolder } from '../support/temp.js';
 
 const temp = tempFolder();
@@ -162,5 +164,72 @@ describe('bodies over a real socket', () => {
       body: JSON.stringify(demoOrders()),
     });
     expect(after.status).toBe(202);
+  });
+});
+
+describe('connections over a real socket', () => {
+  it('holds at most http.maxConnections: the ones past it are closed and counted, the admin listener still answers, and it serves again once they leave', async () => {
+    const logs = new LogCapture();
+    const service = await startService({
+      env: {
+        PORT: '0',
+        ADMIN_PORT: '0',
+        HOST: '127.0.0.1',
+        INGEST_CONFIG: temp.write(
+          'max-connections.yaml',
+          `dataDirectory: ${temp.dir}/d4\nhttp:\n  maxConnections: 5\n`,
+        ),
+      },
+      log: createLogger({ destination: logs }),
+    });
+    running.push(service);
+    const port = Number(new URL(service.url).port);
+    const scrape = async () => {
+      const text = await (await fetch(`${service.adminUrl}/metrics`)).text();
+      return (name: string, labels: string) =>
+        new RegExp(`^warehouse_ingest_http_${name}\\{${labels}\\} (\\S+)$`, 'm').exec(text)?.[1];
+    };
+    const clients: HeldConnection[] = [];
+    try {
+      // Five clients that say nothing fill the listener…
+      for (let i = 0; i < 5; i += 1) clients.push(await holdConnection(service.url));
+      await expect.poll(() => heldConnections(port)).toBe(5);
+      // …and each one more is closed as soon as it is accepted.
+      const extra = await Promise.all([1, 2, 3].map(() => holdConnection(service.url)));
+      await vi.waitFor(() => expect(extra.filter((c) => !c.closed()).length).toBe(0), {
+        timeout: 5000,
+        interval: 50,
+      });
+      expect(extra.map((c) => c.received().length)).toEqual([0, 0, 0]);
+      expect(clients.filter((c) => c.closed())).toEqual([]);
+      expect(heldConnections(port)).toBe(5);
+
+      // The admin listener has its own bound: probes and scrapes still get in.
+      expect((await fetch(`${service.adminUrl}/healthz`)).status).toBe(200);
+      const full = await scrape();
+      expect(full('connections_dropped_total', 'listener="public",reason="limit"')).toBe('3');
+      expect(full('connections_dropped_total', 'listener="admin",reason="limit"')).toBe('0');
+      expect(full('open_connections', 'listener="public"')).toBe('5');
+      expect(full('max_connections', 'listener="public"')).toBe('5');
+      // One warn line for the first drop; the next ones are counted into a line a minute.
+      expect(logs.lines.filter((l) => l.reason === 'limit')).toEqual([
+        expect.objectContaining({
+          level: 'warn',
+          listener: 'public',
+          connections: 1,
+          maxConnections: 5,
+          msg: 'connections refused: the public listener holds http.maxConnections (5)',
+        }),
+      ]);
+
+      for (const client of clients.splice(0)) client.close();
+      await expect.poll(() => heldConnections(port)).toBe(0);
+      expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+      expect(
+        (await scrape())('connections_dropped_total', 'listener="public",reason="limit"'),
+      ).toBe('3');
+    } finally {
+      for (const client of clients) client.close();
+    }
   });
 });

@@ -8,13 +8,15 @@ import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
 import type { TLSSocket } from 'node:tls';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { ConfigError } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { heldConnections } from '../support/held-sockets.js';
 import { basicAuth, DEMO_WITH_BROKER, demoTenantYaml, LogCapture } from '../support/http-app.js';
+import { type HeldConnection, holdConnection } from '../support/raw-http.js';
 import { tempFolder } from '../support/temp.js';
 
 const temp = tempFolder('tls-');
@@ -22,6 +24,8 @@ const cert = path.join(temp.dir, 'cert.pem');
 const key = path.join(temp.dir, 'key.pem');
 let topology: TestTopology;
 let service: RunningService | undefined;
+/** Connections of the stalled-handshake test: the attack held 500 (descriptors 24 → 524, for ever). */
+const STALLED = 100;
 const logs = new LogCapture();
 
 beforeAll(async () => {
@@ -54,7 +58,11 @@ afterAll(async () => {
   await topology?.cleanup();
 });
 
-function configFile(name: string, tls: { cert: string; key: string }): Promise<string> {
+function configFile(
+  name: string,
+  tls: { cert: string; key: string },
+  http: Record<string, unknown> = {},
+): Promise<string> {
   return demoTenantYaml().then((tenants) =>
     temp.write(
       name,
@@ -65,7 +73,7 @@ function configFile(name: string, tls: { cert: string; key: string }): Promise<s
           exchange: topology.exchange,
           queues: [{ name: topology.queue, bindingKeys: ['#'] }],
         },
-        http: { tls },
+        http: { ...http, tls },
       })}`,
     ),
   );
@@ -125,6 +133,94 @@ describe('HTTPS', () => {
     });
     expect(tooLarge.status).toBe(431);
     expect(JSON.parse(tooLarge.body)).toMatchObject({ type: '/problems/header-fields-too-large' });
+  });
+
+  it('closes connections that never finish their handshake, and holds no descriptor for them after', async () => {
+    const stalledLogs = new LogCapture();
+    const stalled = await startService({
+      env: {
+        // The handshake must end within requestTimeoutMs (at most 60 s).
+        INGEST_CONFIG: await configFile('stalled.yaml', { cert, key }, { requestTimeoutMs: 1000 }),
+        AMQP_URL,
+        PORT: '0',
+        ADMIN_PORT: '0',
+      },
+      log: createLogger({ destination: stalledLogs }),
+    });
+    const clients: HeldConnection[] = [];
+    try {
+      const port = Number(new URL(stalled.url).port);
+      const baseline = heldConnections(port);
+      // Half say nothing, half start a ClientHello they never finish (a 200-byte record, 9 bytes sent).
+      const partialHello = Buffer.from('16030100c8010000c40303', 'hex');
+      clients.push(
+        ...(await Promise.all(
+          Array.from({ length: STALLED }, (_, i) =>
+            holdConnection(stalled.url, i % 2 ? partialHello : undefined),
+          ),
+        )),
+      );
+      await expect.poll(() => heldConnections(port)).toBe(baseline + STALLED);
+      // Plain HTTP to the TLS port: its handshake fails at once.
+      const plain = await Promise.all(
+        [1, 2, 3].map(() =>
+          holdConnection(stalled.url, 'GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n'),
+        ),
+      );
+      clients.push(...plain);
+
+      // Past the handshake timeout, the service closes each of them itself…
+      await vi.waitFor(() => expect(clients.filter((c) => !c.closed()).length).toBe(0), {
+        timeout: 15_000,
+        interval: 100,
+      });
+      // …without writing anything into them (no plaintext 400 into a TLS handshake)…
+      expect(clients.map((c) => c.received().length)).toEqual(clients.map(() => 0));
+      // …and holds no descriptor for them.
+      await expect.poll(() => heldConnections(port), { timeout: 5000 }).toBe(baseline);
+
+      // Counted by reason (the others at 0), and logged once, not once per connection.
+      const metrics = await (await fetch(`${stalled.adminUrl}/metrics`)).text();
+      const series = (name: string) =>
+        metrics.split('\n').filter((line) => line.startsWith(`warehouse_ingest_http_${name}{`));
+      expect(series('connections_dropped_total')).toEqual([
+        `warehouse_ingest_http_connections_dropped_total{listener="public",reason="limit"} 0`,
+        `warehouse_ingest_http_connections_dropped_total{listener="public",reason="handshake-timeout"} ${STALLED}`,
+        `warehouse_ingest_http_connections_dropped_total{listener="public",reason="client-error"} 3`,
+        `warehouse_ingest_http_connections_dropped_total{listener="admin",reason="limit"} 0`,
+        `warehouse_ingest_http_connections_dropped_total{listener="admin",reason="client-error"} 0`,
+      ]);
+      expect(series('open_connections')).toContain(
+        'warehouse_ingest_http_open_connections{listener="public"} 0',
+      );
+      expect(stalledLogs.lines.filter((l) => l.reason === 'handshake-timeout')).toEqual([
+        expect.objectContaining({ listener: 'public', connections: 1, level: 'info' }),
+      ]);
+      expect(stalledLogs.raw.join('')).not.toContain('request refused before routing');
+    } finally {
+      for (const client of clients) client.close();
+      await stalled.stop();
+    }
+  });
+
+  it('a stop closes a connection still in its handshake once the grace time is over, not at its handshake timeout', async () => {
+    const stopping = await startService({
+      env: {
+        // A handshake may take 60 s here, longer than this test may.
+        INGEST_CONFIG: await configFile('stop.yaml', { cert, key }, { requestTimeoutMs: 120_000 }),
+        AMQP_URL,
+        PORT: '0',
+        ADMIN_PORT: '0',
+        INGEST_SHUTDOWN__GRACE_MS: '200',
+      },
+      log: createLogger({ level: 'silent' }),
+    });
+    const port = Number(new URL(stopping.url).port);
+    const client = await holdConnection(stopping.url);
+    await expect.poll(() => heldConnections(port)).toBe(1);
+    await stopping.stop();
+    expect(heldConnections(port)).toBe(0);
+    await vi.waitFor(() => expect(client.closed()).toBe(true), { timeout: 5000, interval: 50 });
   });
 
   it('refuses to start with a key file that group or others may read, naming the field', async () => {

@@ -1,7 +1,8 @@
 /**
  * `serve` at start-up: it binds HTTP before any drop is touched and exits non-zero when it
  * cannot; it refuses the public demo credential with a real broker; it says in one line what it
- * runs, and warns when the pipelines folder is missing.
+ * runs, and warns when the pipelines folder is missing, or when the listeners' bounds on
+ * connections do not fit under the descriptor limit.
  */
 import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -12,6 +13,7 @@ import { stringify } from 'yaml';
 import { SPOOL_OWNER } from '../../src/drops/spool.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
+import { openFilesLimit, warnAboutDescriptorLimit } from '../../src/start-up.js';
 import { AMQP_URL } from '../support/broker.js';
 import { runCli } from '../support/cli-process.js';
 import { startCli, stopCli } from '../support/cli-worker.js';
@@ -204,5 +206,26 @@ describe('the start-up line', () => {
       pipelines: [],
       pipelinesDirectory: expected,
     });
+  });
+});
+
+describe('the descriptor limit', () => {
+  it("warns when the listeners' maxConnections leave too few of the process's descriptors for the rest", () => {
+    const logs = new LogCapture();
+    const log = createLogger({ destination: logs });
+    const bounds = { http: { maxConnections: 10_000 }, admin: { maxConnections: 100 } };
+    warnAboutDescriptorLimit(bounds, log, 20_000);
+    expect(logs.lines).toEqual([]);
+    warnAboutDescriptorLimit(bounds, log, 1024);
+    expect(logs.lines).toEqual([
+      expect.objectContaining({
+        level: 'warn',
+        openFilesLimit: 1024,
+        httpMaxConnections: 10_000,
+        msg: expect.stringContaining('ulimit -n'),
+      }),
+    ]);
+    // Read from /proc/self/limits on Linux.
+    expect(openFilesLimit()).toBeGreaterThan(0);
   });
 });

@@ -46,3 +46,39 @@ export function rawRequest(
     });
   });
 }
+
+/** A connection a test holds open, as a stalled or hostile client would. */
+export interface HeldConnection {
+  /** Whatever the server sent on it. */
+  received(): Buffer;
+  /** True once the connection is closed, by either side. */
+  closed(): boolean;
+  /** Closes the client's side (a FIN, as a client that leaves does). */
+  close(): void;
+}
+
+/**
+ * Connects, writes `bytes` (none: a client that says nothing) and holds the connection, reading
+ * whatever comes; resolves once connected. The server may close it at any time after.
+ */
+export function holdConnection(url: string, bytes?: string | Buffer): Promise<HeldConnection> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ host: hostname, port: Number(port) });
+    const received: Buffer[] = [];
+    let closed = false;
+    socket.on('data', (data) => received.push(data));
+    socket.on('close', () => void (closed = true));
+    socket.once('error', reject);
+    socket.on('connect', () => {
+      socket.off('error', reject);
+      socket.on('error', () => undefined); // a reset by the server is one way of closing
+      if (bytes !== undefined) socket.write(bytes);
+      resolve({
+        received: () => Buffer.concat(received),
+        closed: () => closed,
+        close: () => void socket.destroy(),
+      });
+    });
+  });
+}
