@@ -1,6 +1,6 @@
-import { connect, type Channel, type ChannelModel } from 'amqplib';
+import type { Channel, ChannelModel } from 'amqplib';
+import { keepBrokerConnection } from '../broker/connection.js';
 import type { Logger } from '../log.js';
-import { reconnectDelay } from '../backoff.js';
 
 /**
  * Who may work on a drop right now. Stores with an atomic rename (local folders, SFTP) need no
@@ -52,12 +52,7 @@ export const leaseQueue = (pipeline: string) => `warehouse-ingest.lease.${pipeli
  */
 export function createRabbitMqLease(options: RabbitMqLeaseOptions, log: Logger): DropLease {
   const queue = leaseQueue(options.pipeline);
-  const { initialDelayMs = 500, maxDelayMs = 30_000 } = options.reconnect ?? {};
   let held = false;
-  let closed = false;
-  let connection: ChannelModel | undefined;
-  let attempt = 0;
-  let retry: NodeJS.Timeout | undefined;
   const waiters = new Set<() => void>();
 
   const setHeld = (value: boolean) => {
@@ -70,68 +65,46 @@ export function createRabbitMqLease(options: RabbitMqLeaseOptions, log: Logger):
     if (value) for (const wake of waiters) wake();
   };
 
-  async function open(): Promise<void> {
-    if (closed) return;
-    try {
-      const url = new URL(options.url);
-      url.searchParams.set('heartbeat', String(options.heartbeatSeconds ?? 10));
-      const model = await connect(url.toString(), {
-        clientProperties: { connection_name: `warehouse-ingest lease ${options.pipeline}` },
-      });
-      connection = model;
-      model.on('error', () => undefined); // 'close' follows and handles it
-      model.on('close', () => {
-        connection = undefined;
-        setHeld(false);
-        schedule();
-      });
-      const channel: Channel = await model.createChannel();
-      channel.on('error', () => undefined);
-      // Not durable, auto-deleted: the lease lives while some worker of the pipeline is connected;
-      // after a broker restart or when the last worker leaves, the next one declares it afresh.
-      await channel.assertQueue(queue, {
-        durable: false,
-        autoDelete: true,
-        arguments: {
-          'x-single-active-consumer': true,
-          'x-max-length': 1,
-          'x-overflow': 'drop-head',
-        },
-      });
-      await channel.prefetch(1);
-      channel.sendToQueue(queue, Buffer.from('lease'), { persistent: false });
-      await channel.consume(queue, (message) => {
-        // Never acknowledged: the broker hands the token on when this connection ends.
-        if (message) return setHeld(true);
-        // Cancelled by the broker (the queue was deleted): start over on a new connection.
-        setHeld(false);
-        void model.close().catch(() => undefined);
-      });
-      attempt = 0;
-      if (closed) await model.close().catch(() => undefined);
-    } catch (error) {
-      log.warn(
-        { lease: queue, reason: (error as Error).message },
-        'could not reach the broker for the drop lease; standing by',
-      );
-      await connection?.close().catch(() => undefined);
-      connection = undefined;
-      schedule();
-    }
-  }
-
-  function schedule(): void {
-    if (closed || retry) return;
-    retry = setTimeout(
-      () => {
-        retry = undefined;
-        void open();
+  async function setUp(model: ChannelModel): Promise<void> {
+    model.on('close', () => setHeld(false));
+    const channel: Channel = await model.createChannel();
+    channel.on('error', () => undefined);
+    // Not durable, auto-deleted: the lease lives while some worker of the pipeline is connected;
+    // after a broker restart or when the last worker leaves, the next one declares it afresh.
+    await channel.assertQueue(queue, {
+      durable: false,
+      autoDelete: true,
+      arguments: {
+        'x-single-active-consumer': true,
+        'x-max-length': 1,
+        'x-overflow': 'drop-head',
       },
-      reconnectDelay(attempt++, initialDelayMs, maxDelayMs),
-    );
+    });
+    await channel.prefetch(1);
+    channel.sendToQueue(queue, Buffer.from('lease'), { persistent: false });
+    await channel.consume(queue, (message) => {
+      // Never acknowledged: the broker hands the token on when this connection ends.
+      if (message) return setHeld(true);
+      // Cancelled by the broker (the queue was deleted): start over on a new connection.
+      setHeld(false);
+      void model.close().catch(() => undefined);
+    });
   }
 
-  const opening = open();
+  const connection = keepBrokerConnection({
+    url: options.url,
+    name: `warehouse-ingest lease ${options.pipeline}`,
+    heartbeatSeconds: options.heartbeatSeconds ?? 10,
+    ...(options.reconnect ? { reconnect: options.reconnect } : {}),
+    setUp,
+    onFailed: (error) =>
+      log.warn(
+        { lease: queue, reason: error.message },
+        'could not reach the broker for the drop lease; standing by',
+      ),
+  });
+  // Resolves either way: a worker without the broker stands by and keeps trying.
+  const opening = connection.firstAttempt.catch(() => undefined);
 
   return {
     get held() {
@@ -152,12 +125,10 @@ export function createRabbitMqLease(options: RabbitMqLeaseOptions, log: Logger):
       return held;
     },
     async close() {
-      closed = true;
-      clearTimeout(retry);
       for (const wake of waiters) wake();
       await opening;
       held = false;
-      await connection?.close().catch(() => undefined);
+      await connection.close();
     },
   };
 }

@@ -1,6 +1,6 @@
-import { connect, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import { keepBrokerConnection, type KeptConnection } from '../broker/connection.js';
 import { safeUrl, type Logger } from '../log.js';
-import { reconnectDelay } from '../backoff.js';
 import type { EventsConfig } from './config.js';
 import { createDeliverer } from './deliver.js';
 import { confirmedChannel, type ConfirmedChannel } from '../publish/rabbitmq-confirms.js';
@@ -120,16 +120,9 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     },
     log: log.child({ component: 'events' }),
   };
-  const { initialDelayMs, maxDelayMs } = options.reconnect ?? {
-    initialDelayMs: 500,
-    maxDelayMs: 30_000,
-  };
-  let connection: ChannelModel | undefined;
+  let kept: KeptConnection | undefined;
   let closed = false;
-  let attempt = 0;
-  let retry: NodeJS.Timeout | undefined;
   const inFlight = new Set<Promise<void>>();
-  let firstStart: Promise<void> | undefined;
   let cancel: (() => Promise<unknown>) | undefined;
   const identity = {
     worker: workerName(),
@@ -140,7 +133,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
   /** Best effort: a report lost with a connection is replaced by the next one. */
   const report = () => {
     try {
-      if (reportChannel && connection)
+      if (reportChannel && kept?.current)
         publishReport(
           reportChannel,
           topology.queue,
@@ -153,19 +146,8 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
   const reporting = setInterval(report, identity.intervalMs);
   reporting.unref();
 
-  async function open(): Promise<void> {
-    const model = await connect(options.url, {
-      clientProperties: { connection_name: 'warehouse-ingest events' },
-    });
-    connection = model;
-    model.on('error', () => undefined); // 'close' follows
-    model.on('close', () => {
-      connection = undefined;
-      if (!closed) {
-        context.log.warn('events: broker connection lost; reconnecting');
-        schedule();
-      }
-    });
+  /** On every fresh connection: the topology, the parking channel, then consuming. */
+  async function setUp(model: ChannelModel): Promise<void> {
     const confirms = await model.createConfirmChannel();
     confirms.on('error', () => undefined);
     await assertEventsTopology(confirms, topology, options.events.queue.type);
@@ -175,7 +157,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     // A channel closed alone (queue deleted, a precondition failed) is recovered as a lost connection.
     for (const channel of [consuming, confirms])
       channel.on('close', () => {
-        if (!closed && connection === model) void model.close().catch(() => undefined);
+        if (!closed && kept?.current === model) void model.close().catch(() => undefined);
       });
     await consuming.prefetch(options.events.prefetch);
     const parking = confirmedChannel(confirms, '', PARK_CONFIRM_TIMEOUT_MS);
@@ -201,7 +183,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
             { eventId: message.properties.messageId, reason: (error as Error).message },
             'events: could not park an event; it will be redelivered',
           );
-          if (!closed && connection === model) void model.close().catch(() => undefined);
+          if (!closed && kept?.current === model) void model.close().catch(() => undefined);
         }
       })();
       inFlight.add(work);
@@ -210,44 +192,35 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     cancel = () => consuming.cancel(consumerTag);
     reportChannel = confirms;
     report();
-    attempt = 0;
     context.log.info(
       { target: safeUrl(options.url), queue: topology.queue, exchange: topology.exchange },
       'events: consuming',
     );
   }
 
-  function schedule(): void {
-    if (closed || retry) return;
-    retry = setTimeout(
-      () => {
-        retry = undefined;
-        open().catch(onOpenFailed);
-      },
-      reconnectDelay(attempt++, initialDelayMs, maxDelayMs),
-    );
-  }
-
-  function onOpenFailed(error: unknown): void {
-    context.log.warn({ reason: (error as Error).message }, 'events: cannot consume yet; retrying');
-    void connection?.close().catch(() => undefined);
-    connection = undefined;
-    schedule();
-  }
-
   return {
     start() {
+      kept ??= keepBrokerConnection({
+        url: options.url,
+        name: 'warehouse-ingest events',
+        ...(options.reconnect ? { reconnect: options.reconnect } : {}),
+        setUp,
+        onLost: () => context.log.warn('events: broker connection lost; reconnecting'),
+        onFailed: (error, retryInMs) =>
+          context.log.warn(
+            { reason: error.message, retryInMs },
+            'events: cannot consume yet; retrying',
+          ),
+      });
       // The first failure is the caller's to report (a refused topology is a config problem).
-      firstStart ??= open();
-      return firstStart;
+      return kept.firstAttempt;
     },
     async close() {
       closed = true;
-      clearTimeout(retry);
       clearInterval(reporting);
       await cancel?.().catch(() => undefined);
       await Promise.allSettled([...inFlight]);
-      await connection?.close().catch(() => undefined);
+      await kept?.close();
       await deliverer.close();
     },
     setEndpoints(endpoints) {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { connect, type Message } from 'amqplib';
+import type { Message } from 'amqplib';
+import { openBrokerConnection } from '../broker/connection.js';
 import type { EventsConfig } from './config.js';
 import { assertEventsTopology, eventsTopology } from './topology.js';
 
@@ -22,8 +23,9 @@ export interface EmitOptions {
  */
 export async function emitEvent(options: EmitOptions): Promise<{ id: string }> {
   const id = options.id ?? randomUUID();
-  const connection = await connect(options.url, {
-    clientProperties: { connection_name: 'warehouse-ingest events emit' },
+  const connection = await openBrokerConnection({
+    url: options.url,
+    name: 'warehouse-ingest events emit',
   });
   try {
     const channel = await connection.createConfirmChannel();

@@ -1,5 +1,6 @@
-import { connect, type GetMessage } from 'amqplib';
+import type { GetMessage } from 'amqplib';
 import { confirmedChannel } from '../publish/rabbitmq-confirms.js';
+import { openBrokerConnection } from '../broker/connection.js';
 import type { EventsConfig } from './config.js';
 import {
   ATTEMPTS_HEADER,
@@ -63,8 +64,9 @@ function selected(message: GetMessage, selection: ReplaySelection): boolean {
  */
 export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayedEvent[]> {
   const topology = eventsTopology(options.events);
-  const connection = await connect(options.url, {
-    clientProperties: { connection_name: 'warehouse-ingest events replay' },
+  const connection = await openBrokerConnection({
+    url: options.url,
+    name: 'warehouse-ingest events replay',
   });
   try {
     const channel = await connection.createConfirmChannel();

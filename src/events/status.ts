@@ -1,4 +1,5 @@
-import { connect, type Channel, type ChannelModel, type GetMessage } from 'amqplib';
+import type { Channel, ChannelModel, GetMessage } from 'amqplib';
+import { openBrokerConnection } from '../broker/connection.js';
 import type { EventsConfig, WebhookConfig } from './config.js';
 import {
   DEAD_AT_HEADER,
@@ -7,7 +8,7 @@ import {
   LAST_FAILURE_HEADER,
   NEXT_ATTEMPT_HEADER,
 } from './retry.js';
-import { endpointId } from './subscriptions.js';
+import { endpointLabel, webhookEndpointId } from './subscriptions.js';
 import { fileDestinationId } from './outbound-destination.js';
 import { eventsTopology } from './topology.js';
 import {
@@ -91,10 +92,10 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
   const topology = eventsTopology(options.events);
   const byId = new Map<string, EndpointStatus>();
   for (const tenant of options.tenants)
-    for (const webhook of tenant.webhooks ?? [])
-      byId.set(endpointId(tenant.businessId, webhook.url), {
+    for (const [index, webhook] of (tenant.webhooks ?? []).entries())
+      byId.set(webhookEndpointId(tenant.businessId, webhook), {
         businessId: tenant.businessId,
-        endpoint: new URL(webhook.url).host,
+        endpoint: endpointLabel(webhook, index),
         enabled: webhook.enabled,
         retrying: 0,
         dead: 0,
@@ -110,8 +111,9 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
         dead: 0,
         delivered: 0,
       });
-  const connection = await connect(options.url, {
-    clientProperties: { connection_name: 'warehouse-ingest events status' },
+  const connection = await openBrokerConnection({
+    url: options.url,
+    name: 'warehouse-ingest events status',
   });
   try {
     const channel = await connection.createChannel();

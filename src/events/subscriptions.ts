@@ -74,6 +74,23 @@ export function endpointId(businessId: string, identity: string): string {
   return createHash('sha256').update(`${businessId}\n${identity}`).digest('hex').slice(0, 16);
 }
 
+/** The id of a configured webhook (see `endpointId`). */
+export function webhookEndpointId(
+  businessId: string,
+  webhook: Pick<WebhookConfig, 'id' | 'url'>,
+): string {
+  return endpointId(businessId, webhook.id ? `id:${webhook.id}` : webhook.url);
+}
+
+/**
+ * How `events status` names a webhook: its configured id, or its place in the tenant's list,
+ * with the host (never the path or query, which may hold a token) — four endpoints on one host
+ * stay apart.
+ */
+export function endpointLabel(webhook: Pick<WebhookConfig, 'id' | 'url'>, index: number): string {
+  return `${webhook.id ?? `webhooks[${index}]`} (${new URL(webhook.url).host})`;
+}
+
 function isLoopbackHost(hostname: string): boolean {
   return hostname === 'localhost' || hostname.endsWith('.localhost');
 }
@@ -164,7 +181,7 @@ export function resolveEndpoints(
       const matchers = webhook.events.map(compilePattern);
       endpoints.push({
         kind: 'webhook',
-        id: endpointId(tenant.businessId, webhook.id ? `id:${webhook.id}` : webhook.url),
+        id: webhookEndpointId(tenant.businessId, webhook),
         businessId: tenant.businessId,
         url,
         host: url.host,

@@ -1,4 +1,5 @@
-import { connect, type ChannelModel } from 'amqplib';
+import type { ChannelModel } from 'amqplib';
+import { openBrokerConnection } from '../broker/connection.js';
 import { PublishFailed } from '../errors.js';
 import { reconnectDelay } from '../backoff.js';
 import { safeUrl, type Logger } from '../log.js';
@@ -48,7 +49,7 @@ export interface RabbitMqOptions {
    * @default { initialDelayMs: 500, maxDelayMs: 30000 }
    */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
-  /** Shown as `connection_name` in the broker's connection list, to tell instances apart. @default none */
+  /** Shown as `connection_name` in the broker's connection list, to tell instances apart. @default `warehouse-ingest publisher` */
   clientName?: string;
   /** Bounds one TCP + AMQP handshake, so an address that swallows packets cannot stall recovery. @default 10000 */
   connectTimeoutMs?: number;
@@ -119,9 +120,10 @@ export function createRabbitMqPublisher(
   }
 
   async function openConnection(): Promise<ChannelModel> {
-    const model = await connect(options.url, {
-      timeout: options.connectTimeoutMs ?? 10_000,
-      clientProperties: options.clientName ? { connection_name: options.clientName } : {},
+    const model = await openBrokerConnection({
+      url: options.url,
+      name: options.clientName ?? 'warehouse-ingest publisher',
+      ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
     });
     // 'error' is always followed by 'close' with the same error; the loop logs it there.
     model.on('error', () => {});

@@ -38,7 +38,7 @@ it('status shows per endpoint what is retrying (next attempt), dead, the last fa
   expect(status.endpoints).toEqual([
     expect.objectContaining({
       businessId: 'ACME',
-      endpoint: `127.0.0.1:${receiver.port}`,
+      endpoint: `webhooks[0] (127.0.0.1:${receiver.port})`,
       enabled: true,
       retrying: 1,
       nextAttemptAt: expect.any(String),

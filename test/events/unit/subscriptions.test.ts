@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { afterFailure, retryDelays } from '../../../src/events/retry.js';
-import { compilePattern, resolveEndpoints } from '../../../src/events/subscriptions.js';
+import {
+  compilePattern,
+  endpointLabel,
+  resolveEndpoints,
+  webhookEndpointId,
+} from '../../../src/events/subscriptions.js';
 import { ConfigError } from '../../../src/errors.js';
 import { createLanes, BUSY } from '../../../src/events/lanes.js';
 
@@ -94,5 +99,24 @@ describe('lanes', () => {
     release();
     expect(await Promise.all([first, second])).toEqual(['first', 'second']);
     expect(lanes.backlog('a')).toBe(0);
+  });
+});
+
+describe('endpoint names and ids', () => {
+  const url = 'https://hooks.acme.example/in?token=secret';
+  it('name a webhook by its id or its place in the list, with the host only', () => {
+    expect(endpointLabel({ id: 'erp', url }, 3)).toBe('erp (hooks.acme.example)');
+    expect(endpointLabel({ url }, 3)).toBe('webhooks[3] (hooks.acme.example)');
+  });
+
+  it('keep an id across a URL change when the webhook has one, never otherwise', () => {
+    const moved = 'https://new.acme.example/in';
+    expect(webhookEndpointId('ACME', { id: 'erp', url })).toBe(
+      webhookEndpointId('ACME', { id: 'erp', url: moved }),
+    );
+    expect(webhookEndpointId('ACME', { url })).not.toBe(webhookEndpointId('ACME', { url: moved }));
+    expect(webhookEndpointId('ACME', { id: 'erp', url })).not.toBe(
+      webhookEndpointId('BETA', { id: 'erp', url }),
+    );
   });
 });
