@@ -16,7 +16,10 @@ const UNIT = [
   'test/drops/{definition,receipts,upload-ready}.test.ts',
   'test/drops/state/**/*.test.ts',
   'test/docs/**/*.test.ts',
-  'test/events/unit/**/*.test.ts',
+  'test/events/{config,outbound-config,subscriptions}.test.ts',
+  'test/events/state/**/*.test.ts',
+  'test/events/destinations/webhook/{deadlines,sign,ssrf-addresses}.test.ts',
+  'test/events/destinations/file/format.test.ts',
 ];
 
 export default defineConfig({

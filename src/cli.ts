@@ -129,7 +129,7 @@ async function main(argv: string[]): Promise<number | void> {
     case 'lineage':
       return lineageCommand(rest, io);
     case 'events':
-      return (await import('./cli/events.js')).eventsCommand(rest, io, {
+      return (await import('./cli/events/index.js')).eventsCommand(rest, io, {
         out: process.stdout,
         err: process.stderr,
       });

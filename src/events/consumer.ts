@@ -2,7 +2,7 @@ import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { keepBrokerConnection, type KeptConnection } from '../broker/connection.js';
 import { safeUrl, type Logger } from '../log.js';
 import type { EventsConfig } from './config.js';
-import { createDeliverer } from './deliver.js';
+import { createDeliverer } from './destinations/webhook/deliver.js';
 import { confirmedChannel, type ConfirmedChannel } from '../publish/rabbitmq-confirms.js';
 import { deadForDefect, handleEvent, type HandlerContext, type Park } from './handle.js';
 import { createLanes } from './lanes.js';
@@ -13,7 +13,7 @@ import {
   LAST_FAILURE_HEADER,
   NEXT_ATTEMPT_HEADER,
 } from './retry.js';
-import type { Resolver } from './ssrf.js';
+import type { Resolver } from './destinations/webhook/ssrf.js';
 import type { Destination } from './subscriptions.js';
 import { assertEventsTopology, eventsTopology } from './topology.js';
 import { assertWorkersQueue, buildReport, publishReport, workerName } from './worker-report.js';

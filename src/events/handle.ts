@@ -9,8 +9,8 @@ import {
   succeeded,
   type Circuit,
   type CircuitSettings,
-} from './circuit.js';
-import type { AttemptResult, Deliverer } from './deliver.js';
+} from './state/circuit.js';
+import type { AttemptResult, Deliverer } from './destinations/webhook/deliver.js';
 import { parseEvent, type WarehouseEvent } from './event.js';
 import { BUSY, type Lanes } from './lanes.js';
 import type { DeadReason, EventsMetrics } from './metrics.js';

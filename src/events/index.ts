@@ -3,7 +3,7 @@ import type { Logger } from '../log.js';
 import type { EventsConfig } from './config.js';
 import { createEventsConsumer, type EventsConsumer } from './consumer.js';
 import { createEventsMetrics } from './metrics.js';
-import { withFileDestinations, type OutboundDrop } from './outbound-destination.js';
+import { withFileDestinations, type OutboundDrop } from './destinations/file/index.js';
 import type { Destination, SubscriptionSource } from './subscriptions.js';
 
 export interface EventsSource extends SubscriptionSource {

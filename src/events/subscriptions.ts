@@ -3,9 +3,9 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { exposedSecretFile } from '../secret-files.js';
 import type { SecretReference, WebhookConfig } from './config.js';
-import type { AttemptResult } from './deliver.js';
+import type { AttemptResult } from './destinations/webhook/deliver.js';
 import type { WarehouseEvent } from './event.js';
-import { parseSecret, type SigningKey } from './sign.js';
+import { parseSecret, type SigningKey } from './destinations/webhook/sign.js';
 
 /** What subscriptions need of the configuration (structural, so config.ts can call in without a cycle). */
 export interface SubscriptionSource {
@@ -32,7 +32,7 @@ export interface Endpoint {
 
 /**
  * Where one business's events go besides its webhooks: a folder in a partner's drop
- * (src/events/outbound-destination.ts). It shares the webhook's lane, retry schedule, circuit
+ * (src/events/destinations/file/). It shares the webhook's lane, retry schedule, circuit
  * and metrics; only the attempt differs.
  */
 export interface FileDestination {

@@ -13,7 +13,7 @@ import {
   outboundFileName,
   writeOutboundFile,
   type OutboundFilesSpec,
-} from '../../src/events/outbound-file.js';
+} from '../../src/events/destinations/file/format.js';
 import { sftpOptionsFor } from '../support/sftp-fixture.js';
 import { startS3rver } from '../support/s3rver.js';
 import { startSshd } from '../support/sshd.js';

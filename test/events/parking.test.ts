@@ -1,7 +1,7 @@
 import { connect } from 'amqplib';
 import { describe, expect, it } from 'vitest';
-import { emitEvent } from '../../src/events/emit.js';
-import { replayDeadLetters } from '../../src/events/replay.js';
+import { emitEvent } from '../../src/cli/events/emit.js';
+import { replayDeadLetters } from '../../src/cli/events/replay.js';
 import { resolveEndpoints } from '../../src/events/subscriptions.js';
 import { eventsTopology } from '../../src/events/topology.js';
 import { AMQP_URL } from '../support/broker.js';

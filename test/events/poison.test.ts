@@ -1,6 +1,6 @@
 import { connect } from 'amqplib';
 import { describe, expect, it } from 'vitest';
-import { emitEvent } from '../../src/events/emit.js';
+import { emitEvent } from '../../src/cli/events/emit.js';
 import type { FileDestination } from '../../src/events/subscriptions.js';
 import { eventsTopology } from '../../src/events/topology.js';
 import { AMQP_URL } from '../support/broker.js';

@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { expect, it } from 'vitest';
-import { emitEvent } from '../../src/events/emit.js';
-import type { Resolver } from '../../src/events/ssrf.js';
+import { emitEvent } from '../../src/cli/events/emit.js';
+import type { Resolver } from '../../src/events/destinations/webhook/ssrf.js';
 import { AMQP_URL } from '../support/broker.js';
 import { closedAfterEach } from '../support/closing.js';
 import {

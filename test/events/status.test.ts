@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import { emitEvent } from '../../src/events/emit.js';
-import { eventsStatus } from '../../src/events/status.js';
+import { emitEvent } from '../../src/cli/events/emit.js';
+import { eventsStatus } from '../../src/cli/events/status.js';
 import { AMQP_URL } from '../support/broker.js';
 import { closedAfterEach } from '../support/closing.js';
 import { startEventsHarness, testEventsConfig, webhook } from '../support/events-harness.js';

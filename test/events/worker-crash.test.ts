@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { connect } from 'amqplib';
 import { afterAll, expect, it } from 'vitest';
-import { emitEvent } from '../../src/events/emit.js';
+import { emitEvent } from '../../src/cli/events/emit.js';
 import { AMQP_URL } from '../support/broker.js';
 import { runCli } from '../support/cli-process.js';
 import { startCli, stopCli, type CliWorker } from '../support/cli-worker.js';

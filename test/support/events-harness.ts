@@ -9,8 +9,11 @@ import { Registry } from 'prom-client';
 import { eventsSchema, type EventsConfig, type WebhookConfig } from '../../src/events/config.js';
 import { createEventsConsumer, type EventsConsumer } from '../../src/events/consumer.js';
 import { createEventsMetrics } from '../../src/events/metrics.js';
-import type { Resolver } from '../../src/events/ssrf.js';
-import { withFileDestinations, type OutboundDrop } from '../../src/events/outbound-destination.js';
+import type { Resolver } from '../../src/events/destinations/webhook/ssrf.js';
+import {
+  withFileDestinations,
+  type OutboundDrop,
+} from '../../src/events/destinations/file/index.js';
 import { resolveEndpoints } from '../../src/events/subscriptions.js';
 import { eventsTopology } from '../../src/events/topology.js';
 import { workersQueueName } from '../../src/events/worker-report.js';

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Message } from 'amqplib';
-import { openBrokerConnection } from '../broker/connection.js';
-import type { EventsConfig } from './config.js';
-import { assertEventsTopology, eventsTopology } from './topology.js';
+import { openBrokerConnection } from '../../broker/connection.js';
+import type { EventsConfig } from '../../events/config.js';
+import { assertEventsTopology, eventsTopology } from '../../events/topology.js';
 
 export interface EmitOptions {
   readonly url: string;

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { parseSecret, signatureHeaders } from '../../../src/events/sign.js';
+import { parseSecret, signatureHeaders } from '../../../../src/events/destinations/webhook/sign.js';
 
 // The published Standard Webhooks test vector (standard-webhooks/standard-webhooks, libraries' tests).
 const VECTOR = {

@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, guardedLookup } from '../../../src/events/ssrf.js';
+import {
+  classifyAddress,
+  guardedLookup,
+} from '../../../../src/events/destinations/webhook/ssrf.js';
 
 describe('classifyAddress', () => {
   it.each([

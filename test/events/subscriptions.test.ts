@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { afterFailure, retryDelays } from '../../../src/events/retry.js';
+import { afterFailure, retryDelays } from '../../src/events/retry.js';
 import {
   compilePattern,
   endpointLabel,
   resolveEndpoints,
   webhookEndpointId,
-} from '../../../src/events/subscriptions.js';
-import { ConfigError } from '../../../src/errors.js';
-import { createLanes, BUSY } from '../../../src/events/lanes.js';
+} from '../../src/events/subscriptions.js';
+import { ConfigError } from '../../src/errors.js';
+import { createLanes, BUSY } from '../../src/events/lanes.js';
 
 const SECRET = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;
 

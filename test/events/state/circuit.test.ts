@@ -7,7 +7,7 @@ import {
   probing,
   succeeded,
   type Circuit,
-} from '../../../src/events/circuit.js';
+} from '../../../src/events/state/circuit.js';
 
 const settings = { threshold: 3, coolDownMs: 1000, maxCoolDownMs: 3000 };
 

@@ -1,7 +1,7 @@
 import type { GetMessage } from 'amqplib';
-import { confirmedChannel } from '../publish/rabbitmq-confirms.js';
-import { openBrokerConnection } from '../broker/connection.js';
-import type { EventsConfig } from './config.js';
+import { confirmedChannel } from '../../publish/rabbitmq-confirms.js';
+import { openBrokerConnection } from '../../broker/connection.js';
+import type { EventsConfig } from '../../events/config.js';
 import {
   ATTEMPTS_HEADER,
   DEAD_AT_HEADER,
@@ -9,8 +9,8 @@ import {
   ENDPOINT_HEADER,
   LAST_FAILURE_HEADER,
   NEXT_ATTEMPT_HEADER,
-} from './retry.js';
-import { eventsTopology } from './topology.js';
+} from '../../events/retry.js';
+import { eventsTopology } from '../../events/topology.js';
 
 export interface ReplaySelection {
   readonly businessId?: string;

@@ -1,15 +1,15 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../config.js';
-import { loadPipelines } from '../drops/definition.js';
-import { emitEvent } from '../events/emit.js';
-import { replayDeadLetters } from '../events/replay.js';
-import { eventsStatus } from '../events/status.js';
-import { CannotRead, parse, type Output } from './check-commands.js';
-import { UsageError } from './help.js';
-import { createProgress, type ProgressStreams } from './progress.js';
-import { parseSince } from './reprocess.js';
+import { loadConfig } from '../../config.js';
+import { loadPipelines } from '../../drops/definition.js';
+import { emitEvent } from './emit.js';
+import { replayDeadLetters } from './replay.js';
+import { eventsStatus } from './status.js';
+import { CannotRead, parse, type Output } from '../check-commands.js';
+import { UsageError } from '../help.js';
+import { createProgress, type ProgressStreams } from '../progress.js';
+import { parseSince } from '../reprocess.js';
 
 const EVENT_TYPE = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$/i;
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../src/config.js';
-import { DEFAULT_RETRY_SCHEDULE } from '../../../src/events/config.js';
-import { problemsOf } from '../../support/config-problems.js';
-import { tempFolder } from '../../support/temp.js';
+import { loadConfig } from '../../src/config.js';
+import { DEFAULT_RETRY_SCHEDULE } from '../../src/events/config.js';
+import { problemsOf } from '../support/config-problems.js';
+import { tempFolder } from '../support/temp.js';
 
 const temp = tempFolder();
 const HASH =

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { loadPipelines } from '../../../src/drops/definition.js';
-import { problemsOf } from '../../support/config-problems.js';
-import { tempFolder } from '../../support/temp.js';
+import { loadPipelines } from '../../src/drops/definition.js';
+import { problemsOf } from '../support/config-problems.js';
+import { tempFolder } from '../support/temp.js';
 
-const EXAMPLES = new URL('../../../pipelines/examples/', import.meta.url).pathname;
+const EXAMPLES = new URL('../../pipelines/examples/', import.meta.url).pathname;
 
 const BASE = [
   'name: p',

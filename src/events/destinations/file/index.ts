@@ -1,17 +1,17 @@
-import type { DropStore } from '../stores/store.js';
-import type { AttemptResult } from './deliver.js';
+import type { DropStore } from '../../../stores/store.js';
+import type { AttemptResult } from '../webhook/deliver.js';
 import {
   outboundFileContent,
   outboundFileName,
   writeOutboundFile,
   type OutboundFilesSpec,
-} from './outbound-file.js';
+} from './format.js';
 import {
   compilePattern,
   endpointId,
   type Destination,
   type FileDestination,
-} from './subscriptions.js';
+} from '../../subscriptions.js';
 
 /** What a pipeline with outbound files brings: its name, business, `events` section and store. */
 export interface OutboundDrop {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createDeadlines } from '../../../src/events/deadlines.js';
+import { createDeadlines } from '../../../../src/events/destinations/webhook/deadlines.js';
 
 describe('attempt deadlines (one sweeping timer for every attempt in flight)', () => {
   it('aborts an attempt still running after the time-out, with a TimeoutError, and only it', async () => {

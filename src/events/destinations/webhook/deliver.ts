@@ -1,10 +1,10 @@
 import { isIP } from 'node:net';
 import { Agent, buildConnector, request } from 'undici';
-import type { WarehouseEvent } from './event.js';
+import type { WarehouseEvent } from '../../event.js';
 import { createDeadlines } from './deadlines.js';
 import { signatureHeaders } from './sign.js';
 import { assertPublicAddress, guardedLookup, resolvingLookup, type Resolver } from './ssrf.js';
-import type { Endpoint } from './subscriptions.js';
+import type { Endpoint } from '../../subscriptions.js';
 
 /**
  * How one attempt ended. `gone`: the endpoint answered 410 and wants nothing more. `rejected`:

@@ -1,23 +1,23 @@
 import type { Channel, ChannelModel, GetMessage } from 'amqplib';
-import { openBrokerConnection } from '../broker/connection.js';
-import type { EventsConfig, WebhookConfig } from './config.js';
+import { openBrokerConnection } from '../../broker/connection.js';
+import type { EventsConfig, WebhookConfig } from '../../events/config.js';
 import {
   DEAD_AT_HEADER,
   DEAD_REASON_HEADER,
   ENDPOINT_HEADER,
   LAST_FAILURE_HEADER,
   NEXT_ATTEMPT_HEADER,
-} from './retry.js';
-import { endpointLabel, webhookEndpointId } from './subscriptions.js';
-import { fileDestinationId } from './outbound-destination.js';
-import { eventsTopology } from './topology.js';
+} from '../../events/retry.js';
+import { endpointLabel, webhookEndpointId } from '../../events/subscriptions.js';
+import { fileDestinationId } from '../../events/destinations/file/index.js';
+import { eventsTopology } from '../../events/topology.js';
 import {
   assertWorkersQueue,
   REPORT_LIFETIME_INTERVALS,
   workersQueueName,
   type EndpointReport,
   type WorkerReport,
-} from './worker-report.js';
+} from '../../events/worker-report.js';
 
 /** One endpoint as the broker sees it (the same for every worker). */
 export interface EndpointStatus {

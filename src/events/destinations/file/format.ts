@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { WORK_FOLDER, type DropStore } from '../stores/store.js';
-import { webhookBody, type WarehouseEvent } from './event.js';
+import { WORK_FOLDER, type DropStore } from '../../../stores/store.js';
+import { webhookBody, type WarehouseEvent } from '../../event.js';
 
 /**
  * Outbound files: each event for a pipeline's business written into the partner's own drop,

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { warehouseEvent } from '../../../src/events/event.js';
+import { warehouseEvent } from '../../../../src/events/event.js';
 import {
   csvCell,
   fileSafeId,
   fileStamp,
   outboundFileContent,
   outboundFileName,
-} from '../../../src/events/outbound-file.js';
+} from '../../../../src/events/destinations/file/format.js';
 
 const event = warehouseEvent({
   id: 'evt-1',
