@@ -152,7 +152,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         name: 'webhooks',
         prepare(next) {
           const resolved = resolveEndpoints(next); // reads secret files: may refuse the reload
-          return () => events?.setEndpoints(resolved);
+          return () => events?.setWebhooks(resolved);
         },
       },
     ],

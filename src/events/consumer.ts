@@ -14,7 +14,8 @@ import {
   NEXT_ATTEMPT_HEADER,
 } from './retry.js';
 import type { Resolver } from './destinations/webhook/ssrf.js';
-import type { Destination } from './subscriptions.js';
+import { destinationsByBusiness, type Destination } from './destinations/index.js';
+import type { Endpoint } from './subscriptions.js';
 import { assertEventsTopology, eventsTopology } from './topology.js';
 import { assertWorkersQueue, buildReport, publishReport, workerName } from './worker-report.js';
 
@@ -23,8 +24,10 @@ export interface EventsConsumerOptions {
   readonly url: string;
   readonly events: EventsConfig;
   readonly environment: HandlerContext['environment'];
-  /** Per business id, from `resolveEndpoints`. A business absent here is unknown. */
-  readonly endpoints: ReadonlyMap<string, readonly Destination[]>;
+  /** Webhook endpoints per business id, from `resolveEndpoints`. A business absent here is unknown. */
+  readonly webhooks: ReadonlyMap<string, readonly Endpoint[]>;
+  /** Outbound folders (destinations/file/, one per pipeline that declares `events`). @default [] */
+  readonly files?: readonly Destination[];
   readonly metrics: EventsMetrics;
   /** Name resolution for guarded endpoints; tests pass a stub. */
   readonly resolver?: Resolver;
@@ -43,7 +46,7 @@ export interface EventsConsumer {
    * Swaps the subscriptions (a configuration reload, SIGHUP): events taken from now on are
    * matched against these; an event being delivered keeps the endpoints it was matched with.
    */
-  setEndpoints(endpoints: ReadonlyMap<string, readonly Destination[]>): void;
+  setWebhooks(webhooks: ReadonlyMap<string, readonly Endpoint[]>): void;
 }
 
 const OWN_HEADERS = [
@@ -98,7 +101,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
   });
   const context: { -readonly [K in keyof HandlerContext]: HandlerContext[K] } = {
     environment: options.environment,
-    endpoints: options.endpoints,
+    endpoints: destinationsByBusiness(options.webhooks, options.files ?? [], deliverer),
     schedule: options.events.retrySchedule,
     circuit: {
       threshold: options.events.circuit.failures,
@@ -110,7 +113,6 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
       options.events.concurrencyPerEndpoint,
       Math.min(1000, options.events.deliveryTimeoutMs),
     ),
-    deliverer,
     metrics: options.metrics,
     health: {
       disabled: new Set(),
@@ -223,8 +225,8 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
       await kept?.close();
       await deliverer.close();
     },
-    setEndpoints(endpoints) {
-      context.endpoints = endpoints;
+    setWebhooks(webhooks) {
+      context.endpoints = destinationsByBusiness(webhooks, options.files ?? [], deliverer);
     },
   };
 }

@@ -10,7 +10,7 @@ import {
   type Circuit,
   type CircuitSettings,
 } from './state/circuit.js';
-import type { AttemptResult, Deliverer } from './destinations/webhook/deliver.js';
+import type { AttemptResult, Destination } from './destinations/index.js';
 import { parseEvent, type WarehouseEvent } from './event.js';
 import { BUSY, type Lanes } from './lanes.js';
 import type { DeadReason, EventsMetrics } from './metrics.js';
@@ -24,7 +24,6 @@ import {
   LAST_FAILURE_HEADER,
   NEXT_ATTEMPT_HEADER,
 } from './retry.js';
-import type { Destination } from './subscriptions.js';
 import type { EventsTopology } from './topology.js';
 
 /** A copy of the event to publish (with confirms) before the original is acknowledged. */
@@ -57,7 +56,6 @@ export interface HandlerContext {
   readonly circuit: CircuitSettings;
   readonly topology: EventsTopology;
   readonly lanes: Lanes;
-  readonly deliverer: Deliverer;
   readonly metrics: EventsMetrics;
   readonly health: EndpointHealth;
   readonly log: Logger;
@@ -282,10 +280,7 @@ async function attemptIn(
     log.info(about, 'endpoint backed off: probing it with this event');
   }
   const end = metrics.attempt();
-  const outcome =
-    endpoint.kind === 'file'
-      ? await endpoint.write(event)
-      : await context.deliverer.attempt(endpoint, event);
+  const outcome = await endpoint.attempt(event);
   end(outcome.outcome);
   const current = health.circuits.get(endpoint.id) ?? CLOSED;
   if (outcome.outcome === 'rejected') {

@@ -3,8 +3,8 @@ import type { Logger } from '../log.js';
 import type { EventsConfig } from './config.js';
 import { createEventsConsumer, type EventsConsumer } from './consumer.js';
 import { createEventsMetrics } from './metrics.js';
-import { withFileDestinations, type OutboundDrop } from './destinations/file/index.js';
-import type { Destination, SubscriptionSource } from './subscriptions.js';
+import { fileDestinations, type OutboundDrop } from './destinations/file/index.js';
+import type { Endpoint, SubscriptionSource } from './subscriptions.js';
 
 export interface EventsSource extends SubscriptionSource {
   readonly events: EventsConfig;
@@ -21,7 +21,7 @@ export interface EventsSource extends SubscriptionSource {
  */
 export function openEvents(
   config: EventsSource,
-  endpoints: ReadonlyMap<string, readonly Destination[]>,
+  webhooks: ReadonlyMap<string, readonly Endpoint[]>,
   log: Logger,
   registry: Registry,
   drops: readonly OutboundDrop[] = [],
@@ -30,14 +30,14 @@ export function openEvents(
     log.info('events: no broker configured (AMQP_URL); webhooks are not delivered');
     return undefined;
   }
-  const withFiles = (webhooks: ReadonlyMap<string, readonly Destination[]>) =>
-    withFileDestinations(webhooks, drops, config.events.deliveryTimeoutMs);
   const consumer = createEventsConsumer(
     {
       url: config.broker.url,
       events: config.events,
       environment: config.environment,
-      endpoints: withFiles(endpoints),
+      webhooks,
+      // Made once: the outbound folders come from the pipelines, which a reload (SIGHUP) keeps.
+      files: fileDestinations(drops, config.events.deliveryTimeoutMs),
       metrics: createEventsMetrics(
         registry,
         config.tenants.map((tenant) => tenant.businessId),
@@ -46,6 +46,5 @@ export function openEvents(
     },
     log,
   );
-  // A reload (SIGHUP) swaps the webhooks; the outbound folders come from the pipelines, which stay.
-  return { ...consumer, setEndpoints: (webhooks) => consumer.setEndpoints(withFiles(webhooks)) };
+  return consumer;
 }

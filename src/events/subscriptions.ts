@@ -3,8 +3,6 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { exposedSecretFile } from '../secret-files.js';
 import type { SecretReference, WebhookConfig } from './config.js';
-import type { AttemptResult } from './destinations/webhook/deliver.js';
-import type { WarehouseEvent } from './event.js';
 import { parseSecret, type SigningKey } from './destinations/webhook/sign.js';
 
 /** What subscriptions need of the configuration (structural, so config.ts can call in without a cycle). */
@@ -16,7 +14,10 @@ export interface SubscriptionSource {
   }>;
 }
 
-/** One endpoint, ready to deliver to: secrets resolved, patterns compiled. Never log it whole. */
+/**
+ * One webhook endpoint as configured: secrets resolved, patterns compiled; a `Destination` once
+ * bound to the deliverer (destinations/webhook/index.ts). Never log it whole.
+ */
 export interface Endpoint {
   readonly kind: 'webhook';
   /** Stable across restarts and config reordering; carried in retry messages (no secret in it). */
@@ -29,25 +30,6 @@ export interface Endpoint {
   readonly allowPrivateNetwork: boolean;
   readonly matches: (type: string) => boolean;
 }
-
-/**
- * Where one business's events go besides its webhooks: a folder in a partner's drop
- * (src/events/destinations/file/). It shares the webhook's lane, retry schedule, circuit
- * and metrics; only the attempt differs.
- */
-export interface FileDestination {
-  readonly kind: 'file';
-  /** `endpointId(businessId, 'file:<pipeline>')`: stable, carried in retry messages. */
-  readonly id: string;
-  readonly businessId: string;
-  /** For logs: the store type, where it is and the folder (never a secret). */
-  readonly host: string;
-  readonly matches: (type: string) => boolean;
-  write(event: WarehouseEvent): Promise<AttemptResult>;
-}
-
-/** A webhook endpoint or an outbound folder: what a business's events are delivered to. */
-export type Destination = Endpoint | FileDestination;
 
 /**
  * Event type patterns: `*` is any run of characters within one dot-separated part, `**` any run

@@ -45,7 +45,7 @@ describe('a webhook URL changed while retries wait on the broker', () => {
       data: {},
     });
     await expect.poll(() => delivered(harness.registry)).toBe(true);
-    harness.consumer.setEndpoints(
+    harness.consumer.setWebhooks(
       resolveEndpoints({ environment: 'development', tenants: [tenant(after.url)] }, env),
     );
     await expect.poll(() => after.received.map((r) => r.id), { timeout: 10_000 }).toEqual([id]);
@@ -66,7 +66,7 @@ describe('a webhook URL changed while retries wait on the broker', () => {
       data: {},
     });
     await expect.poll(() => delivered(harness.registry)).toBe(true);
-    harness.consumer.setEndpoints(
+    harness.consumer.setWebhooks(
       resolveEndpoints({ environment: 'development', tenants: [tenant(after.url)] }, env),
     );
     await expect.poll(() => harness.deadCount(), { timeout: 10_000 }).toBe(1);

@@ -1,7 +1,7 @@
 import { connect } from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { emitEvent } from '../../src/cli/events/emit.js';
-import type { FileDestination } from '../../src/events/subscriptions.js';
+import type { Endpoint } from '../../src/events/subscriptions.js';
 import { eventsTopology } from '../../src/events/topology.js';
 import { AMQP_URL } from '../support/broker.js';
 import { closedAfterEach } from '../support/closing.js';
@@ -130,17 +130,19 @@ describe('poison events never block the delivery queue', () => {
 
   it('dead-letters an event whose handling throws (reason unhandled) and goes on with the next', async () => {
     const { receiver, harness, events } = await setUp();
-    const throwing: FileDestination = {
-      kind: 'file',
+    const throwing: Endpoint = {
+      kind: 'webhook',
       id: 'throws',
       businessId: 'BETA',
+      url: new URL(receiver.url),
       host: 'test',
+      keys: [],
+      allowPrivateNetwork: true,
       matches: () => {
         throw new Error('a defect in matching');
       },
-      write: async () => ({ outcome: 'delivered', file: 'written' }),
     };
-    harness.consumer.setEndpoints(
+    harness.consumer.setWebhooks(
       new Map([
         ['BETA', [throwing]],
         ['ACME', []],

@@ -10,10 +10,7 @@ import { eventsSchema, type EventsConfig, type WebhookConfig } from '../../src/e
 import { createEventsConsumer, type EventsConsumer } from '../../src/events/consumer.js';
 import { createEventsMetrics } from '../../src/events/metrics.js';
 import type { Resolver } from '../../src/events/destinations/webhook/ssrf.js';
-import {
-  withFileDestinations,
-  type OutboundDrop,
-} from '../../src/events/destinations/file/index.js';
+import { fileDestinations, type OutboundDrop } from '../../src/events/destinations/file/index.js';
 import { resolveEndpoints } from '../../src/events/subscriptions.js';
 import { eventsTopology } from '../../src/events/topology.js';
 import { workersQueueName } from '../../src/events/worker-report.js';
@@ -82,11 +79,8 @@ export async function startEventsHarness(options: HarnessOptions): Promise<Event
       url: options.url ?? AMQP_URL,
       events: options.events,
       environment,
-      endpoints: withFileDestinations(
-        resolveEndpoints({ environment, tenants: options.tenants }, options.env),
-        options.drops ?? [],
-        options.events.deliveryTimeoutMs,
-      ),
+      webhooks: resolveEndpoints({ environment, tenants: options.tenants }, options.env),
+      files: fileDestinations(options.drops ?? [], options.events.deliveryTimeoutMs),
       metrics: createEventsMetrics(
         registry,
         options.tenants.map((t) => t.businessId),

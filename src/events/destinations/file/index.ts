@@ -1,17 +1,12 @@
 import type { DropStore } from '../../../stores/store.js';
-import type { AttemptResult } from '../webhook/deliver.js';
+import type { AttemptResult, Destination } from '../destination.js';
 import {
   outboundFileContent,
   outboundFileName,
   writeOutboundFile,
   type OutboundFilesSpec,
 } from './format.js';
-import {
-  compilePattern,
-  endpointId,
-  type Destination,
-  type FileDestination,
-} from '../../subscriptions.js';
+import { compilePattern, endpointId } from '../../subscriptions.js';
 
 /** What a pipeline with outbound files brings: its name, business, `events` section and store. */
 export interface OutboundDrop {
@@ -41,10 +36,7 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
  * partner's drop through the pipeline's own store. A store outage, a refused write or a time-out
  * is a failed attempt, retried on the broker like a webhook's; a name already there is delivered.
  */
-export function fileDestination(
-  drop: OutboundDrop,
-  timeoutMs: number,
-): FileDestination | undefined {
+export function fileDestination(drop: OutboundDrop, timeoutMs: number): Destination | undefined {
   const spec = drop.pipeline.events;
   if (!spec) return undefined;
   const matchers = spec.types.map(compilePattern);
@@ -54,7 +46,7 @@ export function fileDestination(
     businessId: drop.pipeline.businessId,
     host: `${drop.store.type}:${drop.store.where.replace(/\/+$/, '')}/${spec.path}`,
     matches: (type) => matchers.some((match) => match(type)),
-    async write(event): Promise<AttemptResult> {
+    async attempt(event): Promise<AttemptResult> {
       try {
         const outcome = await within(
           writeOutboundFile(
@@ -74,22 +66,9 @@ export function fileDestination(
   };
 }
 
-/** The webhook endpoints with every business's outbound folders added. */
-export function withFileDestinations(
-  endpoints: ReadonlyMap<string, readonly Destination[]>,
-  drops: readonly OutboundDrop[],
-  timeoutMs: number,
-): ReadonlyMap<string, readonly Destination[]> {
-  const merged = new Map<string, Destination[]>(
-    [...endpoints].map(([business, list]) => [business, [...list]]),
-  );
-  for (const drop of drops) {
-    const destination = fileDestination(drop, timeoutMs);
-    if (!destination) continue;
-    merged.set(destination.businessId, [
-      ...(merged.get(destination.businessId) ?? []),
-      destination,
-    ]);
-  }
-  return merged;
+/** The outbound folders of every pipeline that declares `events`. */
+export function fileDestinations(drops: readonly OutboundDrop[], timeoutMs: number): Destination[] {
+  return drops
+    .map((drop) => fileDestination(drop, timeoutMs))
+    .filter((file): file is Destination => file !== undefined);
 }

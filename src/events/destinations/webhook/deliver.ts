@@ -1,28 +1,11 @@
 import { isIP } from 'node:net';
 import { Agent, buildConnector, request } from 'undici';
 import type { WarehouseEvent } from '../../event.js';
+import type { AttemptResult } from '../destination.js';
 import { createDeadlines } from './deadlines.js';
 import { signatureHeaders } from './sign.js';
 import { assertPublicAddress, guardedLookup, resolvingLookup, type Resolver } from './ssrf.js';
 import type { Endpoint } from '../../subscriptions.js';
-
-/**
- * How one attempt ended. `gone`: the endpoint answered 410 and wants nothing more. `rejected`:
- * the event itself cannot be sent to this destination (a header or name it cannot carry), so
- * trying again cannot help and the endpoint is not to blame: it is dead-lettered at once and
- * the endpoint's circuit does not count it.
- */
-export type AttemptResult =
-  | {
-      readonly outcome: 'delivered';
-      /** The HTTP status (webhooks). */
-      readonly status?: number;
-      /** Outbound files: `written`, or `existing` when the name was already there. */
-      readonly file?: 'written' | 'existing';
-    }
-  | { readonly outcome: 'gone'; readonly status: 410 }
-  | { readonly outcome: 'failed'; readonly reason: string; readonly status?: number }
-  | { readonly outcome: 'rejected'; readonly reason: string };
 
 export interface DelivererOptions {
   /** Connect, send, answer and capped body together. */

@@ -1,7 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createDeadlines } from '../../../../src/events/destinations/webhook/deadlines.js';
 
 describe('attempt deadlines (one sweeping timer for every attempt in flight)', () => {
+  // The sweep runs on the fake clock: what is asserted is the order of time-out and sweep, not
+  // how busy the machine is.
+  beforeEach(() => vi.useFakeTimers({ toFake: ['Date', 'setInterval', 'clearInterval'] }));
+  afterEach(() => vi.useRealTimers());
+
   it('aborts an attempt still running after the time-out, with a TimeoutError, and only it', async () => {
     const deadlines = createDeadlines(50);
     const slow = deadlines.start();
@@ -11,9 +16,9 @@ describe('attempt deadlines (one sweeping timer for every attempt in flight)', (
     fast.once('abort', () => aborted.push('fast'));
     deadlines.end(fast);
     expect(slow.aborted).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    vi.advanceTimersByTime(30);
     expect(aborted).toEqual([]); // not before the time-out
-    await new Promise((resolve) => setTimeout(resolve, 60)); // time-out + one sweep (10 ms here)
+    vi.advanceTimersByTime(60); // time-out + one sweep (10 ms here)
     expect(aborted).toEqual(['slow']);
     expect(slow.aborted).toBe(true);
     expect(slow.reason?.name).toBe('TimeoutError');
@@ -30,7 +35,7 @@ describe('attempt deadlines (one sweeping timer for every attempt in flight)', (
     };
     deadline.on('abort', listener);
     deadline.removeListener('abort', listener);
-    await new Promise((resolve) => setTimeout(resolve, 60));
+    vi.advanceTimersByTime(60);
     expect(deadline.aborted).toBe(true); // still expired, so undici sees it if it looks
     expect(called).toBe(false);
     deadlines.close();

@@ -1,0 +1,37 @@
+import type { WarehouseEvent } from '../event.js';
+
+/**
+ * How one attempt ended. `gone`: the endpoint answered 410 and wants nothing more. `rejected`:
+ * the event itself cannot be sent to this destination (a header or name it cannot carry), so
+ * trying again cannot help and the endpoint is not to blame: it is dead-lettered at once and
+ * the endpoint's circuit does not count it.
+ */
+export type AttemptResult =
+  | {
+      readonly outcome: 'delivered';
+      /** The HTTP status (webhooks). */
+      readonly status?: number;
+      /** Outbound files: `written`, or `existing` when the name was already there. */
+      readonly file?: 'written' | 'existing';
+    }
+  | { readonly outcome: 'gone'; readonly status: 410 }
+  | { readonly outcome: 'failed'; readonly reason: string; readonly status?: number }
+  | { readonly outcome: 'rejected'; readonly reason: string };
+
+/**
+ * Where a business's events go: a webhook endpoint or a folder in the partner's own drop. The
+ * engine (handle.ts) knows only this: which events it wants, and one attempt; its lane, retry
+ * schedule, circuit and metrics are the same for every kind.
+ */
+export interface Destination {
+  /** For logs and the table in index.ts. */
+  readonly kind: 'webhook' | 'file';
+  /** Stable across restarts and config reordering; carried in retry messages (no secret in it). */
+  readonly id: string;
+  readonly businessId: string;
+  /** For logs and metrics: a webhook's host[:port], a folder's store and path; never a secret. */
+  readonly host: string;
+  readonly matches: (type: string) => boolean;
+  /** One attempt; never throws for a failure of the destination (that is a `failed` result). */
+  attempt(event: WarehouseEvent): Promise<AttemptResult>;
+}

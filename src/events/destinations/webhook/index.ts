@@ -1,0 +1,15 @@
+import type { Endpoint } from '../../subscriptions.js';
+import type { Destination } from '../destination.js';
+import type { Deliverer } from './deliver.js';
+
+/** A configured webhook endpoint as a destination: its attempts go through the worker's deliverer. */
+export function webhookDestination(endpoint: Endpoint, deliverer: Deliverer): Destination {
+  return {
+    kind: 'webhook',
+    id: endpoint.id,
+    businessId: endpoint.businessId,
+    host: endpoint.host,
+    matches: endpoint.matches,
+    attempt: (event) => deliverer.attempt(endpoint, event),
+  };
+}
