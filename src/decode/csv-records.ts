@@ -5,7 +5,7 @@
  * ragged row, which means the file itself is broken.
  */
 import { MalformedBody } from '../errors.js';
-import type { CsvField, CsvLayout, CsvRecord } from './csv-layout.js';
+import type { CsvField, CsvLayout, CsvRecord } from '../records/legacy/csv-layout.js';
 import { parseNumber } from './csv-number.js';
 import type { OrderRanges } from './order-ranges.js';
 

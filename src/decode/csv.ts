@@ -10,11 +10,11 @@
  */
 import { MalformedBody } from '../errors.js';
 import { lineRange, RecordBuilder } from './csv-records.js';
-import type { CsvLayout, CsvRecord } from './csv-layout.js';
+import type { CsvLayout, CsvRecord } from '../records/legacy/csv-layout.js';
 import { readCsvRows } from './csv-rows.js';
 import { OrderRanges } from './order-ranges.js';
 
-export type { CsvField, CsvFieldType, CsvLayout, CsvRecord } from './csv-layout.js';
+export type { CsvField, CsvFieldType, CsvLayout, CsvRecord } from '../records/legacy/csv-layout.js';
 
 export interface DecodeCsvOptions {
   /**

@@ -3,7 +3,7 @@ import { keepBrokerConnection, type KeptConnection } from '../broker/connection.
 import { safeUrl, type Logger } from '../log.js';
 import type { EventsConfig } from './config.js';
 import { createDeliverer } from './destinations/webhook/deliver.js';
-import { confirmedChannel, type ConfirmedChannel } from '../publish/rabbitmq-confirms.js';
+import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
 import { deadForDefect, handleEvent, type HandlerContext, type Park } from './handle.js';
 import { createLanes } from './lanes.js';
 import type { EventsMetrics } from './metrics.js';

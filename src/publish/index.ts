@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { createEmbeddedPublisher } from './embedded.js';
 import { createNonePublisher } from './none.js';
@@ -24,7 +23,25 @@ export { createNonePublisher } from './none.js';
  * The publisher the configuration asks for: none in the sandbox (it creates nothing), RabbitMQ
  * when a broker URL is set, otherwise the embedded one (a durable outbox folder).
  */
-export function createPublisher(config: Readonly<Config>, log: Logger): Publisher {
+/** What the publisher needs of the configuration (its own slice, so publish/ does not import config). */
+export interface PublisherSource {
+  readonly environment: 'production' | 'development' | 'sandbox';
+  readonly dataDirectory: string;
+  readonly broker: {
+    readonly url?: string | undefined;
+    readonly exchange: string;
+    readonly queues: ReadonlyArray<{
+      readonly name: string;
+      readonly bindingKeys: readonly string[];
+      readonly arguments?: Readonly<Record<string, unknown>> | undefined;
+      readonly shards?: number | undefined;
+    }>;
+    readonly publishTimeoutMs: number;
+    readonly reconnect: { readonly initialDelayMs: number; readonly maxDelayMs: number };
+  };
+}
+
+export function createPublisher(config: PublisherSource, log: Logger): Publisher {
   if (config.environment === 'sandbox') return createNonePublisher();
   if (config.broker.url) {
     return createRabbitMqPublisher(

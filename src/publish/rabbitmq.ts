@@ -1,10 +1,10 @@
-import type { ChannelModel } from 'amqplib';
+import type { ChannelModel, Options } from 'amqplib';
 import { openBrokerConnection } from '../broker/connection.js';
 import { PublishFailed } from '../errors.js';
 import { reconnectDelay } from '../backoff.js';
 import { safeUrl, type Logger } from '../log.js';
-import type { Publisher, ReadinessCheck } from './publisher.js';
-import { confirmedChannel, type ConfirmedChannel } from './rabbitmq-confirms.js';
+import type { OutboundMessage, Publisher, ReadinessCheck } from './publisher.js';
+import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
 import {
   assertTopology,
   checkTopology,
@@ -297,7 +297,7 @@ export function createRabbitMqPublisher(
         throw new PublishFailed(
           'The message broker is not reachable right now; the batch was not accepted.',
         );
-      const outcome = current.publish(messages);
+      const outcome = current.send(messages, recordProperties);
       const settled = outcome.then(
         () => {},
         () => {},
@@ -311,5 +311,19 @@ export function createRabbitMqPublisher(
       closing ??= shutDown();
       return closing;
     },
+  };
+}
+
+/** A record's AMQP properties (delivery-guarantee.md lists them). */
+function recordProperties(message: OutboundMessage): Options.Publish {
+  return {
+    persistent: true,
+    mandatory: true,
+    messageId: message.messageId,
+    correlationId: message.correlationId,
+    type: message.type,
+    contentType: 'application/json',
+    timestamp: Math.floor(message.timestamp / 1000),
+    headers: message.headers,
   };
 }

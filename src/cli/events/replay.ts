@@ -1,5 +1,5 @@
 import type { GetMessage } from 'amqplib';
-import { confirmedChannel } from '../../publish/rabbitmq-confirms.js';
+import { confirmedChannel } from '../../broker/confirms.js';
 import { openBrokerConnection } from '../../broker/connection.js';
 import type { EventsConfig } from '../../events/config.js';
 import {

@@ -1,4 +1,4 @@
-import type { CsvLayout } from '../../decode/csv-layout.js';
+import type { CsvLayout } from './csv-layout.js';
 import type { KindName } from '../kind.js';
 import type { IgnoredFields } from './ignored-fields.js';
 

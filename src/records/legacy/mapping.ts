@@ -1,4 +1,4 @@
-import type { CsvField } from '../../decode/csv-layout.js';
+import type { CsvField } from './csv-layout.js';
 import { receivedType } from '../issues.js';
 import { LEGACY_DATE_FORMS, legacyDateToUtc } from './dates.js';
 import type { IgnoredFields } from './ignored-fields.js';

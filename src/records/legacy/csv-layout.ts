@@ -1,4 +1,4 @@
-/** The types that describe a legacy kind's CSV layout and a decoded CSV record (shared by csv.ts and csv-records.ts). */
+/** The types that describe a legacy kind's CSV layout (built by the record kinds) and a decoded CSV record (made by decode/csv.ts). */
 export type CsvFieldType = 'string' | 'number' | 'date';
 export interface CsvField {
   readonly name: string;

@@ -1,15 +1,28 @@
 import type { ConfirmChannel, Message, Options } from 'amqplib';
 import { PublishFailed } from '../errors.js';
-import type { OutboundMessage } from './publisher.js';
+
+/** What every published message has; the rest of its properties come from `send`'s caller. */
+export interface Wire {
+  readonly messageId: string;
+  readonly routingKey: string;
+  readonly body: Buffer;
+}
 
 /** Publishes batches on one confirm channel; lives and dies with that channel. */
 export interface ConfirmedChannel {
   readonly channel: ConfirmChannel;
-  /** Resolves when every message is acked and none was returned; rejects with `PublishFailed`. */
-  publish(messages: readonly OutboundMessage[]): Promise<void>;
   /**
-   * The same promise for copies of consumed messages with their own properties (`mandatory` and
-   * `persistent` are always set): a retry or dead-letter copy is only as safe as its queue is real.
+   * Resolves when every message is acked and none was returned; rejects with `PublishFailed`.
+   * `properties` gives each message's AMQP properties; they must set `mandatory` (an unroutable
+   * message is then returned and fails the batch) and, for anything kept, `persistent`.
+   */
+  send<T extends Wire>(
+    messages: readonly T[],
+    properties: (message: T) => Options.Publish,
+  ): Promise<void>;
+  /**
+   * Copies of consumed messages with their own properties (`mandatory` and `persistent` are
+   * always set): a retry or dead-letter copy is only as safe as its queue is real.
    */
   publishCopies(copies: readonly MessageCopy[]): Promise<void>;
   /** Resolves when the channel has closed (by the broker, with its connection, or by us). */
@@ -23,8 +36,6 @@ export interface MessageCopy {
   readonly body: Buffer;
   readonly properties: Options.Publish;
 }
-
-type Wire = Pick<OutboundMessage, 'messageId' | 'routingKey' | 'body'>;
 
 interface Batch {
   unconfirmed: number;
@@ -214,21 +225,8 @@ export function confirmedChannel(
   return {
     channel,
     closed,
-    publish: (messages) => send(messages, recordProperties),
+    send,
     publishCopies: (copies) => send(copies, copyProperties),
-  };
-}
-
-function recordProperties(message: OutboundMessage): Options.Publish {
-  return {
-    persistent: true,
-    mandatory: true,
-    messageId: message.messageId,
-    correlationId: message.correlationId,
-    type: message.type,
-    contentType: 'application/json',
-    timestamp: Math.floor(message.timestamp / 1000),
-    headers: message.headers,
   };
 }
 
