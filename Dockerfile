@@ -3,7 +3,7 @@
 # tests): built JavaScript, config/, pipelines/ and production dependencies only.
 #   docker build -t warehouse-ingest .      docker compose up   (compose.yaml)
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 # npm 11 honours package.json "allowScripts" and .npmrc strict-allow-scripts (npm 10 would run
 # every dependency's install script); the runtime stage needs no npm at all.
 RUN npm install -g npm@11.19.1
@@ -18,16 +18,18 @@ COPY fixtures/demo ./fixtures/demo
 COPY src ./src
 RUN bash scripts/release.sh /release
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
+# No HOST or PORT here: config/production.yaml listens on 0.0.0.0:3000, and a baked variable would
+# override a mounted config file's http.port silently and refuse INGEST_HTTP__PORT ("both set").
 ENV NODE_ENV=production \
-    INGEST_ENV=production \
-    HOST=0.0.0.0 \
-    PORT=3000
+    INGEST_ENV=production
 WORKDIR /app
 COPY --from=build /release/ ./
-# Runs as the image's unprivileged `node` user; it owns only what it writes (data/: the spool,
-# the lineage journal). The code and config stay root-owned and read-only to it.
-RUN mkdir -p /app/data && chown node:node /app/data
+# Runs as the image's unprivileged `node` user; it owns only what it writes: /app/data (the spool,
+# the lineage journal) and /drops (partners' local drops: their folders, processed/, failed/,
+# receipts). A named volume mounted on a folder takes that folder's owner, so every mount path of
+# compose.yaml is made here (test/ops/container.test.ts). The code and config stay root-owned.
+RUN mkdir -p /app/data /drops && chown node:node /app/data /drops
 USER node
 VOLUME ["/app/data"]
 EXPOSE 3000
