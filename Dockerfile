@@ -33,9 +33,10 @@ RUN mkdir -p /app/data /drops && chown node:node /app/data /drops
 USER node
 VOLUME ["/app/data"]
 EXPOSE 3000
-# /healthz is also on the public port (load balancers use it); curl is not in the slim image.
+# The admin listener's /healthz (plain HTTP even when http.tls is set; admin.host and admin.port
+# read from the same configuration as serve): see docs/operations-startup.md#container.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+  CMD ["node", "dist/cli.js", "healthcheck"]
 # SIGTERM starts the graceful stop (shutdown.graceMs, 25 s by default): give it 30 s
 # (docker stop -t 30, compose stop_grace_period).
 STOPSIGNAL SIGTERM

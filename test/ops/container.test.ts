@@ -1,15 +1,23 @@
 /**
  * The Dockerfile and compose.yaml against the configuration (no container engine runs here, so
  * what the image would do is checked piece by piece): the image's environment leaves the listen
- * address to the configuration layers, and every volume is mounted where the image made a folder the
- * `node` user owns.
+ * address to the configuration layers, every volume is mounted where the image made a folder the
+ * `node` user owns, and the HEALTHCHECK (`warehouse-ingest healthcheck`) answers for a running
+ * service with and without `http.tls`.
  */
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { healthzUrl } from '../../src/cli/healthcheck.js';
 import { loadConfig } from '../../src/config.js';
-import { AMQP_URL } from '../support/broker.js';
+import { createLogger } from '../../src/log.js';
+import { startService, type RunningService } from '../../src/main.js';
+import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { runCli } from '../support/cli-process.js';
+import { demoTenantYaml } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -135,4 +143,114 @@ describe('the Dockerfile and compose.yaml', () => {
       expect([...owned], `${target} is owned by node`).toContain(target);
     }
   });
+
+  it('check health with `warehouse-ingest healthcheck` (the same configuration as serve)', () => {
+    const healthcheck = image.find((i) => i.keyword === 'HEALTHCHECK')?.args;
+    const command = /\bCMD (\[.*\])$/.exec(healthcheck ?? '')?.[1];
+    expect(command, 'HEALTHCHECK … CMD [exec form]').toBeDefined();
+    expect(JSON.parse(command!) as string[]).toEqual(['node', 'dist/cli.js', 'healthcheck']);
+  });
+});
+
+/** A port nobody listens on now (the admin listener needs a fixed one: a probe must know where to ask). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.once('error', reject);
+  });
+}
+
+describe('warehouse-ingest healthcheck against a running service', () => {
+  let topology: TestTopology;
+  const cert = path.join(temp.dir, 'cert.pem');
+  const key = path.join(temp.dir, 'key.pem');
+
+  beforeAll(async () => {
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+      ].concat(['-keyout', key, '-out', cert]),
+      { stdio: 'ignore' },
+    );
+    topology = await declareTestTopology({ bindingKeys: ['#'] });
+  });
+  afterAll(async () => {
+    await topology?.cleanup();
+  });
+
+  async function serviceEnv(name: string, http: Record<string, unknown>, adminHost: string) {
+    const config = `${await demoTenantYaml()}${stringify({
+      dataDirectory: path.join(temp.dir, name, 'data'),
+      pipelinesDirectory: path.join(temp.dir, 'no-pipelines'),
+      broker: {
+        exchange: topology.exchange,
+        queues: [{ name: topology.queue, bindingKeys: ['#'] }],
+      },
+      http,
+      admin: { host: adminHost, port: await freePort() },
+    })}`;
+    // What the container has: the image's environment, the mounted configuration, the broker.
+    return {
+      ...imageEnv(),
+      INGEST_ENV: 'development',
+      INGEST_CONFIG: temp.write(`${name}.yaml`, config),
+      INGEST_HTTP__PORT: '0',
+      AMQP_URL,
+    };
+  }
+
+  it('asks a wildcard admin address on loopback, any other as configured', () => {
+    expect(healthzUrl({ host: '0.0.0.0', port: 9464 })).toBe('http://127.0.0.1:9464/healthz');
+    expect(healthzUrl({ host: '::', port: 9464 })).toBe('http://[::1]:9464/healthz');
+    expect(healthzUrl({ host: '10.0.0.7', port: 9000 })).toBe('http://10.0.0.7:9000/healthz');
+    expect(healthzUrl({ host: 'fd00::7', port: 9000 })).toBe('http://[fd00::7]:9000/healthz');
+  });
+
+  async function probe(env: Record<string, string>) {
+    return runCli(['healthcheck'], { env, timeoutMs: 30_000 });
+  }
+
+  for (const variant of [
+    {
+      name: 'https',
+      http: () => ({ host: '127.0.0.1', tls: { cert, key } }),
+      adminHost: '0.0.0.0',
+    },
+    { name: 'plain', http: () => ({ host: '127.0.0.1' }), adminHost: '127.0.0.1' },
+  ]) {
+    it(`exits 0 while a ${variant.name} service runs (admin on ${variant.adminHost}), 1 once it stopped`, async () => {
+      const env = await serviceEnv(variant.name, variant.http(), variant.adminHost);
+      let service: RunningService | undefined = await startService({
+        env,
+        log: createLogger({ level: 'silent' }),
+      });
+      try {
+        if (variant.name === 'https') expect(service.url).toMatch(/^https:/);
+        const healthy = await probe(env);
+        expect(healthy.stderr).toBe('');
+        expect(healthy.code).toBe(0);
+        await service.stop();
+        service = undefined;
+        const down = await probe(env);
+        expect(down.code).toBe(1);
+        expect(down.stderr).toMatch(
+          /^warehouse-ingest: http:\/\/127\.0\.0\.1:\d+\/healthz did not answer: /,
+        );
+      } finally {
+        await service?.stop();
+      }
+    });
+  }
 });
