@@ -1,3 +1,4 @@
+import http from 'node:http';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { type Output, parse } from './check-commands.js';
@@ -41,16 +42,25 @@ export async function healthcheckCommand(args: string[], io: Output): Promise<nu
     return 1;
   }
   const url = healthzUrl(admin);
-  try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-    await response.body?.cancel();
-    if (response.ok) return 0;
-    io.err(`warehouse-ingest: ${url} answered ${response.status}\n`);
-  } catch (error) {
-    const reason = error instanceof Error ? (error.cause ?? error) : error;
-    io.err(
-      `warehouse-ingest: ${url} did not answer: ${reason instanceof Error ? reason.message : String(reason)}\n`,
-    );
-  }
+  const outcome = await get(url, timeoutMs);
+  if (outcome === 200) return 0;
+  io.err(
+    `warehouse-ingest: ${url} ${typeof outcome === 'number' ? `answered ${outcome}` : `did not answer: ${outcome}`}\n`,
+  );
   return 1;
+}
+
+/**
+ * The status of one GET, or why there was none. node:http, not fetch: fetch refuses the ports of
+ * the WHATWG "bad ports" list (6000, 6665–6669, 10080 …), which admin.port may well be.
+ */
+function get(url: string, timeoutMs: number): Promise<number | string> {
+  return new Promise((resolve) => {
+    const request = http.get(url, { timeout: timeoutMs }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    request.on('error', (error) => resolve(error.message));
+  });
 }

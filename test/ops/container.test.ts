@@ -7,6 +7,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -216,6 +217,29 @@ describe('warehouse-ingest healthcheck against a running service', () => {
     expect(healthzUrl({ host: '::', port: 9464 })).toBe('http://[::1]:9464/healthz');
     expect(healthzUrl({ host: '10.0.0.7', port: 9000 })).toBe('http://10.0.0.7:9000/healthz');
     expect(healthzUrl({ host: 'fd00::7', port: 9000 })).toBe('http://[fd00::7]:9000/healthz');
+  });
+
+  it("exits 1 on an answer other than 200, and reaches a port fetch() would refuse (6666: WHATWG's bad ports)", async () => {
+    let status = 503;
+    const server = http.createServer((request, response) => {
+      response.writeHead(request.url === '/healthz' ? status : 404).end();
+    });
+    // A fixed port on purpose: it is the one fetch() refuses. In use, the test fails loudly here.
+    await new Promise<void>((resolve, reject) =>
+      server.once('error', reject).listen(6666, '127.0.0.1', resolve),
+    );
+    try {
+      const env = { INGEST_ENV: 'development', ADMIN_HOST: '127.0.0.1', ADMIN_PORT: '6666' };
+      const refused = await probe(env);
+      expect([refused.code, refused.stderr]).toEqual([
+        1,
+        'warehouse-ingest: http://127.0.0.1:6666/healthz answered 503\n',
+      ]);
+      status = 200;
+      expect(await probe(env)).toMatchObject({ code: 0, stderr: '' });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   async function probe(env: Record<string, string>) {
