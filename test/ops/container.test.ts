@@ -150,6 +150,9 @@ describe('the Dockerfile and compose.yaml', () => {
     const command = /\bCMD (\[.*\])$/.exec(healthcheck ?? '')?.[1];
     expect(command, 'HEALTHCHECK … CMD [exec form]').toBeDefined();
     expect(JSON.parse(command!) as string[]).toEqual(['node', 'dist/cli.js', 'healthcheck']);
+    // A Node start plus the configuration plus the command's own 2 s wait: 3 s failed on a busy host.
+    const timeout = /--timeout=(\d+)s\b/.exec(healthcheck!)?.[1];
+    expect(Number(timeout)).toBeGreaterThanOrEqual(10);
   });
 });
 
