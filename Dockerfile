@@ -3,7 +3,7 @@
 # tests): built JavaScript, config/, pipelines/ and production dependencies only.
 #   docker build -t warehouse-ingest .      docker compose up   (compose.yaml)
 
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 # npm 11 honours package.json "allowScripts" and .npmrc strict-allow-scripts (npm 10 would run
 # every dependency's install script); the runtime stage needs no npm at all.
 RUN npm install -g npm@11.19.1
@@ -18,22 +18,27 @@ COPY fixtures/demo ./fixtures/demo
 COPY src ./src
 RUN bash scripts/release.sh /release
 
-FROM node:20-bookworm-slim
+FROM node:24-bookworm-slim
+# No HOST or PORT here: config/production.yaml listens on 0.0.0.0:3000, and a baked variable would
+# override a mounted config file's http.port silently and refuse INGEST_HTTP__PORT ("both set").
 ENV NODE_ENV=production \
-    INGEST_ENV=production \
-    HOST=0.0.0.0 \
-    PORT=3000
+    INGEST_ENV=production
 WORKDIR /app
 COPY --from=build /release/ ./
-# Runs as the image's unprivileged `node` user; it owns only what it writes (data/: the spool,
-# the lineage journal). The code and config stay root-owned and read-only to it.
-RUN mkdir -p /app/data && chown node:node /app/data
+# Runs as the image's unprivileged `node` user; it owns only what it writes: /app/data (the spool,
+# the lineage journal) and /drops (partners' local drops: their folders, processed/, failed/,
+# receipts). A named volume mounted on a folder takes that folder's owner, so every mount path of
+# compose.yaml is made here (test/ops/container.test.ts). The code and config stay root-owned.
+RUN mkdir -p /app/data /drops && chown node:node /app/data /drops
 USER node
 VOLUME ["/app/data"]
 EXPOSE 3000
-# /healthz is also on the public port (load balancers use it); curl is not in the slim image.
-HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# The admin listener's /healthz (plain HTTP even when http.tls is set; admin.host and admin.port
+# read from the same configuration as serve): see docs/operations-startup.md#container. One check
+# is a Node start that loads the configuration (~1 s of CPU, seconds of wall time on a busy 2-core
+# host): hence every 30 s, and 10 s before a check counts as failed.
+HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
+  CMD ["node", "dist/cli.js", "healthcheck"]
 # SIGTERM starts the graceful stop (shutdown.graceMs, 25 s by default): give it 30 s
 # (docker stop -t 30, compose stop_grace_period).
 STOPSIGNAL SIGTERM

@@ -4,7 +4,8 @@
 # 127.0.0.1:6379 (the shared state of several instances; keeps nothing on disk), and OpenSSH's
 # sshd for the SFTP tests (installed only: each SFTP test file starts its own private server,
 # test/support/sshd.ts). Installs from Debian's packages when missing. Debian's chromium, for the test that opens /docs in a real browser
-# (test/ops/docs.test.ts drives /usr/bin/chromium with playwright-core; no browser download).
+# (test/ops/docs.test.ts drives /usr/bin/chromium with playwright-core; no browser download), and
+# promtool from Debian's prometheus package (test/ops/alert-rules.test.ts tests ops/alerts.yaml).
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 
@@ -64,6 +65,15 @@ ensure_sshd() {
   as_root mkdir -p /run/sshd
 }
 
+# promtool (Debian's prometheus package): test/ops/alert-rules.test.ts runs `promtool test rules` on
+# ops/alerts.test.yaml. Installing the package also starts a Prometheus on :9090 under systemd
+# hosts; nothing in the tests uses it.
+ensure_promtool() {
+  if command -v promtool >/dev/null 2>&1; then return 0; fi
+  log "installing prometheus (for promtool) from Debian's packages"
+  apt_install prometheus
+}
+
 ensure_chromium() {
   if [ -x /usr/bin/chromium ]; then return 0; fi
   log "installing chromium from Debian's packages"
@@ -75,3 +85,4 @@ ensure_rabbitmq_plugins
 ensure_redis
 ensure_sshd
 ensure_chromium
+ensure_promtool

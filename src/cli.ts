@@ -128,6 +128,8 @@ async function main(argv: string[]): Promise<number | void> {
       return statusCommand(rest, io);
     case 'lineage':
       return lineageCommand(rest, io);
+    case 'healthcheck':
+      return (await import('./cli/healthcheck.js')).healthcheckCommand(rest, io);
     case 'events':
       return (await import('./cli/events/index.js')).eventsCommand(rest, io, {
         out: process.stdout,

@@ -71,6 +71,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
 
   const metrics = createMetrics({
     businesses: config.tenants.map((t) => t.businessId),
+    pipelines: stores.map((d) => d.pipeline.name),
     processMetrics: true,
     droppedLogLines: () => droppedLogLines,
   });

@@ -52,6 +52,8 @@ export interface MetricsOptions {
    * any credentials, and a label per invented id would grow without bound.
    */
   readonly businesses: readonly string[];
+  /** The drop pipelines that run: each has its per-pipeline counters at 0 from the start. @default none */
+  readonly pipelines?: readonly string[];
   /** Node process metrics (CPU, memory, event loop). Off in tests: each set starts a timer. @default false */
   readonly processMetrics?: boolean;
   /** Log lines dropped so far because stdout took nothing (`createLogger({ onDrop })`). @default none counted */
@@ -104,6 +106,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['pipeline'] as const,
     registers,
   });
+  // Every pipeline from 0, so `increase(…) > 0` sees its first failed receipt (a series that appears at 1 never increased).
+  for (const pipeline of options.pipelines ?? []) receiptFailures.inc({ pipeline }, 0);
   const lineageLost = new Counter({
     name: 'warehouse_ingest_lineage_lost_records_total',
     help: 'Accepted HTTP records whose lineage could not be written to the journal (the batch stays accepted).',

@@ -12,6 +12,7 @@ Commands:
   lineage      Find which request or file carried a record number, its message id and receipt
   reprocess    Try again a pipeline's failed inputs (after master data was fixed)
   events       Outbound events: emit one as the warehouse would, status, replay dead letters
+  healthcheck  Ask the running service's admin listener for /healthz (the container's HEALTHCHECK)
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
   --version    The version of warehouse-ingest (also -v)
@@ -34,6 +35,16 @@ Environment: INGEST_ENV (production | development | sandbox), INGEST_CONFIG (a Y
 PORT, HOST (development: 127.0.0.1), ADMIN_PORT, ADMIN_HOST, AMQP_URL or AMQP_URL_FILE (RabbitMQ;
 without it development publishes to data/outbox/), LOG_LEVEL, LOG_FORMAT (json | pretty), and
 INGEST_<PATH> for any other configuration key.
+`,
+  healthcheck: `Usage: warehouse-ingest healthcheck [--timeout-ms <n>]
+
+Reads the configuration as serve does (INGEST_ENV, INGEST_CONFIG, the environment) and asks the
+admin listener's /healthz (admin.host:admin.port, 0.0.0.0 and :: asked on loopback). The admin
+listener is plain HTTP even when http.tls is set, so the probe needs no certificate. The image's
+HEALTHCHECK runs it; it needs no broker secret.
+  --timeout-ms   How long to wait for the answer (default 2000).
+
+Exit status: 0 the service answered 200, 1 it did not (one line says why), 2 usage error.
 `,
   run: `Usage: warehouse-ingest run <pipeline.yaml> [--once]
 

@@ -56,6 +56,8 @@ const temp = tempFolder('ops-files-');
 let service: RunningService;
 let topology: TestTopology;
 let scrape: string;
+/** The first scrape, right after start-up: before any request, and before the drop's file is settled. */
+let fresh: string;
 const events = {
   exchange: uniqueName('test.ops.events'),
   queue: { name: uniqueName('test.ops.events.q'), type: 'classic' as const },
@@ -102,6 +104,7 @@ beforeAll(async () => {
     },
     log: createLogger({ level: 'silent' }),
   });
+  fresh = await (await fetch(`${service.adminUrl}/metrics`)).text();
   const response = await fetch(`${service.url}/api/v1/sales-orders`, {
     method: 'POST',
     headers: { authorization: basicAuth(DEMO_WITH_BROKER), 'content-type': 'text/csv' },
@@ -172,6 +175,42 @@ describe('ops/ files against a running service', () => {
     expect(Math.abs(Number(look?.[1]) - Date.now() / 1000)).toBeLessThan(120);
     expect(scrape).toMatch(
       /^warehouse_ingest_build_info\{version="[^"]+",node="v\d+\.\d+\.\d+"\} 1$/m,
+    );
+  });
+
+  it('every counter an alert reads with increase() is exported at 0 from start-up, for every label set it knows', () => {
+    // increase() needs a sample before the first event: a series that appears at 1 is never "an increase".
+    const counters = alerts.groups
+      .flatMap((g) => g.rules)
+      .flatMap((rule) =>
+        [...rule.expr.matchAll(/increase\(\s*(warehouse_ingest_[a-z0-9_]+)(?:\{([^}]*)\})?/g)].map(
+          ([, name, matchers]) => ({ rule: rule.alert, name: name!, matchers: matchers ?? '' }),
+        ),
+      );
+    expect(counters.map((c) => c.name)).toEqual(
+      expect.arrayContaining([
+        'warehouse_ingest_receipt_write_failures_total',
+        'warehouse_ingest_lineage_lost_records_total',
+        'warehouse_ingest_event_dead_letters_total',
+        'warehouse_ingest_http_connections_dropped_total',
+      ]),
+    );
+    const series = (name: string) =>
+      [...fresh.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\S+)$`, 'gm'))].map(
+        ([, labels, value]) => ({ labels: labels ?? '', value: Number(value) }),
+      );
+    for (const { rule, name, matchers } of counters) {
+      // The alert's own matchers (reason="limit") must select a series already there, at 0.
+      const wanted = matchers.split(',').filter((m) => m.trim() !== '');
+      const found = series(name).filter(({ labels }) =>
+        wanted.every((m) => labels.split(',').includes(m.trim())),
+      );
+      expect(found.length, `${name} (alert ${rule}) at start-up`).toBeGreaterThan(0);
+      for (const { labels, value } of found) expect(value, `${name}{${labels}}`).toBe(0);
+    }
+    // Per-pipeline counters: one series for each configured pipeline.
+    expect(fresh).toMatch(
+      /^warehouse_ingest_receipt_write_failures_total\{pipeline="ops-drop"\} 0$/m,
     );
   });
 
