@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { exposedSecretFile } from '../secret-files.js';
 import type { SecretReference, WebhookConfig } from './config.js';
 import { parseSecret, type SigningKey } from './destinations/webhook/sign.js';
+import { assertPublicAddress } from './destinations/webhook/ssrf.js';
 
 /** What subscriptions need of the configuration (structural, so config.ts can call in without a cycle). */
 export interface SubscriptionSource {
@@ -73,8 +75,24 @@ export function endpointLabel(webhook: Pick<WebhookConfig, 'id' | 'url'>, index:
   return `${webhook.id ?? `webhooks[${index}]`} (${new URL(webhook.url).host})`;
 }
 
-function isLoopbackHost(hostname: string): boolean {
-  return hostname === 'localhost' || hostname.endsWith('.localhost');
+/**
+ * A destination lint can refuse without DNS: `localhost` and its subdomains (with or without the
+ * root's trailing dot, which resolves the same), and IP literals in a range the runtime guard
+ * refuses (destinations/webhook/ssrf.ts): loopback, private, link-local, metadata.
+ */
+function isRefusedWithoutDns(hostname: string): boolean {
+  const host = hostname
+    .toLowerCase()
+    .replace(/\.+$/, '')
+    .replace(/^\[(.*)\]$/, '$1');
+  if (host === 'localhost' || host.endsWith('.localhost')) return true;
+  if (isIP(host) === 0) return false;
+  try {
+    assertPublicAddress(host, host);
+    return false;
+  } catch {
+    return true;
+  }
 }
 
 /** Production rules that need no DNS: https only, unless the endpoint allows private networks. */
@@ -91,10 +109,11 @@ export function webhookProblems(config: SubscriptionSource): Array<Omit<ConfigPr
           field,
           message: 'Must be https in production (or set allowPrivateNetwork: true)',
         });
-      else if (isLoopbackHost(url.hostname))
+      else if (isRefusedWithoutDns(url.hostname))
         problems.push({
           field,
-          message: 'Loopback destination refused in production (or set allowPrivateNetwork: true)',
+          message:
+            'Loopback or private destination refused in production (or set allowPrivateNetwork: true)',
         });
       if (url.username || url.password)
         problems.push({

@@ -5,6 +5,7 @@ import {
   endpointLabel,
   resolveEndpoints,
   webhookEndpointId,
+  webhookProblems,
 } from '../../src/events/subscriptions.js';
 import { ConfigError } from '../../src/errors.js';
 import { createLanes, BUSY } from '../../src/events/lanes.js';
@@ -118,5 +119,46 @@ describe('endpoint names and ids', () => {
     expect(webhookEndpointId('ACME', { id: 'erp', url })).not.toBe(
       webhookEndpointId('BETA', { id: 'erp', url }),
     );
+  });
+});
+
+describe('production rules lint can check without DNS', () => {
+  const problems = (url: string) =>
+    webhookProblems({
+      environment: 'production',
+      tenants: [
+        {
+          businessId: 'ACME',
+          webhooks: [
+            {
+              url,
+              secret: { env: 'X' },
+              events: ['**'],
+              enabled: true,
+              allowPrivateNetwork: false,
+            },
+          ],
+        },
+      ],
+    }).map((p) => p.message);
+
+  it.each([
+    'https://localhost/hook',
+    'https://localhost./hook',
+    'https://LOCALHOST../hook',
+    'https://api.localhost./hook',
+    'https://127.0.0.1/hook',
+    'https://10.1.2.3/hook',
+    'https://169.254.169.254/latest',
+    'https://[::1]/hook',
+  ])('refuses %s', (url) => {
+    expect(problems(url)).toEqual([
+      'Loopback or private destination refused in production (or set allowPrivateNetwork: true)',
+    ]);
+  });
+
+  it('accepts a public name or address (the runtime guard still checks what a name resolves to)', () => {
+    expect(problems('https://hooks.acme.example/in')).toEqual([]);
+    expect(problems('https://93.184.215.14/in')).toEqual([]);
   });
 });
