@@ -12,6 +12,8 @@ import {
   type KeyRecord,
   type SharedState,
 } from '../../src/http-state/state.js';
+import { createLogger } from '../../src/log.js';
+import { LogCapture } from '../support/http-app.js';
 import { REDIS_URL, removeKeys, testRedisState, uniquePrefix } from '../support/redis.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 
@@ -94,7 +96,9 @@ describe('the Redis state under network faults', () => {
     open.push(proxy);
     const keyPrefix = uniquePrefix();
     open.push({ close: () => removeKeys(keyPrefix) });
-    const state = await testRedisState({ url: proxy.urlFor(REDIS_URL), keyPrefix });
+    const logs = new LogCapture();
+    const log = createLogger({ level: 'info', destination: logs });
+    const state = await testRedisState({ url: proxy.urlFor(REDIS_URL), keyPrefix, log });
     open.push(state);
 
     const tally: Tally = { served: 0, refused: 0, wrong: [] };
@@ -125,5 +129,8 @@ describe('the Redis state under network faults', () => {
     }
     expect(faultless()).toEqual({ wrong: [], uncaught: [] });
     expect(tally.refused).toBeGreaterThan(0);
+    // Each repeated chunk was found out and its connection replaced (a cut only reconnects).
+    const resets = logs.lines.filter((l) => l.msg === 'shared state connection reset');
+    expect(resets.length).toBeGreaterThanOrEqual(3);
   });
 });
