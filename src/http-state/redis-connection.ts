@@ -27,7 +27,15 @@ export interface RedisConnectionOptions {
   /** Where the store is, for log lines (never the password). */
   readonly where: string;
   readonly log: Logger;
+  /** Called each time a connection becomes ready (the first and every new one). */
+  readonly onReady?: () => void;
 }
+
+/**
+ * A call that was written but got no answer of its own (time-out, connection lost or replaced,
+ * reply out of step): Redis may or may not have run it.
+ */
+export class Unanswered extends SharedStateUnavailable {}
 
 export interface RedisConnection {
   /** Runs a script on `key`; gives its reply after the nonce. Throws SharedStateUnavailable. */
@@ -40,6 +48,9 @@ export interface RedisConnection {
 }
 
 type ScriptCall = (key: string, nonce: string, ...args: Array<string | number>) => Promise<unknown>;
+
+/** ioredis's refusal of a command it did not write (the connection went away meanwhile). */
+const NOT_WRITTEN = /Stream isn't writeable/;
 
 /** Errors ioredis reports when replies no longer match its commands, or it cannot parse them. */
 const OUT_OF_STEP = /Command queue state error|Please report this/;
@@ -95,6 +106,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
         if (redis !== current) return;
         if (outage) log.info({ sharedState: where }, 'shared state reachable again');
         outage = false;
+        options.onReady?.();
       }),
     );
     return redis;
@@ -120,10 +132,9 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     ).unref();
   }
 
-  const fail = (error: unknown) => {
-    throw new SharedStateUnavailable(`the shared state at ${where} did not answer`, {
-      cause: error,
-    });
+  const fail = (error: unknown, sent: boolean) => {
+    const Failure = sent ? Unanswered : SharedStateUnavailable;
+    throw new Failure(`the shared state at ${where} did not answer`, { cause: error });
   };
 
   return {
@@ -132,7 +143,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     },
     async run(script, key, args) {
       const redis = current;
-      if (redis.status !== 'ready') fail(new Error(`connection ${redis.status}`));
+      if (redis.status !== 'ready') fail(new Error(`connection ${redis.status}`), false);
       const nonce = randomUUID();
       let reply: unknown;
       try {
@@ -142,13 +153,15 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
           ...args,
         );
       } catch (error) {
-        if ((error as Error).message === 'Command timed out') replace(redis, 'Command timed out');
-        else if ((error as Error).name !== 'ReplyError') unreachable(redis, error as Error);
-        return fail(error);
+        const { name, message } = error as Error;
+        if (message === 'Command timed out') replace(redis, 'Command timed out');
+        else if (name !== 'ReplyError') unreachable(redis, error as Error);
+        // Answered by Redis (an error reply), or refused by ioredis before it was written.
+        return fail(error, name !== 'ReplyError' && !NOT_WRITTEN.test(message));
       }
       if (!Array.isArray(reply) || reply[0] !== nonce) {
         replace(redis, `a reply to ${script} did not carry its nonce`);
-        return fail(new Error('reply out of step with its command'));
+        return fail(new Error('reply out of step with its command'), true);
       }
       replaced = 0;
       return reply.slice(1);

@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
 import { createMemoryState } from './memory.js';
-import { createRedisConnection } from './redis-connection.js';
+import { createRedisConnection, type RedisConnection, Unanswered } from './redis-connection.js';
 import type { BucketTake, KeyRecord, RecentFailures, SharedState } from './state.js';
 
 /**
@@ -39,12 +39,14 @@ export function redisLocation(url: string): string {
 /** Connects (rejects when Redis cannot be reached at start-up: fail loudly) and gives the state. */
 export async function openRedisState(options: RedisStateOptions): Promise<SharedState> {
   const { keyPrefix } = options;
+  const unsure = unsureClaims(() => connection);
   const connection = createRedisConnection({
     url: options.url,
     ...(options.password !== undefined && { password: options.password }),
     commandTimeoutMs: options.commandTimeoutMs,
     where: redisLocation(options.url),
     log: options.log,
+    onReady: unsure.release,
   });
   await connection.open();
 
@@ -62,10 +64,14 @@ export async function openRedisState(options: RedisStateOptions): Promise<Shared
     kind: 'redis',
     claims: {
       async claim(id, pending, ttlMs) {
-        const [held] = await connection.run('claimKey', keyPrefix + id, [
-          JSON.stringify(pending),
-          ttlMs,
-        ]);
+        const record = JSON.stringify(pending);
+        let held: unknown;
+        try {
+          [held] = await connection.run('claimKey', keyPrefix + id, [record, ttlMs]);
+        } catch (error) {
+          if (error instanceof Unanswered) unsure.add(keyPrefix + id, record, ttlMs);
+          throw error;
+        }
         return held === undefined ? undefined : (JSON.parse(String(held)) as KeyRecord);
       },
       async settle(id, pending, settled, ttlMs) {
@@ -107,5 +113,53 @@ export async function openRedisState(options: RedisStateOptions): Promise<Shared
         ),
     },
     close: () => connection.close(),
+  };
+}
+
+/** Claims at most remembered as unsure; past it the oldest are left to their in-flight expiry. */
+const MAX_UNSURE = 10_000;
+
+/**
+ * Claims whose reply was lost: Redis may hold them, pending, until their in-flight expiry, and
+ * every retry of their request would be answered 409 meanwhile. Each is released (deleted if it
+ * still holds exactly that pending record, which names a claimant of its own) as soon as a
+ * connection is ready again: the retry the 503 asked for then runs.
+ */
+function unsureClaims(connection: () => RedisConnection) {
+  const unsure = new Map<string, { record: string; until: number }>();
+  /** A release is running; `again`: a connection became ready meanwhile, run once more. */
+  let releasing = false;
+  let again = false;
+  const releaseAll = async () => {
+    for (const [key, { record, until }] of unsure) {
+      if (until > Date.now()) {
+        try {
+          await connection().run('settleKey', key, [record, '', 0]);
+        } catch {
+          return; // not answered now: the next connection tries again
+        }
+      }
+      unsure.delete(key);
+    }
+  };
+  const release = (): void => {
+    if (releasing) {
+      again = true;
+      return;
+    }
+    releasing = true;
+    again = false;
+    void releaseAll().finally(() => {
+      releasing = false;
+      if (again) release();
+    });
+  };
+  return {
+    add(key: string, record: string, ttlMs: number): void {
+      unsure.delete(key);
+      unsure.set(key, { record, until: Date.now() + ttlMs });
+      if (unsure.size > MAX_UNSURE) unsure.delete(unsure.keys().next().value!);
+    },
+    release,
   };
 }

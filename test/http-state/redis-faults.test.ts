@@ -6,6 +6,7 @@
  * own record), a fault costs only the calls in flight (refused: their requests are answered 503),
  * and the store serves again on its own.
  */
+import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   SharedStateUnavailable,
@@ -132,5 +133,48 @@ describe('the Redis state under network faults', () => {
     // Each repeated chunk was found out and its connection replaced (a cut only reconnects).
     const resets = logs.lines.filter((l) => l.msg === 'shared state connection reset');
     expect(resets.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('frees a key whose claim reply was lost as soon as Redis answers again: its retry runs instead of 409 until the in-flight expiry', async () => {
+    const proxy = await startTcpProxy({
+      host: '127.0.0.1',
+      port: Number(new URL(REDIS_URL).port || 6379),
+    });
+    open.push(proxy);
+    const keyPrefix = uniquePrefix();
+    open.push({ close: () => removeKeys(keyPrefix) });
+    const state = await testRedisState({
+      url: proxy.urlFor(REDIS_URL),
+      keyPrefix,
+      commandTimeoutMs: 300,
+    });
+    open.push(state);
+    const redis = new Redis(REDIS_URL);
+    open.push({ close: async () => void redis.disconnect() });
+
+    const first: KeyRecord = { fingerprint: 'f', claimant: 'first' };
+    proxy.dropDownstream(true);
+    await expect(state.claims.claim('lost', first, 60_000)).rejects.toThrow(SharedStateUnavailable);
+    // The claim reached Redis: the key holds it, pending, for the in-flight expiry (60 s here).
+    expect(await redis.get(`${keyPrefix}lost`)).toBe(JSON.stringify(first));
+    proxy.dropDownstream(false);
+
+    const retry: KeyRecord = { fingerprint: 'f', claimant: 'retry' };
+    await expect
+      .poll(
+        async () => {
+          try {
+            return await state.claims.claim('lost', retry, 60_000);
+          } catch {
+            return 'refused';
+          }
+        },
+        {
+          timeout: 15_000,
+          interval: 100,
+        },
+      )
+      .toBeUndefined();
+    expect(await redis.get(`${keyPrefix}lost`)).toBe(JSON.stringify(retry));
   });
 });

@@ -36,6 +36,11 @@ export interface TcpProxy {
    * sent commands, out of step with them.
    */
   repeatDownstream(): void;
+  /**
+   * While on, what the target sends is read and thrown away (on every connection): the client's
+   * commands still arrive and run, their replies are lost.
+   */
+  dropDownstream(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -47,6 +52,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   let bytesUpstream = 0;
   let cutAt: { bytes: number; refuse: boolean } | undefined;
   let repeatNext = false;
+  let dropping = false;
 
   function cut(options: { refuse?: boolean } = {}): void {
     if (options.refuse) refusing = true;
@@ -95,6 +101,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     });
     upstream.on('drain', () => holding || client.resume());
     upstream.on('data', (chunk: Buffer) => {
+      if (dropping) return;
       if (repeatNext) {
         repeatNext = false;
         client.write(chunk);
@@ -153,6 +160,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     },
     repeatDownstream() {
       repeatNext = true;
+    },
+    dropDownstream(on) {
+      dropping = on;
     },
     async close() {
       cut({ refuse: true });
