@@ -62,6 +62,9 @@ export async function openRedisState(options: RedisStateOptions): Promise<Shared
 
   return {
     kind: 'redis',
+    get reachable() {
+      return connection.reachable;
+    },
     claims: {
       async claim(id, pending, ttlMs) {
         const record = JSON.stringify(pending);

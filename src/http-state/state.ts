@@ -74,6 +74,8 @@ export interface FailureLogs {
 /** The facade's state, one per service. */
 export interface SharedState {
   readonly kind: 'memory' | 'redis';
+  /** The store answers now (memory: always; Redis: a connection is ready). */
+  readonly reachable: boolean;
   readonly claims: KeyClaims;
   readonly buckets: TokenBuckets;
   readonly failures: FailureLogs;
