@@ -58,13 +58,15 @@ const OUT_OF_STEP = /Command queue state error|Please report this/;
 export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
   const { log, where } = options;
   let closing = false;
+  /** A connection was ready once: before, no request is served, so no outage is reported. */
+  let opened = false;
   /** The state is reported unreachable (one warning per outage). */
   let outage = false;
   /** Connections replaced in a row without a call answered since: spaces the new ones. */
   let replaced = 0;
 
   const unreachable = (redis: Redis, error: Error) => {
-    if (outage || redis !== current || closing) return;
+    if (outage || !opened || redis !== current || closing) return;
     outage = true;
     log.warn(
       { sharedState: where, error: error.message },
@@ -169,6 +171,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     async open() {
       try {
         await current.connect();
+        opened = true;
       } catch (error) {
         current.disconnect();
         throw new SharedStateUnavailable(

@@ -36,19 +36,31 @@ export function redisLocation(url: string): string {
   }
 }
 
-/** Connects (rejects when Redis cannot be reached at start-up: fail loudly) and gives the state. */
+/**
+ * Connects (rejects when Redis cannot be reached at start-up: fail loudly, and say so in the log)
+ * and gives the state.
+ */
 export async function openRedisState(options: RedisStateOptions): Promise<SharedState> {
-  const { keyPrefix } = options;
+  const { keyPrefix, log } = options;
+  const where = redisLocation(options.url);
   const unsure = unsureClaims(() => connection);
   const connection = createRedisConnection({
     url: options.url,
     ...(options.password !== undefined && { password: options.password }),
     commandTimeoutMs: options.commandTimeoutMs,
-    where: redisLocation(options.url),
-    log: options.log,
+    where,
+    log,
     onReady: unsure.release,
   });
-  await connection.open();
+  try {
+    await connection.open();
+  } catch (error) {
+    log.error(
+      { sharedState: where, error: ((error as Error).cause as Error | undefined)?.message },
+      'cannot reach the shared state: the service does not start',
+    );
+    throw error;
+  }
 
   // Limits go on per instance while Redis is away (as without Redis); never a 5xx for them.
   const local = createMemoryState();

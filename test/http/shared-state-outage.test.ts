@@ -7,7 +7,7 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { startService } from '../../src/main.js';
-import { answer, createTestApp, type TestApp } from '../support/http-app.js';
+import { answer, createTestApp, LogCapture, type TestApp } from '../support/http-app.js';
 import { REDIS_URL, removeKeys, testRedisState, uniquePrefix } from '../support/redis.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { validRecords } from '../records/fixtures.js';
@@ -85,11 +85,12 @@ describe('the shared state on Redis, when Redis is away', () => {
     expect(await metric(refused)).toBe(2);
   });
 
-  it('stops the start when Redis cannot be reached, naming where (never its password)', async () => {
+  it('stops the start when Redis cannot be reached, naming where (never its password), and logs just that', async () => {
     const closed = net.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as net.AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
+    const logs = new LogCapture();
     const starting = startService({
       env: {
         REDIS_URL: `redis://:secret-pass@127.0.0.1:${port}/0`,
@@ -97,11 +98,18 @@ describe('the shared state on Redis, when Redis is away', () => {
         ADMIN_PORT: '0',
         INGEST_ENV: 'sandbox',
       },
-      log: createLogger({ level: 'silent' }),
+      log: createLogger({ level: 'info', destination: logs }),
     });
     await expect(starting).rejects.toThrow(
       `cannot reach the shared state at redis://127.0.0.1:${port}/0`,
     );
     await expect(starting).rejects.not.toThrow(/secret-pass/);
+    // The log says what happens: the start stops. Nothing is "answered 503": nothing is served.
+    const shared = logs.lines.filter((l) => JSON.stringify(l).includes('shared state'));
+    expect(shared.map((l) => [l.level, l.msg])).toEqual([
+      ['error', 'cannot reach the shared state: the service does not start'],
+    ]);
+    expect(shared[0]).toMatchObject({ sharedState: `redis://127.0.0.1:${port}/0` });
+    expect(logs.raw.join('')).not.toContain('secret-pass');
   });
 });
