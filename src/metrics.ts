@@ -3,6 +3,7 @@ import type net from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { LOG_MAX_PENDING_BYTES } from './log.js';
 import type { ConnectionMetrics, ListenerName } from './http/connections.js';
+import type { SharedState } from './http-state/state.js';
 import type { BatchOutcome } from './pipeline/batch.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';
@@ -44,6 +45,13 @@ export interface Metrics extends DropMetrics, ConnectionMetrics {
   lineageLost(records: number): void;
   /** Every answer of the partner-facing app (refusals too: 401, 413, 415, 429 …). */
   observeRequest(request: RequestObservation): void;
+  /**
+   * `warehouse_ingest_shared_state_reachable` follows this store, and its refusals are counted
+   * from 0 (so that `increase()` sees the first one).
+   */
+  watchSharedState(state: Pick<SharedState, 'kind' | 'reachable'>): void;
+  /** A request refused because the shared state could not be reached (`503 idempotency-unavailable`). */
+  sharedStateRefused(backend: SharedState['kind']): void;
 }
 
 export interface MetricsOptions {
@@ -180,6 +188,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
       for (const [listener, server] of listeners) this.set({ listener }, server.maxConnections);
     },
   });
+  const sharedStateRefused = new Counter({
+    name: 'warehouse_ingest_shared_state_refused_total',
+    help: 'Requests refused (503 idempotency-unavailable) because the shared state could not be reached, by backend.',
+    labelNames: ['backend'] as const,
+    registers,
+  });
   new Gauge({
     name: 'warehouse_ingest_build_info',
     help: 'Always 1; the labels say which build runs: the package version and the Node.js version.',
@@ -241,6 +255,22 @@ export function createMetrics(options: MetricsOptions): Metrics {
         businessId === undefined ? 'none' : businesses.has(businessId) ? businessId : 'other';
       requestLatency.observe(values, seconds);
       requests.inc([...values, business]);
+    },
+    watchSharedState(state) {
+      if (registry.getSingleMetric('warehouse_ingest_shared_state_reachable')) return;
+      new Gauge({
+        name: 'warehouse_ingest_shared_state_reachable',
+        help: '1 while the shared state (Idempotency-Key records, limits) answers, 0 otherwise, by backend (memory: always 1).',
+        labelNames: ['backend'] as const,
+        registers,
+        collect() {
+          this.set({ backend: state.kind }, state.reachable ? 1 : 0);
+        },
+      });
+      sharedStateRefused.inc({ backend: state.kind }, 0);
+    },
+    sharedStateRefused(backend) {
+      sharedStateRefused.inc({ backend });
     },
     fileHandled(pipeline, outcome, seconds) {
       fileLatency.observe({ pipeline, outcome }, seconds);

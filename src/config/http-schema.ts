@@ -101,7 +101,7 @@ export const sharedStateSchema = z
           }),
         commandTimeoutMs: z.int().positive().max(60_000).meta({
           description:
-            'A Redis command not answered within this fails: an `Idempotency-Key` request is answered `503` with `Retry-After`; limits fall back to this instance meanwhile.',
+            'A Redis command not answered within this fails: an `Idempotency-Key` request is answered `503` with `Retry-After`; limits fall back to this instance meanwhile. The connection it was sent on is replaced by a new one.',
         }),
       })
       .meta({ description: 'The shared store on Redis. See docs/operations-instances.md.' }),

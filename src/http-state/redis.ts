@@ -1,20 +1,13 @@
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { reconnectDelay } from '../backoff.js';
 import type { Logger } from '../log.js';
 import { createMemoryState } from './memory.js';
-import {
-  SharedStateUnavailable,
-  type BucketTake,
-  type KeyRecord,
-  type RecentFailures,
-  type SharedState,
-} from './state.js';
+import { createRedisConnection, type RedisConnection, Unanswered } from './redis-connection.js';
+import type { BucketTake, KeyRecord, RecentFailures, SharedState } from './state.js';
 
 /**
  * The state on Redis, shared by every instance that uses the same server and `keyPrefix`.
- * Each operation is one round trip and atomic: `SET NX` for a claim, a Lua script for the rest,
- * timed by the Redis server's clock (instances whose clocks differ still agree).
+ * Each operation is one round trip and atomic: a Lua script (redis-scripts.ts), timed by the
+ * Redis server's clock (instances whose clocks differ still agree), over one connection that
+ * checks every reply is its call's (redis-connection.ts).
  *
  * When Redis cannot be reached, an `Idempotency-Key` cannot be honoured: claims fail with
  * `SharedStateUnavailable` (the request is answered 503, never run unprotected). Rate limits and
@@ -33,53 +26,6 @@ export interface RedisStateOptions {
   readonly log: Logger;
 }
 
-// KEYS[1] = the key; ARGV: the pending record as set, the settled record ('' = forget), ttl ms.
-const SETTLE = `if redis.call('GET', KEYS[1]) == ARGV[1] then
-  if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
-end
-return 0`;
-
-const NOW = `local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
-
-// The token bucket of memory.ts, on Redis: ARGV capacity, windowMs. Returns {allowed, tokens}.
-const TAKE = `${NOW}
-local capacity = tonumber(ARGV[1])
-local perMs = capacity / tonumber(ARGV[2])
-local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
-local tokens = tonumber(held[1]) or capacity
-local at = tonumber(held[2]) or now
-tokens = math.min(capacity, tokens + math.max(0, now - at) * perMs)
-local allowed = 0
-if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
-redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
-redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) / perMs) + 1000)
-return {allowed, tostring(tokens)}`;
-
-// A sorted set of failure times: ARGV windowMs. Returns {count, oldestAgeMs}.
-const RECENT = `${NOW}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))
-local count = redis.call('ZCARD', KEYS[1])
-if count == 0 then return {0, 0} end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-return {count, now - tonumber(oldest[2])}`;
-
-// ARGV windowMs, cap, a unique member.
-const ADD = `${NOW}
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[1]))
-redis.call('ZADD', KEYS[1], now, ARGV[3])
-local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[2])
-if excess > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, excess - 1) end
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-return 0`;
-
-interface Scripts {
-  settleKey(key: string, pending: string, settled: string, ttlMs: number): Promise<number>;
-  takeToken(key: string, capacity: number, windowMs: number): Promise<[number, string]>;
-  recentFailures(key: string, windowMs: number): Promise<[number, number]>;
-  addFailure(key: string, windowMs: number, cap: number, member: string): Promise<number>;
-}
-
 /** Where the store is, for logs and messages: host, port and database, never the password. */
 export function redisLocation(url: string): string {
   try {
@@ -90,50 +36,30 @@ export function redisLocation(url: string): string {
   }
 }
 
-/** Connects (rejects when Redis cannot be reached at start-up: fail loudly) and gives the state. */
+/**
+ * Connects (rejects when Redis cannot be reached at start-up: fail loudly, and say so in the log)
+ * and gives the state.
+ */
 export async function openRedisState(options: RedisStateOptions): Promise<SharedState> {
-  const { log, keyPrefix } = options;
+  const { keyPrefix, log } = options;
   const where = redisLocation(options.url);
-  const redis = new Redis(options.url, {
+  const unsure = unsureClaims(() => connection);
+  const connection = createRedisConnection({
+    url: options.url,
     ...(options.password !== undefined && { password: options.password }),
-    lazyConnect: true,
-    // Fail at once while disconnected instead of queueing: a request must not wait for Redis.
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    commandTimeout: options.commandTimeoutMs,
-    connectTimeout: Math.max(1000, options.commandTimeoutMs * 5),
-    retryStrategy: (attempt) => reconnectDelay(attempt, 100, 5000),
-  });
-  for (const [name, lua, keys] of [
-    ['settleKey', SETTLE, 1],
-    ['takeToken', TAKE, 1],
-    ['recentFailures', RECENT, 1],
-    ['addFailure', ADD, 1],
-  ] as const)
-    redis.defineCommand(name, { lua, numberOfKeys: keys });
-  const scripts = redis as unknown as Scripts;
-
-  let outage = false;
-  redis.on('error', (error: Error) => {
-    if (outage) return;
-    outage = true;
-    log.warn(
-      { sharedState: where, error: error.message },
-      'shared state unreachable: Idempotency-Key requests answered 503, limits kept per instance meanwhile',
-    );
-  });
-  redis.on('ready', () => {
-    if (outage) log.info({ sharedState: where }, 'shared state reachable again');
-    outage = false;
+    commandTimeoutMs: options.commandTimeoutMs,
+    where,
+    log,
+    onReady: unsure.release,
   });
   try {
-    await redis.connect();
+    await connection.open();
   } catch (error) {
-    redis.disconnect();
-    throw new SharedStateUnavailable(
-      `cannot reach the shared state at ${where}: ${(error as Error).message}`,
-      { cause: error },
+    log.error(
+      { sharedState: where, error: ((error as Error).cause as Error | undefined)?.message },
+      'cannot reach the shared state: the service does not start',
     );
+    throw error;
   }
 
   // Limits go on per instance while Redis is away (as without Redis); never a 5xx for them.
@@ -141,48 +67,44 @@ export async function openRedisState(options: RedisStateOptions): Promise<Shared
   const orLocal = async <T>(shared: () => Promise<T>, fallback: () => T): Promise<T> => {
     try {
       return await shared();
-    } catch (error) {
-      if (!outage) redis.emit('error', error);
+    } catch {
       return fallback();
     }
   };
-  const unavailable = (error: unknown) =>
-    new SharedStateUnavailable(`the shared state at ${where} did not answer`, { cause: error });
 
   return {
     kind: 'redis',
+    get reachable() {
+      return connection.reachable;
+    },
     claims: {
       async claim(id, pending, ttlMs) {
-        let held: string | null;
+        const record = JSON.stringify(pending);
+        let held: unknown;
         try {
-          held = await redis.set(keyPrefix + id, JSON.stringify(pending), 'PX', ttlMs, 'NX', 'GET');
+          [held] = await connection.run('claimKey', keyPrefix + id, [record, ttlMs]);
         } catch (error) {
-          throw unavailable(error);
+          if (error instanceof Unanswered) unsure.add(keyPrefix + id, record, ttlMs);
+          throw error;
         }
-        return held === null ? undefined : (JSON.parse(held) as KeyRecord);
+        return held === undefined ? undefined : (JSON.parse(String(held)) as KeyRecord);
       },
       async settle(id, pending, settled, ttlMs) {
-        try {
-          await scripts.settleKey(
-            keyPrefix + id,
-            JSON.stringify(pending),
-            settled ? JSON.stringify(settled) : '',
-            ttlMs,
-          );
-        } catch (error) {
-          throw unavailable(error);
-        }
+        await connection.run('settleKey', keyPrefix + id, [
+          JSON.stringify(pending),
+          settled ? JSON.stringify(settled) : '',
+          ttlMs,
+        ]);
       },
     },
     buckets: {
       take: (key, capacity, windowMs) =>
         orLocal<BucketTake>(
           async () => {
-            const [allowed, tokens] = await scripts.takeToken(
-              `${keyPrefix}rate:${key}`,
+            const [allowed, tokens] = await connection.run('takeToken', `${keyPrefix}rate:${key}`, [
               capacity,
               windowMs,
-            );
+            ]);
             return { allowed: allowed === 1, tokens: Number(tokens) };
           },
           () => local.buckets.take(key, capacity, windowMs),
@@ -192,23 +114,67 @@ export async function openRedisState(options: RedisStateOptions): Promise<Shared
       recent: (key, windowMs) =>
         orLocal<RecentFailures>(
           async () => {
-            const [count, oldestAgeMs] = await scripts.recentFailures(keyPrefix + key, windowMs);
-            return { count, oldestAgeMs };
+            const [count, oldestAgeMs] = await connection.run('recentFailures', keyPrefix + key, [
+              windowMs,
+            ]);
+            return { count: Number(count), oldestAgeMs: Number(oldestAgeMs) };
           },
           () => local.failures.recent(key, windowMs),
         ),
       add: (key, windowMs, cap) =>
         orLocal<void>(
-          async () => void (await scripts.addFailure(keyPrefix + key, windowMs, cap, randomUUID())),
+          async () => void (await connection.run('addFailure', keyPrefix + key, [windowMs, cap])),
           () => local.failures.add(key, windowMs, cap),
         ),
     },
-    async close() {
-      try {
-        await redis.quit();
-      } catch {
-        redis.disconnect();
+    close: () => connection.close(),
+  };
+}
+
+/** Claims at most remembered as unsure; past it the oldest are left to their in-flight expiry. */
+const MAX_UNSURE = 10_000;
+
+/**
+ * Claims whose reply was lost: Redis may hold them, pending, until their in-flight expiry, and
+ * every retry of their request would be answered 409 meanwhile. Each is released (deleted if it
+ * still holds exactly that pending record, which names a claimant of its own) as soon as a
+ * connection is ready again: the retry the 503 asked for then runs.
+ */
+function unsureClaims(connection: () => RedisConnection) {
+  const unsure = new Map<string, { record: string; until: number }>();
+  /** A release is running; `again`: a connection became ready meanwhile, run once more. */
+  let releasing = false;
+  let again = false;
+  const releaseAll = async () => {
+    for (const [key, { record, until }] of unsure) {
+      if (until > Date.now()) {
+        try {
+          await connection().run('settleKey', key, [record, '', 0]);
+        } catch {
+          return; // not answered now: the next connection tries again
+        }
       }
+      unsure.delete(key);
+    }
+  };
+  const release = (): void => {
+    if (releasing) {
+      again = true;
+      return;
+    }
+    releasing = true;
+    again = false;
+    void releaseAll().finally(() => {
+      releasing = false;
+      if (again) release();
+    });
+  };
+  return {
+    add(key: string, record: string, ttlMs: number): void {
+      unsure.delete(key);
+      unsure.set(key, { record, until: Date.now() + ttlMs });
+      if (unsure.size > MAX_UNSURE) unsure.delete(unsure.keys().next().value!);
     },
+    release,
   };
 }

@@ -28,8 +28,8 @@ export interface KeyRecord {
 /** `Idempotency-Key` records. */
 export interface KeyClaims {
   /**
-   * Sets `id` to `pending` for `ttlMs` unless it holds something (Redis: `SET NX`); gives what
-   * it holds, or undefined when the claim is now `pending`'s.
+   * Sets `id` to `pending` for `ttlMs` unless it holds something (Redis: one atomic script,
+   * `GET` else `SET PX`); gives what it holds, or undefined when the claim is now `pending`'s.
    */
   claim(id: string, pending: KeyRecord, ttlMs: number): MaybePromise<KeyRecord | undefined>;
   /**
@@ -74,6 +74,8 @@ export interface FailureLogs {
 /** The facade's state, one per service. */
 export interface SharedState {
   readonly kind: 'memory' | 'redis';
+  /** The store answers now (memory: always; Redis: a connection is ready). */
+  readonly reachable: boolean;
   readonly claims: KeyClaims;
   readonly buckets: TokenBuckets;
   readonly failures: FailureLogs;

@@ -68,6 +68,7 @@ export function buildHttpApp(
   const state =
     parts.sharedState ??
     createMemoryState({ maxEntries: idempotency.maxEntries, maxBytes: idempotency.maxBytes });
+  metrics.watchSharedState(state);
   const apiDocsOnAdmin = config.http.apiDocs === 'admin';
   const authenticator = createAuthenticator({
     tenants: config.tenants,
@@ -84,7 +85,11 @@ export function buildHttpApp(
       trustProxyHops: config.http.trustProxyHops,
     }),
     idempotency: createIdempotencyStore(
-      { ...idempotency, inFlightMs: inFlightMs(config) },
+      {
+        ...idempotency,
+        inFlightMs: inFlightMs(config),
+        onUnavailable: () => metrics.sharedStateRefused(state.kind),
+      },
       state.claims,
     ),
     apiDocs: !apiDocsOnAdmin,

@@ -28,6 +28,8 @@ export interface IdempotencyOptions {
   readonly inFlightMs?: number;
   /** @default Date.now (memory store only) */
   readonly now?: () => number;
+  /** Called for each request refused because the shared store did not answer its claim (a metric). */
+  readonly onUnavailable?: () => void;
 }
 
 export type Claim =
@@ -101,7 +103,13 @@ export function createIdempotencyStore(
       const pending: KeyRecord = { fingerprint, claimant: randomUUID() };
       const held = store.claim(id, pending, inFlightMs);
       return held instanceof Promise
-        ? held.then((found) => decide(id, pending, found), unavailable)
+        ? held.then(
+            (found) => decide(id, pending, found),
+            (error: unknown) => {
+              options.onUnavailable?.();
+              return unavailable(error);
+            },
+          )
         : decide(id, pending, held);
     },
   };

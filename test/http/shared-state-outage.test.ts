@@ -7,7 +7,7 @@ import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { startService } from '../../src/main.js';
-import { answer, createTestApp, type TestApp } from '../support/http-app.js';
+import { answer, createTestApp, LogCapture, type TestApp } from '../support/http-app.js';
 import { REDIS_URL, removeKeys, testRedisState, uniquePrefix } from '../support/redis.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { validRecords } from '../records/fixtures.js';
@@ -52,11 +52,45 @@ describe('the shared state on Redis, when Redis is away', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
   });
 
-  it('stops the start when Redis cannot be reached, naming where (never its password)', async () => {
+  it('reports whether Redis answers on /metrics, and counts the requests refused for it from 0', async () => {
+    const redisPort = Number(new URL(REDIS_URL).port || 6379);
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: redisPort });
+    open.push(proxy);
+    const keyPrefix = uniquePrefix();
+    open.push({ close: () => removeKeys(keyPrefix) });
+    const state = await testRedisState({ url: proxy.urlFor(REDIS_URL), keyPrefix });
+    const t = await createTestApp({ sharedState: state });
+    open.push(t);
+    const metric = async (series: string) => {
+      const text = await (await t.admin.request('/metrics')).text();
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    const reachable = 'warehouse_ingest_shared_state_reachable{backend="redis"}';
+    const refused = 'warehouse_ingest_shared_state_refused_total{backend="redis"}';
+    expect(await metric(reachable)).toBe(1);
+    expect(await metric(refused)).toBe(0);
+
+    proxy.cut({ refuse: true });
+    await expect.poll(() => metric(reachable), { timeout: 5_000, interval: 50 }).toBe(0);
+    const keyed = (k: string) =>
+      t.post('sales-orders', orders, { headers: { 'idempotency-key': k } });
+    expect((await keyed('metrics-1')).status).toBe(503);
+    expect((await keyed('metrics-2')).status).toBe(503);
+    expect((await t.post('sales-orders', orders)).status).toBe(202); // not refused: no key
+    expect(await metric(refused)).toBe(2);
+
+    proxy.restore();
+    await expect.poll(() => metric(reachable), { timeout: 15_000, interval: 100 }).toBe(1);
+    expect(await metric(refused)).toBe(2);
+  });
+
+  it('stops the start when Redis cannot be reached, naming where (never its password), and logs just that', async () => {
     const closed = net.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as net.AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
+    const logs = new LogCapture();
     const starting = startService({
       env: {
         REDIS_URL: `redis://:secret-pass@127.0.0.1:${port}/0`,
@@ -64,11 +98,18 @@ describe('the shared state on Redis, when Redis is away', () => {
         ADMIN_PORT: '0',
         INGEST_ENV: 'sandbox',
       },
-      log: createLogger({ level: 'silent' }),
+      log: createLogger({ level: 'info', destination: logs }),
     });
     await expect(starting).rejects.toThrow(
       `cannot reach the shared state at redis://127.0.0.1:${port}/0`,
     );
     await expect(starting).rejects.not.toThrow(/secret-pass/);
+    // The log says what happens: the start stops. Nothing is "answered 503": nothing is served.
+    const shared = logs.lines.filter((l) => JSON.stringify(l).includes('shared state'));
+    expect(shared.map((l) => [l.level, l.msg])).toEqual([
+      ['error', 'cannot reach the shared state: the service does not start'],
+    ]);
+    expect(shared[0]).toMatchObject({ sharedState: `redis://127.0.0.1:${port}/0` });
+    expect(logs.raw.join('')).not.toContain('secret-pass');
   });
 });

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { openRedisState } from '../../src/http-state/redis.js';
 import type { SharedState } from '../../src/http-state/state.js';
 import { uniqueName } from './broker.js';
@@ -14,13 +14,13 @@ export function uniquePrefix(): string {
 
 /** The Redis state under a fresh prefix (`url` e.g. a TCP proxy's in front of the server). */
 export function testRedisState(
-  options: { url?: string; keyPrefix?: string; commandTimeoutMs?: number } = {},
+  options: { url?: string; keyPrefix?: string; commandTimeoutMs?: number; log?: Logger } = {},
 ): Promise<SharedState> {
   return openRedisState({
     url: options.url ?? REDIS_URL,
     keyPrefix: options.keyPrefix ?? uniquePrefix(),
     commandTimeoutMs: options.commandTimeoutMs ?? 1000,
-    log: createLogger({ level: 'silent' }),
+    log: options.log ?? createLogger({ level: 'silent' }),
   });
 }
 

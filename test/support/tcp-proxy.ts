@@ -30,6 +30,17 @@ export interface TcpProxy {
    */
   hold(): void;
   release(): void;
+  /**
+   * Delivers the next chunk the target sends (on any connection) to its client twice, as a faulty
+   * middlebox would: a client of a request/reply protocol (Redis) then reads more replies than it
+   * sent commands, out of step with them.
+   */
+  repeatDownstream(): void;
+  /**
+   * While on, what the target sends is read and thrown away (on every connection): the client's
+   * commands still arrive and run, their replies are lost.
+   */
+  dropDownstream(on: boolean): void;
   close(): Promise<void>;
 }
 
@@ -40,6 +51,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   let accepted = 0;
   let bytesUpstream = 0;
   let cutAt: { bytes: number; refuse: boolean } | undefined;
+  let repeatNext = false;
+  let dropping = false;
 
   function cut(options: { refuse?: boolean } = {}): void {
     if (options.refuse) refusing = true;
@@ -88,6 +101,11 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     });
     upstream.on('drain', () => holding || client.resume());
     upstream.on('data', (chunk: Buffer) => {
+      if (dropping) return;
+      if (repeatNext) {
+        repeatNext = false;
+        client.write(chunk);
+      }
       if (!client.write(chunk)) upstream.pause();
     });
     client.on('drain', () => holding || upstream.resume());
@@ -139,6 +157,12 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
         client.resume();
         upstream.resume();
       }
+    },
+    repeatDownstream() {
+      repeatNext = true;
+    },
+    dropDownstream(on) {
+      dropping = on;
     },
     async close() {
       cut({ refuse: true });

@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { reconnectDelay } from '../backoff.js';
+import type { Logger } from '../log.js';
+import { SCRIPTS, type ScriptName } from './redis-scripts.js';
+import { SharedStateUnavailable } from './state.js';
+
+/**
+ * The one connection of the Redis state, used so that a fault in it can neither end the process
+ * nor hand a call another call's answer (docs/operations-instances.md#when-redis-cannot-be-reached):
+ *
+ * - A call is sent only while the connection is ready; otherwise it fails at once (no offline
+ *   queue, nothing resent after a reconnect, no command written during the handshake).
+ * - Every call is a script of redis-scripts.ts that echoes a nonce of the call first: a reply
+ *   without its call's nonce means replies are out of step with commands.
+ * - Then (or on ioredis's own "Command queue state error", or a call not answered within the
+ *   time-out) the connection is thrown away with every call on it, which fail, and a new one is
+ *   made: a desynchronised or silent connection is never used again.
+ */
+export interface RedisConnectionOptions {
+  /** `redis://[:password@]host:port[/db]` or `rediss://` (TLS). */
+  readonly url: string;
+  /** Overrides the URL's password (read from a file). */
+  readonly password?: string;
+  /** A call not answered within this fails, and its connection is replaced. */
+  readonly commandTimeoutMs: number;
+  /** Where the store is, for log lines (never the password). */
+  readonly where: string;
+  readonly log: Logger;
+  /** Called each time a connection becomes ready (the first and every new one). */
+  readonly onReady?: () => void;
+}
+
+/**
+ * A call that was written but got no answer of its own (time-out, connection lost or replaced,
+ * reply out of step): Redis may or may not have run it.
+ */
+export class Unanswered extends SharedStateUnavailable {}
+
+export interface RedisConnection {
+  /** Runs a script on `key`; gives its reply after the nonce. Throws SharedStateUnavailable. */
+  run(script: ScriptName, key: string, args: ReadonlyArray<string | number>): Promise<unknown[]>;
+  /** Ready for calls now. */
+  readonly reachable: boolean;
+  /** The first connection (start-up): rejects when Redis cannot be reached. */
+  open(): Promise<void>;
+  close(): Promise<void>;
+}
+
+type ScriptCall = (key: string, nonce: string, ...args: Array<string | number>) => Promise<unknown>;
+
+/** ioredis's refusal of a command it did not write (the connection went away meanwhile). */
+const NOT_WRITTEN = /Stream isn't writeable/;
+
+/** Errors ioredis reports when replies no longer match its commands, or it cannot parse them. */
+const OUT_OF_STEP = /Command queue state error|Please report this/;
+
+export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
+  const { log, where } = options;
+  let closing = false;
+  /** A connection was ready once: before, no request is served, so no outage is reported. */
+  let opened = false;
+  /** The state is reported unreachable (one warning per outage). */
+  let outage = false;
+  /** Connections replaced in a row without a call answered since: spaces the new ones. */
+  let replaced = 0;
+
+  const unreachable = (redis: Redis, error: Error) => {
+    if (outage || !opened || redis !== current || closing) return;
+    outage = true;
+    log.warn(
+      { sharedState: where, error: error.message },
+      'shared state unreachable: Idempotency-Key requests answered 503, limits kept per instance meanwhile',
+    );
+  };
+
+  const guarded = (handle: () => void) => {
+    try {
+      handle();
+    } catch (error) {
+      log.error({ sharedState: where, err: error }, 'shared state: a connection event failed');
+    }
+  };
+
+  const connect = (): Redis => {
+    const redis = new Redis(options.url, {
+      ...(options.password !== undefined && { password: options.password }),
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      autoResendUnfulfilledCommands: false,
+      autoResubscribe: false,
+      commandTimeout: options.commandTimeoutMs,
+      connectTimeout: Math.max(1000, options.commandTimeoutMs * 5),
+      retryStrategy: (attempt) => reconnectDelay(attempt, 100, 5000),
+    });
+    for (const [name, lua] of Object.entries(SCRIPTS))
+      redis.defineCommand(name, { lua, numberOfKeys: 1 });
+    // Listeners must not throw: ioredis calls some of them while it reads a reply.
+    redis.on('error', (error: Error) =>
+      guarded(() => {
+        if (OUT_OF_STEP.test(error.message)) replace(redis, error.message);
+        else unreachable(redis, error);
+      }),
+    );
+    redis.on('ready', () =>
+      guarded(() => {
+        if (redis !== current) return;
+        if (outage) log.info({ sharedState: where }, 'shared state reachable again');
+        outage = false;
+        options.onReady?.();
+      }),
+    );
+    return redis;
+  };
+
+  let current = connect();
+
+  /** Drops `redis` (its calls fail now) and makes a new connection, unless that was done already. */
+  function replace(redis: Redis, reason: string): void {
+    if (redis !== current || closing) return;
+    log.error({ sharedState: where, reason }, 'shared state connection reset');
+    unreachable(redis, new Error(reason));
+    redis.disconnect();
+    redis.stream?.destroy();
+    const next = connect();
+    current = next;
+    replaced += 1;
+    setTimeout(
+      () => {
+        if (next === current && !closing) next.connect().catch(() => undefined);
+      },
+      reconnectDelay(replaced, 50, 5000),
+    ).unref();
+  }
+
+  const fail = (error: unknown, sent: boolean) => {
+    const Failure = sent ? Unanswered : SharedStateUnavailable;
+    throw new Failure(`the shared state at ${where} did not answer`, { cause: error });
+  };
+
+  return {
+    get reachable() {
+      return current.status === 'ready';
+    },
+    async run(script, key, args) {
+      const redis = current;
+      if (redis.status !== 'ready') fail(new Error(`connection ${redis.status}`), false);
+      const nonce = randomUUID();
+      let reply: unknown;
+      try {
+        reply = await (redis as unknown as Record<ScriptName, ScriptCall>)[script](
+          key,
+          nonce,
+          ...args,
+        );
+      } catch (error) {
+        const { name, message } = error as Error;
+        if (message === 'Command timed out') replace(redis, 'Command timed out');
+        else if (name !== 'ReplyError') unreachable(redis, error as Error);
+        // Answered by Redis (an error reply), or refused by ioredis before it was written.
+        return fail(error, name !== 'ReplyError' && !NOT_WRITTEN.test(message));
+      }
+      if (!Array.isArray(reply) || reply[0] !== nonce) {
+        replace(redis, `a reply to ${script} did not carry its nonce`);
+        return fail(new Error('reply out of step with its command'), true);
+      }
+      replaced = 0;
+      return reply.slice(1);
+    },
+    async open() {
+      try {
+        await current.connect();
+        opened = true;
+      } catch (error) {
+        current.disconnect();
+        throw new SharedStateUnavailable(
+          `cannot reach the shared state at ${where}: ${(error as Error).message}`,
+          { cause: error },
+        );
+      }
+    },
+    async close() {
+      closing = true;
+      try {
+        await current.quit();
+      } catch {
+        current.disconnect();
+      }
+    },
+  };
+}

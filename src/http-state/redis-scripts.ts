@@ -1,0 +1,58 @@
+/**
+ * Every command the Redis state sends is one of these Lua scripts: one round trip, atomic, timed
+ * by the Redis server's clock (instances whose clocks differ still agree).
+ *
+ * Each takes KEYS[1] and, as ARGV[1], a nonce of the call, and answers an array that starts with
+ * that nonce: the connection checks it, so a reply can never be taken for another call's (see
+ * redis-connection.ts). None answers nil: ioredis 6.0.0 throws, uncaught, on a nil reply that
+ * finds its command queue empty (`DataHandler.shiftCommand`), and that must not be reachable.
+ */
+export type ScriptName = keyof typeof SCRIPTS;
+
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+export const SCRIPTS = {
+  // ARGV: nonce, the pending record, ttl ms. {nonce} once claimed, {nonce, held} when the key holds something.
+  claimKey: `local held = redis.call('GET', KEYS[1])
+if held then return {ARGV[1], held} end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return {ARGV[1]}`,
+
+  // ARGV: nonce, the pending record as set, the settled record ('' = forget), ttl ms.
+  settleKey: `if redis.call('GET', KEYS[1]) == ARGV[2] then
+  if ARGV[3] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4]) end
+end
+return {ARGV[1]}`,
+
+  // The token bucket of memory.ts, on Redis. ARGV: nonce, capacity, windowMs. {nonce, allowed, tokens}.
+  takeToken: `${NOW}
+local capacity = tonumber(ARGV[2])
+local perMs = capacity / tonumber(ARGV[3])
+local held = redis.call('HMGET', KEYS[1], 'tokens', 'at')
+local tokens = tonumber(held[1]) or capacity
+local at = tonumber(held[2]) or now
+tokens = math.min(capacity, tokens + math.max(0, now - at) * perMs)
+local allowed = 0
+if tokens >= 1 then tokens = tokens - 1; allowed = 1 end
+redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'at', now)
+redis.call('PEXPIRE', KEYS[1], math.ceil((capacity - tokens) / perMs) + 1000)
+return {ARGV[1], allowed, tostring(tokens)}`,
+
+  // A sorted set of failure times. ARGV: nonce, windowMs. {nonce, count, oldestAgeMs}.
+  recentFailures: `${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+local count = redis.call('ZCARD', KEYS[1])
+if count == 0 then return {ARGV[1], 0, 0} end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return {ARGV[1], count, now - tonumber(oldest[2])}`,
+
+  // ARGV: nonce (also the new member: unique), windowMs, cap. {nonce}.
+  addFailure: `${NOW}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
+if excess > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, excess - 1) end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return {ARGV[1]}`,
+} as const;
