@@ -18,6 +18,8 @@ export interface DropMetrics {
   fileHandled(pipeline: string, outcome: string, seconds: number): void;
   /** A scheduled look at the drop went through (listed, and every ready file handled), at `atMs`. */
   lookSucceeded(pipeline: string, atMs: number): void;
+  /** A try ran out of a local resource (`resource`: ENOSPC, EDQUOT, EMFILE, ENFILE); the file is tried again. */
+  localResourcesExhausted(pipeline: string, resource: string): void;
 }
 
 /** One answer of the partner-facing app, as `observeRequest` takes it. */
@@ -102,6 +104,12 @@ export function createMetrics(options: MetricsOptions): Metrics {
     name: 'warehouse_ingest_receipt_write_failures_total',
     help: 'Receipts that could not be written to a drop.',
     labelNames: ['pipeline'] as const,
+    registers,
+  });
+  const localResources = new Counter({
+    name: 'warehouse_ingest_local_resources_exhausted_total',
+    help: 'Tries of dropped files cut short because the worker ran out of local disk or file descriptors (the file is tried again).',
+    labelNames: ['pipeline', 'resource'] as const,
     registers,
   });
   const lineageLost = new Counter({
@@ -258,6 +266,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     receiptWriteFailed(pipeline) {
       receiptFailures.inc({ pipeline });
+    },
+    localResourcesExhausted(pipeline, resource) {
+      localResources.inc({ pipeline, resource });
     },
     setInputs(pipeline, state, count) {
       inputs.set({ pipeline, state }, count);
