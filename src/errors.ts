@@ -247,6 +247,51 @@ export class DropUnavailable extends IngestError {
   }
 }
 
+/** The local resources whose exhaustion is an outage of the worker, never the input's fault. */
+export const LOCAL_RESOURCES: Readonly<Record<string, string>> = {
+  ENOSPC: 'its local disk is full',
+  EDQUOT: 'its disk quota is used up',
+  EMFILE: 'it has too many files open',
+  ENFILE: 'the system has too many files open',
+};
+
+/**
+ * The worker's own machine ran out of a local resource while it worked on an input: its scratch
+ * disk (`dataDirectory`) is full, a quota is used up, or no file descriptor is left. An outage of
+ * the worker, like a broker outage — nobody's fault in the input, so a dropped file's try uses no
+ * attempt and is tried again after a back-off. Scratch writers map their system errors to this
+ * once, where they write (`asLocalResourceError`); `resource` is the system error's code.
+ */
+export class LocalResourcesExhausted extends IngestError {
+  readonly code = 'local-resources-exhausted';
+  readonly status = 503;
+  constructor(
+    readonly resource: string,
+    cause?: unknown,
+  ) {
+    super({
+      detail: `The worker ran out of a local resource (${resource}: ${LOCAL_RESOURCES[resource] ?? 'exhausted'}); nothing of this input is at fault. Try again later.`,
+      cause,
+      headers: { 'retry-after': '5' },
+    });
+  }
+}
+
+/**
+ * `error` as `LocalResourcesExhausted` when it (or an error it wraps) is a system error of an
+ * exhausted local resource (ENOSPC, EDQUOT, EMFILE, ENFILE); any other error as it is.
+ */
+export function asLocalResourceError(error: unknown): unknown {
+  for (let at = error, depth = 0; at instanceof Error && depth < 5; depth++) {
+    if (at instanceof LocalResourcesExhausted) return at;
+    const code = (at as NodeJS.ErrnoException).code;
+    if (code !== undefined && code in LOCAL_RESOURCES)
+      return new LocalResourcesExhausted(code, error);
+    at = at.cause;
+  }
+  return error;
+}
+
 /** /readyz: the broker, a route or a source is not usable yet. */
 export class NotReady extends IngestError {
   readonly code = 'not-ready';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type net from 'node:net';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { LOCAL_RESOURCES } from './errors.js';
 import { LOG_MAX_PENDING_BYTES } from './log.js';
 import type { ConnectionMetrics, ListenerName } from './http/connections.js';
 import type { SharedState } from './http-state/state.js';
@@ -19,6 +20,8 @@ export interface DropMetrics {
   fileHandled(pipeline: string, outcome: string, seconds: number): void;
   /** A scheduled look at the drop went through (listed, and every ready file handled), at `atMs`. */
   lookSucceeded(pipeline: string, atMs: number): void;
+  /** A try ran out of a local resource (`resource`: ENOSPC, EDQUOT, EMFILE, ENFILE); the file is tried again. */
+  localResourcesExhausted(pipeline: string, resource: string): void;
 }
 
 /** One answer of the partner-facing app, as `observeRequest` takes it. */
@@ -116,6 +119,15 @@ export function createMetrics(options: MetricsOptions): Metrics {
   });
   // Every pipeline from 0, so `increase(…) > 0` sees its first failed receipt (a series that appears at 1 never increased).
   for (const pipeline of options.pipelines ?? []) receiptFailures.inc({ pipeline }, 0);
+  const localResources = new Counter({
+    name: 'warehouse_ingest_local_resources_exhausted_total',
+    help: 'Tries of dropped files cut short because the worker ran out of local disk or file descriptors (the file is tried again).',
+    labelNames: ['pipeline', 'resource'] as const,
+    registers,
+  });
+  for (const pipeline of options.pipelines ?? [])
+    for (const resource of Object.keys(LOCAL_RESOURCES))
+      localResources.inc({ pipeline, resource }, 0);
   const lineageLost = new Counter({
     name: 'warehouse_ingest_lineage_lost_records_total',
     help: 'Accepted HTTP records whose lineage could not be written to the journal (the batch stays accepted).',
@@ -292,6 +304,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     receiptWriteFailed(pipeline) {
       receiptFailures.inc({ pipeline });
+    },
+    localResourcesExhausted(pipeline, resource) {
+      localResources.inc({ pipeline, resource });
     },
     setInputs(pipeline, state, count) {
       inputs.set({ pipeline, state }, count);

@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
 import { reconnectDelay } from '../backoff.js';
+import { LocalResourcesExhausted } from '../errors.js';
 import { fileTrace } from '../tracing.js';
 import { release, type Claim } from './claims.js';
 import type { PipelineDefinition } from './definition.js';
@@ -44,7 +45,7 @@ export function createFileHandler(options: {
   readonly log: Logger;
   readonly processFile: (held: Claim, log: Logger, tryOptions?: TryOptions) => Promise<Outcome>;
   /** Told how long each try took and how it ended. */
-  readonly metrics?: Pick<DropMetrics, 'fileHandled'>;
+  readonly metrics?: Pick<DropMetrics, 'fileHandled' | 'localResourcesExhausted'>;
 }): FileHandler {
   const { pipeline, store, log, metrics } = options;
   /** Files that failed: when each may be tried again, and how many failures counted towards parking. */
@@ -132,6 +133,8 @@ export function createFileHandler(options: {
         return 'not-due';
       }
       const cause = error instanceof RetryLater && error.cause !== undefined ? error.cause : error;
+      if (cause instanceof LocalResourcesExhausted)
+        metrics?.localResourcesExhausted(pipeline.name, cause.resource);
       fileLog.warn(
         {
           err: cause,
@@ -139,7 +142,9 @@ export function createFileHandler(options: {
           failures: backOff.get(held.name)?.failures,
           retryInMs: Math.max(0, notBefore - Date.now()),
         },
-        'file not processed (transient): it stays in the drop and is tried again',
+        cause instanceof LocalResourcesExhausted
+          ? "file not processed: the worker ran out of local resources (not the file's fault; no attempt used): it stays in the drop and is tried again"
+          : 'file not processed (transient): it stays in the drop and is tried again',
       );
       await putBack(held, fileLog);
       return 'retried';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { toProblem } from '../errors.js';
+import { asLocalResourceError, toProblem } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Receipt } from '../pipeline/receipt.js';
 import { reconnectDelay } from '../backoff.js';
@@ -104,7 +104,8 @@ export function createFileProcessor(
         tr.earlier.file === held.name;
       return await tryOnce(ctx, tr, state, { counted: !resettle });
     } catch (error) {
-      if (!lostToAnother(error)) throw error;
+      // A full disk while the file is copied into the spool (or a receipt composed) is the worker's outage.
+      if (!lostToAnother(error)) throw asLocalResourceError(error);
       // Said once, here: the other worker finishes the file; this one leaves it (and its claim) alone.
       log.warn(
         { reason: (error as Error).message },

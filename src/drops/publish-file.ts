@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { decodeFile } from '../decode/file.js';
-import { Interrupted } from '../errors.js';
+import { asLocalResourceError, Interrupted } from '../errors.js';
 import { lineageName, openLineageFile, type LineageFile } from '../lineage/drop-file.js';
 import type { ConfirmedRecords } from '../pipeline/batch.js';
 import type { AcceptedSummary, InputState } from './state/input-state.js';
@@ -141,7 +141,8 @@ export async function publishFile(
     idFile?.abandon();
     lineage?.abandon();
     if (lostToAnother(error)) throw error; // the caller abandons the try: nothing is settled
-    return { end: 'failed', state, error };
+    // A full scratch disk (the records' spool, the id list) is the worker's outage, not the file's.
+    return { end: 'failed', state, error: asLocalResourceError(error) };
   }
 }
 

@@ -1,6 +1,7 @@
 import { GaveUp, toProblem } from '../errors.js';
 import type { Receipt } from '../pipeline/receipt.js';
 import { acceptedOutcome, lost, receiptFacts, type FileTry, type TryContext } from './file-try.js';
+import { listPublishedBefore } from './published-before.js';
 import { planSettle, settle } from './settle.js';
 import { spool } from './spool.js';
 import type { InputState } from './state/input-state.js';
@@ -11,7 +12,8 @@ import type { Outcome } from './try-outcome.js';
 /**
  * The last step of a try: the settle plan goes into the state, then the receipt and the move
  * (settle.ts), then the state with where they went. `ids`: the id list the receipt carries
- * (accepted inputs). False: another worker took the file over and settles it.
+ * (accepted inputs: this try's by default; a dead one: what earlier tries published, if any).
+ * False: another worker took the file over and settles it.
  */
 export async function settleTry(
   ctx: TryContext,
@@ -28,24 +30,36 @@ export async function settleTry(
   const planned = await ctx.save(settling(state, plan));
   const written = await settle(ctx, tr.held, sha256, receipt, plan, {
     receipt: tr.local.receipt,
-    ids: success ? (ids ?? tr.local.ids) : undefined,
+    ids: success ? (ids ?? tr.local.ids) : ids,
   });
   await ctx.save(settled(planned, written));
   return true;
 }
 
-/** No more tries: the state `dead` (terminal) and a failure receipt that says why. */
+/**
+ * No more tries: the state `dead` (terminal) and a failure receipt that says why. When earlier
+ * tries got part of the file confirmed (its resume point), the receipt's problem says how many
+ * records went (`publishedRecords`) and lists their ids (`messageIds`): they are in the queue.
+ */
 export async function giveUp(ctx: TryContext, tr: FileTry, state: InputState): Promise<Outcome> {
   const { maxAttempts } = ctx.pipeline.retry;
-  const reason = `Gave up after ${state.attempts} tries (retry.maxAttempts is ${maxAttempts}); the last one: ${state.lastError ?? 'unknown'}`;
+  const published = state.resume?.confirmed ?? 0;
   const deadState = await ctx.save(dead(state));
+  const listed = await listPublishedBefore(ctx, tr, deadState);
+  const went =
+    published === 0
+      ? ''
+      : `. The first ${published} record(s) were published by earlier tries${listed === undefined ? ' (their ids could not be derived again)' : ' (their ids are in messageIds)'}; the rest were not`;
+  const reason = `Gave up after ${state.attempts} tries (retry.maxAttempts is ${maxAttempts}); the last one: ${state.lastError ?? 'unknown'}${went}`;
+  const problem = toProblem(new GaveUp({ detail: reason }), tr.held.name).problem;
   const receipt: Receipt = {
     ...receiptFacts(ctx, tr, deadState.attempts),
     outcome: 'dead',
-    response: toProblem(new GaveUp({ detail: reason }), tr.held.name).problem,
+    response: published > 0 ? { ...problem, publishedRecords: published, messageIds: [] } : problem,
     processedAt: new Date().toISOString(),
   };
-  if (!(await settleTry(ctx, tr, deadState, receipt))) return 'skipped';
+  const ids = listed === undefined ? undefined : tr.local.ids;
+  if (!(await settleTry(ctx, tr, deadState, receipt, ids))) return 'skipped';
   tr.log.error(
     { sha256: tr.spooled.sha256, attempts: deadState.attempts, reason: deadState.lastError },
     'file given up on: settled as failed, not tried again on its own',

@@ -1,4 +1,9 @@
-import { DropUnavailable, isIngestError, PublishFailed } from '../errors.js';
+import {
+  DropUnavailable,
+  isIngestError,
+  LocalResourcesExhausted,
+  PublishFailed,
+} from '../errors.js';
 import type { Receipt } from '../pipeline/receipt.js';
 
 /**
@@ -46,8 +51,13 @@ export const isRejection = (error: unknown) =>
  * The broker or the drop store was not there: nobody's fault in the input, so the try does not
  * count towards `retry.maxAttempts`. Asked by type: the publisher says `PublishFailed` when the
  * broker did not confirm, and each store maps its own transport errors to `DropUnavailable` at
- * its boundary (stores/local/index.ts, stores/sftp/index.ts, stores/s3/errors.ts). A Node system error is not an outage
- * by itself: a refused permission is `DropAccessDenied`, and anything unmapped is ours.
+ * its boundary (stores/local/index.ts, stores/sftp/index.ts, stores/s3/errors.ts). The worker's
+ * own machine running out of disk or file descriptors (`LocalResourcesExhausted`: a full
+ * `dataDirectory` while the copy or the records are spooled) is an outage of the worker, no more
+ * the file's fault than a broker outage. A Node system error is not an outage by itself: a
+ * refused permission is `DropAccessDenied`, and anything unmapped is ours.
  */
 export const isUnavailable = (error: unknown) =>
-  error instanceof DropUnavailable || error instanceof PublishFailed;
+  error instanceof DropUnavailable ||
+  error instanceof PublishFailed ||
+  error instanceof LocalResourcesExhausted;

@@ -37,7 +37,7 @@ export function openEvents(
       environment: config.environment,
       webhooks,
       // Made once: the outbound folders come from the pipelines, which a reload (SIGHUP) keeps.
-      files: fileDestinations(drops, config.events.deliveryTimeoutMs),
+      files: fileDestinations(drops, config.events.deliveryTimeoutMs, log),
       metrics: createEventsMetrics(
         registry,
         config.tenants.map((tenant) => tenant.businessId),

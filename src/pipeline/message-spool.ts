@@ -1,5 +1,6 @@
 import { type FileHandle, mkdir, open, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { asLocalResourceError, LocalResourcesExhausted } from '../errors.js';
 
 /** One record of a streamed batch, ready to publish: what the validation pass made of it. */
 export interface SpooledMessage {
@@ -171,8 +172,11 @@ export class MessageSpool implements SpooledMessages {
 
   /** Opens the file and writes the blocks kept in memory to it; the blocks after them go there too. */
   private async moveToFile(file: string): Promise<void> {
-    await mkdir(path.dirname(file), { recursive: true });
-    const handle = await open(file, 'wx+', 0o600);
+    const handle = await mkdir(path.dirname(file), { recursive: true })
+      .then(() => open(file, 'wx+', 0o600))
+      .catch((error: unknown) => {
+        throw asLocalResourceError(error);
+      });
     this.opened = handle;
     // Blocks handed over while this runs join the memory list: written here too, in order.
     while (this.blocks.length > 0) {
@@ -200,10 +204,13 @@ export class MessageSpool implements SpooledMessages {
   private async put(handle: FileHandle, block: Buffer, position: number): Promise<void> {
     const head = Buffer.allocUnsafe(4);
     head.writeUInt32LE(block.length);
-    const { bytesWritten } = await handle.writev([head, block], position);
+    const { bytesWritten } = await handle
+      .writev([head, block], position)
+      .catch((error: unknown) => {
+        throw asLocalResourceError(error);
+      });
     // A regular file takes a whole write unless the disk is full.
-    if (bytesWritten !== 4 + block.length)
-      throw new Error('the message spool could not be written whole (is the disk full?)');
+    if (bytesWritten !== 4 + block.length) throw new LocalResourcesExhausted('ENOSPC');
     // Written: nothing refers to the block now. One of the standard size is filled again.
     if (block.buffer.byteLength === BLOCK_BYTES && this.free.length < FREE_BLOCKS)
       this.free.push(Buffer.from(block.buffer, 0, BLOCK_BYTES));

@@ -12,7 +12,8 @@ export interface Receipt {
    * `accepted`: every record published and confirmed. `validated`: the sandbox's answer — every
    * record passed validation and, as the sandbox creates nothing, nothing was published.
    * `rejected`: nothing published. `duplicate`: these bytes were accepted before. `dead`: given up
-   * on after too many tries, nothing published.
+   * on after too many tries; nothing more is published, and what earlier tries got confirmed is
+   * in its problem (`publishedRecords`, `messageIds`).
    */
   outcome: 'accepted' | 'validated' | 'rejected' | 'duplicate' | 'dead';
   /** The environment that wrote the receipt: a sandbox receipt never reads like a production one. */

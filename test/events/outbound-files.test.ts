@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,9 +11,12 @@ import {
   OUTBOUND_STAGING,
   outboundFileContent,
   outboundFileName,
+  STALE_STAGING_MS,
+  sweepOutboundStaging,
   writeOutboundFile,
   type OutboundFilesSpec,
 } from '../../src/events/destinations/file/format.js';
+import { fileDestination } from '../../src/events/destinations/file/index.js';
 import { sftpOptionsFor } from '../support/sftp-fixture.js';
 import { startS3rver } from '../support/s3rver.js';
 import { startSshd } from '../support/sshd.js';
@@ -188,6 +191,41 @@ describe.each(FIXTURES)('outbound files through the DropStore: %s', (_, makeFixt
     );
   });
 
+  it('sweeps what killed writers left in the staging folder, once it is old enough', async () => {
+    const spec: OutboundFilesSpec = { path: 'swept', format: 'json' };
+    const staged = (id: string) => `${OUTBOUND_STAGING}/${outboundFileName(event(id), spec)}`;
+    // What a worker killed while staging leaves: the store's temporary files (`<name>.<8 hex>.tmp`),
+    // and whole staged files, one whose event was delivered since, one still to be renamed by its redelivery.
+    const leftovers = [`${staged('k1')}.0badc0de.tmp`, `${staged('k2')}.12345678.tmp`];
+    for (const name of leftovers) await f.put(name, '{"id":');
+    // k3: delivered by another worker's try, and left staged by the killed one.
+    await f.put(outboundFileName(event('k3'), spec), outboundFileContent(event('k3'), spec));
+    await f.put(staged('k3'), outboundFileContent(event('k3'), spec));
+    await f.put(staged('k4'), outboundFileContent(event('k4'), spec));
+    const now = Date.now();
+    if (!f.store.atomicRename) {
+      // S3 stages nothing (PUTs appear whole): its sweep touches nothing.
+      expect(
+        await sweepOutboundStaging(f.store, spec, STALE_STAGING_MS, now + 2 * STALE_STAGING_MS),
+      ).toEqual([]);
+      return;
+    }
+    // Young: a write may still be under way.
+    expect(await sweepOutboundStaging(f.store, spec, STALE_STAGING_MS, now)).toEqual([]);
+    const removed = await sweepOutboundStaging(
+      f.store,
+      spec,
+      STALE_STAGING_MS,
+      now + 2 * STALE_STAGING_MS,
+    );
+    expect(removed.sort()).toEqual([...leftovers, staged('k3')].sort());
+    for (const name of removed) expect(await f.get(name)).toBeUndefined();
+    // The undelivered one stays for its redelivery, which completes it.
+    expect(await f.get(staged('k4'))).toBeDefined();
+    expect(await write(f.store, event('k4'), spec)).toBe('written');
+    expect(await f.store.list(`${OUTBOUND_STAGING}/swept`)).toEqual([]);
+  });
+
   it('lists in time order by name, whatever order the events were written in', async () => {
     const spec: OutboundFilesSpec = { path: 'sorted', format: 'json' };
     const times = ['2026-11-23T18:00:00Z', '2026-11-22T23:59:59Z', '2026-11-23T09:30:00Z'];
@@ -198,5 +236,29 @@ describe.each(FIXTURES)('outbound files through the DropStore: %s', (_, makeFixt
       'sorted/20261123T093000Z-sales-order.shipped-e2.json',
       'sorted/20261123T180000Z-sales-order.shipped-e0.json',
     ]);
+  });
+});
+
+describe('an outbound file destination', () => {
+  it('sweeps stale staging files of killed writers when it writes an event (then at most hourly)', async () => {
+    const root = path.join(temp.dir, 'destination');
+    const spec = { path: 'out', format: 'json' as const, types: ['*'] };
+    const store = createLocalDrop({ path: root });
+    const staging = path.join(root, OUTBOUND_STAGING, 'out');
+    mkdirSync(staging, { recursive: true });
+    const stale = path.join(staging, '20261123T164901Z-sales-order.shipped-gone.json.0badc0de.tmp');
+    const fresh = path.join(staging, '20261123T164901Z-sales-order.shipped-busy.json.1badc0de.tmp');
+    writeFileSync(stale, '{"id":');
+    writeFileSync(fresh, '{"id":');
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    utimesSync(stale, hourAgo, hourAgo);
+    const destination = fileDestination(
+      { pipeline: { name: 'p', businessId: 'ACME', events: spec }, store },
+      5_000,
+    );
+    expect(await destination!.attempt(event('sweep-1'))).toMatchObject({ outcome: 'delivered' });
+    await expect.poll(() => existsSync(stale), { timeout: 10_000 }).toBe(false);
+    expect(existsSync(fresh)).toBe(true); // a write that may still be under way
+    await store.close();
   });
 });

@@ -16,7 +16,8 @@ import type { BulkResponse, IngestOutcome } from '../../pipeline/batch.js';
  * status); reading and writing states is `persist.ts`.
  *
  * `attempts` counts tries that could be the input's fault: rejections, unexpected errors and
- * tries that never finished (a crash: the count is raised before work starts). A broker or
+ * tries that never finished without the broker confirming any of their records (a crash: the
+ * count is raised before work starts, and given back when the next try finds progress). A broker or
  * store outage is nobody's fault in the input: it defers the input without using an attempt.
  * Neither is a stop of the worker: an interrupted try is `retry-scheduled` (due at once) with
  * `resume`, its attempt given back, and the next try publishes only what is left.
@@ -40,7 +41,8 @@ export type AcceptedSummary = Omit<BulkResponse, 'messageIds'>;
  * pipeline/batch.ts for a batch's outcome, `Receipt.outcome` for what partners read):
  * - `rejected`: the input's fault (a 4xx problem); uses an attempt; the input is `failed`.
  * - `error`: ours (a bug, a refused permission, anything unexpected); uses an attempt.
- * - `unfinished`: a try that never recorded its end (a crash or a kill); its attempt stays used.
+ * - `unfinished`: a try that never recorded its end (a crash or a kill); its attempt stays used,
+ *   unless the broker confirmed records of it (`crashed`): then it is given back.
  * - `unavailable`: the broker or the drop store was not there (`PublishFailed`,
  *   `DropUnavailable`); nobody's fault in the input: no attempt used.
  * - `interrupted`: the worker stopped and released the input; no attempt used.
@@ -91,6 +93,11 @@ export interface InputState {
   nextAttemptAt?: string;
   /** Set while a try's confirmed records wait for the rest to be published (see `ResumePoint`). */
   resume?: ResumePoint;
+  /**
+   * The records confirmed when the try under way began (`begin`): a try that never finished
+   * (`crashed`) and moved `resume.confirmed` past it made progress, and gives its attempt back.
+   */
+  begunAfter?: number;
   /** Broker or store outages in a row (they do not use attempts). */
   deferrals?: number;
   /** Where a settle in progress puts the input and its receipt (cleared once done): see `SettlePlan`. */

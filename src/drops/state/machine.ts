@@ -20,6 +20,8 @@ import {
  *                          ├─ deferred (outage: attempt given back) ─────→ retry-scheduled
  *                          ├─ retryScheduled (our error: attempt kept) ──→ retry-scheduled
  *                          ├─ interrupted (a stop: attempt given back) ──→ retry-scheduled (+ resume)
+ *                          ├─ crashed (found by the next try: attempt ───→ retry-scheduled (+ resume)
+ *                          │    given back if it confirmed records, kept if not)
  *                          └─ dead (attempts used up) ───────────────────→ dead
  *
  * While `validated`, `progressed` records each confirmed chunk (the resume point, `resume`), which
@@ -78,26 +80,50 @@ export interface Arrival {
  */
 export function arrived(earlier: InputState | undefined, arrival: Arrival): InputState {
   if (earlier && wasPublished(earlier)) throw new IllegalTransition(earlier.status, 'arrived');
-  const state: InputState = {
-    ...earlier,
+  const before = earlier && TRYING.includes(earlier.status) ? crashed(earlier, arrival) : earlier;
+  return {
+    ...before,
     sha256: arrival.sha256,
     status: 'received',
     file: arrival.file,
     pipeline: arrival.pipeline,
     location: arrival.location,
-    attempts: earlier?.attempts ?? 0,
-    receivedAt: earlier?.receivedAt ?? arrival.at,
+    attempts: before?.attempts ?? 0,
+    receivedAt: before?.receivedAt ?? arrival.at,
     nextAttemptAt: undefined,
   };
-  if (!earlier || !TRYING.includes(earlier.status)) return state;
+}
+
+/**
+ * A try that never recorded its end — its worker was killed (kill -9, the OOM killer, a lost
+ * machine) — found by the next try. Whether it was the input's fault is decided by its
+ * progress: a try that got the broker to confirm records beyond where it began (its resume
+ * point moved past `begunAfter`) had validated the whole file and was publishing it, so it died
+ * of the worker's death, not of the file: its attempt is given back. Such tries cannot repeat for
+ * ever, since each one moves the resume point on by at least a chunk. A try that confirmed
+ * nothing new may have been killed by the file itself (a decoder that eats the memory): its
+ * attempt stays used, so a file that kills every worker still ends `dead`.
+ */
+export function crashed(state: InputState, { at }: { at: string }): InputState {
+  from(state, TRYING, 'crashed');
+  const began = state.begunAfter ?? 0;
+  const confirmed = state.resume?.confirmed ?? 0;
+  const progressed = confirmed > began;
   return withFailure(
-    state,
     {
-      attempt: earlier.attempts,
-      kind: 'unfinished',
-      reason: 'the try did not finish: the worker stopped or crashed while working on it',
+      ...state,
+      status: 'retry-scheduled',
+      attempts: progressed ? state.attempts - 1 : state.attempts,
+      nextAttemptAt: at,
     },
-    arrival.at,
+    {
+      attempt: state.attempts,
+      kind: 'unfinished',
+      reason: progressed
+        ? `the try did not finish: the worker stopped or crashed after the broker confirmed ${confirmed - began} more record(s) (${confirmed} in all); not the input's fault, its attempt is given back`
+        : 'the try did not finish: the worker stopped or crashed while working on it, before the broker confirmed any more of its records',
+    },
+    at,
   );
 }
 
@@ -127,7 +153,8 @@ export function nextStep(
 /** The try starts: its attempt is counted, and written before any work, so a crash still counts it. */
 export function begin(state: InputState): InputState {
   from(state, ['received'], 'begin');
-  return { ...state, attempts: state.attempts + 1 };
+  // Where the try starts, so that the next one can tell whether it made progress (`crashed`).
+  return { ...state, attempts: state.attempts + 1, begunAfter: state.resume?.confirmed ?? 0 };
 }
 
 /** Every record passed validation; publishing starts. */
@@ -161,6 +188,7 @@ export function published(
     processedAt: facts.processedAt,
     deferrals: 0,
     resume: undefined,
+    begunAfter: undefined,
   };
 }
 
@@ -171,7 +199,14 @@ export function rejected(
 ): InputState {
   from(state, TRYING, 'rejected');
   const failed = withFailure(
-    { ...state, status: 'failed', processedAt: at, resume: undefined, receiptPending: true },
+    {
+      ...state,
+      status: 'failed',
+      processedAt: at,
+      resume: undefined,
+      begunAfter: undefined,
+      receiptPending: true,
+    },
     { attempt: state.attempts, kind: 'rejected', reason },
     at,
   );

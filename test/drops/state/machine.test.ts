@@ -3,6 +3,7 @@ import type { InputState } from '../../../src/drops/state/input-state.js';
 import {
   arrived,
   begin,
+  crashed,
   dead,
   deferred,
   duplicateReceipted,
@@ -50,6 +51,53 @@ describe('input state machine', () => {
     expect(next.failures).toEqual([
       expect.objectContaining({ kind: 'unfinished', attempt: 1, at: LATER }),
     ]);
+  });
+
+  it('crashed: a killed try that got records confirmed gives its attempt back; one that did not keeps it', () => {
+    // The fifth try of a file: four earlier ones died, and so did this one, at 4000 of 8000 confirmed.
+    const killedAt = (confirmed: number, attempts: number, resumeFrom = 0) => {
+      let state: InputState = { ...fresh(), attempts: attempts - 1 };
+      if (resumeFrom > 0)
+        state = { ...state, resume: { confirmed: resumeFrom, correlationId: 'c' } };
+      state = validated(begin(state));
+      if (confirmed > resumeFrom) state = progressed(state, { confirmed, correlationId: 'c' });
+      return state;
+    };
+    const progressing = crashed(killedAt(4000, 5, 3000), { at: LATER });
+    expect(progressing).toMatchObject({
+      status: 'retry-scheduled',
+      attempts: 4,
+      nextAttemptAt: LATER,
+      resume: { confirmed: 4000, correlationId: 'c' },
+    });
+    expect(progressing.failures?.at(-1)).toMatchObject({
+      kind: 'unfinished',
+      attempt: 5,
+      reason: expect.stringContaining('1000 more record(s) (4000 in all)'),
+    });
+    // Killed during the validation pass (or before any new confirm): could be the file's doing.
+    const stuck = crashed(killedAt(3000, 5, 3000), { at: LATER });
+    expect(stuck).toMatchObject({ status: 'retry-scheduled', attempts: 5 });
+    expect(stuck.failures?.at(-1)).toMatchObject({ kind: 'unfinished', attempt: 5 });
+    expect(nextStep(stuck, arrived(stuck, arrival), { maxAttempts: 5, now: 0 })).toEqual({
+      step: 'give-up',
+    });
+    // A first try that confirmed anything at all made progress.
+    expect(crashed(killedAt(1000, 1), { at: LATER }).attempts).toBe(0);
+    // Only a try under way can have crashed.
+    expect(() => crashed(dead(fresh()), { at: LATER })).toThrow(IllegalTransition);
+  });
+
+  it('arrived: a kill -9 storm never kills a file that keeps making progress', () => {
+    // 8 chunks, each try killed after one more confirmed chunk: 8 kills, retry.maxAttempts 5.
+    let state = fresh();
+    for (let chunk = 1; chunk <= 8; chunk++) {
+      state = validated(begin(state));
+      state = progressed(state, { confirmed: chunk * 1000, correlationId: 'c' });
+      state = arrived(state, { ...arrival, at: LATER });
+      expect(nextStep(state, state, { maxAttempts: 5, now: 0 })).toEqual({ step: 'try' });
+    }
+    expect(state).toMatchObject({ status: 'received', attempts: 0, resume: { confirmed: 8000 } });
   });
 
   it('arrived: published bytes never start a try', () => {

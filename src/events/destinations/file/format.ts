@@ -104,6 +104,45 @@ export function outboundFileContent(event: WarehouseEvent, spec: OutboundFilesSp
 /** Where a write is staged before its rename: beside the drop's other work files, never listed as input. */
 export const OUTBOUND_STAGING = `${WORK_FOLDER}/outbound`;
 
+/** What `DropStore.write` names a file while writing it (local, SFTP): `<target>.<8 hex>.tmp`. */
+const WRITING = /\.[0-9a-f]{8}\.tmp$/;
+
+/**
+ * A staged write this old is a dead worker's: one event's file takes milliseconds to write, and
+ * an attempt gives up after `events.deliveryTimeoutMs` (seconds), so ten minutes leaves a wide
+ * margin for a stalled store without letting leftovers pile up.
+ */
+export const STALE_STAGING_MS = 10 * 60_000;
+
+/**
+ * Removes what killed writers left in an outbound folder's staging area
+ * (`.warehouse-ingest/outbound/<path>/`), once older than `olderThanMs`: the store's temporary
+ * files of a staging write that never finished (`<name>.<8 hex>.tmp`, the worker's own
+ * pattern — nothing else is in that folder), and staged files whose final name is there
+ * already (another try delivered the event). A staged file whose final name is missing is left
+ * for the event's redelivery to rename (that is its delivery). Only stores with rename stage;
+ * returns the names removed.
+ */
+export async function sweepOutboundStaging(
+  store: DropStore,
+  spec: Pick<OutboundFilesSpec, 'path'>,
+  olderThanMs = STALE_STAGING_MS,
+  now = Date.now(),
+): Promise<string[]> {
+  if (!store.atomicRename) return [];
+  const folder = `${OUTBOUND_STAGING}/${spec.path}`;
+  const removed: string[] = [];
+  for (const entry of await store.list(folder)) {
+    if (now - entry.modifiedMs < olderThanMs) continue;
+    const unfinished = WRITING.test(entry.name);
+    // A whole staged file goes only when its event is delivered (the final name is there).
+    if (!unfinished && !(await store.stat(entry.name.slice(OUTBOUND_STAGING.length + 1)))) continue;
+    await store.remove(entry.name);
+    removed.push(entry.name);
+  }
+  return removed;
+}
+
 /**
  * Writes one event's file, never overwriting: a name already there is delivered. With atomic
  * rename (local, SFTP) the file is staged under `.warehouse-ingest/outbound/` and renamed into

@@ -1,8 +1,10 @@
+import type { Logger } from '../../../log.js';
 import type { DropStore } from '../../../stores/store.js';
 import type { AttemptResult, Destination } from '../destination.js';
 import {
   outboundFileContent,
   outboundFileName,
+  sweepOutboundStaging,
   writeOutboundFile,
   type OutboundFilesSpec,
 } from './format.js';
@@ -31,15 +33,53 @@ function within<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+/** How often an outbound folder's staging area is swept of killed writers' leftovers. */
+const SWEEP_EVERY_MS = 3_600_000;
+
+/**
+ * Sweeps the staging area of an outbound folder at the first event written after start-up, and
+ * then at most hourly: a worker killed while staging leaves a temporary file nothing else
+ * removes. Not when the destination is made: a folder no event reaches needs no sweep, and a
+ * remote store is not connected to for nothing. In the background, never delaying or failing a
+ * delivery; a failed sweep waits for the next.
+ */
+function stagingSweeper(drop: OutboundDrop, log: Logger | undefined): () => void {
+  let sweptAt = -Infinity;
+  const spec = drop.pipeline.events!;
+  return () => {
+    if (!drop.store.atomicRename || Date.now() - sweptAt < SWEEP_EVERY_MS) return;
+    sweptAt = Date.now();
+    void sweepOutboundStaging(drop.store, spec).then(
+      (removed) => {
+        if (removed.length > 0)
+          log?.info(
+            { pipeline: drop.pipeline.name, removed: removed.length, files: removed.slice(0, 10) },
+            'outbound files: removed staging files that killed writers left behind',
+          );
+      },
+      (error: unknown) =>
+        log?.debug(
+          { pipeline: drop.pipeline.name, reason: (error as Error).message },
+          'outbound files: could not sweep the staging folder; trying at the next sweep',
+        ),
+    );
+  };
+}
+
 /**
  * One destination per pipeline that declares `events`: an attempt writes the event's file in the
  * partner's drop through the pipeline's own store. A store outage, a refused write or a time-out
  * is a failed attempt, retried on the broker like a webhook's; a name already there is delivered.
  */
-export function fileDestination(drop: OutboundDrop, timeoutMs: number): Destination | undefined {
+export function fileDestination(
+  drop: OutboundDrop,
+  timeoutMs: number,
+  log?: Logger,
+): Destination | undefined {
   const spec = drop.pipeline.events;
   if (!spec) return undefined;
   const matchers = spec.types.map(compilePattern);
+  const sweep = stagingSweeper(drop, log);
   return {
     kind: 'file',
     id: fileDestinationId(drop.pipeline.businessId, drop.pipeline.name),
@@ -47,6 +87,7 @@ export function fileDestination(drop: OutboundDrop, timeoutMs: number): Destinat
     host: `${drop.store.type}:${drop.store.where.replace(/\/+$/, '')}/${spec.path}`,
     matches: (type) => matchers.some((match) => match(type)),
     async attempt(event): Promise<AttemptResult> {
+      sweep();
       try {
         const outcome = await within(
           writeOutboundFile(
@@ -67,8 +108,12 @@ export function fileDestination(drop: OutboundDrop, timeoutMs: number): Destinat
 }
 
 /** The outbound folders of every pipeline that declares `events`. */
-export function fileDestinations(drops: readonly OutboundDrop[], timeoutMs: number): Destination[] {
+export function fileDestinations(
+  drops: readonly OutboundDrop[],
+  timeoutMs: number,
+  log?: Logger,
+): Destination[] {
   return drops
-    .map((drop) => fileDestination(drop, timeoutMs))
+    .map((drop) => fileDestination(drop, timeoutMs, log))
     .filter((file): file is Destination => file !== undefined);
 }
