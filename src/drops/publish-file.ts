@@ -30,6 +30,25 @@ export type PublishEnd =
  * chunk the try checks that the file is still this worker's; `ClaimLost` or `StaleState` (the
  * state moved on under it) end the try where it is, for the caller to abandon.
  */
+/**
+ * The try's spooled copy of the file, decoded as its pipeline says (format, kind, business,
+ * onboarding profile), with the conversion context it was decoded in.
+ */
+export async function decodeDroppedFile(ctx: TryContext, tr: FileTry, halvesFromBytes: number) {
+  const { pipeline } = ctx;
+  const kind = KINDS[pipeline.kind];
+  const context = conversionContext(ctx.onboarding, pipeline.businessId, kind.name, tr.receivedAt);
+  const records = await decodeFile(tr.spooled.path, {
+    kind,
+    format: pipeline.format,
+    businessId: pipeline.businessId,
+    context,
+    maxJsonBytes: ctx.maxJsonBytes,
+    halvesFromBytes,
+  });
+  return { records, context };
+}
+
 export async function publishFile(
   ctx: TryContext,
   tr: FileTry,
@@ -43,20 +62,7 @@ export async function publishFile(
   let idFile: IdFile | undefined;
   let lineage: LineageFile | undefined;
   try {
-    const context = conversionContext(
-      ctx.onboarding,
-      pipeline.businessId,
-      kind.name,
-      tr.receivedAt,
-    );
-    const records = await decodeFile(tr.spooled.path, {
-      kind,
-      format: pipeline.format,
-      businessId: pipeline.businessId,
-      context,
-      maxJsonBytes: ctx.maxJsonBytes,
-      halvesFromBytes: ctx.halvesFromBytes,
-    });
+    const { records, context } = await decodeDroppedFile(ctx, tr, ctx.halvesFromBytes);
     if (lost(ctx, tr.held)) return { end: 'lost' };
     if (state.resume && records.mode === 'stream') {
       resumeAfter = state.resume.confirmed;

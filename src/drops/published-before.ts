@@ -1,9 +1,9 @@
 import path from 'node:path';
-import { decodeFile } from '../decode/file.js';
 import { confirmedMessageIds } from '../pipeline/confirmed-ids.js';
 import { KINDS } from '../records/index.js';
-import { conversionContext, LEGACY } from '../records/legacy/index.js';
+import { LEGACY } from '../records/legacy/index.js';
 import type { FileTry, TryContext } from './file-try.js';
+import { decodeDroppedFile } from './publish-file.js';
 import { openIdFile } from './receipts.js';
 import type { InputState } from './state/input-state.js';
 
@@ -26,20 +26,8 @@ export async function listPublishedBefore(
   const kind = KINDS[pipeline.kind];
   const ids = openIdFile(tr.local.ids);
   try {
-    const context = conversionContext(
-      ctx.onboarding,
-      pipeline.businessId,
-      kind.name,
-      tr.receivedAt,
-    );
-    const records = await decodeFile(tr.spooled.path, {
-      kind,
-      format: pipeline.format,
-      businessId: pipeline.businessId,
-      context,
-      maxJsonBytes: ctx.maxJsonBytes,
-      halvesFromBytes: Number.POSITIVE_INFINITY, // one pass: only the first records matter
-    });
+    // One pass: only the first records matter.
+    const { records } = await decodeDroppedFile(ctx, tr, Number.POSITIVE_INFINITY);
     if (records.mode !== 'stream') return undefined; // whole files are published at once: never part-way
     const listed = await confirmedMessageIds(
       {
