@@ -14,7 +14,7 @@ import { configSchema, ENVIRONMENT_VARIABLES } from './schema.js';
  * aliases. Numbers and booleans are read as such; lists and maps (tenants, queues, onboarding) as
  * JSON. An empty variable counts as unset. A secret (`broker.url`, `tenants`) may instead be
  * given as `<NAME>_FILE`, the path of a file holding it (a mounted Docker or Kubernetes secret):
- * read at start-up, one trailing newline dropped, refused when group or others may read it.
+ * read at start-up, one trailing newline dropped, refused when it is not private (src/secret-files.ts).
  */
 
 export type ValueType = 'string' | 'number' | 'boolean' | 'json';

@@ -88,7 +88,7 @@ export const sharedStateSchema = z
           .optional()
           .meta({
             description:
-              "A file holding Redis's password (readable by the owner only, `chmod 600`), instead of a password in the URL.",
+              "A file holding Redis's password (private: `chmod 600`, or a mounted secret's `0440`), instead of a password in the URL.",
             examples: ['/run/secrets/redis-password'],
           }),
         keyPrefix: z
@@ -169,7 +169,7 @@ export const httpSchema = z
           .min(1)
           .meta({
             description:
-              'PEM private key file, readable by its owner only (`chmod 600`); relative to the working directory.',
+              'PEM private key file, private (`chmod 600`, or a mounted secret at `0440`); relative to the working directory.',
             examples: ['/etc/warehouse-ingest/tls/key.pem'],
           }),
       })

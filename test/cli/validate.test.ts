@@ -386,7 +386,9 @@ describe('warehouse-ingest lint, every problem in one run', () => {
         ),
         `${a}: source.password: Environment variable LINT_TEST_UNSET_PASSWORD is not set`,
         expect.stringMatching(
-          new RegExp(`^${b}: source.privateKey: ${exposedKey} holds secrets but is accessible`),
+          new RegExp(
+            `^${b}: source.privateKey: ${exposedKey} holds secrets but is readable or writable by others`,
+          ),
         ),
         `${c}: source.accessKeyId: Cannot read ${dir}/no-such-file: ENOENT`,
         `${c}: source.secretAccessKey: Environment variable LINT_TEST_UNSET_S3_SECRET is not set`,
