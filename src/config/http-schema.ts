@@ -23,7 +23,7 @@ const abuseSchema = z
       }),
     maxInFlightBatches: z.int().positive().meta({
       description:
-        'Per business, batches being validated or published at once (the bulkhead); one more is refused at once with `429`, `Retry-After: 1`.',
+        'Per business, batches in flight at once (the bulkhead): from the first byte of the body (received, decoded, validated, published) to the answer; one more is refused at once with `429`, `Retry-After: 1`.',
     }),
     authThrottle: z
       .strictObject({
@@ -125,6 +125,10 @@ export const httpSchema = z
     bodyLimitBytes: z.int().positive().meta({
       description:
         'Largest request body; a larger one is answered `413` before it is read (chunked: as soon as it passes).',
+    }),
+    maxConcurrentDecodes: z.int().positive().meta({
+      description:
+        "Compressed bodies (`Content-Encoding`) decoded at once, by the whole process: each may take up to `bodyLimitBytes` (twice, while its output is joined), so this bounds their memory. One more is answered `503` with `Retry-After: 1` at once, never queued. Decoding also holds one of its business's `abuse.maxInFlightBatches` slots.",
     }),
     maxRecordsPerBatch: z.int().positive().meta({
       description:

@@ -9,7 +9,7 @@ import { probeDrops, type DropCheck } from '../drops/probe.js';
 import { openLineageJournal, type LineageJournal } from '../lineage/journal.js';
 import type { Logger } from '../log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
-import { withBulkhead } from '../pipeline/bulkhead.js';
+import { createBulkhead } from '../pipeline/bulkhead.js';
 import { configuredIngest } from '../pipeline/configured.js';
 import { compileRoutingKey, templateFields, topicMatches } from '../pipeline/route.js';
 import type { Publisher, ReadinessCheck } from '../publish/publisher.js';
@@ -21,6 +21,7 @@ import { createAdminApp, type Readiness } from './admin.js';
 import { createHttpApp } from './app.js';
 import { createAuthThrottle } from './auth-throttle.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
+import { createDecodeGate } from './body.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { createRateLimiter } from './rate-limit.js';
 import { mountApiDocs } from './docs.js';
@@ -74,9 +75,9 @@ export function buildHttpApp(
     acceptAnyCredentials: sandbox,
   });
   const app = createHttpApp({
-    ingest: withBulkhead(configuredIngest(config, publisher, metrics), {
-      maxInFlight: abuse.maxInFlightBatches,
-    }),
+    ingest: configuredIngest(config, publisher, metrics),
+    bulkhead: createBulkhead({ maxInFlight: abuse.maxInFlightBatches }),
+    decoders: createDecodeGate(config.http.maxConcurrentDecodes),
     admission: createAdmission({
       authenticator,
       throttle: createAuthThrottle(abuse.authThrottle, state.failures),
