@@ -78,6 +78,9 @@ describe('log lines of a request', () => {
       ).status,
     ).toBe(401);
     expect(linesOf('log-401').map((l) => l.msg)).toEqual(['login failed', 'request refused']);
+    // The business id that was tried is logged (not bound as businessId: it was not authenticated).
+    expect(linesOf('log-401')[0]).toMatchObject({ triedBusinessId: ACME.businessId });
+    expect(linesOf('log-401')[0]).not.toHaveProperty('businessId');
     const all = t.logs.raw.join('\n');
     for (const secret of [
       ACME.apiKey,
