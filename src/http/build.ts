@@ -16,6 +16,7 @@ import type { Publisher, ReadinessCheck } from '../publish/publisher.js';
 import type { RabbitMqPublisher } from '../publish/rabbitmq.js';
 import { KIND_NAMES } from '../records/kind.js';
 import type { ProfilesSource } from '../records/legacy/index.js';
+import { DEMO_API_KEY_HASH, tenantKeyHashes } from '../api-keys.js';
 import { createAdmission } from './admission.js';
 import { createAdminApp, type Readiness } from './admin.js';
 import { createHttpApp } from './app.js';
@@ -70,6 +71,9 @@ export function buildHttpApp(
     parts.sharedState ??
     createMemoryState({ maxEntries: idempotency.maxEntries, maxBytes: idempotency.maxBytes });
   const apiDocsOnAdmin = config.http.apiDocs === 'admin';
+  const demoCredential = config.tenants.some((tenant) =>
+    tenantKeyHashes(tenant).includes(DEMO_API_KEY_HASH),
+  );
   const authenticator = createAuthenticator({
     tenants: config.tenants,
     acceptAnyCredentials: sandbox,
@@ -93,6 +97,7 @@ export function buildHttpApp(
     stopping: parts.stopping,
     observeRequest: metrics.observeRequest,
     publicUrls: config.http.publicUrls,
+    demoCredential,
     bodyLimitBytes: config.http.bodyLimitBytes,
     maxRecordsPerBatch: config.http.maxRecordsPerBatch,
     onboarding: parts.onboarding ?? config.onboarding,
@@ -118,7 +123,7 @@ export function buildHttpApp(
       return readinessOf(publisher, publisherCheck, routeProblems(config, publisher), dropChecks);
     },
   });
-  if (apiDocsOnAdmin) mountApiDocs(admin, log, {}, config.http.publicUrls);
+  if (apiDocsOnAdmin) mountApiDocs(admin, log, {}, config.http.publicUrls, demoCredential);
   return { app, admin, authenticator };
 }
 
