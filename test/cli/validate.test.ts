@@ -227,6 +227,21 @@ describe('warehouse-ingest help', () => {
       expect(overview.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
   });
 
+  it('prints help\'s own page for "help --help" and "help -h", exit 0', async () => {
+    const [own, long, short] = await Promise.all([
+      cli(['help', 'help']),
+      cli(['help', '--help']),
+      cli(['help', '-h']),
+    ]);
+    expect(own).toEqual({
+      code: 0,
+      stdout: expect.stringContaining('Usage: warehouse-ingest help [command]'),
+      stderr: '',
+    });
+    expect(long).toEqual(own);
+    expect(short).toEqual(own);
+  });
+
   it('answers help for an unknown command with exit 2', async () => {
     const { code, stderr } = await cli(['help', 'frobnicate']);
     expect(code).toBe(2);
