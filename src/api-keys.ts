@@ -103,3 +103,7 @@ export function tenantKeyHashes(tenant: {
 }): readonly string[] {
   return tenant.apiKeyHashes ?? (tenant.apiKeyHash === undefined ? [] : [tenant.apiKeyHash]);
 }
+
+/** The demo tenant's hash of the public key `demo-api-key` (config/development.yaml). */
+export const DEMO_API_KEY_HASH =
+  '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';

@@ -110,7 +110,11 @@ async function main(argv: string[]): Promise<number | void> {
     return void process.stdout.write(helpFor(undefined));
   if (command === '--version' || command === '-v')
     return void process.stdout.write(`warehouse-ingest ${packageVersion()}\n`);
-  if (command === 'help') return void process.stdout.write(helpFor(rest[0]));
+  if (command === 'help') {
+    // `help --help` asks for help's own page, like `<command> --help`.
+    const topic = rest[0] === '--help' || rest[0] === '-h' ? 'help' : rest[0];
+    return void process.stdout.write(helpFor(topic));
+  }
   if (Object.hasOwn(COMMANDS, command) && (rest.includes('--help') || rest.includes('-h')))
     return void process.stdout.write(helpFor(command));
   switch (command) {

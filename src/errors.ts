@@ -185,6 +185,22 @@ export class IdempotencyUnavailable extends IngestError {
   }
 }
 
+/**
+ * Every decoder of compressed bodies is busy (`http.maxConcurrentDecodes`, process-wide): a decoder may
+ * take up to `http.bodyLimitBytes` (twice, while its output is joined), so their number bounds the
+ * memory compressed bodies can claim. Refused at once, not queued; nothing of the request was run.
+ */
+export class DecodersBusy extends IngestError {
+  readonly code = 'decoders-busy';
+  readonly status = 503;
+  constructor(max: number) {
+    super({
+      detail: `All ${max} decoders of compressed bodies are busy; nothing of this request was run. Retry after Retry-After, or send the body uncompressed.`,
+      headers: { 'retry-after': '1' },
+    });
+  }
+}
+
 export class NotImplemented extends IngestError {
   readonly code = 'not-implemented';
   readonly status = 501;

@@ -1,6 +1,6 @@
 import { resolveEndpoints } from './events/subscriptions.js';
 import { readFileSync, statSync } from 'node:fs';
-import { tenantKeyHashes } from './api-keys.js';
+import { DEMO_API_KEY_HASH, tenantKeyHashes } from './api-keys.js';
 import { configFilesOf, type Config } from './config.js';
 import { openDrops, type OpenedDrop } from './drops/open.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
@@ -11,10 +11,6 @@ import type { Logger } from './log.js';
  * the service (not about the configuration's shape, which `loadConfig` owns), the pipelines
  * folder, the descriptor limit, and the one summary line an operator reads first.
  */
-
-/** The demo tenant's hash of the public key `demo-api-key` (config/development.yaml). */
-export const DEMO_API_KEY_HASH =
-  '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
 
 /**
  * The public demo credential (`DEMO:demo-api-key`, printed in the README) must never publish to a

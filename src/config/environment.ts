@@ -14,7 +14,7 @@ import { configSchema, ENVIRONMENT_VARIABLES } from './schema.js';
  * aliases. Numbers and booleans are read as such; lists and maps (tenants, queues, onboarding) as
  * JSON. An empty variable counts as unset. A secret (`broker.url`, `tenants`) may instead be
  * given as `<NAME>_FILE`, the path of a file holding it (a mounted Docker or Kubernetes secret):
- * read at start-up, one trailing newline dropped, refused when group or others may read it.
+ * read at start-up, one trailing newline dropped, refused when it is not private (src/secret-files.ts).
  */
 
 export type ValueType = 'string' | 'number' | 'boolean' | 'json';
@@ -131,13 +131,81 @@ function layerOf(path: readonly string[], value: unknown): Plain {
   return path.reduceRight<Plain>((inner, part) => ({ [part]: inner }), value as Plain);
 }
 
+/** The names that are not configuration keys but are read: the file layer's path. */
+const OTHER_NAMES: readonly string[] = ['INGEST_CONFIG'];
+
+/** Every name this service reads, each with the key it sets (`INGEST_CONFIG` sets none). */
+function knownNames(): ReadonlyMap<string, string | undefined> {
+  const known = new Map<string, string | undefined>(OTHER_NAMES.map((name) => [name, undefined]));
+  for (const variable of environmentVariables())
+    for (const name of [variable.name, ...variable.aliases]) {
+      known.set(name, variable.key);
+      if (variable.secret) known.set(`${name}_FILE`, variable.key);
+    }
+  return known;
+}
+
+/** Edits (insert, delete, substitute) from one name to another: how far a typo is. */
+function distance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(
+        previous[j]! + 1,
+        current[j - 1]! + 1,
+        previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    previous = current;
+  }
+  return previous[b.length]!;
+}
+
+function closest(name: string, known: ReadonlyMap<string, string | undefined>): string {
+  let best = '';
+  for (const candidate of known.keys())
+    if (best === '' || distance(name, candidate) < distance(name, best)) best = candidate;
+  const key = known.get(best);
+  return key === undefined ? best : `${best} (${key})`;
+}
+
 /**
- * The variables that are set, as a layer over the files. Every problem (unreadable or exposed
- * `_FILE`, two variables disagreeing on one key, malformed JSON) is reported, none stops the rest.
+ * A variable that looks meant for this service but sets nothing: any `INGEST_*` name that is not a
+ * key's, and `<NAME>_FILE` for a key that takes no file (only secrets do). Refused rather than
+ * ignored, or a typo silently leaves the default in force. Other names are the environment's own
+ * (`PATH`, a pipeline's `{ env: NAME }` secrets), so `INGEST_` is reserved for configuration.
+ */
+function unknownVariables(env: NodeJS.ProcessEnv): ConfigProblem[] {
+  const known = knownNames();
+  const problems: ConfigProblem[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || value === '' || known.has(name)) continue; // empty counts as unset
+    const base = name.endsWith('_FILE') ? name.slice(0, -'_FILE'.length) : undefined;
+    const baseKey = base === undefined ? undefined : known.get(base);
+    if (base !== undefined && baseKey !== undefined)
+      problems.push({
+        file: origin(name),
+        field: baseKey,
+        message: `${base} takes no _FILE variant (only the secrets broker.url and tenants are read from files): set ${base} itself${baseKey === 'sharedState.redis.url' ? ', and its password from a file with INGEST_SHARED_STATE__REDIS__PASSWORD_FILE' : ''}`,
+      });
+    else if (name.startsWith('INGEST_'))
+      problems.push({
+        file: origin(name),
+        field: '(name)',
+        message: `Not a configuration variable; the closest is ${closest(name, known)}`,
+      });
+  }
+  return problems;
+}
+
+/**
+ * The variables that are set, as a layer over the files. Every problem (an unknown `INGEST_*` or
+ * `_FILE` name, unreadable or exposed `_FILE`, two variables disagreeing on one key, malformed
+ * JSON) is reported, none stops the rest.
  */
 export function fromEnvironment(env: NodeJS.ProcessEnv): EnvironmentLayer {
   const settings: EnvironmentSetting[] = [];
-  const problems: ConfigProblem[] = [];
+  const problems: ConfigProblem[] = unknownVariables(env);
   for (const variable of environmentVariables()) {
     const given: Array<{ from: string; text: string }> = [];
     for (const name of [variable.name, ...variable.aliases]) {

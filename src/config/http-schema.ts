@@ -23,7 +23,7 @@ const abuseSchema = z
       }),
     maxInFlightBatches: z.int().positive().meta({
       description:
-        'Per business, batches being validated or published at once (the bulkhead); one more is refused at once with `429`, `Retry-After: 1`.',
+        'Per business, batches in flight at once (the bulkhead): from the first byte of the body (received, decoded, validated, published) to the answer; one more is refused at once with `429`, `Retry-After: 1`.',
     }),
     authThrottle: z
       .strictObject({
@@ -88,7 +88,7 @@ export const sharedStateSchema = z
           .optional()
           .meta({
             description:
-              "A file holding Redis's password (readable by the owner only, `chmod 600`), instead of a password in the URL.",
+              "A file holding Redis's password (private: `chmod 600`, or a mounted secret's `0440`), instead of a password in the URL.",
             examples: ['/run/secrets/redis-password'],
           }),
         keyPrefix: z
@@ -125,6 +125,10 @@ export const httpSchema = z
     bodyLimitBytes: z.int().positive().meta({
       description:
         'Largest request body; a larger one is answered `413` before it is read (chunked: as soon as it passes).',
+    }),
+    maxConcurrentDecodes: z.int().positive().meta({
+      description:
+        "Compressed bodies (`Content-Encoding`) decoded at once, by the whole process: each may take up to `bodyLimitBytes` (twice, while its output is joined), so this bounds their memory. One more is answered `503` with `Retry-After: 1` at once, never queued. Decoding also holds one of its business's `abuse.maxInFlightBatches` slots.",
     }),
     maxRecordsPerBatch: z.int().positive().meta({
       description:
@@ -169,7 +173,7 @@ export const httpSchema = z
           .min(1)
           .meta({
             description:
-              'PEM private key file, readable by its owner only (`chmod 600`); relative to the working directory.',
+              'PEM private key file, private (`chmod 600`, or a mounted secret at `0440`); relative to the working directory.',
             examples: ['/etc/warehouse-ingest/tls/key.pem'],
           }),
       })

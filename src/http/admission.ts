@@ -38,6 +38,7 @@ export function createAdmission(options: AdmissionOptions): Admission {
     const wait = await throttle.retryAfter(address, claimed);
     if (wait > 0) {
       context.log.warn(
+        { triedBusinessId: claimed },
         'login refused: too many failed logins for this business id from this client',
       );
       throw new TooManyRequests(
@@ -52,7 +53,8 @@ export function createAdmission(options: AdmissionOptions): Admission {
     } catch (error) {
       if (error instanceof Unauthorized) {
         await throttle.recordFailure(address, claimed);
-        context.log.info({ slowedMs: delay }, 'login failed');
+        // The id that was tried (never the key): who is being guessed at, or whose connector is misconfigured.
+        context.log.info({ triedBusinessId: claimed, slowedMs: delay }, 'login failed');
       }
       throw error;
     }

@@ -29,6 +29,8 @@ export interface HttpAppDependencies extends V1Dependencies {
   readonly observeRequest?: (request: RequestObservation) => void;
   /** `servers` of /openapi.json (`http.publicUrls`). @default the document's own origin */
   readonly publicUrls?: readonly string[];
+  /** The demo tenant is configured: /docs may tell readers to authorize as `DEMO`. @default false */
+  readonly demoCredential?: boolean;
   /** `/docs` and `/openapi.json` on this app (false: on the admin listener instead). @default true */
   readonly apiDocs?: boolean;
 }
@@ -129,7 +131,8 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
     '/problems/:code',
     guard(async (event) => problemPage(event.context.params?.code)),
   );
-  if (deps.apiDocs !== false) mountApiDocs(app, deps.log, extra, deps.publicUrls ?? []);
+  if (deps.apiDocs !== false)
+    mountApiDocs(app, deps.log, extra, deps.publicUrls ?? [], deps.demoCredential);
   return app;
 }
 

@@ -6,7 +6,8 @@ import type { Batch, ConfirmedRecords, Ingest } from '../pipeline/batch.js';
 import type { RecordKind } from '../records/kind.js';
 import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';
-import { bodyChunks, bodyFormat, type BodyFormat } from './body.js';
+import type { Bulkhead } from '../pipeline/bulkhead.js';
+import { bodyChunks, bodyFormat, type BodyFormat, type DecodeGate } from './body.js';
 import { parseIdempotencyKey, type IdempotencyStore, type StoredAnswer } from './idempotency.js';
 import {
   jsonResponse,
@@ -18,8 +19,12 @@ import {
 } from './respond.js';
 
 export interface HandlerDependencies {
-  /** The shared pipeline, wrapped in the per-business bulkhead. */
+  /** The shared pipeline. */
   readonly ingest: Ingest;
+  /** Per business, batches being decoded, validated or published at once. */
+  readonly bulkhead: Bulkhead;
+  /** The process's decoders of compressed bodies. */
+  readonly decoders: DecodeGate;
   readonly admission: Admission;
   readonly idempotency: IdempotencyStore;
   readonly log: Logger;
@@ -62,10 +67,12 @@ const REPLAYABLE = new Set(['validation-failed', 'malformed-body', 'payload-too-
 
 /**
  * POST of a batch, the same for v1 and v2: admission (login throttle, auth, rate limit) → media
- * type → body (size-limited) → Idempotency-Key → pipeline → answer. Handlers stay declarative.
+ * type → Idempotency-Key → a bulkhead slot → body (size-limited, decoded) → pipeline → answer.
+ * The slot is held from the body's first byte to the answer, so a business's compressed bodies
+ * are decoded within its own in-flight limit. Handlers stay declarative.
  */
 export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies) {
-  const headers = { ...deps.responseHeaders, ...endpoint.headers };
+  const handle = batchFlow(endpoint, deps);
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
@@ -73,7 +80,25 @@ export function batchHandler(endpoint: BatchEndpoint, deps: HandlerDependencies)
     if (endpoint.api) context.api = endpoint.api;
     const format = bodyFormat(event, endpoint.formats);
     const key = parseIdempotencyKey(event.req.headers.get('idempotency-key'));
-    const chunks = await bodyChunks(event, deps.bodyLimitBytes);
+    const leave = deps.bulkhead.enter(businessId, context.log);
+    try {
+      return await handle(event, context, businessId, format, key);
+    } finally {
+      leave();
+    }
+  };
+}
+
+function batchFlow(endpoint: BatchEndpoint, deps: HandlerDependencies) {
+  const headers = { ...deps.responseHeaders, ...endpoint.headers };
+  return async (
+    event: H3Event,
+    context: RequestContext,
+    businessId: string,
+    format: BodyFormat,
+    key: string | undefined,
+  ): Promise<Response> => {
+    const chunks = await bodyChunks(event, deps.bodyLimitBytes, deps.decoders);
 
     const run = async (): Promise<TextResponse> => {
       // Lineage is journaled only once the whole batch is confirmed: a failed batch leaves none.

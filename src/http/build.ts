@@ -9,18 +9,20 @@ import { probeDrops, type DropCheck } from '../drops/probe.js';
 import { openLineageJournal, type LineageJournal } from '../lineage/journal.js';
 import type { Logger } from '../log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
-import { withBulkhead } from '../pipeline/bulkhead.js';
+import { createBulkhead } from '../pipeline/bulkhead.js';
 import { configuredIngest } from '../pipeline/configured.js';
 import { compileRoutingKey, templateFields, topicMatches } from '../pipeline/route.js';
 import type { Publisher, ReadinessCheck } from '../publish/publisher.js';
 import type { RabbitMqPublisher } from '../publish/rabbitmq.js';
 import { KIND_NAMES } from '../records/kind.js';
 import type { ProfilesSource } from '../records/legacy/index.js';
+import { DEMO_API_KEY_HASH, tenantKeyHashes } from '../api-keys.js';
 import { createAdmission } from './admission.js';
 import { createAdminApp, type Readiness } from './admin.js';
 import { createHttpApp } from './app.js';
 import { createAuthThrottle } from './auth-throttle.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
+import { createDecodeGate } from './body.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { createRateLimiter } from './rate-limit.js';
 import { mountApiDocs } from './docs.js';
@@ -70,14 +72,17 @@ export function buildHttpApp(
     createMemoryState({ maxEntries: idempotency.maxEntries, maxBytes: idempotency.maxBytes });
   metrics.watchSharedState(state);
   const apiDocsOnAdmin = config.http.apiDocs === 'admin';
+  const demoCredential = config.tenants.some((tenant) =>
+    tenantKeyHashes(tenant).includes(DEMO_API_KEY_HASH),
+  );
   const authenticator = createAuthenticator({
     tenants: config.tenants,
     acceptAnyCredentials: sandbox,
   });
   const app = createHttpApp({
-    ingest: withBulkhead(configuredIngest(config, publisher, metrics), {
-      maxInFlight: abuse.maxInFlightBatches,
-    }),
+    ingest: configuredIngest(config, publisher, metrics),
+    bulkhead: createBulkhead({ maxInFlight: abuse.maxInFlightBatches }),
+    decoders: createDecodeGate(config.http.maxConcurrentDecodes),
     admission: createAdmission({
       authenticator,
       throttle: createAuthThrottle(abuse.authThrottle, state.failures),
@@ -97,6 +102,7 @@ export function buildHttpApp(
     stopping: parts.stopping,
     observeRequest: metrics.observeRequest,
     publicUrls: config.http.publicUrls,
+    demoCredential,
     bodyLimitBytes: config.http.bodyLimitBytes,
     maxRecordsPerBatch: config.http.maxRecordsPerBatch,
     onboarding: parts.onboarding ?? config.onboarding,
@@ -122,7 +128,7 @@ export function buildHttpApp(
       return readinessOf(publisher, publisherCheck, routeProblems(config, publisher), dropChecks);
     },
   });
-  if (apiDocsOnAdmin) mountApiDocs(admin, log, {}, config.http.publicUrls);
+  if (apiDocsOnAdmin) mountApiDocs(admin, log, {}, config.http.publicUrls, demoCredential);
   return { app, admin, authenticator };
 }
 

@@ -90,13 +90,17 @@ export function mountApiDocs(
   headers: Record<string, string>,
   /** `servers` of the document (`http.publicUrls`); none: the document's own origin. */
   servers: readonly string[],
+  /** Whether the demo tenant is configured (see OpenApiOptions). */
+  demoCredential = false,
 ): void {
   let document: Record<string, unknown> | undefined;
   app.get('/openapi.json', (event) =>
-    jsonResponse(200, (document ??= openApiDocument({ servers })), requestContext(event, log), {
-      ...headers,
-      'cache-control': 'no-cache',
-    }),
+    jsonResponse(
+      200,
+      (document ??= openApiDocument({ servers, demoCredential })),
+      requestContext(event, log),
+      { ...headers, 'cache-control': 'no-cache' },
+    ),
   );
   app.get('/docs', () => docsPage(headers));
   app.get('/docs/:asset', (event) => {

@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 /**
  * Request examples of /openapi.json: the demo fixtures (`fixtures/demo/`, shipped in the release
  * folder), one batch per kind and shape, all for the demo business `DEMO` — so "Try it out" in
- * /docs, with the demo credential `DEMO` / `demo-api-key` on a development service, answers
- * `202`. test/http/openapi-examples.test.ts sends every one of them.
+ * /docs, with the demo credential `DEMO` / `demo-api-key` where the demo tenant is configured
+ * (a development service), answers `202`. test/http/openapi-examples.test.ts sends every one of them.
  */
 const FOLDER = new URL('../../fixtures/demo/', import.meta.url);
 

@@ -163,7 +163,7 @@ export function batchResponses(v1: boolean): Record<string, unknown> {
       'nothing is accepted; retrying the same batch is safe (same message ids).',
       v1,
       retryAfter,
-      ['publish-failed', 'shutting-down'],
+      ['publish-failed', 'shutting-down', 'decoders-busy'],
     ),
   };
 }

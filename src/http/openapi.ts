@@ -34,6 +34,11 @@ export interface OpenApiOptions {
    * document's own origin (`/`)
    */
   readonly servers?: readonly string[];
+  /**
+   * Whether the public demo credential `DEMO` / `demo-api-key` is accepted here (the demo tenant is
+   * configured): only then does the description tell readers to authorize with it. @default false
+   */
+  readonly demoCredential?: boolean;
 }
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -260,11 +265,18 @@ function schemas(): Record<string, JsonSchema> {
   return out;
 }
 
-const DESCRIPTION = `Takes in batches of business records (master data, sales orders, purchase orders, return goods, work orders), validates each batch all-or-nothing and publishes it to RabbitMQ. \`202\` means the broker confirmed every message.
+const INTRODUCTION = `Takes in batches of business records (master data, sales orders, purchase orders, return goods, work orders), validates each batch all-or-nothing and publishes it to RabbitMQ. \`202\` means the broker confirmed every message.`;
 
-**Try it out** on a development service: *Authorize* with \`DEMO\` / \`demo-api-key\`; every request body is pre-filled with a demo batch of the business \`DEMO\`.
+/** Said only where the demo tenant is configured: elsewhere `DEMO` / `demo-api-key` is a 401. */
+const TRY_WITH_DEMO = `**Try it out**: *Authorize* with \`DEMO\` / \`demo-api-key\` (this service has the demo tenant); every request body is pre-filled with a demo batch of the business \`DEMO\`.`;
 
-Errors are \`application/problem+json\` (RFC 9457); each problem \`type\` (\`/problems/<code>\`) resolves to a page on this service.`;
+const TRY_WITH_OWN = `**Try it out**: *Authorize* with your business id and API key. The request bodies are pre-filled with demo batches of the business \`DEMO\`: put your own business id in them (\`identifiers.businessId\`), or they are refused.`;
+
+const PROBLEMS = `Errors are \`application/problem+json\` (RFC 9457); each problem \`type\` (\`/problems/<code>\`) resolves to a page on this service.`;
+
+function description(demoCredential: boolean): string {
+  return [INTRODUCTION, demoCredential ? TRY_WITH_DEMO : TRY_WITH_OWN, PROBLEMS].join('\n\n');
+}
 
 /** The document, for one app: built on first use, then the same object. */
 export function openApiDocument(options: OpenApiOptions = {}): Record<string, unknown> {
@@ -277,7 +289,7 @@ export function openApiDocument(options: OpenApiOptions = {}): Record<string, un
       title: 'warehouse-ingest',
       version: INTERFACE_VERSION,
       'x-service-version': PACKAGE_VERSION,
-      description: DESCRIPTION,
+      description: description(options.demoCredential ?? false),
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
     servers,

@@ -67,6 +67,11 @@ export const PROBLEM_TYPES: Readonly<Record<string, { status: number; meaning: s
     meaning:
       'A request with an `Idempotency-Key` arrived while the shared store of the instances (Redis) could not be reached. It was not run, since nothing could stop a retry from running it twice. Retry after `Retry-After` seconds; requests without the header are taken meanwhile.',
   },
+  'decoders-busy': {
+    status: 503,
+    meaning:
+      'The service was decoding as many compressed bodies (`Content-Encoding`) as it allows at once. Nothing of this request was run: retry after `Retry-After` seconds, or send the body uncompressed.',
+  },
   'idempotency-key-reused': {
     status: 422,
     meaning:

@@ -169,7 +169,8 @@ function logProblem(
     method: event.req.method,
     path: event.url.pathname,
   };
-  if (problem.status >= 500 && problem.status !== 503)
+  // 501 is the documented answer of an endpoint with nothing behind it yet, not a failure: info.
+  if (problem.status >= 500 && problem.status !== 503 && problem.status !== 501)
     context.log.error({ ...fields, err: error }, 'request failed');
   else if (problem.type === '/problems/shutting-down')
     context.log.info(fields, 'request refused: the service is stopping');

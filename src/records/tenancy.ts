@@ -1,35 +1,36 @@
 import { formatPath } from './issues.js';
 
 /**
- * Every v2 object accepts unknown keys, so a record could carry a second business id next to
- * the checked one — at the root, in `identifiers`, on a line. A consumer reading that field
- * would take the record for another business, so the keys that carry a business's identity
- * must hold exactly the authenticated id wherever they appear: `businessId` (the spec's name)
- * and `AccountID` (its v1 name). Only those exact names: an account number of someone else
- * (`customer.accountId`, a marketplace's `sellerAccountId`) is ordinary data passed through,
- * and refusing it refused real orders.
+ * Where a record says whose it is (spec §5.4): `identifiers.businessId`, or
+ * `product.identifiers.businessId` for master data (the kind's `businessIdPath`), checked in
+ * validate.ts. Every v2 object accepts unknown keys, so the same record could also carry a second
+ * business id where a consumer would take it for the record's own: at the record's root or beside
+ * the checked field, on the way to it (`businessId`, the spec's name, or `AccountID`, its v1 name).
+ * Those must hold the authenticated id too. Deeper, the name belongs to someone else — a B2B
+ * customer's own `customer.businessId`, a line's supplier, a maker under `product.information` —
+ * and is ordinary data passed through: refusing it refused real orders (as `customer.accountId`
+ * did before).
  */
-const isIdName = (key: string): boolean => key === 'businessId' || key === 'AccountID';
+const ID_NAMES = ['businessId', 'AccountID'] as const;
 
 /**
  * `__proto__` as a key: JSON.parse keeps it as a plain field, but copying the record (zod does)
  * turns it into the object's prototype, so it would be silently dropped, against the promise
- * that unknown fields pass through. It is refused instead, by name.
+ * that unknown fields pass through. It is refused instead, by name, at any depth.
  */
 const RESERVED = '__proto__';
 
-/** Whether any identity key holds another value (the primary one included), or a key is reserved. */
-function hasForeignId(value: unknown, businessId: string): boolean {
+function hasReserved(value: unknown): boolean {
   if (Array.isArray(value)) {
     for (const item of value)
-      if (typeof item === 'object' && item !== null && hasForeignId(item, businessId)) return true;
+      if (typeof item === 'object' && item !== null && hasReserved(item)) return true;
     return false;
   }
   // for-in: no key array allocated (JSON-parsed objects have no inherited enumerable keys).
   for (const key in value as Record<string, unknown>) {
+    if (key === RESERVED) return true;
     const child = (value as Record<string, unknown>)[key];
-    if ((child !== businessId && isIdName(key)) || key === RESERVED) return true;
-    if (typeof child === 'object' && child !== null && hasForeignId(child, businessId)) return true;
+    if (typeof child === 'object' && child !== null && hasReserved(child)) return true;
   }
   return false;
 }
@@ -42,19 +43,28 @@ export interface KeyProblems {
 
 const NONE: KeyProblems = Object.freeze({ foreign: [], reserved: [] }) as KeyProblems;
 
-/** The paths of identity keys whose value is not `businessId`, and of reserved keys. */
-export function keyProblems(
-  input: unknown,
-  businessId: string,
-  primary: readonly string[],
-): KeyProblems {
-  if (typeof input !== 'object' || input === null || !hasForeignId(input, businessId)) return NONE;
-  // Rare: walk again, this time keeping paths.
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Identity keys with another value in the objects on the way to `primary` (the root included). */
+function foreignOnPath(input: unknown, businessId: string, primary: readonly string[]): string[] {
   const foreign: string[] = [];
+  let at = input;
+  for (let depth = 0; depth < primary.length && isObject(at); depth++) {
+    const here = primary.slice(0, depth);
+    for (const name of ID_NAMES) {
+      if (!Object.hasOwn(at, name) || at[name] === businessId) continue;
+      if (depth === primary.length - 1 && name === primary[depth]) continue; // the checked one
+      foreign.push(formatPath([...here, name]));
+    }
+    at = at[primary[depth]!];
+  }
+  return foreign;
+}
+
+function reservedPaths(input: unknown): string[] {
   const reserved: string[] = [];
   const path: PropertyKey[] = [];
-  const isPrimary = () =>
-    path.length === primary.length && path.every((segment, i) => segment === primary[i]);
   const walk = (value: unknown): void => {
     if (typeof value !== 'object' || value === null) return;
     const entries: Array<[PropertyKey, unknown]> = Array.isArray(value)
@@ -63,12 +73,23 @@ export function keyProblems(
     for (const [key, child] of entries) {
       path.push(key);
       if (key === RESERVED) reserved.push(formatPath(path));
-      else if (typeof key === 'string' && child !== businessId && isIdName(key) && !isPrimary())
-        foreign.push(formatPath(path));
       walk(child);
       path.pop();
     }
   };
   walk(input);
-  return { foreign, reserved };
+  return reserved;
+}
+
+/** The paths of identity keys on the record's own path whose value is not `businessId`, and of reserved keys. */
+export function keyProblems(
+  input: unknown,
+  businessId: string,
+  primary: readonly string[],
+): KeyProblems {
+  if (typeof input !== 'object' || input === null) return NONE;
+  const foreign = foreignOnPath(input, businessId, primary);
+  // Rare: walk again, this time keeping paths.
+  const reserved = hasReserved(input) ? reservedPaths(input) : [];
+  return foreign.length === 0 && reserved.length === 0 ? NONE : { foreign, reserved };
 }

@@ -16,7 +16,7 @@ export const secretRef = z
       z.strictObject({
         file: z.string().min(1).meta({
           description:
-            'A file that holds the secret (e.g. a mounted secret); refused when group or others may read it (`chmod 600`).',
+            'A file that holds the secret (e.g. a mounted secret); refused when others may read it or its group may write it (`chmod 600`; a mounted secret at `0440` may pass, see docs/configuration.md#which-secret-files-are-private).',
         }),
       }),
     ],

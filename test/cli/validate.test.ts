@@ -227,6 +227,21 @@ describe('warehouse-ingest help', () => {
       expect(overview.stdout).toMatch(new RegExp(`^  ${command} `, 'm'));
   });
 
+  it('prints help\'s own page for "help --help" and "help -h", exit 0', async () => {
+    const [own, long, short] = await Promise.all([
+      cli(['help', 'help']),
+      cli(['help', '--help']),
+      cli(['help', '-h']),
+    ]);
+    expect(own).toEqual({
+      code: 0,
+      stdout: expect.stringContaining('Usage: warehouse-ingest help [command]'),
+      stderr: '',
+    });
+    expect(long).toEqual(own);
+    expect(short).toEqual(own);
+  });
+
   it('answers help for an unknown command with exit 2', async () => {
     const { code, stderr } = await cli(['help', 'frobnicate']);
     expect(code).toBe(2);
@@ -386,7 +401,9 @@ describe('warehouse-ingest lint, every problem in one run', () => {
         ),
         `${a}: source.password: Environment variable LINT_TEST_UNSET_PASSWORD is not set`,
         expect.stringMatching(
-          new RegExp(`^${b}: source.privateKey: ${exposedKey} holds secrets but is accessible`),
+          new RegExp(
+            `^${b}: source.privateKey: ${exposedKey} holds secrets but is readable or writable by others`,
+          ),
         ),
         `${c}: source.accessKeyId: Cannot read ${dir}/no-such-file: ENOENT`,
         `${c}: source.secretAccessKey: Environment variable LINT_TEST_UNSET_S3_SECRET is not set`,

@@ -162,13 +162,53 @@ describe('*_FILE: a secret read from a file', () => {
     expect(JSON.stringify(problems)).not.toContain('exposed-pw');
   });
 
-  it('is offered for secrets only', () => {
+  it('is offered for secrets only: <NAME>_FILE of any other key is refused, not ignored', () => {
     const port = temp.write('port', '8080\n');
-    expect(loadConfig({ env: { PORT_FILE: port } }).http.port).toBe(3000);
+    expect(problemsOf(() => loadConfig({ env: { PORT_FILE: port } }))).toEqual([
+      {
+        file: 'environment variable PORT_FILE',
+        field: 'http.port',
+        message:
+          'PORT takes no _FILE variant (only the secrets broker.url and tenants are read from files): set PORT itself',
+      },
+    ]);
     expect(
       environmentVariables()
         .filter((v) => v.secret)
         .map((v) => v.key),
     ).toEqual(['broker.url', 'tenants']);
+  });
+});
+
+describe('a variable that sets nothing is refused, never ignored', () => {
+  it('refuses an unknown INGEST_* name, naming the closest variable and its key', () => {
+    expect(problemsOf(() => loadConfig({ env: { INGEST_HTTP__PROT: '1' } }))).toEqual([
+      {
+        file: 'environment variable INGEST_HTTP__PROT',
+        field: '(name)',
+        message: 'Not a configuration variable; the closest is INGEST_HTTP__PORT (http.port)',
+      },
+    ]);
+    expect(problemsOf(() => loadConfig({ env: { INGEST_TENANT_FILE: '/x' } }))[0]?.message).toBe(
+      'Not a configuration variable; the closest is INGEST_TENANTS_FILE (tenants)',
+    );
+  });
+
+  it('refuses <NAME>_FILE for a key that is not a secret, also for the short names', () => {
+    const problems = problemsOf(() =>
+      loadConfig({ env: { REDIS_URL_FILE: '/run/secrets/redis', INGEST_LOG__FORMAT_FILE: '/x' } }),
+    );
+    expect(problems.map(({ file, field }) => `${file}: ${field}`)).toEqual([
+      'environment variable REDIS_URL_FILE: sharedState.redis.url',
+      'environment variable INGEST_LOG__FORMAT_FILE: log.format',
+    ]);
+    expect(problems[0]!.message).toContain('INGEST_SHARED_STATE__REDIS__PASSWORD_FILE');
+  });
+
+  it('leaves other names alone (a pipeline secret, PATH) and an empty INGEST_* name, which counts as unset', () => {
+    const config = loadConfig({
+      env: { PATH: '/usr/bin', GLOBEX_S3_KEY_ID: 'k', SOME_TOOL_FILE: '/x', INGEST_HTTP__PROT: '' },
+    });
+    expect(config.http.port).toBe(3000);
   });
 });

@@ -1,7 +1,14 @@
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validRecords } from '../records/fixtures.js';
-import { answer, createTestApp, type TestApp } from '../support/http-app.js';
+import {
+  ACME,
+  answer,
+  basicAuth,
+  createTestApp,
+  OTHER,
+  type TestApp,
+} from '../support/http-app.js';
 
 /**
  * `Content-Encoding` is honoured, never ignored (hardening issue, finding 10): a real gzip body
@@ -67,5 +74,70 @@ describe('Content-Encoding', () => {
       detail: `The body decoded from gzip exceeds the limit of ${LIMIT} bytes.`,
     });
     expect(await t.topology.count()).toBe(0);
+  });
+});
+
+/**
+ * Decoding is bounded (hardening issue: 120 concurrent 113-byte brotli bombs took RSS from 112 MB
+ * to 1.85 GB): a business's bodies are decoded within its in-flight slots, and the whole process
+ * decodes at most `http.maxConcurrentDecodes` bodies at once.
+ */
+describe('Content-Encoding: decoding is bounded', () => {
+  const bomb = brotliCompressSync(Buffer.alloc(50 * LIMIT, 0x20));
+  const postAs = (app: TestApp, body: Buffer, auth?: string) =>
+    app.post('sales-orders', undefined, {
+      raw: body,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'br' },
+      ...(auth && { auth }),
+    });
+
+  it("decodes within the business's in-flight slots: with its one slot taken, a bomb is a 429, not decoded", async () => {
+    const one = await createTestApp({
+      yaml: `http:\n  bodyLimitBytes: ${LIMIT}\n  abuse:\n    maxInFlightBatches: 1\n`,
+    });
+    try {
+      let finish!: () => void;
+      const held = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(Buffer.from(JSON.stringify(orders).slice(0, -1)));
+          finish = () => {
+            controller.enqueue(Buffer.from(']'));
+            controller.close();
+          };
+        },
+      });
+      const holding = one.app.request('/api/v2/sales-orders', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: basicAuth(ACME) },
+        body: held,
+        duplex: 'half',
+      } as RequestInit);
+      await expect.poll(async () => (await postAs(one, bomb)).status).toBe(429);
+      finish();
+      expect((await holding).status).toBe(202);
+      expect((await postAs(one, bomb)).status).toBe(413); // the slot is free again
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('decodes at most maxConcurrentDecodes bodies at once in the process: one more is a 503 with Retry-After', async () => {
+    const single = await createTestApp({
+      yaml: `http:\n  bodyLimitBytes: ${LIMIT}\n  maxConcurrentDecodes: 1\n`,
+    });
+    try {
+      const other = basicAuth(OTHER);
+      // Each credential verified once first, so both requests reach the decoders together.
+      expect((await postAs(single, bomb)).status).toBe(413);
+      expect((await postAs(single, bomb, other)).status).toBe(413);
+      const answers = await Promise.all([postAs(single, bomb), postAs(single, bomb, other)]);
+      expect(answers.map((r) => r.status).sort()).toEqual([413, 503]);
+      const busy = answers.find((r) => r.status === 503)!;
+      expect(busy.headers.get('retry-after')).toBe('1');
+      expect(await answer(busy)).toMatchObject({ type: '/problems/decoders-busy' });
+      expect((await postAs(single, bomb, other)).status).toBe(413); // the decoder is free again
+    } finally {
+      await single.close();
+    }
   });
 });

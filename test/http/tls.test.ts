@@ -223,7 +223,7 @@ describe('HTTPS', () => {
     await vi.waitFor(() => expect(client.closed()).toBe(true), { timeout: 5000, interval: 50 });
   });
 
-  it('refuses to start with a key file that group or others may read, naming the field', async () => {
+  it('refuses to start with a key file that others may read, naming the field', async () => {
     const exposed = temp.write('exposed-key.pem', readFileSync(key, 'utf8'), 0o644);
     const starting = startService({
       env: {

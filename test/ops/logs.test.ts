@@ -67,6 +67,18 @@ describe('log lines of a request', () => {
       expect(raw.match(/"businessId"/g)).toHaveLength(1);
   });
 
+  it('log the documented 501 of GET …/stock at info, not as an error that would page someone', async () => {
+    const response = await t.app.request('/api/v1/customer/ACME/stock', {
+      headers: { authorization: basicAuth(ACME), 'x-correlation-id': 'log-501' },
+    });
+    expect(response.status).toBe(501);
+    expect(linesOf('log-501').map((l) => [l.level, l.msg])).toContainEqual([
+      'info',
+      'request refused',
+    ]);
+    expect(linesOf('log-501').filter((l) => l.level === 'error' || l.level === 'warn')).toEqual([]);
+  });
+
   it('carry the correlation id on a refusal before authentication, and never the credentials', async () => {
     const wrong = `Basic ${Buffer.from(`${ACME.businessId}:not-the-key-5b1e`).toString('base64')}`;
     expect(
@@ -78,6 +90,9 @@ describe('log lines of a request', () => {
       ).status,
     ).toBe(401);
     expect(linesOf('log-401').map((l) => l.msg)).toEqual(['login failed', 'request refused']);
+    // The business id that was tried is logged (not bound as businessId: it was not authenticated).
+    expect(linesOf('log-401')[0]).toMatchObject({ triedBusinessId: ACME.businessId });
+    expect(linesOf('log-401')[0]).not.toHaveProperty('businessId');
     const all = t.logs.raw.join('\n');
     for (const secret of [
       ACME.apiKey,

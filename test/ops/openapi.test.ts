@@ -1,6 +1,7 @@
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KIND_NAMES } from '../../src/records/index.js';
+import { openApiDocument } from '../../src/http/openapi.js';
 import { createTestApp, type TestApp } from '../support/http-app.js';
 
 interface Doc {
@@ -36,6 +37,15 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 describe('GET /openapi.json', () => {
+  it('tells readers to authorize with DEMO / demo-api-key only where the demo tenant is configured', () => {
+    // This app's tenants are ACME and OTHER: the demo credential would be a 401 here.
+    const { description } = (doc as unknown as { info: { description: string } }).info;
+    expect(description).not.toContain('demo-api-key');
+    expect(description).toContain('your business id and API key');
+    const demo = openApiDocument({ demoCredential: true }) as { info: { description: string } };
+    expect(demo.info.description).toContain('*Authorize* with `DEMO` / `demo-api-key`');
+  });
+
   it('is a valid OpenAPI 3.1 document', async () => {
     expect(doc.openapi).toMatch(/^3\.1\./);
     const result = await validate(JSON.parse(text) as Parameters<typeof validate>[0]);

@@ -135,6 +135,30 @@ describe('tenancy', () => {
     });
   });
 
+  it("passes someone else's businessId deeper in the record through (a B2B customer's own id, a line's supplier)", () => {
+    const input = salesOrder();
+    input.customer.businessId = 'CUST-B2B-77';
+    const result = validateRecord(KINDS['sales-orders'], input, BUSINESS_ID);
+    expect(result).toMatchObject({ ok: true, record: { customer: { businessId: 'CUST-B2B-77' } } });
+    const data = product();
+    data.product.information.businessId = 'MAKER-1';
+    expect(validateRecord(KINDS['master-data'], data, 'ACME').ok).toBe(true);
+  });
+
+  it('still refuses a foreign businessId (or v1 AccountID) beside the checked field or at the record root', () => {
+    const input = { ...salesOrder(), businessId: 'GLOBEX' };
+    expect(validateRecord(KINDS['sales-orders'], input, BUSINESS_ID)).toEqual({
+      ok: false,
+      errors: [`businessId: ${TENANCY}`],
+    });
+    const data = product();
+    data.product.AccountID = 'GLOBEX';
+    expect(validateRecord(KINDS['master-data'], data, 'ACME')).toEqual({
+      ok: false,
+      errors: [`product.AccountID: ${TENANCY}`],
+    });
+  });
+
   it('reports tenancy together with the schema errors, tenancy first', () => {
     const input = salesOrder();
     input.identifiers.businessId = 'GLOBEX';

@@ -155,21 +155,33 @@ describe('no API key in the logs of a full run', () => {
   });
 });
 
-describe('files holding secrets must be private (mode & 0o077 === 0)', () => {
+describe('files holding secrets must be private (no access by others, group read only by root or the service)', () => {
   const hash =
     '$scrypt$ln=15,r=8,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaGhhc2hoYXNoaGFzaGhhc2g=';
 
-  it('refuses an INGEST_CONFIG with tenants or a broker password readable by group or others, naming the file', () => {
-    for (const [content, mode] of [
-      [`tenants:\n  - businessId: ACME\n    apiKeyHash: "${hash}"\n`, 0o644],
-      [`tenants:\n  - businessId: ACME\n    apiKeyHash: "${hash}"\n`, 0o640],
-      ['broker:\n  url: amqp://user:secret@rabbit:5672\n', 0o604],
+  it('refuses an INGEST_CONFIG with tenants or a broker password readable by others or writable by its group, naming the file', () => {
+    for (const [content, mode, reason] of [
+      [
+        `tenants:\n  - businessId: ACME\n    apiKeyHash: "${hash}"\n`,
+        0o644,
+        'is readable or writable by others',
+      ],
+      [
+        `tenants:\n  - businessId: ACME\n    apiKeyHash: "${hash}"\n`,
+        0o660,
+        'is writable by its group',
+      ],
+      [
+        'broker:\n  url: amqp://user:secret@rabbit:5672\n',
+        0o604,
+        'is readable or writable by others',
+      ],
     ] as const) {
       const file = temp.write(`exposed-${mode}.yaml`, content, mode);
       const load = () => loadConfig({ env: { INGEST_CONFIG: file } });
       expect(load).toThrow(ConfigError);
       expect(load).toThrow(
-        `${file}: (file): ${file} holds secrets but is accessible by group or others (mode 0${mode.toString(8)}); run chmod 600 ${file}`,
+        `${file}: (file): ${file} holds secrets but ${reason} (mode 0${mode.toString(8)}); run chmod 600 ${file}`,
       );
       chmodSync(file, 0o600);
       expect(load().tenants.length + Number(load().broker.url !== undefined)).toBeGreaterThan(0);
@@ -182,7 +194,7 @@ describe('files holding secrets must be private (mode & 0o077 === 0)', () => {
     ).toBe('warn');
   });
 
-  it('refuses a {file} secret of a pipeline readable by group or others, naming pipeline file, field and secret file; known_hosts may be public', () => {
+  it('refuses a {file} secret of a pipeline readable by others, naming pipeline file, field and secret file; known_hosts may be public', () => {
     const key = temp.write('sftp-key', 'not really a key', 0o644);
     const knownHosts = temp.write('known_hosts', 'host ssh-ed25519 AAAA', 0o644);
     const pipeline = temp.write(
@@ -197,7 +209,7 @@ describe('files holding secrets must be private (mode & 0o077 === 0)', () => {
     );
     const [definition] = loadPipelineFiles([pipeline], { tenants: ['ACME'] });
     expect(() => createDropStore(definition!, pipeline)).toThrow(
-      `${pipeline}: source.privateKey: ${key} holds secrets but is accessible by group or others (mode 0644)`,
+      `${pipeline}: source.privateKey: ${key} holds secrets but is readable or writable by others (mode 0644)`,
     );
     chmodSync(key, 0o600);
     expect(createDropStore(definition!, pipeline).type).toBe('sftp');

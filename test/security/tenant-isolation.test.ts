@@ -71,39 +71,50 @@ describe.each(KIND_NAMES)('%s', (kind: KindName) => {
     }
   });
 
-  it('v2: a second business id anywhere else in the record (root, identifiers, a line, the v1 name)', async () => {
-    const line = Object.entries(record!).find(
-      ([, v]) => Array.isArray(v) && typeof v[0] === 'object',
-    )?.[0];
+  it("v2: a second business id where it would read as the record's own (root, beside the checked field, the v1 name)", async () => {
     const placements: Array<[string, (r: Json) => Json]> = [
       ['businessId at the root', (r) => ({ ...r, businessId: 'OTHER' })],
       ['AccountID at the root', (r) => ({ ...r, AccountID: 'OTHER' })],
       [
-        'businessId in identifiers of a line-less path',
-        (r) => setPath(r, [...idPath.slice(0, -1), 'extra', 'businessId'], 'OTHER'),
+        'AccountID beside the checked field',
+        (r) => setPath(r, [...idPath.slice(0, -1), 'AccountID'], 'OTHER'),
       ],
-      [
-        'an object as id',
-        (r) => setPath(r, [...idPath.slice(0, -1), 'extra', 'businessId'], { id: 'ACME' }),
-      ],
+      ['an object as id at the root', (r) => ({ ...r, businessId: { id: 'ACME' } })],
     ];
-    if (line)
-      placements.push([
-        'on a line',
-        (r) => ({
-          ...r,
-          [line]: (r[line] as Json[]).map((l, i) => (i === 0 ? { ...l, businessId: 'OTHER' } : l)),
-        }),
-      ]);
     if (kind === 'master-data')
       placements.push([
-        'under information',
-        (r) => setPath(r, ['product', 'information', 'businessId'], 'OTHER'),
+        'businessId on product',
+        (r) => setPath(r, ['product', 'businessId'], 'OTHER'),
       ]);
     for (const [where, place] of placements) {
       const errors = await expectRefused(await t.post(kind, [place(record!)]));
       expect(errors.join('\n'), where).toContain(TENANCY);
     }
+    // Deeper, a businessId is someone else's (spec §5.4 names where a record carries its business):
+    // a B2B customer's own id, a line's supplier, a nested identifier, passed through to the queue.
+    const line = Object.entries(record!).find(
+      ([, v]) => Array.isArray(v) && typeof v[0] === 'object',
+    )?.[0];
+    let others = setPath(
+      setPath(record!, ['customer', 'businessId'], 'CUST-B2B-77'),
+      [...idPath.slice(0, -1), 'extra', 'businessId'],
+      'OTHER',
+    );
+    if (line)
+      others = {
+        ...others,
+        [line]: (others[line] as Json[]).map((l, i) =>
+          i === 0 ? { ...l, businessId: 'SUPPLIER-3' } : l,
+        ),
+      };
+    if (kind === 'master-data')
+      others = setPath(others, ['product', 'information', 'businessId'], 'MAKER-1');
+    const deeper = await t.post(kind, [others], {
+      headers: { 'x-correlation-id': `deeper-${kind}` },
+    });
+    expect(deeper.status, JSON.stringify(await deeper.clone().json())).toBe(202);
+    const [deeperMessage] = await t.topology.messages();
+    expect(deeperMessage!.content).toMatchObject({ customer: { businessId: 'CUST-B2B-77' } });
     // Someone else's account number is ordinary data, passed through: only the identity keys
     // (`businessId`, v1 `AccountID`) are checked (issue: a customer's accountId was refused).
     const withAccounts = setPath(
