@@ -72,6 +72,11 @@ export const PROBLEM_TYPES: Readonly<Record<string, { status: number; meaning: s
     meaning:
       'The service was decoding as many compressed bodies (`Content-Encoding`) as it allows at once. Nothing of this request was run: retry after `Retry-After` seconds, or send the body uncompressed.',
   },
+  'local-resources-exhausted': {
+    status: 503,
+    meaning:
+      'Not an HTTP answer: a try of a dropped file ran out of local disk (`ENOSPC`, `EDQUOT`) or file descriptors (`EMFILE`, `ENFILE`) on the worker. Nothing of the file is at fault: it is tried again later without using an attempt.',
+  },
   'idempotency-key-reused': {
     status: 422,
     meaning:
