@@ -150,6 +150,20 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       { name: 'tenants', prepare: (next) => () => authenticator.setTenants(next.tenants) },
       { name: 'onboarding', prepare: (next) => () => void (onboarding = next.onboarding) },
       {
+        // The files are read again at every reload (a renewed certificate keeps its path); a pair
+        // that cannot be read or does not match refuses the reload and the served one stays.
+        name: 'certificate',
+        prepare(next) {
+          const files = next.http.tls;
+          if (!server.prepareTlsReload || !files) return () => undefined;
+          const { apply, certificate } = server.prepareTlsReload(files);
+          return () => {
+            apply();
+            log.info({ certificate }, 'TLS certificate reloaded: new connections get it');
+          };
+        },
+      },
+      {
         name: 'webhooks',
         prepare(next) {
           const resolved = resolveEndpoints(next); // reads secret files: may refuse the reload

@@ -1,7 +1,9 @@
+import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { Duplex } from 'node:stream';
+import { createSecureContext } from 'node:tls';
 import { toNodeHandler, type H3 } from 'h3';
 import {
   ConfigError,
@@ -41,6 +43,23 @@ export interface HttpServer extends http.Server {
    * `force()` closes whatever is left (the grace time is over).
    */
   drain(): { readonly closed: Promise<void>; force(): void };
+  /**
+   * HTTPS: reads the certificate and key files again and serves them to every new handshake
+   * (connections already open keep theirs). Returns how to apply them, so a reload that fails
+   * elsewhere keeps the old pair; throws `ConfigError` (naming file and field) when they cannot
+   * be read, or do not form a pair. Undefined for plain HTTP.
+   */
+  readonly prepareTlsReload?: (tls: { readonly cert: string; readonly key: string }) => {
+    apply(): void;
+    readonly certificate: CertificateSummary;
+  };
+}
+
+/** What a log line says of a certificate: never the key. */
+export interface CertificateSummary {
+  readonly subject: string;
+  readonly validTo: string;
+  readonly fingerprint256: string;
 }
 
 /** While draining, idle keep-alive connections are looked for this often. */
@@ -147,7 +166,35 @@ export function createHttpServer(
     const linger = setTimeout(() => socket.destroy(), ANSWER_LINGER_MS).unref();
     socket.once('close', () => clearTimeout(linger));
   });
+  const prepareTlsReload =
+    server instanceof https.Server
+      ? (files: { readonly cert: string; readonly key: string }) => {
+          const pair = readTls(files);
+          try {
+            // Refuses a key that does not match the certificate, before anything is swapped.
+            createSecureContext(pair);
+          } catch (error) {
+            throw new ConfigError([
+              {
+                file: files.cert,
+                field: 'http.tls',
+                message: `certificate and key do not form a pair (${(error as Error).message})`,
+              },
+            ]);
+          }
+          const x509 = new X509Certificate(pair.cert);
+          return {
+            apply: () => server.setSecureContext(pair),
+            certificate: {
+              subject: x509.subject.replace(/\n/g, ', '),
+              validTo: x509.validTo,
+              fingerprint256: x509.fingerprint256,
+            },
+          };
+        }
+      : undefined;
   return Object.assign(server, {
+    ...(prepareTlsReload ? { prepareTlsReload } : {}),
     drain() {
       draining = true;
       for (const res of unanswered) if (!res.headersSent) res.shouldKeepAlive = false;

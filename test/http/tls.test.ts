@@ -4,10 +4,11 @@
  * its header-size limit there, and refuses a key file others may read.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { chmodSync, copyFileSync, readFileSync } from 'node:fs';
 import https from 'node:https';
 import path from 'node:path';
-import type { TLSSocket } from 'node:tls';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { ConfigError } from '../../src/errors.js';
@@ -28,7 +29,8 @@ let service: RunningService | undefined;
 const STALLED = 100;
 const logs = new LogCapture();
 
-beforeAll(async () => {
+/** A fresh self-signed pair for localhost, written to `certFile` and `keyFile` (chmod 600). */
+function makeCertificate(certFile: string, keyFile: string): void {
   execFileSync(
     'openssl',
     [
@@ -44,12 +46,35 @@ beforeAll(async () => {
       '-addext',
       'subjectAltName=DNS:localhost,IP:127.0.0.1',
       '-keyout',
-      key,
+      keyFile,
       '-out',
-      cert,
+      certFile,
     ],
     { stdio: 'ignore' },
   );
+  chmodSync(keyFile, 0o600);
+}
+
+/** The SHA-256 fingerprint of the certificate a new connection to `url` is served. */
+function servedFingerprint(url: string): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect(
+      { host: hostname, port: Number(port), rejectUnauthorized: false },
+      () => {
+        resolve(socket.getPeerCertificate().fingerprint256);
+        socket.end();
+      },
+    );
+    socket.on('error', reject);
+  });
+}
+
+const fingerprintOf = (certFile: string) =>
+  new X509Certificate(readFileSync(certFile)).fingerprint256;
+
+beforeAll(async () => {
+  makeCertificate(cert, key);
   topology = await declareTestTopology({ bindingKeys: ['#'] });
 });
 
@@ -221,6 +246,44 @@ describe('HTTPS', () => {
     await stopping.stop();
     expect(heldConnections(port)).toBe(0);
     await vi.waitFor(() => expect(client.closed()).toBe(true), { timeout: 5000, interval: 50 });
+  });
+
+  it('serves a renewed certificate after a reload (SIGHUP), and keeps the old one when the new pair is broken', async () => {
+    const liveCert = path.join(temp.dir, 'live-cert.pem');
+    const liveKey = path.join(temp.dir, 'live-key.pem');
+    copyFileSync(cert, liveCert);
+    copyFileSync(key, liveKey);
+    chmodSync(liveKey, 0o600);
+    const reloadLogs = new LogCapture();
+    const running = await startService({
+      env: {
+        INGEST_CONFIG: await configFile('reload.yaml', { cert: liveCert, key: liveKey }),
+        AMQP_URL,
+        PORT: '0',
+        ADMIN_PORT: '0',
+      },
+      log: createLogger({ destination: reloadLogs }),
+    });
+    try {
+      expect(await servedFingerprint(running.url)).toBe(fingerprintOf(cert));
+      // Renewed in place, as certbot or cert-manager do.
+      makeCertificate(liveCert, liveKey);
+      const renewed = fingerprintOf(liveCert);
+      expect(renewed).not.toBe(fingerprintOf(cert));
+      expect(running.reload()).toBe(true);
+      expect(await servedFingerprint(running.url)).toBe(renewed);
+      expect(
+        reloadLogs.lines.find((l) => String(l.msg).startsWith('TLS certificate reloaded')),
+      ).toMatchObject({
+        certificate: { fingerprint256: renewed },
+      });
+      // A key that does not belong to the certificate: refused, the served pair stays.
+      copyFileSync(key, liveKey);
+      expect(running.reload()).toBe(false);
+      expect(await servedFingerprint(running.url)).toBe(renewed);
+    } finally {
+      await running.stop();
+    }
   });
 
   it('refuses to start with a key file that others may read, naming the field', async () => {
