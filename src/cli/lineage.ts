@@ -8,7 +8,7 @@ import {
   searchJournal,
   type LineageMatch,
   type LineageQuery,
-} from '../lineage/search.js';
+} from './lineage-search.js';
 import { openDrops, type OpenedDrop } from '../drops/open.js';
 import { KIND_NAMES } from '../records/index.js';
 import { CannotRead, parse, type Output } from './check-commands.js';

@@ -1,30 +1,6 @@
 import type net from 'node:net';
 import type { Logger } from '../log.js';
-
-/** The partner-facing listener (`http.*`) and the admin one (`admin.*`). */
-export type ListenerName = 'public' | 'admin';
-
-/**
- * Why the service closed a connection itself. `limit`: the listener already held its
- * `maxConnections` (Node closes the new one at once, unread). `handshake-timeout`: a TLS handshake
- * not finished in time. `client-error`: what the client sent was not TLS or not HTTP, or too large,
- * or too slow (a `400`, `408` or `431` is answered where HTTP can carry it). A client that leaves
- * (a reset, a broken pipe) is not counted: nothing was refused.
- */
-export type DropReason = 'limit' | 'handshake-timeout' | 'client-error';
-
-/** One listener's connection metrics (`ConnectionMetrics.listener`). */
-export interface ListenerMetrics {
-  dropped(reason: DropReason): void;
-}
-
-export interface ConnectionMetrics {
-  /**
-   * Starts a listener's series: its open connections (read at each scrape), its limit, and the
-   * connections it closed itself, every one of `reasons` at 0 from the start.
-   */
-  listener(name: ListenerName, server: net.Server, reasons: readonly DropReason[]): ListenerMetrics;
-}
+import type { ConnectionMetrics, DropReason, ListenerName } from '../metrics.js';
 
 export interface ConnectionLimit {
   readonly listener: ListenerName;

@@ -16,12 +16,8 @@ import {
 } from '../errors.js';
 import type { Logger } from '../log.js';
 import { exposedSecretFile } from '../secret-files.js';
-import {
-  type ConnectionMetrics,
-  type DropReason,
-  guardConnections,
-  type ListenerName,
-} from './connections.js';
+import type { ConnectionMetrics, DropReason, ListenerName } from '../metrics.js';
+import { guardConnections } from './connections.js';
 
 export interface HttpServerOptions {
   /** Which listener this is: the `listener` label of its connection metrics and log lines. */

@@ -11,8 +11,8 @@ import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
 import type { InputState } from '../drops/state/input-state.js';
 import { readState } from '../drops/state/persist.js';
 import { WORK_FOLDER } from '../stores/store.js';
-import { findInLineageFile, LINEAGE_SUFFIX } from './drop-file.js';
-import { entryPrefix, journalFiles, type JournalEntry } from './journal.js';
+import { findInLineageFile, LINEAGE_SUFFIX } from '../lineage/drop-file.js';
+import { entryPrefix, journalFiles, type JournalEntry } from '../lineage/journal.js';
 
 export interface LineageQuery {
   /** The record's own number: order id, SKU, RGA id, work-order id. */
