@@ -69,11 +69,11 @@ describe('webhook delivery (real RabbitMQ, real receiver verifying with standard
     await expect.poll(() => receiver.received.length).toBe(3);
     expect(new Set(receiver.received.map((r) => r.id))).toEqual(new Set([id]));
     expect(receiver.received.every((r) => r.verifiedWith.length === 2)).toBe(true);
-    const metrics = await harness.registry.getSingleMetricAsString(
-      'warehouse_ingest_event_deliveries_total',
-    );
-    expect(metrics).toContain('outcome="retrying",business="ACME"} 2');
-    expect(metrics).toContain('outcome="delivered",business="ACME"} 1');
+    // The receiver records the third POST before its answer reaches the worker: wait for the count.
+    const counted = () =>
+      harness.registry.getSingleMetricAsString('warehouse_ingest_event_deliveries_total');
+    await expect.poll(counted).toContain('outcome="delivered",business="ACME"} 1');
+    expect(await counted()).toContain('outcome="retrying",business="ACME"} 2');
     expect(await harness.deadLetters()).toEqual([]);
   });
 
