@@ -5,8 +5,8 @@ import { unfinished, type InputState, type ReprocessStatus } from './state/input
 import { listStates, readState } from './state/persist.js';
 
 export { REPROCESS_STATUSES, type ReprocessStatus } from './state/input-state.js';
-import type { HandledOutcome } from './file-handler.js';
-import type { Outcome, TryOptions } from './try-outcome.js';
+import type { HandledOutcome } from './try/handler.js';
+import type { Outcome, TryOptions } from './try/outcome.js';
 import { assertSafeName, type DropStore } from '../stores/store.js';
 
 /**

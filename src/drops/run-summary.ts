@@ -1,4 +1,4 @@
-import type { HandledOutcome } from './file-handler.js';
+import type { HandledOutcome } from './try/handler.js';
 
 /** What one look at the drop did. */
 export interface RunSummary {
@@ -23,7 +23,7 @@ export interface RunSummary {
   settling: number;
   /** Ready, but waiting out the back-off after a transient failure. */
   backingOff: number;
-  /** Left alone after `retry.maxAttempts` failures before its bytes could be read (see file-handler.ts). */
+  /** Left alone after `retry.maxAttempts` failures before its bytes could be read (see state/by-name.ts). */
   parked: number;
   /** Another worker holds the drop's lease: this one did not look (S3 with several workers). */
   standby: boolean;

@@ -147,7 +147,7 @@ export interface BulkResponse {
  * - `error`: ours — a bug, a refused permission, anything unexpected (500); a dropped file's
  *   try uses an attempt.
  * Receipts, which partners read, keep their own four words (`Receipt.outcome`: `accepted`,
- * `rejected`, `duplicate`, `dead`); a drop try's result (`Outcome` in drops/try-outcome.ts) is a
+ * `rejected`, `duplicate`, `dead`); a drop try's result (`Outcome` in drops/try/outcome.ts) is a
  * receipt outcome or why there is none yet.
  */
 export type IngestOutcome = 'accepted' | 'rejected' | 'unavailable' | 'error';

@@ -1,13 +1,13 @@
-import { GaveUp, toProblem } from '../errors.js';
-import type { Receipt } from '../pipeline/receipt.js';
-import { acceptedOutcome, lost, receiptFacts, type FileTry, type TryContext } from './file-try.js';
+import { GaveUp, toProblem } from '../../errors.js';
+import type { Receipt } from '../../pipeline/receipt.js';
+import { acceptedOutcome, lost, receiptFacts, type FileTry, type TryContext } from './context.js';
 import { listPublishedBefore } from './published-before.js';
-import { planSettle, settle } from './settle.js';
-import { spool } from './spool.js';
-import type { InputState } from './state/input-state.js';
-import { dead, duplicateReceipted, settled, settling } from './state/machine.js';
-import { idsName } from './state/persist.js';
-import type { Outcome } from './try-outcome.js';
+import { planSettle, settle } from './settle-plan.js';
+import { spool } from '../spool.js';
+import type { InputState } from '../state/input-state.js';
+import { dead, duplicateReceipted, settled, settling } from '../state/machine.js';
+import { idsName } from '../state/persist.js';
+import type { Outcome } from './outcome.js';
 
 /**
  * The last step of a try: the settle plan goes into the state, then the receipt and the move

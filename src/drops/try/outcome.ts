@@ -3,8 +3,8 @@ import {
   isIngestError,
   LocalResourcesExhausted,
   PublishFailed,
-} from '../errors.js';
-import type { Receipt } from '../pipeline/receipt.js';
+} from '../../errors.js';
+import type { Receipt } from '../../pipeline/receipt.js';
 
 /**
  * How one try of a dropped file ends, and how an error is classed: the input's fault (a
