@@ -5,6 +5,7 @@ import { LOCAL_RESOURCES } from './errors.js';
 import { LOG_MAX_PENDING_BYTES } from './log.js';
 import type { SharedState } from './http-state/state.js';
 import type { BatchOutcome } from './pipeline/batch.js';
+import type { HandledOutcome } from './vocabulary.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';
 import { counterSeries, histogramSeries } from './metric-series.js';
@@ -16,7 +17,7 @@ export interface DropMetrics {
   /** How many inputs of a pipeline are in a state (`InputStatus`: received … dead). */
   setInputs(pipeline: string, state: string, count: number): void;
   /** One try of a file ended (`HandledOutcome`: accepted, rejected, retried …) after this many seconds. */
-  fileHandled(pipeline: string, outcome: string, seconds: number): void;
+  fileHandled(pipeline: string, outcome: HandledOutcome, seconds: number): void;
   /** A scheduled look at the drop went through (listed, and every ready file handled), at `atMs`. */
   lookSucceeded(pipeline: string, atMs: number): void;
   /** A try ran out of a local resource (`resource`: ENOSPC, EDQUOT, EMFILE, ENFILE); the file is tried again. */

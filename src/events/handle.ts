@@ -13,7 +13,8 @@ import {
 import type { AttemptResult, Destination } from './destinations/index.js';
 import { parseEvent, type WarehouseEvent } from './event.js';
 import { BUSY, type Lanes } from './lanes.js';
-import type { DeadReason, EventsMetrics } from './metrics.js';
+import type { EventsMetrics } from './metrics.js';
+import type { DeadReason } from '../vocabulary.js';
 import {
   afterFailure,
   ATTEMPTS_HEADER,

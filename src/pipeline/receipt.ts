@@ -1,6 +1,7 @@
 import type { Environment } from '../config/schema.js';
 import type { ProblemDetails } from '../errors.js';
 import type { BulkResponse } from './batch.js';
+import type { ReceiptOutcome } from '../vocabulary.js';
 
 /**
  * What a dropped file gets back, written next to its final place as `<name>.receipt.json`:
@@ -15,7 +16,7 @@ export interface Receipt {
    * on after too many tries; nothing more is published, and what earlier tries got confirmed is
    * in its problem (`publishedRecords`, `messageIds`).
    */
-  outcome: 'accepted' | 'validated' | 'rejected' | 'duplicate' | 'dead';
+  outcome: ReceiptOutcome;
   /** The environment that wrote the receipt: a sandbox receipt never reads like a production one. */
   environment: Environment;
   /** The `202` bulk response (accepted, duplicate) or the problem details (rejected, dead). */

@@ -117,6 +117,15 @@ describe('the layout rules of docs/architecture.md', () => {
     ).toEqual([]);
   });
 
+  it('keeps the words in one module that imports nothing, and defines no outcome list elsewhere', () => {
+    expect([...graph.get('src/vocabulary.ts')!]).toEqual([]);
+    const lists = /export const (?:\w+_)?(?:OUTCOMES|STATUSES|REASONS) = \[/;
+    // REPROCESS_STATUSES selects among INPUT_STATUSES; it names no word of its own.
+    expect(
+      files.filter((file) => file !== 'src/vocabulary.ts' && lists.test(texts.get(file)!)),
+    ).toEqual(['src/drops/state/input-state.ts']);
+  });
+
   it('opens RabbitMQ connections in one file', () => {
     const connecting = files.filter((file) =>
       /import\s*\{[^}]*\bconnect\b[^}]*\}\s*from\s*'amqplib'/.test(texts.get(file)!),

@@ -6,7 +6,8 @@ import { fileTrace } from '../../tracing.js';
 import { release, type Claim } from '../claims.js';
 import type { PipelineDefinition } from '../definition.js';
 import type { DropEntry, DropStore } from '../../stores/store.js';
-import { isUnavailable, RetryLater, type Outcome, type TryOptions } from './outcome.js';
+import { isUnavailable, RetryLater, type TryOptions } from './outcome.js';
+import type { HandledOutcome, TryOutcome } from '../../vocabulary.js';
 import { failedByName, seenByName, type NameFailure, type NameMemory } from '../state/by-name.js';
 
 /**
@@ -17,9 +18,6 @@ import { failedByName, seenByName, type NameFailure, type NameMemory } from '../
  * at error level, and left alone until it changes (size or time) or the worker restarts. An
  * outage never parks a file.
  */
-
-/** `not-due`: the input's state schedules its next try later (set by another worker, or before a restart). */
-export type HandledOutcome = Outcome | 'not-due';
 
 export interface FileHandler {
   /** Processes one claimed file and puts it back when the try did not settle it. */
@@ -44,7 +42,7 @@ export function createFileHandler(options: {
   readonly pipeline: PipelineDefinition;
   readonly store: DropStore;
   readonly log: Logger;
-  readonly processFile: (held: Claim, log: Logger, tryOptions?: TryOptions) => Promise<Outcome>;
+  readonly processFile: (held: Claim, log: Logger, tryOptions?: TryOptions) => Promise<TryOutcome>;
   /** Told how long each try took and how it ended. */
   readonly metrics?: Pick<DropMetrics, 'fileHandled' | 'localResourcesExhausted'>;
 }): FileHandler {
@@ -115,7 +113,7 @@ export function createFileHandler(options: {
     fileLog: Logger,
     tryOptions: TryOptions,
   ): Promise<HandledOutcome> {
-    let outcome: Outcome;
+    let outcome: TryOutcome;
     try {
       outcome = await options.processFile(held, fileLog, tryOptions);
     } catch (error) {

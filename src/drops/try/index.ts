@@ -29,13 +29,9 @@ import {
   rejected,
   retryScheduled,
 } from '../state/machine.js';
-import {
-  isRejection,
-  isUnavailable,
-  RetryLater,
-  type Outcome,
-  type TryOptions,
-} from './outcome.js';
+import { isRejection, isUnavailable, RetryLater, type TryOptions } from './outcome.js';
+
+import type { TryOutcome } from '../../vocabulary.js';
 
 export type { FileProcessorOptions } from './context.js';
 
@@ -60,7 +56,7 @@ export type { FileProcessorOptions } from './context.js';
  */
 export function createFileProcessor(
   options: FileProcessorOptions,
-): (held: Claim, fileLog: Logger, tryOptions?: TryOptions) => Promise<Outcome> {
+): (held: Claim, fileLog: Logger, tryOptions?: TryOptions) => Promise<TryOutcome> {
   const ctx = createTryContext(options);
   const { pipeline, store } = ctx;
 
@@ -140,7 +136,7 @@ async function tryOnce(
   tr: FileTry,
   arrivedState: InputState,
   { counted }: { counted: boolean },
-): Promise<Outcome> {
+): Promise<TryOutcome> {
   const begun = await ctx.save(counted ? begin(arrivedState) : arrivedState);
   // A try resuming an interrupted one carries its correlation id on.
   const correlationId = begun.resume?.correlationId ?? randomUUID();
@@ -196,7 +192,7 @@ async function scheduleRetry(
   tr: FileTry,
   state: InputState,
   error: unknown,
-): Promise<Outcome> {
+): Promise<TryOutcome> {
   const { retry } = ctx.pipeline;
   const reason = (error as Error).message;
   const outage = isUnavailable(error);

@@ -197,15 +197,15 @@ export function describeDropPipeline(
       const stable = pipelineIn({ readiness: { strategy: 'stable', checks: 2, quietMs: 2_000 } });
       const runner = stable.runner();
       await f.put(`${stable.dir}/s.csv`, 'AccountID,OrdNumber');
-      expect(await runner.runOnce(), 'first look').toMatchObject({ accepted: 0, settling: 1 });
+      expect(await runner.runOnce(), 'first look').toMatchObject({ accepted: 0, arriving: 1 });
       // The writer pauses: a second look sees the same size and mtime, but not for the quiet period.
       expect(await runner.runOnce(), 'paused writer').toMatchObject({
         accepted: 0,
         rejected: 0,
-        settling: 1,
+        arriving: 1,
       });
       await f.put(`${stable.dir}/s.csv`, ordersCsv('S')); // still growing
-      expect(await runner.runOnce(), 'after it grew').toMatchObject({ accepted: 0, settling: 1 });
+      expect(await runner.runOnce(), 'after it grew').toMatchObject({ accepted: 0, arriving: 1 });
       await expect
         .poll(async () => (await runner.runOnce()).accepted, { timeout: 15_000, interval: 100 })
         .toBe(1);
@@ -222,11 +222,11 @@ export function describeDropPipeline(
       const whole = ordersCsv('PAUSE', 3);
       const rows = whole.split('\n');
       await f.put(`${dir}/slow.csv`, `${rows.slice(0, 3).join('\n')}\n`);
-      const once = runner().runOnce({ waitForSettling: true });
+      const once = runner().runOnce({ waitForArriving: true });
       // The writer pauses for several of the runner's looks (checks × intervalMs), then writes the rest.
       await new Promise((resolve) => setTimeout(resolve, 500));
       await f.put(`${dir}/slow.csv`, whole);
-      expect(await once).toMatchObject({ accepted: 1, rejected: 0, settling: 0 });
+      expect(await once).toMatchObject({ accepted: 1, rejected: 0, arriving: 0 });
       expect(await receiptAt(`${dir}/processed/slow.csv.receipt.json`)).toMatchObject({
         outcome: 'accepted',
         response: { recordCount: 3 },
@@ -442,7 +442,9 @@ export function describeDropPipeline(
       const { runner, dir } = pipelineIn({ retry: { maxAttempts: 3 } });
       const csv = ordersCsv('K');
       const sha256 = createHash('sha256').update(csv).digest('hex');
-      // What a worker killed in the middle of its third try leaves: the state it wrote before starting.
+      // What a worker killed in the middle of its third try leaves: the state it wrote before
+      // publishing — here in the word of versions before the status was renamed (`validated`,
+      // now `publishing`), which is still read as the same status.
       await f.put(
         `${dir}/.warehouse-ingest/state/${sha256}.json`,
         JSON.stringify({ sha256, status: 'validated', file: 'k.csv', attempts: 3 }),

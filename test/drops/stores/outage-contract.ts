@@ -126,10 +126,10 @@ export function describeStoreOutages(
 
     const kinds = (state: InputState) => (state.failures ?? []).map((f) => f.kind);
 
-    it(`stopped before the try records "validated", ${OUTAGES} times (retry.maxAttempts ${MAX_ATTEMPTS}): no attempt used, accepted once back, published once`, async () => {
-      // The first state write of a try counts its attempt; the second says "validated", before publishing.
+    it(`stopped before the try records "publishing", ${OUTAGES} times (retry.maxAttempts ${MAX_ATTEMPTS}): no attempt used, accepted once back, published once`, async () => {
+      // The first state write of a try counts its attempt; the second says "publishing".
       const { file, sha256 } = await outagesDuringTries(
-        'validated',
+        'publishing',
         (_key, writes) => writes === 2,
       );
       expect(await harness.topology.count(), 'nothing published while the store was down').toBe(0);
