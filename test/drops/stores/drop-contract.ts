@@ -222,9 +222,20 @@ export function describeDropPipeline(
       const whole = ordersCsv('PAUSE', 3);
       const rows = whole.split('\n');
       await f.put(`${dir}/slow.csv`, `${rows.slice(0, 3).join('\n')}\n`);
-      const once = runner().runOnce({ waitForArriving: true });
-      // The writer pauses for several of the runner's looks (checks × intervalMs), then writes the rest.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Counts the runner's looks (each lists the drop's own folder), so the pause is measured in looks.
+      let looks = 0;
+      const counting: DropStore = Object.assign(Object.create(f.store) as DropStore, {
+        list: (folder?: string) => {
+          if (folder === dir) looks += 1;
+          return f.store.list(folder);
+        },
+      });
+      const once = runner('w1', counting).runOnce({ waitForArriving: true });
+      // The writer pauses for more looks than `checks` (2) stable ones, then writes the rest.
+      await vi.waitFor(() => expect(looks).toBeGreaterThanOrEqual(4), {
+        timeout: 10_000,
+        interval: 20,
+      });
       await f.put(`${dir}/slow.csv`, whole);
       expect(await once).toMatchObject({ accepted: 1, rejected: 0, arriving: 0 });
       expect(await receiptAt(`${dir}/processed/slow.csv.receipt.json`)).toMatchObject({
@@ -704,10 +715,13 @@ export function describeDropPipeline(
           'failed/y.csv.abcdef01.tmp',
           'z.csv.receipt.json.9abcdef0.tmp',
         ];
-        for (const name of leftovers) await f.put(`${dir}/${name}`, 'half-written');
-        await f.put(`${dir}/partner-upload.csv.0badf00d.tmp`, "a partner's upload in progress");
-        // Older than the lease (the shortest allowed): no write takes that long.
-        await new Promise((resolve) => setTimeout(resolve, 10_100));
+        // Older than the lease (the shortest allowed): no write takes that long. The partner's
+        // upload is as old, so only its name can keep it.
+        const old = Date.now() - 10_100;
+        for (const name of [...leftovers, 'partner-upload.csv.0badf00d.tmp']) {
+          await f.put(`${dir}/${name}`, 'half-written');
+          await f.setModified!(`${dir}/${name}`, old);
+        }
         await f.put(`${dir}/processed/w.csv.receipt.json.fedcba98.tmp`, 'being written right now');
         await runner().runOnce();
         for (const name of leftovers) expect(await f.has(`${dir}/${name}`), name).toBe(false);
