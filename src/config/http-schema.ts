@@ -177,11 +177,15 @@ export const httpSchema = z
               'PEM private key file, private (`chmod 600`, or a mounted secret at `0440`); relative to the working directory.',
             examples: ['/etc/warehouse-ingest/tls/key.pem'],
           }),
+        http2: z.boolean().default(false).meta({
+          description:
+            "Offer HTTP/2 as well (ALPN `h2` and `http/1.1`): a client that asks for `h2` gets it, any other keeps HTTP/1.1 on the same port, under the same limits. Off by default, so that an upgrade does not change the protocol partners' clients negotiate (curl, Java, .NET and Go clients ask for `h2` when offered). An h2 connection carries at most 32 requests at once; one not received whole within `requestTimeoutMs` is reset, without an answer. See docs/operations-instances.md#http2.",
+        }),
       })
       .optional()
       .meta({
         description:
-          'Serve HTTPS (HTTP/1.1 over TLS) on `host:port` with this certificate; unset, plain HTTP (for example behind a TLS-terminating proxy). The admin listener stays plain HTTP. See docs/operations-instances.md#https.',
+          'Serve HTTPS (HTTP/1.1 over TLS, and HTTP/2 with `http2`) on `host:port` with this certificate; unset, plain HTTP (for example behind a TLS-terminating proxy). The admin listener stays plain HTTP. See docs/operations-instances.md#https.',
       }),
     apiDocs: z.enum(['public', 'admin']).meta({
       description:
