@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { configSchema, type Config, ENVIRONMENTS } from './config/schema.js';
 import { ENVIRONMENT_ORIGIN, fromEnvironment } from './config/environment.js';
 import { checkNulBytes } from './config/nul-bytes.js';
+import { unknownSettingMessage } from './config/replaced-settings.js';
 import { exposedSecretFile } from './secret-files.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { webhookProblems } from './events/subscriptions.js';
@@ -115,9 +116,10 @@ export function issueProblems(
         ? issue.keys.map((key) => [...issue.path, key])
         : [issue.path];
     for (const at of paths) {
+      const field = fieldName(at);
       const message =
-        issue.code === 'unrecognized_keys' ? 'Unknown setting (misspelt?)' : issue.message;
-      problems.push({ file: fileOf(at), field: fieldName(at), message });
+        issue.code === 'unrecognized_keys' ? unknownSettingMessage(field) : issue.message;
+      problems.push({ file: fileOf(at), field, message });
     }
   }
   return problems;

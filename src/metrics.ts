@@ -47,6 +47,13 @@ export type ListenerName = 'public' | 'admin';
  */
 export type DropReason = 'limit' | 'handshake-timeout' | 'client-error';
 
+/**
+ * Why the failed-login throttle refused an unverified login: `client`, its business id failed
+ * too often from that address; `address`, too many business ids failed from that address (the ceiling).
+ */
+export type LoginRefusalReason = 'client' | 'address';
+const LOGIN_REFUSAL_REASONS: readonly LoginRefusalReason[] = ['client', 'address'];
+
 /** One listener's connection metrics (`ConnectionMetrics.listener`). */
 export interface ListenerMetrics {
   dropped(reason: DropReason): void;
@@ -79,6 +86,8 @@ export interface Metrics extends DropMetrics, ConnectionMetrics {
   watchSharedState(state: Pick<SharedState, 'kind' | 'reachable'>): void;
   /** A request refused because the shared state could not be reached (`503 idempotency-unavailable`). */
   sharedStateRefused(backend: SharedState['kind']): void;
+  /** An unverified login refused by the failed-login throttle (`429`), by reason. */
+  loginRefused(reason: LoginRefusalReason): void;
 }
 
 export interface MetricsOptions {
@@ -230,6 +239,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['backend'] as const,
     registers,
   });
+  const loginRefusals = new Counter({
+    name: 'warehouse_ingest_login_refusals_total',
+    help: 'Unverified logins refused (429) by the failed-login throttle, by reason: client (its business id failed too often from that address), address (too many business ids failed from that address: the ceiling).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  for (const reason of LOGIN_REFUSAL_REASONS) loginRefusals.inc({ reason }, 0);
   new Gauge({
     name: 'warehouse_ingest_build_info',
     help: 'Always 1; the labels say which build runs: the package version and the Node.js version.',
@@ -307,6 +323,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     },
     sharedStateRefused(backend) {
       sharedStateRefused.inc({ backend });
+    },
+    loginRefused(reason) {
+      loginRefusals.inc({ reason });
     },
     fileHandled(pipeline, outcome, seconds) {
       fileLatency.observe({ pipeline, outcome }, seconds);

@@ -88,6 +88,7 @@ export function buildHttpApp(
       throttle: createAuthThrottle(abuse.authThrottle, state.failures),
       rateLimiter: createRateLimiter(abuse.rateLimit, state.buckets),
       trustProxyHops: config.http.trustProxyHops,
+      onLoginRefused: metrics.loginRefused,
     }),
     idempotency: createIdempotencyStore(
       {

@@ -191,6 +191,20 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('says what replaced a setting that was replaced (the per-address login ceiling now counts business ids)', () => {
+    const file = temp.write(
+      'replaced.yaml',
+      'http:\n  abuse:\n    authThrottle:\n      maxFailuresPerAddress: 200\n',
+    );
+    expect(problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } }))).toEqual([
+      {
+        file,
+        field: 'http.abuse.authThrottle.maxFailuresPerAddress',
+        message: expect.stringMatching(/^Replaced by maxBusinessIdsPerAddress: /),
+      },
+    ]);
+  });
+
   it('names the environment variable when one is wrong', () => {
     const problems = problemsOf(() => loadConfig({ env: { PORT: 'abc' } }));
     expect(problems).toEqual([
