@@ -5,7 +5,6 @@
  * twice: on node:https, and on node:http2's server with `http.tls.http2` (ALPN h2 + http/1.1),
  * whose h2 streams are checked apart.
  */
-import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { chmodSync, copyFileSync, readFileSync } from 'node:fs';
 import http2 from 'node:http2';
@@ -22,6 +21,7 @@ import { heldConnections } from '../support/held-sockets.js';
 import { basicAuth, DEMO_WITH_BROKER, demoTenantYaml, LogCapture } from '../support/http-app.js';
 import { type HeldConnection, holdConnection } from '../support/raw-http.js';
 import { tempFolder } from '../support/temp.js';
+import { makeCertificate } from '../support/tls-certificate.js';
 
 const temp = tempFolder('tls-');
 const cert = path.join(temp.dir, 'cert.pem');
@@ -31,32 +31,6 @@ let service: RunningService | undefined;
 /** Connections of the stalled-handshake test: the attack held 500 (descriptors 24 → 524, for ever). */
 const STALLED = 100;
 const logs = new LogCapture();
-
-/** A fresh self-signed pair for localhost, written to `certFile` and `keyFile` (chmod 600). */
-function makeCertificate(certFile: string, keyFile: string): void {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: 'ignore' },
-  );
-  chmodSync(keyFile, 0o600);
-}
 
 /** The SHA-256 fingerprint of the certificate a new connection to `url` is served. */
 function servedFingerprint(url: string): Promise<string> {
