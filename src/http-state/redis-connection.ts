@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { reconnectDelay } from '../backoff.js';
 import type { Logger } from '../log.js';
 import { SCRIPTS, type ScriptName } from './redis-scripts.js';
+import { type RedisSentinel, sentinelOptions, serverAddress } from './redis-sentinel.js';
 import { SharedStateUnavailable } from './state.js';
 
 /**
@@ -17,9 +18,16 @@ import { SharedStateUnavailable } from './state.js';
  *   time-out) the connection is thrown away with every call on it, which fail, and a new one is
  *   made: a desynchronised or silent connection is never used again.
  */
-export interface RedisConnectionOptions {
-  /** `redis://[:password@]host:port[/db]` or `rediss://` (TLS). */
-  readonly url: string;
+/** Where Redis is: a URL, or a master found through Redis Sentinel (redis-sentinel.ts). */
+export type RedisTarget =
+  | {
+      /** `redis://[:password@]host:port[/db]` or `rediss://` (TLS). */
+      readonly url: string;
+      readonly sentinel?: undefined;
+    }
+  | { readonly sentinel: RedisSentinel; readonly url?: undefined };
+
+export type RedisConnectionOptions = RedisTarget & {
   /** Overrides the URL's password (read from a file). */
   readonly password?: string;
   /** A call not answered within this fails, and its connection is replaced. */
@@ -29,7 +37,7 @@ export interface RedisConnectionOptions {
   readonly log: Logger;
   /** Called each time a connection becomes ready (the first and every new one). */
   readonly onReady?: () => void;
-}
+};
 
 /**
  * A call that was written but got no answer of its own (time-out, connection lost or replaced,
@@ -42,6 +50,8 @@ export interface RedisConnection {
   run(script: ScriptName, key: string, args: ReadonlyArray<string | number>): Promise<unknown[]>;
   /** Ready for calls now. */
   readonly reachable: boolean;
+  /** The server the ready connection is on (`host:port`, no credentials); undefined while none is. */
+  readonly server: string | undefined;
   /** The first connection (start-up): rejects when Redis cannot be reached. */
   open(): Promise<void>;
   close(): Promise<void>;
@@ -55,6 +65,9 @@ const NOT_WRITTEN = /Stream isn't writeable/;
 /** Errors ioredis reports when replies no longer match its commands, or it cannot parse them. */
 const OUT_OF_STEP = /Command queue state error|Please report this/;
 
+/** A write refused by a replica: behind Sentinel, the connection is on a master since demoted. */
+const DEMOTED = /^READONLY/;
+
 export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
   const { log, where } = options;
   let closing = false;
@@ -64,6 +77,8 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   let outage = false;
   /** Connections replaced in a row without a call answered since: spaces the new ones. */
   let replaced = 0;
+  /** The server the last ready connection was on: a change (a failover) is logged. */
+  let server: string | undefined;
 
   const unreachable = (redis: Redis, error: Error) => {
     if (outage || !opened || redis !== current || closing) return;
@@ -83,7 +98,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   };
 
   const connect = (): Redis => {
-    const redis = new Redis(options.url, {
+    const common: RedisOptions = {
       ...(options.password !== undefined && { password: options.password }),
       lazyConnect: true,
       enableOfflineQueue: false,
@@ -93,7 +108,14 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       commandTimeout: options.commandTimeoutMs,
       connectTimeout: Math.max(1000, options.commandTimeoutMs * 5),
       retryStrategy: (attempt) => reconnectDelay(attempt, 100, 5000),
-    });
+    };
+    const redis =
+      options.sentinel === undefined
+        ? new Redis(options.url, common)
+        : new Redis({
+            ...sentinelOptions(options.sentinel, options.commandTimeoutMs, () => opened),
+            ...common,
+          });
     for (const [name, lua] of Object.entries(SCRIPTS))
       redis.defineCommand(name, { lua, numberOfKeys: 1 });
     // Listeners must not throw: ioredis calls some of them while it reads a reply.
@@ -106,6 +128,10 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     redis.on('ready', () =>
       guarded(() => {
         if (redis !== current) return;
+        const now = serverAddress(redis);
+        if (options.sentinel && now !== server)
+          log.info({ sharedState: where, master: now }, `shared state: on the master at ${now}`);
+        server = now;
         if (outage) log.info({ sharedState: where }, 'shared state reachable again');
         outage = false;
         options.onReady?.();
@@ -143,6 +169,9 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     get reachable() {
       return current.status === 'ready';
     },
+    get server() {
+      return current.status === 'ready' ? server : undefined;
+    },
     async run(script, key, args) {
       const redis = current;
       if (redis.status !== 'ready') fail(new Error(`connection ${redis.status}`), false);
@@ -157,6 +186,8 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       } catch (error) {
         const { name, message } = error as Error;
         if (message === 'Command timed out') replace(redis, 'Command timed out');
+        else if (options.sentinel && DEMOTED.test(message))
+          replace(redis, 'the server is a replica now: asking the sentinels for the master');
         else if (name !== 'ReplyError') unreachable(redis, error as Error);
         // Answered by Redis (an error reply), or refused by ioredis before it was written.
         return fail(error, name !== 'ReplyError' && !NOT_WRITTEN.test(message));
