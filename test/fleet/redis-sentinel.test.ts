@@ -1,0 +1,209 @@
+/**
+ * The shared state behind Redis Sentinel (test/setup/redis-sentinel.ts: a master, a replica and
+ * three sentinels of its own), its master killed with `kill -9` under keyed load: the service
+ * follows the promoted replica; meanwhile each keyed request is answered as the Idempotency-Key
+ * promise says or `503 idempotency-unavailable` with `Retry-After`; afterwards keyed requests
+ * succeed again; and no key is published twice.
+ */
+import { execFileSync } from 'node:child_process';
+import net from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openRedisState } from '../../src/http-state/redis.js';
+import { createLogger } from '../../src/log.js';
+import { validRecords } from '../records/fixtures.js';
+import { answer, createTestApp, LogCapture, type TestApp } from '../support/http-app.js';
+import { uniquePrefix } from '../support/redis.js';
+import { serverPid } from '../setup/redis-sentinel.js';
+
+const set = inject('redisSentinel');
+const CLIENTS = 4;
+/** Each key is sent this many times in a row: its first request, then repeats of it. */
+const SENDS_PER_KEY = 3;
+
+interface Sent {
+  readonly key: string;
+  /** When the answer came. */
+  readonly at: number;
+  readonly status: number;
+  readonly retryAfter: string | null;
+  readonly replayed: boolean;
+  readonly type?: string;
+  readonly messageIds?: string[];
+}
+
+const [order] = validRecords('sales-orders');
+/** A batch of its own per key: its message ids are its own, so a second publish would show. */
+function batchFor(key: string): unknown[] {
+  const record = structuredClone(order!) as { identifiers: { shipmentId: string } };
+  record.identifiers.shipmentId = `SO-${key}`;
+  return [record];
+}
+
+const stateLogs = new LogCapture();
+let t: TestApp;
+
+beforeAll(async () => {
+  const state = await openRedisState({
+    sentinel: { sentinels: set.sentinels, masterName: set.masterName },
+    keyPrefix: uniquePrefix(),
+    commandTimeoutMs: 500,
+    log: createLogger({ level: 'info', destination: stateLogs }),
+  });
+  t = await createTestApp({
+    sharedState: state,
+    yaml: 'http:\n  abuse:\n    rateLimit: { requests: 1000000, windowSeconds: 60 }\n    maxInFlightBatches: 16\n',
+  });
+});
+
+afterAll(async () => {
+  await t?.close();
+});
+
+async function masterPort(): Promise<number> {
+  const sentinel = new Redis({ host: '127.0.0.1', port: Number(set.sentinels[0]!.split(':')[1]) });
+  try {
+    const [, port] = (await sentinel.call(
+      'sentinel',
+      'get-master-addr-by-name',
+      set.masterName,
+    )) as [string, string];
+    return Number(port);
+  } finally {
+    sentinel.disconnect();
+  }
+}
+
+describe('the shared state behind Redis Sentinel, at start-up', () => {
+  it('stops the start when no sentinel answers, or none knows the master, naming the set (never a password)', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as net.AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const logs = new LogCapture();
+    const open = (sentinels: string[], masterName: string) =>
+      openRedisState({
+        sentinel: { sentinels, masterName, sentinelPassword: 'sentinel-secret-3e1' },
+        password: 'master-secret-9b7',
+        keyPrefix: uniquePrefix(),
+        commandTimeoutMs: 500,
+        log: createLogger({ level: 'info', destination: logs }),
+      });
+    await expect(open([`127.0.0.1:${port}`], 'ingest')).rejects.toThrow(
+      `cannot reach the shared state at sentinel://127.0.0.1:${port}/ingest`,
+    );
+    await expect(open(set.sentinels, 'no-such-master')).rejects.toThrow(
+      `cannot reach the shared state at sentinel://${set.sentinels.join(',')}/no-such-master`,
+    );
+    expect(logs.lines.map((l) => l.msg)).toEqual([
+      'cannot reach the shared state: the service does not start',
+      'cannot reach the shared state: the service does not start',
+    ]);
+    expect(logs.raw.join('')).not.toMatch(/secret/);
+  });
+});
+
+describe('the shared state behind Redis Sentinel, its master killed', () => {
+  it('follows the promoted replica: keyed requests answered as promised or 503, then served again, no key published twice', async () => {
+    const sent: Sent[] = [];
+    let stop = false;
+    const client = async (c: number) => {
+      for (let n = 0; !stop; n++) {
+        const key = `f-${c}-${n}`;
+        const body = batchFor(key);
+        for (let i = 0; i < SENDS_PER_KEY && !stop; i++) {
+          const response = await t.post('sales-orders', body, {
+            headers: { 'idempotency-key': key },
+          });
+          const parsed = await answer(response);
+          sent.push({
+            key,
+            at: Date.now(),
+            status: response.status,
+            retryAfter: response.headers.get('retry-after'),
+            replayed: response.headers.get('idempotent-replayed') === 'true',
+            ...(parsed.type !== undefined && { type: parsed.type }),
+            ...(response.status === 202 && { messageIds: parsed.messageIds }),
+          });
+          // A refused request is retried soon, as a client honouring Retry-After would later.
+          if (response.status !== 202) await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+    };
+    const accepted = () => sent.filter((s) => s.status === 202).length;
+    const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
+    try {
+      await expect.poll(accepted, { timeout: 15_000, interval: 20 }).toBeGreaterThan(40);
+
+      const oldMaster = await masterPort();
+      const killedAt = Date.now();
+      process.kill(serverPid(set.folder, oldMaster), 'SIGKILL');
+
+      // The sentinels promote the replica; the service follows it.
+      await expect.poll(masterPort, { timeout: 30_000, interval: 50 }).not.toBe(oldMaster);
+      const newMaster = await masterPort();
+      const promotedAt = Date.now();
+      await expect
+        .poll(
+          () =>
+            stateLogs.lines.some(
+              (l) => l.msg === `shared state: on the master at 127.0.0.1:${newMaster}`,
+            ),
+          { timeout: 15_000, interval: 20 },
+        )
+        .toBe(true);
+      // Fresh keys succeed again after the failover.
+      await expect
+        .poll(
+          () => sent.filter((s) => s.status === 202 && !s.replayed && s.at > promotedAt).length,
+          { timeout: 15_000, interval: 20 },
+        )
+        .toBeGreaterThan(20);
+      stop = true;
+      await Promise.all(clients);
+
+      // Every answer is the promise's (202, its replay, 409 while a claim is held) or a 503 to retry.
+      const unexpected = sent.filter(
+        (s) =>
+          !(
+            s.status === 202 ||
+            (s.status === 409 && s.retryAfter !== null) ||
+            (s.status === 503 &&
+              s.retryAfter !== null &&
+              s.type === '/problems/idempotency-unavailable')
+          ),
+      );
+      expect(unexpected).toEqual([]);
+
+      // No key ran twice, and no message was published twice.
+      const runs = new Map<string, number>();
+      for (const s of sent)
+        if (s.status === 202 && !s.replayed) runs.set(s.key, (runs.get(s.key) ?? 0) + 1);
+      expect([...runs].filter(([, count]) => count > 1)).toEqual([]);
+      const messages = await t.topology.messages();
+      const ids = messages.map((m) => String(m.properties.messageId));
+      const duplicates = ids.length - new Set(ids).size;
+      expect(duplicates).toBe(0);
+      // Every record answered 202 is in the queue.
+      const answered = new Set(sent.flatMap((s) => s.messageIds ?? []));
+      expect([...answered].filter((id) => !ids.includes(id))).toEqual([]);
+
+      // The longest stretch without a successful keyed answer: the failover as clients saw it.
+      const times = sent.filter((s) => s.status === 202).map((s) => s.at);
+      let gap = 0;
+      for (let i = 1; i < times.length; i++) gap = Math.max(gap, times[i]! - times[i - 1]!);
+      const refused = sent.filter((s) => s.status === 503).length;
+      const inUse = sent.filter((s) => s.status === 409).length;
+      console.log(
+        `[redis-sentinel] master ${oldMaster} killed -> ${newMaster} promoted after ${promotedAt - killedAt} ms; ` +
+          `longest gap without a keyed 202: ${gap} ms; requests ${sent.length}, 202 ${times.length}, ` +
+          `503 ${refused}, 409 ${inUse}, keys ${runs.size}, messages ${ids.length}, duplicates ${duplicates}; ` +
+          `load ${execFileSync('uptime').toString().trim()}`,
+      );
+      expect(refused).toBeGreaterThan(0); // the outage was seen, and answered as documented
+    } finally {
+      stop = true;
+      await Promise.allSettled(clients);
+    }
+  }, 90_000);
+});
