@@ -104,7 +104,7 @@ export const sharedStateSchema = z
           .optional()
           .meta({
             description:
-              "Redis Sentinel instead of `url`: the sentinels to ask (`host:port`, any of them may be down), which tell where the master named `masterName` is. After a failover the service follows the new master; keyed requests are answered `503` with `Retry-After` meanwhile. In the environment: `REDIS_SENTINELS=host:port,host:port`. Redis's own password from `passwordFile`, the sentinels' from `sentinelPasswordFile`. See docs/operations-instances.md#redis-sentinel.",
+              "Redis Sentinel instead of `url`: the sentinels to ask (`host:port`, any of them may be down), which tell where the master named `masterName` is. After a failover the service follows the new master; keyed requests are answered `503` with `Retry-After` meanwhile. Claims and answers are relied on once every replica connected to the master acknowledged them (`WAIT`). In the environment: `REDIS_SENTINELS=host:port,host:port`. Redis's own password from `passwordFile`, the sentinels' from `sentinelPasswordFile`. See docs/operations-instances.md#redis-sentinel.",
             examples: [['sentinel-1:26379', 'sentinel-2:26379', 'sentinel-3:26379']],
           }),
         masterName: z

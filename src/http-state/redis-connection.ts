@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { reconnectDelay } from '../backoff.js';
 import type { Logger } from '../log.js';
-import { SCRIPTS, type ScriptName } from './redis-scripts.js';
+import { REPORTS_REPLICAS, SCRIPTS, type ScriptName } from './redis-scripts.js';
 import { type RedisSentinel, sentinelOptions, serverAddress } from './redis-sentinel.js';
 import { SharedStateUnavailable } from './state.js';
 
@@ -17,6 +17,9 @@ import { SharedStateUnavailable } from './state.js';
  * - Then (or on ioredis's own "Command queue state error", or a call not answered within the
  *   time-out) the connection is thrown away with every call on it, which fail, and a new one is
  *   made: a desynchronised or silent connection is never used again.
+ * - Behind Sentinel, a claim or an answer is given only once every replica of the master has it
+ *   (WAIT): replication is asynchronous, and a write the promoted replica never got would let a
+ *   retry run its batch again after a failover.
  */
 /** Where Redis is: a URL, or a master found through Redis Sentinel (redis-sentinel.ts). */
 export type RedisTarget =
@@ -45,8 +48,17 @@ export type RedisConnectionOptions = RedisTarget & {
  */
 export class Unanswered extends SharedStateUnavailable {}
 
+/**
+ * A write the master made but not every replica acknowledged in time (behind Sentinel): a
+ * failover now could lose it, so it is not relied on.
+ */
+export class NotReplicated extends Unanswered {}
+
 export interface RedisConnection {
-  /** Runs a script on `key`; gives its reply after the nonce. Throws SharedStateUnavailable. */
+  /**
+   * Runs a script on `key`; gives its reply after the nonce (and the replica count of
+   * REPORTS_REPLICAS). Throws SharedStateUnavailable.
+   */
   run(script: ScriptName, key: string, args: ReadonlyArray<string | number>): Promise<unknown[]>;
   /** Ready for calls now. */
   readonly reachable: boolean;
@@ -79,6 +91,10 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   let replaced = 0;
   /** The server the last ready connection was on: a change (a failover) is logged. */
   let server: string | undefined;
+  /** Replicas have not acknowledged a write in time since the last that they did (one warning). */
+  let lagging = false;
+  /** WAIT gives up before the command time-out would replace the connection. */
+  const waitMs = Math.max(1, Math.floor(options.commandTimeoutMs / 2));
 
   const unreachable = (redis: Redis, error: Error) => {
     if (outage || !opened || redis !== current || closing) return;
@@ -160,6 +176,36 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     ).unref();
   }
 
+  /** Waits until `replicas` replicas have this connection's writes, or throws NotReplicated. */
+  const replicated = async (redis: Redis, replicas: number, script: ScriptName) => {
+    let acknowledged: unknown;
+    try {
+      acknowledged = await redis.call('wait', replicas, waitMs);
+    } catch (error) {
+      if ((error as Error).message === 'Command timed out') replace(redis, 'Command timed out');
+      else unreachable(redis, error as Error);
+      return fail(error, true);
+    }
+    if (typeof acknowledged !== 'number') {
+      replace(redis, `a reply to WAIT after ${script} was not a count`);
+      return fail(new Error('reply out of step with its command'), true);
+    }
+    if (acknowledged < replicas) {
+      if (!lagging)
+        log.warn(
+          { sharedState: where, replicas, acknowledged, waitMs },
+          'shared state: replicas do not acknowledge writes in time; Idempotency-Key requests answered 503 meanwhile',
+        );
+      lagging = true;
+      throw new NotReplicated(
+        `the shared state at ${where}: ${acknowledged} of ${replicas} replica(s) acknowledged within ${waitMs} ms`,
+      );
+    }
+    if (lagging)
+      log.info({ sharedState: where }, 'shared state: replicas acknowledge writes again');
+    lagging = false;
+  };
+
   const fail = (error: unknown, sent: boolean) => {
     const Failure = sent ? Unanswered : SharedStateUnavailable;
     throw new Failure(`the shared state at ${where} did not answer`, { cause: error });
@@ -197,7 +243,11 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
         return fail(new Error('reply out of step with its command'), true);
       }
       replaced = 0;
-      return reply.slice(1);
+      if (!REPORTS_REPLICAS.has(script)) return reply.slice(1);
+      const [replicas, ...rest] = reply.slice(1);
+      if (options.sentinel && Number(replicas) > 0)
+        await replicated(redis, Number(replicas), script);
+      return rest;
     },
     async open() {
       try {

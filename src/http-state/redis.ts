@@ -2,6 +2,7 @@ import type { Logger } from '../log.js';
 import { createMemoryState } from './memory.js';
 import {
   createRedisConnection,
+  NotReplicated,
   type RedisConnection,
   type RedisTarget,
   Unanswered,
@@ -92,6 +93,8 @@ export async function openRedisState(options: RedisStateOptions): Promise<Shared
           [held] = await connection.run('claimKey', keyPrefix + id, [record, ttlMs]);
         } catch (error) {
           if (error instanceof Unanswered) unsure.add(keyPrefix + id, record, ttlMs);
+          // Held by the master only: taken back now, so that the retry runs (not a 409).
+          if (error instanceof NotReplicated) unsure.release();
           throw error;
         }
         return held === undefined ? undefined : (JSON.parse(String(held)) as KeyRecord);

@@ -103,6 +103,37 @@ describe('the shared state behind Redis Sentinel, at start-up', () => {
   });
 });
 
+describe('the shared state behind Redis Sentinel, its replica stalled', () => {
+  it('answers 503 to a keyed request whose claim the replica did not acknowledge, and runs its retry once the replica is back', async () => {
+    const replica = (await masterPort()) === 6390 ? 6391 : 6390;
+    const pid = serverPid(set.folder, replica);
+    const body = batchFor('stalled-1');
+    const keyed = () =>
+      t.post('sales-orders', body, { headers: { 'idempotency-key': 'stalled-1' } });
+    process.kill(pid, 'SIGSTOP');
+    let refused: Response;
+    try {
+      refused = await keyed();
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect(await answer(refused)).toMatchObject({ type: '/problems/idempotency-unavailable' });
+    expect(stateLogs.lines.map((l) => l.msg)).toContain(
+      'shared state: replicas do not acknowledge writes in time; Idempotency-Key requests answered 503 meanwhile',
+    );
+    // Its claim was taken back: the retry runs (not 409), once, and is replayed after.
+    await expect
+      .poll(async () => (await keyed()).status, { timeout: 10_000, interval: 50 })
+      .toBe(202);
+    const replay = await keyed();
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await t.topology.count()).toBe(1);
+    await t.topology.messages(); // drained: the next test counts its own
+  });
+});
+
 describe('the shared state behind Redis Sentinel, its master killed', () => {
   it('follows the promoted replica: keyed requests answered as promised or 503, then served again, no key published twice', async () => {
     const sent: Sent[] = [];
