@@ -5,8 +5,9 @@
  * promise says or `503 idempotency-unavailable` with `Retry-After`; afterwards keyed requests
  * succeed again; and no key is published twice.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { openRedisState } from '../../src/http-state/redis.js';
@@ -238,3 +239,57 @@ describe('the shared state behind Redis Sentinel, its master killed', () => {
     }
   }, 90_000);
 });
+
+describe('the shared state behind Redis Sentinel, the old master back', () => {
+  it('returns as a replica of the promoted master, and keyed requests are waited on it again', async () => {
+    const master = await masterPort();
+    const old = master === 6390 ? 6391 : 6390;
+    const server = spawn('redis-server', [path.join(set.folder, `redis-${old}.conf`)], {
+      stdio: 'ignore',
+    });
+    server.on('error', () => undefined);
+    // The sentinels make it a replica of the promoted master, which then counts it.
+    await expect
+      .poll(() => info(master, 'connected_slaves'), { timeout: 30_000, interval: 100 })
+      .toBe('1');
+    await expect
+      .poll(() => info(old, 'master_link_status'), { timeout: 30_000, interval: 100 })
+      .toBe('up');
+    const body = batchFor('healed-1');
+    const keyed = () =>
+      t.post('sales-orders', body, { headers: { 'idempotency-key': 'healed-1' } });
+    // Stalled, it does not acknowledge the claim: refused, as before the failover.
+    process.kill(server.pid!, 'SIGSTOP');
+    let refused: Response;
+    try {
+      refused = await keyed();
+    } finally {
+      process.kill(server.pid!, 'SIGCONT');
+    }
+    expect(refused.status).toBe(503);
+    await expect
+      .poll(async () => (await keyed()).status, { timeout: 10_000, interval: 50 })
+      .toBe(202);
+    expect((await keyed()).headers.get('idempotent-replayed')).toBe('true');
+  });
+});
+
+/** One field of a server's `INFO replication`, or undefined while it does not answer. */
+async function info(port: number, field: string): Promise<string | undefined> {
+  const redis = new Redis({
+    host: '127.0.0.1',
+    port,
+    lazyConnect: true,
+    retryStrategy: () => null,
+  });
+  redis.on('error', () => undefined);
+  try {
+    await redis.connect();
+    const text = (await redis.info('replication')) as string;
+    return new RegExp(`^${field}:(.*)$`, 'm').exec(text)?.[1]?.trim();
+  } catch {
+    return undefined;
+  } finally {
+    redis.disconnect();
+  }
+}

@@ -70,6 +70,13 @@ export default async function startSentinelSet(project: TestProject): Promise<()
   }
   const stop = async () => {
     for (const child of children.splice(0)) child.kill('SIGKILL');
+    // A server a test started again (the old master back) is known by its pid file only.
+    for (const port of [master, replica])
+      try {
+        process.kill(serverPid(folder, port), 'SIGKILL');
+      } catch {
+        // gone already
+      }
     rmSync(folder, { recursive: true, force: true });
   };
   try {
