@@ -129,8 +129,8 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       options.sentinel === undefined
         ? new Redis(options.url, common)
         : new Redis({
-            ...sentinelOptions(options.sentinel, options.commandTimeoutMs, () => opened),
             ...common,
+            ...sentinelOptions(options.sentinel, options.commandTimeoutMs, () => opened),
           });
     for (const [name, lua] of Object.entries(SCRIPTS))
       redis.defineCommand(name, { lua, numberOfKeys: 1 });

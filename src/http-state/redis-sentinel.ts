@@ -34,7 +34,7 @@ export function sentinelLocation(sentinel: RedisSentinel): string {
  * ioredis's options for a master found through the sentinels. `firstConnected` tells whether the
  * state was ever reachable: before, the sentinels are asked once each and the start fails when
  * none answers (as an unreachable URL fails it); after, they are asked again with back-off, for
- * ever. The failover detector (a subscription to `+switch-master` on the sentinels) drops the
+ * ever. Reconnects back off to 1 s at most. The failover detector (a subscription to `+switch-master` on the sentinels) drops the
  * connection as soon as they announce a new master, rather than when the old one stops answering.
  */
 export function sentinelOptions(
@@ -48,6 +48,9 @@ export function sentinelOptions(
     role: 'master',
     ...(sentinel.sentinelPassword !== undefined && { sentinelPassword: sentinel.sentinelPassword }),
     sentinelCommandTimeout: commandTimeoutMs,
+    // A failover takes seconds, and each try asks a sentinel where the master is now: tries stay
+    // at most a second apart, so the promoted replica is found soon after it is named.
+    retryStrategy: (attempt) => reconnectDelay(attempt, 100, 1000),
     sentinelRetryStrategy: (attempt) =>
       firstConnected() ? reconnectDelay(attempt, 100, 5000) : null,
     failoverDetector: true,
