@@ -6,6 +6,15 @@ import { REPORTS_REPLICAS, SCRIPTS, type ScriptName } from './redis-scripts.js';
 import { type RedisSentinel, sentinelOptions, serverAddress } from './redis-sentinel.js';
 import { SharedStateUnavailable } from './state.js';
 
+/** Where Redis is: a URL, or a master found through Redis Sentinel (redis-sentinel.ts). */
+export type RedisTarget =
+  | {
+      /** `redis://[:password@]host:port[/db]` or `rediss://` (TLS). */
+      readonly url: string;
+      readonly sentinel?: undefined;
+    }
+  | { readonly sentinel: RedisSentinel; readonly url?: undefined };
+
 /**
  * The one connection of the Redis state, used so that a fault in it can neither end the process
  * nor hand a call another call's answer (docs/operations-instances.md#when-redis-cannot-be-reached):
@@ -21,15 +30,6 @@ import { SharedStateUnavailable } from './state.js';
  *   (WAIT): replication is asynchronous, and a write the promoted replica never got would let a
  *   retry run its batch again after a failover.
  */
-/** Where Redis is: a URL, or a master found through Redis Sentinel (redis-sentinel.ts). */
-export type RedisTarget =
-  | {
-      /** `redis://[:password@]host:port[/db]` or `rediss://` (TLS). */
-      readonly url: string;
-      readonly sentinel?: undefined;
-    }
-  | { readonly sentinel: RedisSentinel; readonly url?: undefined };
-
 export type RedisConnectionOptions = RedisTarget & {
   /** Overrides the URL's password (read from a file). */
   readonly password?: string;
@@ -62,8 +62,6 @@ export interface RedisConnection {
   run(script: ScriptName, key: string, args: ReadonlyArray<string | number>): Promise<unknown[]>;
   /** Ready for calls now. */
   readonly reachable: boolean;
-  /** The server the ready connection is on (`host:port`, no credentials); undefined while none is. */
-  readonly server: string | undefined;
   /** The first connection (start-up): rejects when Redis cannot be reached. */
   open(): Promise<void>;
   close(): Promise<void>;
@@ -214,9 +212,6 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   return {
     get reachable() {
       return current.status === 'ready';
-    },
-    get server() {
-      return current.status === 'ready' ? server : undefined;
     },
     async run(script, key, args) {
       const redis = current;

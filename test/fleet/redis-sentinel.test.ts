@@ -3,7 +3,8 @@
  * three sentinels of its own), its master killed with `kill -9` under keyed load: the service
  * follows the promoted replica; meanwhile each keyed request is answered as the Idempotency-Key
  * promise says or `503 idempotency-unavailable` with `Retry-After`; afterwards keyed requests
- * succeed again; and no key is published twice.
+ * succeed again; and no key is published twice. Then the old master returns as a replica, and a
+ * failover asked of the sentinels (the old master up) is followed as well.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import net from 'node:net';
@@ -14,6 +15,7 @@ import { openRedisState } from '../../src/http-state/redis.js';
 import { createLogger } from '../../src/log.js';
 import { validRecords } from '../records/fixtures.js';
 import { answer, createTestApp, LogCapture, type TestApp } from '../support/http-app.js';
+import { type KeyedLoad, keyedLoadFigures, startKeyedLoad } from '../support/keyed-load.js';
 import { uniquePrefix } from '../support/redis.js';
 import { serverPid } from '../setup/redis-sentinel.js';
 
@@ -21,17 +23,6 @@ const set = inject('redisSentinel');
 const CLIENTS = 4;
 /** Each key is sent this many times in a row: its first request, then repeats of it. */
 const SENDS_PER_KEY = 3;
-
-interface Sent {
-  readonly key: string;
-  /** When the answer came. */
-  readonly at: number;
-  readonly status: number;
-  readonly retryAfter: string | null;
-  readonly replayed: boolean;
-  readonly type?: string;
-  readonly messageIds?: string[];
-}
 
 const [order] = validRecords('sales-orders');
 /** A batch of its own per key: its message ids are its own, so a second publish would show. */
@@ -62,17 +53,11 @@ afterAll(async () => {
 });
 
 async function masterPort(): Promise<number> {
-  const sentinel = new Redis({ host: '127.0.0.1', port: Number(set.sentinels[0]!.split(':')[1]) });
-  try {
-    const [, port] = (await sentinel.call(
-      'sentinel',
-      'get-master-addr-by-name',
-      set.masterName,
-    )) as [string, string];
-    return Number(port);
-  } finally {
-    sentinel.disconnect();
-  }
+  const [, port] = (await sentinel(['sentinel', 'get-master-addr-by-name', set.masterName])) as [
+    string,
+    string,
+  ];
+  return Number(port);
 }
 
 describe('the shared state behind Redis Sentinel, at start-up', () => {
@@ -137,105 +122,23 @@ describe('the shared state behind Redis Sentinel, its replica stalled', () => {
 
 describe('the shared state behind Redis Sentinel, its master killed', () => {
   it('follows the promoted replica: keyed requests answered as promised or 503, then served again, no key published twice', async () => {
-    const sent: Sent[] = [];
-    let stop = false;
-    const client = async (c: number) => {
-      for (let n = 0; !stop; n++) {
-        const key = `f-${c}-${n}`;
-        const body = batchFor(key);
-        for (let i = 0; i < SENDS_PER_KEY && !stop; i++) {
-          const response = await t.post('sales-orders', body, {
-            headers: { 'idempotency-key': key },
-          });
-          const parsed = await answer(response);
-          sent.push({
-            key,
-            at: Date.now(),
-            status: response.status,
-            retryAfter: response.headers.get('retry-after'),
-            replayed: response.headers.get('idempotent-replayed') === 'true',
-            ...(parsed.type !== undefined && { type: parsed.type }),
-            ...(response.status === 202 && { messageIds: parsed.messageIds }),
-          });
-          // A refused request is retried soon, as a client honouring Retry-After would later.
-          if (response.status !== 202) await new Promise((resolve) => setTimeout(resolve, 50));
-        }
-      }
-    };
-    const accepted = () => sent.filter((s) => s.status === 202).length;
-    const clients = Array.from({ length: CLIENTS }, (_, c) => client(c));
+    const load = keyedLoad('killed');
     try {
-      await expect.poll(accepted, { timeout: 15_000, interval: 20 }).toBeGreaterThan(40);
-
+      await expect
+        .poll(() => load.freshAccepted(), { timeout: 15_000, interval: 20 })
+        .toBeGreaterThan(20);
       const oldMaster = await masterPort();
       const killedAt = Date.now();
       process.kill(serverPid(set.folder, oldMaster), 'SIGKILL');
-
-      // The sentinels promote the replica; the service follows it.
-      await expect.poll(masterPort, { timeout: 30_000, interval: 50 }).not.toBe(oldMaster);
-      const newMaster = await masterPort();
-      const promotedAt = Date.now();
-      await expect
-        .poll(
-          () =>
-            stateLogs.lines.some(
-              (l) => l.msg === `shared state: on the master at 127.0.0.1:${newMaster}`,
-            ),
-          { timeout: 15_000, interval: 20 },
-        )
-        .toBe(true);
-      // Fresh keys succeed again after the failover.
-      await expect
-        .poll(
-          () => sent.filter((s) => s.status === 202 && !s.replayed && s.at > promotedAt).length,
-          { timeout: 15_000, interval: 20 },
-        )
-        .toBeGreaterThan(20);
-      stop = true;
-      await Promise.all(clients);
-
-      // Every answer is the promise's (202, its replay, 409 while a claim is held) or a 503 to retry.
-      const unexpected = sent.filter(
-        (s) =>
-          !(
-            s.status === 202 ||
-            (s.status === 409 && s.retryAfter !== null) ||
-            (s.status === 503 &&
-              s.retryAfter !== null &&
-              s.type === '/problems/idempotency-unavailable')
-          ),
-      );
-      expect(unexpected).toEqual([]);
-
-      // No key ran twice, and no message was published twice.
-      const runs = new Map<string, number>();
-      for (const s of sent)
-        if (s.status === 202 && !s.replayed) runs.set(s.key, (runs.get(s.key) ?? 0) + 1);
-      expect([...runs].filter(([, count]) => count > 1)).toEqual([]);
-      const messages = await t.topology.messages();
-      const ids = messages.map((m) => String(m.properties.messageId));
-      const duplicates = ids.length - new Set(ids).size;
-      expect(duplicates).toBe(0);
-      // Every record answered 202 is in the queue.
-      const answered = new Set(sent.flatMap((s) => s.messageIds ?? []));
-      expect([...answered].filter((id) => !ids.includes(id))).toEqual([]);
-
-      // The longest stretch without a successful keyed answer: the failover as clients saw it.
-      const times = sent.filter((s) => s.status === 202).map((s) => s.at);
-      let gap = 0;
-      for (let i = 1; i < times.length; i++) gap = Math.max(gap, times[i]! - times[i - 1]!);
-      const refused = sent.filter((s) => s.status === 503).length;
-      const inUse = sent.filter((s) => s.status === 409).length;
+      const { newMaster, switchedAt } = await followed(load, oldMaster);
+      await load.stop();
+      const figures = await checked(load);
       console.log(
-        `[redis-sentinel] master ${oldMaster} killed -> ${newMaster} promoted after ${promotedAt - killedAt} ms; ` +
-          `longest gap without a keyed 202: ${gap} ms; requests ${sent.length}, 202 ${times.length}, ` +
-          `503 ${refused}, 409 ${inUse}, keys ${runs.size}, messages ${ids.length}, duplicates ${duplicates}; ` +
-          `load ${execFileSync('uptime').toString().trim()}`,
+        `[redis-sentinel] master ${oldMaster} killed -> ${newMaster} promoted after ${switchedAt - killedAt} ms; ${report(figures)}`,
       );
-      expect(refused).toBeGreaterThan(0); // the outage was seen, and answered as documented
+      expect(figures.refused).toBeGreaterThan(0); // the outage was seen, and answered as documented
     } finally {
-      stop = true;
-      await Promise.allSettled(clients);
+      await load.stop();
     }
   }, 90_000);
 });
@@ -271,7 +174,39 @@ describe('the shared state behind Redis Sentinel, the old master back', () => {
       .poll(async () => (await keyed()).status, { timeout: 10_000, interval: 50 })
       .toBe(202);
     expect((await keyed()).headers.get('idempotent-replayed')).toBe('true');
+    await t.topology.messages(); // drained: the next test counts its own
   });
+});
+
+describe('the shared state behind Redis Sentinel, a failover asked for (SENTINEL FAILOVER)', () => {
+  it('follows the master the sentinels switch to while the old one stays up, under keyed load', async () => {
+    const load = keyedLoad('switched');
+    try {
+      await expect
+        .poll(() => load.freshAccepted(), { timeout: 15_000, interval: 20 })
+        .toBeGreaterThan(20);
+      const oldMaster = await masterPort();
+      const askedAt = Date.now();
+      // Refused (INPROG, NOGOODSLAVE) until the sentinels count the replica as good: asked again.
+      await expect
+        .poll(
+          () => sentinel(['sentinel', 'failover', set.masterName]).catch((e: Error) => e.message),
+          {
+            timeout: 30_000,
+            interval: 100,
+          },
+        )
+        .toBe('OK');
+      const { newMaster, switchedAt } = await followed(load, oldMaster);
+      await load.stop();
+      const figures = await checked(load);
+      console.log(
+        `[redis-sentinel] SENTINEL FAILOVER ${oldMaster} -> ${newMaster} switched after ${switchedAt - askedAt} ms; ${report(figures)}`,
+      );
+    } finally {
+      await load.stop();
+    }
+  }, 90_000);
 });
 
 /** One field of a server's `INFO replication`, or undefined while it does not answer. */
@@ -291,5 +226,70 @@ async function info(port: number, field: string): Promise<string | undefined> {
     return undefined;
   } finally {
     redis.disconnect();
+  }
+}
+
+function keyedLoad(prefix: string): KeyedLoad {
+  return startKeyedLoad({
+    post: (body, key) => t.post('sales-orders', body, { headers: { 'idempotency-key': key } }),
+    batchFor,
+    prefix,
+    clients: CLIENTS,
+    sendsPerKey: SENDS_PER_KEY,
+  });
+}
+
+/** Waits until the sentinels name another master, the service is on it, and fresh keys run again. */
+async function followed(load: KeyedLoad, oldMaster: number) {
+  await expect.poll(masterPort, { timeout: 30_000, interval: 50 }).not.toBe(oldMaster);
+  const newMaster = await masterPort();
+  const switchedAt = Date.now();
+  await expect
+    .poll(
+      () =>
+        stateLogs.lines.some(
+          (l) => l.msg === `shared state: on the master at 127.0.0.1:${newMaster}`,
+        ),
+      { timeout: 15_000, interval: 20 },
+    )
+    .toBe(true);
+  await expect
+    .poll(() => load.freshAccepted(switchedAt), { timeout: 15_000, interval: 20 })
+    .toBeGreaterThan(20);
+  return { newMaster, switchedAt };
+}
+
+/** Every answer as promised, no key run twice, every accepted record queued once. */
+async function checked(load: KeyedLoad) {
+  const queued = (await t.topology.messages()).map((m) => String(m.properties.messageId));
+  const figures = keyedLoadFigures(load.sent, queued);
+  expect(figures.unexpected).toEqual([]);
+  expect(figures.ranTwice).toEqual([]);
+  expect(figures.duplicates).toBe(0);
+  expect(figures.missing).toEqual([]);
+  return figures;
+}
+
+function report(f: ReturnType<typeof keyedLoadFigures>): string {
+  return (
+    `longest gap without a keyed 202: ${f.gap} ms; requests ${f.requests}, 202 ${f.accepted}, ` +
+    `503 ${f.refused}, 409 ${f.inUse}, keys ${f.keys}, duplicates ${f.duplicates}; ` +
+    `load ${execFileSync('uptime').toString().trim()}`
+  );
+}
+
+async function sentinel(command: string[]): Promise<unknown> {
+  const client = new Redis({
+    host: '127.0.0.1',
+    port: Number(set.sentinels[0]!.split(':')[1]),
+    lazyConnect: true,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return await client.call(command[0]!, ...command.slice(1));
+  } finally {
+    client.disconnect();
   }
 }
