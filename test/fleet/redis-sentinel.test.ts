@@ -7,16 +7,20 @@
  * failover asked of the sentinels (the old master up) is followed as well.
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { stringify } from 'yaml';
 import { openRedisState } from '../../src/http-state/redis.js';
 import { createLogger } from '../../src/log.js';
+import { startService } from '../../src/main.js';
 import { validRecords } from '../records/fixtures.js';
 import { answer, createTestApp, LogCapture, type TestApp } from '../support/http-app.js';
 import { type KeyedLoad, keyedLoadFigures, startKeyedLoad } from '../support/keyed-load.js';
 import { uniquePrefix } from '../support/redis.js';
+import { askRedis, replicationField } from '../support/redis-ask.js';
+import { tempFolder } from '../support/temp.js';
 import { serverPid } from '../setup/redis-sentinel.js';
 
 const set = inject('redisSentinel');
@@ -89,6 +93,46 @@ describe('the shared state behind Redis Sentinel, at start-up', () => {
   });
 });
 
+describe('serve behind Redis Sentinel, from the environment', () => {
+  it('starts with REDIS_SENTINELS and REDIS_SENTINEL_MASTER, and says where the state is and which master it is on', async () => {
+    const temp = tempFolder('sentinel-serve-');
+    mkdirSync(path.join(temp.dir, 'pipelines'));
+    const config = temp.write(
+      'config.yaml',
+      stringify({
+        dataDirectory: path.join(temp.dir, 'data'),
+        pipelinesDirectory: path.join(temp.dir, 'pipelines'),
+      }),
+    );
+    const logs = new LogCapture();
+    const service = await startService({
+      env: {
+        INGEST_CONFIG: config,
+        INGEST_ENV: 'sandbox',
+        PORT: '0',
+        ADMIN_PORT: '0',
+        REDIS_SENTINELS: set.sentinels.join(','),
+        REDIS_SENTINEL_MASTER: set.masterName,
+      },
+      log: createLogger({ level: 'info', destination: logs }),
+    });
+    try {
+      const where = `sentinel://${set.sentinels.join(',')}/${set.masterName}`;
+      expect(logs.lines).toContainEqual(
+        expect.objectContaining({ msg: 'shared state on Redis', sharedState: where }),
+      );
+      expect(logs.lines).toContainEqual(
+        expect.objectContaining({
+          msg: `shared state: on the master at 127.0.0.1:${await masterPort()}`,
+          sharedState: where,
+        }),
+      );
+    } finally {
+      await service.stop();
+    }
+  });
+});
+
 describe('the shared state behind Redis Sentinel, its replica stalled', () => {
   it('answers 503 to a keyed request whose claim the replica did not acknowledge, and runs its retry once the replica is back', async () => {
     const replica = (await masterPort()) === 6390 ? 6391 : 6390;
@@ -153,10 +197,10 @@ describe('the shared state behind Redis Sentinel, the old master back', () => {
     server.on('error', () => undefined);
     // The sentinels make it a replica of the promoted master, which then counts it.
     await expect
-      .poll(() => info(master, 'connected_slaves'), { timeout: 30_000, interval: 100 })
+      .poll(() => replicationField(master, 'connected_slaves'), { timeout: 30_000, interval: 100 })
       .toBe('1');
     await expect
-      .poll(() => info(old, 'master_link_status'), { timeout: 30_000, interval: 100 })
+      .poll(() => replicationField(old, 'master_link_status'), { timeout: 30_000, interval: 100 })
       .toBe('up');
     const body = batchFor('healed-1');
     const keyed = () =>
@@ -209,26 +253,6 @@ describe('the shared state behind Redis Sentinel, a failover asked for (SENTINEL
   }, 90_000);
 });
 
-/** One field of a server's `INFO replication`, or undefined while it does not answer. */
-async function info(port: number, field: string): Promise<string | undefined> {
-  const redis = new Redis({
-    host: '127.0.0.1',
-    port,
-    lazyConnect: true,
-    retryStrategy: () => null,
-  });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    const text = (await redis.info('replication')) as string;
-    return new RegExp(`^${field}:(.*)$`, 'm').exec(text)?.[1]?.trim();
-  } catch {
-    return undefined;
-  } finally {
-    redis.disconnect();
-  }
-}
-
 function keyedLoad(prefix: string): KeyedLoad {
   return startKeyedLoad({
     post: (body, key) => t.post('sales-orders', body, { headers: { 'idempotency-key': key } }),
@@ -278,18 +302,7 @@ function report(f: ReturnType<typeof keyedLoadFigures>): string {
   );
 }
 
-async function sentinel(command: string[]): Promise<unknown> {
-  const client = new Redis({
-    host: '127.0.0.1',
-    port: Number(set.sentinels[0]!.split(':')[1]),
-    lazyConnect: true,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return await client.call(command[0]!, ...command.slice(1));
-  } finally {
-    client.disconnect();
-  }
+/** A command to the first sentinel of the set. */
+function sentinel(command: string[]): Promise<unknown> {
+  return askRedis(Number(set.sentinels[0]!.split(':')[1]), command);
 }

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import type { TestProject } from 'vitest/node';
+import { askRedis } from '../support/redis-ask.js';
 
 /**
  * A Redis Sentinel set of its own on loopback, started once per run of the `fleet` project: a
@@ -131,10 +131,10 @@ async function settled(): Promise<void> {
   let last = 'nothing answered';
   while (Date.now() < deadline) {
     try {
-      const sync = await ask(replica, ['info', 'replication']);
+      const sync = await askRedis(replica, ['info', 'replication']);
       if (!String(sync).includes('master_link_status:up')) throw new Error('replica not in sync');
       for (const port of sentinels) {
-        const fields = (await ask(port, ['sentinel', 'master', masterName])) as string[];
+        const fields = (await askRedis(port, ['sentinel', 'master', masterName])) as string[];
         const value = (name: string) => fields[fields.indexOf(name) + 1];
         if (value('num-slaves') !== '1' || value('num-other-sentinels') !== '2')
           throw new Error(
@@ -148,22 +148,6 @@ async function settled(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`the Redis Sentinel set did not settle within 30 s: ${last}`);
-}
-
-async function ask(port: number, command: string[]): Promise<unknown> {
-  const redis = new Redis({
-    port,
-    host: '127.0.0.1',
-    lazyConnect: true,
-    retryStrategy: () => null,
-  });
-  redis.on('error', () => undefined);
-  try {
-    await redis.connect();
-    return await redis.call(command[0]!, ...command.slice(1));
-  } finally {
-    redis.disconnect();
-  }
 }
 
 function listening(port: number): Promise<boolean> {
