@@ -37,8 +37,18 @@ export default defineConfig({
         test: {
           name: 'services',
           include: ['test/**/*.test.ts'],
-          exclude: UNIT,
+          exclude: [...UNIT, 'test/fleet/**'],
           globalSetup: ['test/setup/services.ts'],
+        },
+      },
+      {
+        // Services run as a fleet (a Redis Sentinel set), started once per run: apart, so that
+        // the inner loop stays fast.
+        extends: true,
+        test: {
+          name: 'fleet',
+          include: ['test/fleet/**/*.test.ts'],
+          globalSetup: ['test/setup/services.ts', 'test/setup/redis-sentinel.ts'],
         },
       },
     ],

@@ -317,7 +317,30 @@ function crossFieldProblems(
       message: 'Must be at least broker.reconnect.initialDelayMs',
     });
   }
+  problems.push(...sentinelProblems(config, origins, fallback));
   return problems;
+}
+
+/** Sentinels need the master's name, and name where Redis is instead of a URL, never beside one. */
+function sentinelProblems(config: Config, origins: Origins, fallback: string): ConfigProblem[] {
+  const { url, sentinels, masterName } = config.sharedState.redis;
+  const at = (key: string) => ({
+    file: originOf(['sharedState', 'redis', key], origins, fallback),
+    field: `sharedState.redis.${key}`,
+  });
+  if (sentinels && url)
+    return [
+      { ...at('sentinels'), message: 'Set either url or sentinels (with masterName), not both' },
+    ];
+  if (sentinels && !masterName)
+    return [
+      { ...at('masterName'), message: 'Required with sentinels: the name the sentinels monitor' },
+    ];
+  if (masterName && !sentinels)
+    return [
+      { ...at('masterName'), message: 'Only used with sentinels: set sentinels too, or remove it' },
+    ];
+  return [];
 }
 
 function deepFreeze<T>(value: T): T {

@@ -80,7 +80,7 @@ export const sharedStateSchema = z
           .optional()
           .meta({
             description:
-              'Redis URL (`redis://host:6379/0`, or `rediss://` for TLS); set, the state is shared by every instance using the same Redis and `keyPrefix`. Unset: in memory, per process. Never logged with its password; environment variable `REDIS_URL`.',
+              'Redis URL (`redis://host:6379/0`, or `rediss://` for TLS); set, the state is shared by every instance using the same Redis and `keyPrefix`. Unset (and no `sentinels`): in memory, per process. Never logged with its password; environment variable `REDIS_URL`.',
             examples: ['redis://redis:6379/0'],
           }),
         passwordFile: z
@@ -91,6 +91,40 @@ export const sharedStateSchema = z
             description:
               "A file holding Redis's password (private: `chmod 600`, or a mounted secret's `0440`), instead of a password in the URL.",
             examples: ['/run/secrets/redis-password'],
+          }),
+        sentinels: z
+          .array(
+            z
+              .string()
+              .regex(
+                /^(\[[0-9A-Fa-f:.]+\]|[^\s:[\]/@]+):\d{1,5}$/,
+                'Expected host:port (an IPv6 address in brackets)',
+              ),
+          )
+          .min(1)
+          .optional()
+          .meta({
+            description:
+              "Redis Sentinel instead of `url`: the sentinels to ask (`host:port`, any of them may be down), which tell where the master named `masterName` is. After a failover the service follows the new master; keyed requests are answered `503` with `Retry-After` meanwhile. Claims and answers are relied on once every replica connected to the master acknowledged them (`WAIT`). In the environment: `REDIS_SENTINELS=host:port,host:port`. Redis's own password from `passwordFile`, the sentinels' from `sentinelPasswordFile`. See docs/operations-instances.md#redis-sentinel.",
+            examples: [['sentinel-1:26379', 'sentinel-2:26379', 'sentinel-3:26379']],
+          }),
+        masterName: z
+          .string()
+          .min(1)
+          .optional()
+          .meta({
+            description:
+              'The master set the sentinels monitor (`sentinel monitor <name> …`); required with `sentinels`. Environment variable `REDIS_SENTINEL_MASTER`.',
+            examples: ['ingest'],
+          }),
+        sentinelPasswordFile: z
+          .string()
+          .min(1)
+          .optional()
+          .meta({
+            description:
+              "A file holding the sentinels' password (`requirepass` of the sentinels; private, as `passwordFile`), when they require one.",
+            examples: ['/run/secrets/redis-sentinel-password'],
           }),
         keyPrefix: z
           .string()

@@ -258,11 +258,19 @@ describe('ENVIRONMENT_VARIABLES', () => {
     ADMIN_PORT: '9123',
     AMQP_URL: 'amqp://mq.example:5672',
     REDIS_URL: 'redis://redis.example:6379/2',
+    REDIS_SENTINELS: 'sentinel-1:26379,[::1]:26380',
+    REDIS_SENTINEL_MASTER: 'ingest',
     LOG_LEVEL: 'debug',
     LOG_FORMAT: 'pretty',
   };
+  // Sentinels and the master's name are only valid together.
+  const alongside: Partial<Record<keyof typeof values, Record<string, string>>> = {
+    REDIS_SENTINELS: { REDIS_SENTINEL_MASTER: 'ingest' },
+    REDIS_SENTINEL_MASTER: { REDIS_SENTINELS: 'sentinel-1:26379' },
+  };
   it.each(Object.entries(ENVIRONMENT_VARIABLES))('%s sets %s', (name, field) => {
-    const config = loadConfig({ env: { [name]: values[name as keyof typeof values] } });
+    const key = name as keyof typeof values;
+    const config = loadConfig({ env: { [name]: values[key], ...alongside[key] } });
     const value = field.split('.').reduce<unknown>((at, key) => (at as never)[key], config);
     expect(String(value)).toBe(values[name as keyof typeof values]);
   });
