@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import { receiptName } from '../pipeline/receipt.js';
+import { receiptName } from './receipts.js';
 import type { InputStatus } from '../vocabulary.js';
 import { sha256Of } from './spool.js';
 import { readState } from './state/persist.js';

@@ -1,6 +1,6 @@
 import picomatch from 'picomatch';
 import type { PipelineDefinition } from './definition.js';
-import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
+import { RECEIPT_SUFFIX } from './receipts.js';
 import type { DropEntry } from '../stores/store.js';
 
 /**

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import type { Receipt } from '../../src/drops/receipts.js';
 import { PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
 import type { InputState } from '../../src/drops/state/input-state.js';
 import { createLocalDrop } from '../../src/stores/local/index.js';

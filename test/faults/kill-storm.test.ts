@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InputState } from '../../src/drops/state/input-state.js';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import type { Receipt } from '../../src/drops/receipts.js';
 import { PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
 import { AMQP_URL } from '../support/broker.js';
 import { startCliWorker, stopCli, useWorkerProcesses } from '../support/cli-worker.js';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { createIngest, PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import type { Receipt } from '../../src/drops/receipts.js';
 import { compileRoutingKey } from '../../src/pipeline/route.js';
 import { pipelineSchema } from '../../src/drops/definition.js';
 import { createDropRunner } from '../../src/drops/runner.js';

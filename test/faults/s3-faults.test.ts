@@ -1,6 +1,6 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import type { Receipt } from '../../src/drops/receipts.js';
 import type { RunSummary } from '../../src/drops/runner.js';
 import { createS3Drop, S3DropError } from '../../src/stores/s3/index.js';
 import { DropUnavailable } from '../../src/errors.js';

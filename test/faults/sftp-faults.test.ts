@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import type { Receipt } from '../../src/drops/receipts.js';
 import type { RunSummary } from '../../src/drops/runner.js';
 import { createSftpDrop, SftpError } from '../../src/stores/sftp/index.js';
 import { DropUnavailable } from '../../src/errors.js';

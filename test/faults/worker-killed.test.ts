@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import type { Receipt } from '../../src/drops/receipts.js';
 import { AMQP_URL } from '../support/broker.js';
 import { startCliWorker, stopCli, useWorkerProcesses } from '../support/cli-worker.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';

@@ -5,7 +5,7 @@ import type { Environment } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
 import type { DropMetrics } from '../../metrics.js';
 import type { Ingest } from '../../pipeline/batch.js';
-import type { Receipt } from '../../pipeline/receipt.js';
+import type { Receipt } from '../receipts.js';
 import type { ProfilesSource } from '../../records/legacy/index.js';
 import { ClaimLost, type Claim } from '../claims.js';
 import type { PipelineDefinition } from '../definition.js';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { asLocalResourceError, toProblem } from '../../errors.js';
 import type { Logger } from '../../log.js';
-import type { Receipt } from '../../pipeline/receipt.js';
+import type { Receipt } from '../receipts.js';
 import { reconnectDelay } from '../../backoff.js';
 import { ClaimLost, CLAIMS_FOLDER, startHeartbeat, type Claim } from '../claims.js';
 import {

@@ -1,4 +1,4 @@
-import { RECEIPT_SUFFIX, receiptName, type Receipt } from '../../pipeline/receipt.js';
+import { RECEIPT_SUFFIX, receiptName, type Receipt } from '../receipts.js';
 import type { DropMetrics } from '../../metrics.js';
 import type { PipelineDefinition } from '../definition.js';
 import type { Claim } from '../claims.js';

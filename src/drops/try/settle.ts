@@ -1,5 +1,5 @@
 import { GaveUp, toProblem } from '../../errors.js';
-import type { Receipt } from '../../pipeline/receipt.js';
+import type { Receipt } from '../receipts.js';
 import { acceptedOutcome, lost, receiptFacts, type FileTry, type TryContext } from './context.js';
 import { listPublishedBefore } from './published-before.js';
 import { planSettle, settle } from './settle-plan.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { InputState } from '../../../src/drops/state/input-state.js';
 import { createLocalDrop } from '../../../src/stores/local/index.js';
-import type { Receipt } from '../../../src/pipeline/receipt.js';
+import type { Receipt } from '../../../src/drops/receipts.js';
 import { demoOrdersCsv, startDropHarness, type DropHarness } from '../../support/drop-harness.js';
 import { tempFolder } from '../../support/temp.js';
 import { describeDropPipeline } from './drop-contract.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Receipt } from '../../../src/pipeline/receipt.js';
+import type { Receipt } from '../../../src/drops/receipts.js';
 import type { InputState } from '../../../src/drops/state/input-state.js';
 import { readState, STATE_FOLDER } from '../../../src/drops/state/persist.js';
 import type { DropStore } from '../../../src/stores/store.js';
