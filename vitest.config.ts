@@ -9,7 +9,7 @@ const UNIT = [
   'test/errors.test.ts',
   'test/records/**/*.test.ts',
   'test/decode/**/*.test.ts',
-  'test/pipeline/{message-id,repeat-filter,route}.test.ts',
+  'test/ingest/{message-id,repeat-filter,route}.test.ts',
   'test/http/{auth,abuse-units}.test.ts',
   'test/publish/embedded.test.ts',
   'test/schedule/{jobs,pipeline-schedule}.test.ts',

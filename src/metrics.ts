@@ -4,7 +4,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { LOCAL_RESOURCES } from './errors.js';
 import { LOG_MAX_PENDING_BYTES } from './log.js';
 import type { SharedState } from './http-state/state.js';
-import type { BatchOutcome } from './pipeline/batch.js';
+import type { BatchOutcome } from './ingest/batch.js';
 import type { HandledOutcome } from './vocabulary.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { createConfiguredDropRunner, openDrops } from '../drops/open.js';
-import { configuredIngest } from '../pipeline/configured.js';
+import { configuredIngest } from '../ingest/configured.js';
 import { createPublisher } from '../publish/index.js';
 import {
   REPROCESS_STATUSES,

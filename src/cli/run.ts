@@ -5,7 +5,7 @@ import { createConfiguredDropRunner } from '../drops/open.js';
 import type { RunSummary } from '../drops/runner.js';
 import { createDropStore } from '../stores/index.js';
 import { createLogger, type Logger } from '../log.js';
-import { configuredIngest } from '../pipeline/configured.js';
+import { configuredIngest } from '../ingest/configured.js';
 import { createPublisher } from '../publish/index.js';
 import { stopGracefully, type InFlight } from '../shutdown.js';
 

@@ -4,7 +4,7 @@ import { spoolDirectory, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { Ingest } from '../pipeline/batch.js';
+import type { Ingest } from '../ingest/batch.js';
 import type { InFlight } from '../shutdown.js';
 import { readPipelines, type LoadedPipeline } from './definition.js';
 import { createRabbitMqLease, OWN_LEASE } from './lease.js';

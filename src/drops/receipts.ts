@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Environment } from '../config/schema.js';
 import type { ProblemDetails } from '../errors.js';
-import type { BulkResponse } from '../pipeline/batch.js';
+import type { BulkResponse } from '../ingest/batch.js';
 import type { ReceiptOutcome } from '../vocabulary.js';
 
 /**

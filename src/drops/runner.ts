@@ -2,7 +2,7 @@ import { availableParallelism, hostname } from 'node:os';
 import type { Environment } from '../config/schema.js';
 import type { Logger } from '../log.js';
 import type { DropMetrics } from '../metrics.js';
-import type { Ingest } from '../pipeline/batch.js';
+import type { Ingest } from '../ingest/batch.js';
 import type { PipelineDefinition } from './definition.js';
 import type { ProfilesSource } from '../records/legacy/index.js';
 import { claim, takeOverStale } from './claims.js';
@@ -47,7 +47,7 @@ export interface DropRunnerOptions {
   readonly maxJsonBytes?: number;
   /**
    * A v1 CSV file of at least this many bytes, or a v2-JSON file of at least 8 times as many
-   * (`JSON_HALVES_FACTOR`), has its validation pass split over two cores (`pipeline/halves.ts`),
+   * (`JSON_HALVES_FACTOR`), has its validation pass split over two cores (`ingest/halves.ts`),
    * when the machine has two cores free. @default 4194304 (4 MiB); on a one-core machine, never
    */
   readonly halvesFromBytes?: number;

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { lineageDirectory, type Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import type { ConfirmedRecords } from '../pipeline/batch.js';
+import type { ConfirmedRecords } from '../ingest/batch.js';
 
 export interface LineageJournalOptions {
   /** Folder of the day files; made when first written to. */

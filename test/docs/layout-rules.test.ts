@@ -111,7 +111,7 @@ describe('the layout rules of docs/architecture.md', () => {
       ),
     ).toEqual([]);
     expect(
-      importers((target) => target.startsWith('src/pipeline/')).filter((f) =>
+      importers((target) => target.startsWith('src/ingest/')).filter((f) =>
         f.startsWith('src/decode/'),
       ),
     ).toEqual([]);

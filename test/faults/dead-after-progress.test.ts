@@ -3,7 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/drops/receipts.js';
-import { PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
+import { PUBLISH_CHUNK } from '../../src/ingest/flow.js';
 import type { InputState } from '../../src/drops/state/input-state.js';
 import { createLocalDrop } from '../../src/stores/local/index.js';
 import type { DropStore } from '../../src/stores/store.js';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InputState } from '../../src/drops/state/input-state.js';
 import type { Receipt } from '../../src/drops/receipts.js';
-import { PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
+import { PUBLISH_CHUNK } from '../../src/ingest/flow.js';
 import { AMQP_URL } from '../support/broker.js';
 import { startCliWorker, stopCli, useWorkerProcesses } from '../support/cli-worker.js';
 import { demoOrdersCsv, shipmentIdOf } from '../support/drop-harness.js';

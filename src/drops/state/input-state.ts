@@ -1,4 +1,4 @@
-import type { BulkResponse } from '../../pipeline/batch.js';
+import type { BulkResponse } from '../../ingest/batch.js';
 import type { FailureKind, InputStatus } from '../../vocabulary.js';
 
 /**

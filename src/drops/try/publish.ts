@@ -2,7 +2,7 @@ import path from 'node:path';
 import { decodeFile } from '../../decode/file.js';
 import { asLocalResourceError, Interrupted } from '../../errors.js';
 import { lineageName, openLineageFile, type LineageFile } from '../../lineage/drop-file.js';
-import type { ConfirmedRecords } from '../../pipeline/batch.js';
+import type { ConfirmedRecords } from '../../ingest/batch.js';
 import type { AcceptedSummary, InputState } from '../state/input-state.js';
 import { KINDS } from '../../records/index.js';
 import { conversionContext, LEGACY } from '../../records/legacy/index.js';

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { confirmedMessageIds } from '../../pipeline/confirmed-ids.js';
+import { confirmedMessageIds } from '../../ingest/confirmed-ids.js';
 import { KINDS } from '../../records/index.js';
 import { LEGACY } from '../../records/legacy/index.js';
 import type { FileTry, TryContext } from './context.js';

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/log.js';
-import { createIngest } from '../../../src/pipeline/ingest.js';
+import { createIngest } from '../../../src/ingest/flow.js';
 import type { Receipt } from '../../../src/drops/receipts.js';
-import { compileRoutingKey } from '../../../src/pipeline/route.js';
+import { compileRoutingKey } from '../../../src/ingest/route.js';
 import { pipelineSchema, type PipelineDefinition } from '../../../src/drops/definition.js';
 import type { RabbitMqPublisher } from '../../../src/publish/index.js';
 import { createRabbitMqLease, type DropLease } from '../../../src/drops/lease.js';
