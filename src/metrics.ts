@@ -1,28 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type net from 'node:net';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { LOCAL_RESOURCES } from './errors.js';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { LOG_MAX_PENDING_BYTES } from './log.js';
 import type { SharedState } from './http-state/state.js';
 import type { BatchOutcome } from './ingest/batch.js';
-import type { HandledOutcome } from './vocabulary.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';
 import { counterSeries, histogramSeries } from './metric-series.js';
-
-/** What a drop runner reports (`createDropRunner({ metrics })`). */
-export interface DropMetrics {
-  /** A receipt could not be written to the drop (the file stays and is tried again). */
-  receiptWriteFailed(pipeline: string): void;
-  /** How many inputs of a pipeline are in a state (`InputStatus`: received … dead). */
-  setInputs(pipeline: string, state: string, count: number): void;
-  /** One try of a file ended (`HandledOutcome`: accepted, rejected, retried …) after this many seconds. */
-  fileHandled(pipeline: string, outcome: HandledOutcome, seconds: number): void;
-  /** A scheduled look at the drop went through (listed, and every ready file handled), at `atMs`. */
-  lookSucceeded(pipeline: string, atMs: number): void;
-  /** A try ran out of a local resource (`resource`: ENOSPC, EDQUOT, EMFILE, ENFILE); the file is tried again. */
-  localResourcesExhausted(pipeline: string, resource: string): void;
-}
+import { createDropMetrics, type DropMetrics } from './drops/metrics.js';
 
 /** One answer of the partner-facing app, as `observeRequest` takes it. */
 export interface RequestObservation {
@@ -114,8 +99,6 @@ const VERSION = (
 /** HTTP methods as labels; anything else is `other` (a label per invented method would grow without bound). */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
-const FILE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
-
 const LATENCY_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
 ];
@@ -144,23 +127,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['publisher', 'outcome'],
     buckets: LATENCY_BUCKETS,
   });
-  const receiptFailures = new Counter({
-    name: 'warehouse_ingest_receipt_write_failures_total',
-    help: 'Receipts that could not be written to a drop.',
-    labelNames: ['pipeline'] as const,
-    registers,
-  });
-  // Every pipeline from 0, so `increase(…) > 0` sees its first failed receipt (a series that appears at 1 never increased).
-  for (const pipeline of options.pipelines ?? []) receiptFailures.inc({ pipeline }, 0);
-  const localResources = new Counter({
-    name: 'warehouse_ingest_local_resources_exhausted_total',
-    help: 'Tries of dropped files cut short because the worker ran out of local disk or file descriptors (the file is tried again).',
-    labelNames: ['pipeline', 'resource'] as const,
-    registers,
-  });
-  for (const pipeline of options.pipelines ?? [])
-    for (const resource of Object.keys(LOCAL_RESOURCES))
-      localResources.inc({ pipeline, resource }, 0);
   const lineageLost = new Counter({
     name: 'warehouse_ingest_lineage_lost_records_total',
     help: 'Accepted HTTP records whose lineage could not be written to the journal (the batch stays accepted).',
@@ -177,12 +143,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
         this.inc(droppedLogLines());
       },
     });
-  const inputs = new Gauge({
-    name: 'warehouse_ingest_inputs',
-    help: 'Inputs of a drop pipeline, by state.',
-    labelNames: ['pipeline', 'state'] as const,
-    registers,
-  });
   const requests = counterSeries(registry, {
     name: 'warehouse_ingest_http_requests_total',
     help: 'Answers of the partner-facing port, by route template, method, status and business (`none` before authentication, `other` for ids not configured).',
@@ -193,19 +153,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     help: 'Time from the request to its answer on the partner-facing port, by route template, method and status.',
     labelNames: ['route', 'method', 'status'],
     buckets: LATENCY_BUCKETS,
-  });
-  const fileLatency = new Histogram({
-    name: 'warehouse_ingest_file_duration_seconds',
-    help: 'One try of a dropped file, from its claim to its outcome (accepted, rejected, duplicate, dead, retried, skipped, interrupted, not-due), by pipeline.',
-    labelNames: ['pipeline', 'outcome'] as const,
-    buckets: FILE_BUCKETS,
-    registers,
-  });
-  const lastLook = new Gauge({
-    name: 'warehouse_ingest_last_successful_look_timestamp_seconds',
-    help: 'When a scheduled look at a drop last went through (Unix seconds), by pipeline; absent until the first.',
-    labelNames: ['pipeline'] as const,
-    registers,
   });
   const listeners = new Map<ListenerName, net.Server>();
   const droppedConnections = new Counter({
@@ -253,7 +200,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     registers,
   }).set({ version: VERSION, node: process.version }, 1);
 
+  const drops = createDropMetrics(registry, options.pipelines ?? []);
   return {
+    ...drops,
     registry,
     observeBatch({ batch, outcome, records: count }) {
       const values = [
@@ -327,12 +276,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     loginRefused(reason) {
       loginRefusals.inc({ reason });
     },
-    fileHandled(pipeline, outcome, seconds) {
-      fileLatency.observe({ pipeline, outcome }, seconds);
-    },
-    lookSucceeded(pipeline, atMs) {
-      lastLook.set({ pipeline }, atMs / 1000);
-    },
     listener(listener, server, reasons) {
       listeners.set(listener, server);
       // Every reason at 0 from the start: increase() sees the first drop.
@@ -344,15 +287,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
         dropped: (reason) =>
           (counters.get(reason) ?? droppedConnections.labels({ listener, reason })).inc(),
       };
-    },
-    receiptWriteFailed(pipeline) {
-      receiptFailures.inc({ pipeline });
-    },
-    localResourcesExhausted(pipeline, resource) {
-      localResources.inc({ pipeline, resource });
-    },
-    setInputs(pipeline, state, count) {
-      inputs.set({ pipeline, state }, count);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { availableParallelism, hostname } from 'node:os';
 import type { Environment } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import type { DropMetrics } from '../metrics.js';
+import type { DropMetrics } from './metrics.js';
 import type { Ingest } from '../ingest/batch.js';
 import type { PipelineDefinition } from './definition.js';
 import type { ProfilesSource } from '../records/legacy/index.js';

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { Environment } from '../../config/schema.js';
 import type { Logger } from '../../log.js';
-import type { DropMetrics } from '../../metrics.js';
+import type { DropMetrics } from '../metrics.js';
 import type { Ingest } from '../../ingest/batch.js';
 import type { Receipt } from '../receipts.js';
 import type { ProfilesSource } from '../../records/legacy/index.js';

@@ -1,5 +1,5 @@
 import type { Logger } from '../../log.js';
-import type { DropMetrics } from '../../metrics.js';
+import type { DropMetrics } from '../metrics.js';
 import { reconnectDelay } from '../../backoff.js';
 import { LocalResourcesExhausted } from '../../errors.js';
 import { fileTrace } from '../../tracing.js';

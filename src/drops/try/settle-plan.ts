@@ -1,5 +1,5 @@
 import { RECEIPT_SUFFIX, receiptName, type Receipt } from '../receipts.js';
-import type { DropMetrics } from '../../metrics.js';
+import type { DropMetrics } from '../metrics.js';
 import type { PipelineDefinition } from '../definition.js';
 import type { Claim } from '../claims.js';
 import type { SettlePlan } from '../state/input-state.js';
