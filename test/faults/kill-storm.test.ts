@@ -1,15 +1,14 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { InputState } from '../../src/drops/state/input-state.js';
 import type { Receipt } from '../../src/drops/receipts.js';
 import { PUBLISH_CHUNK } from '../../src/ingest/flow.js';
 import { AMQP_URL } from '../support/broker.js';
-import { startCliWorker, stopCli, useWorkerProcesses } from '../support/cli-worker.js';
+import { startCliWorker, stopCli, useWorkerProcesses, workerDrop } from '../support/cli-worker.js';
 import { demoOrdersCsv, shipmentIdOf } from '../support/drop-harness.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
-import { tempFolder } from '../support/temp.js';
 
 /**
  * A kill -9 storm over a file being published: `warehouse-ingest run` workers SIGKILLed, each
@@ -27,9 +26,12 @@ describe('a kill -9 storm over a file being published', () => {
   const { workers } = processes;
 
   it('does not kill the file: each try killed after progress gives its attempt back', async () => {
-    const temp = tempFolder('kill-storm-');
-    const drop = path.join(temp.dir, 'drop');
-    mkdirSync(drop);
+    const { drop, pipeline, env } = workerDrop(processes.topology, 'kill-storm', {
+      pipelineLines: [
+        `claimLeaseMs: ${LEASE_MS}`,
+        'retry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 200 }',
+      ],
+    });
     const tag = `KS${Date.now().toString(36)}`;
     const csv = demoOrdersCsv(tag, ORDERS);
     const sha = createHash('sha256').update(csv).digest('hex');
@@ -38,26 +40,6 @@ describe('a kill -9 storm over a file being published', () => {
       existsSync(statePath)
         ? (JSON.parse(readFileSync(statePath, 'utf8')) as InputState)
         : undefined;
-    const pipeline = temp.write(
-      'storm.yaml',
-      [
-        'name: kill-storm',
-        'businessId: DEMO',
-        'kind: sales-orders',
-        'format: v1-csv',
-        `source: { type: local, path: ${drop} }`,
-        'readiness: { strategy: rename }',
-        'schedule: { pollIntervalMs: 200 }',
-        `claimLeaseMs: ${LEASE_MS}`,
-        'retry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 200 }',
-        '',
-      ].join('\n'),
-    );
-    const config = temp.write(
-      'config.yaml',
-      `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${processes.topology.exchange}\n  queues: []\n`,
-    );
-    const env = { INGEST_CONFIG: config, AMQP_URL };
     writeFileSync(path.join(drop, 'big.csv'), csv);
 
     let recorded = 0;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/drops/receipts.js';
@@ -10,9 +10,9 @@ import {
   startCliWorker,
   stopCli as stopWorker,
   useWorkerProcesses,
+  workerDrop,
 } from '../support/cli-worker.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
-import { tempFolder } from '../support/temp.js';
 
 /**
  * `warehouse-ingest run <pipeline>` stopped with SIGTERM while it works on a file: with a short
@@ -44,27 +44,9 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 const listed = (dir: string) => (existsSync(dir) ? readdirSync(dir) : []);
 
 function setUp(topology: TestTopology, graceMs: number) {
-  const temp = tempFolder('shutdown-drop-');
-  const drop = path.join(temp.dir, 'drop');
-  mkdirSync(drop);
-  const pipeline = temp.write(
-    'stopping.yaml',
-    [
-      'name: stopping-drop',
-      'businessId: DEMO',
-      'kind: sales-orders',
-      'format: v1-csv',
-      `source: { type: local, path: ${drop} }`,
-      'readiness: { strategy: rename }',
-      'schedule: { pollIntervalMs: 200 }',
-      '',
-    ].join('\n'),
-  );
-  const config = temp.write(
-    'config.yaml',
-    `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\nshutdown:\n  graceMs: ${graceMs}\n`,
-  );
-  return { drop, pipeline, env: { INGEST_CONFIG: config, AMQP_URL } };
+  return workerDrop(topology, 'stopping-drop', {
+    configYaml: `shutdown:\n  graceMs: ${graceMs}\n`,
+  });
 }
 
 describe('a worker stopped while it works on a file', () => {

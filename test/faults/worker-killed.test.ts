@@ -1,11 +1,10 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Receipt } from '../../src/drops/receipts.js';
 import { AMQP_URL } from '../support/broker.js';
-import { startCliWorker, stopCli, useWorkerProcesses } from '../support/cli-worker.js';
+import { startCliWorker, stopCli, useWorkerProcesses, workerDrop } from '../support/cli-worker.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
-import { tempFolder } from '../support/temp.js';
 import { ordersCsv } from '../drops/stores/drop-contract.js';
 
 /**
@@ -61,9 +60,9 @@ describe('worker killed while it works', () => {
   const { workers } = processes;
 
   it('every file ends with one receipt, no claim stays stuck, no record under two ids', async () => {
-    const temp = tempFolder('worker-killed-');
-    const drop = path.join(temp.dir, 'drop');
-    mkdirSync(drop);
+    const { temp, drop, pipeline, env } = workerDrop(processes.topology, 'killed-drop', {
+      pipelineLines: [`claimLeaseMs: ${LEASE_MS}`],
+    });
     const tag = Date.now().toString(36);
     const valid = Array.from(
       { length: VALID_FILES },
@@ -77,25 +76,6 @@ describe('worker killed while it works', () => {
       );
     for (const [i, name] of invalid.entries())
       writeFileSync(path.join(drop, name), `not,a,legacy,file\n${i},2,3,4\n`);
-    const pipeline = temp.write(
-      'killed.yaml',
-      [
-        'name: killed-drop',
-        'businessId: DEMO',
-        'kind: sales-orders',
-        'format: v1-csv',
-        `source: { type: local, path: ${drop} }`,
-        'readiness: { strategy: rename }',
-        'schedule: { pollIntervalMs: 200 }',
-        `claimLeaseMs: ${LEASE_MS}`,
-        '',
-      ].join('\n'),
-    );
-    const config = temp.write(
-      'config.yaml',
-      `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${processes.topology.exchange}\n  queues: []\n`,
-    );
-    const env = { INGEST_CONFIG: config, AMQP_URL };
 
     const kills: string[] = [];
     /** Claim names (`<at>~<worker>~<file>`, unique per claim) found after a kill: each must be taken over once. */

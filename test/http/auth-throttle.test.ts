@@ -77,6 +77,8 @@ describe('failed logins per client address', () => {
   });
 
   it('counts failures per business id first: connectors failing past their own limit from one address do not lock out another business, and a spray across more ids than maxBusinessIdsPerAddress is refused, counted by reason', async () => {
+    // The clock stands still: Retry-After is counted from the first failure, exactly.
+    vi.useFakeTimers({ toFake: ['Date'] });
     const t = await createTestApp({
       yaml: 'http:\n  trustProxyHops: 1\n  abuse:\n    authThrottle: { windowSeconds: 60, maxFailuresPerClient: 2, maxBusinessIdsPerAddress: 4, failuresBeforeSlowdown: 100, slowdownStepMs: 0, maxSlowdownMs: 0 }',
     });

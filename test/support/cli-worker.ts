@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';
+import { tempFolder } from './temp.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -136,4 +139,38 @@ export function useWorkerProcesses(prefix: string): {
     },
     workers,
   };
+}
+
+/**
+ * A local drop for worker processes: a fresh folder, a pipeline file for DEMO's v1-CSV sales
+ * orders (claimed by rename, polled every 200 ms, plus `pipelineLines`), and a configuration on
+ * `topology` (plus `configYaml`). `env` is what `startCliWorker` needs to run it.
+ */
+export function workerDrop(
+  topology: TestTopology,
+  name: string,
+  { pipelineLines = [], configYaml = '' }: { pipelineLines?: string[]; configYaml?: string } = {},
+) {
+  const temp = tempFolder(`${name}-`);
+  const drop = path.join(temp.dir, 'drop');
+  mkdirSync(drop);
+  const pipeline = temp.write(
+    `${name}.yaml`,
+    [
+      `name: ${name}`,
+      'businessId: DEMO',
+      'kind: sales-orders',
+      'format: v1-csv',
+      `source: { type: local, path: ${drop} }`,
+      'readiness: { strategy: rename }',
+      'schedule: { pollIntervalMs: 200 }',
+      ...pipelineLines,
+      '',
+    ].join('\n'),
+  );
+  const config = temp.write(
+    'config.yaml',
+    `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\n${configYaml}`,
+  );
+  return { temp, drop, pipeline, env: { INGEST_CONFIG: config, AMQP_URL } };
 }
