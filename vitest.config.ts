@@ -22,6 +22,12 @@ const UNIT = [
   'test/events/destinations/file/format.test.ts',
 ];
 
+/**
+ * Tests against a real three-node RabbitMQ cluster (nodes killed and stopped under load): their
+ * own project, `npx vitest run --project fleet`, so the inner loop stays fast (docs/testing.md).
+ */
+const FLEET = 'test/fleet/**/*.test.ts';
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
@@ -36,8 +42,21 @@ export default defineConfig({
         test: {
           name: 'services',
           include: ['test/**/*.test.ts'],
-          exclude: UNIT,
+          exclude: [...UNIT, FLEET],
           globalSetup: ['test/setup/services.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'fleet',
+          include: [FLEET],
+          // The cluster's nodes are started once for the run (20–30 s) and shared: one file at a
+          // time, since every test kills or stops nodes of that one cluster.
+          globalSetup: ['test/setup/services.ts', 'test/setup/rabbit-cluster.ts'],
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
         },
       },
     ],

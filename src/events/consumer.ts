@@ -1,6 +1,6 @@
 import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { keepBrokerConnection, type KeptConnection } from '../broker/connection.js';
-import { safeUrl, type Logger } from '../log.js';
+import { brokerNodeOf, keepBrokerConnection, type KeptConnection } from '../broker/connection.js';
+import type { Logger } from '../log.js';
 import type { EventsConfig } from './config.js';
 import { createDeliverer } from './destinations/webhook/deliver.js';
 import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
@@ -20,8 +20,8 @@ import { assertEventsTopology, eventsTopology } from './topology.js';
 import { assertWorkersQueue, buildReport, publishReport, workerName } from './worker-report.js';
 
 export interface EventsConsumerOptions {
-  /** Broker address; holds a password, only logged through `safeUrl`. */
-  readonly url: string;
+  /** Broker address, or a cluster's node addresses; hold passwords, only the node's `host:port` is logged. */
+  readonly url: string | readonly string[];
   readonly events: EventsConfig;
   readonly environment: HandlerContext['environment'];
   /** Webhook endpoints per business id, from `resolveEndpoints`. A business absent here is unknown. */
@@ -195,7 +195,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     reportChannel = confirms;
     report();
     context.log.info(
-      { target: safeUrl(options.url), queue: topology.queue, exchange: topology.exchange },
+      { node: brokerNodeOf(model), queue: topology.queue, exchange: topology.exchange },
       'events: consuming',
     );
   }
@@ -207,7 +207,11 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
         name: 'warehouse-ingest events',
         ...(options.reconnect ? { reconnect: options.reconnect } : {}),
         setUp,
-        onLost: () => context.log.warn('events: broker connection lost; reconnecting'),
+        onLost: (error, node) =>
+          context.log.warn(
+            { node, reason: error?.message },
+            'events: broker connection lost; reconnecting (the next node first)',
+          ),
         onFailed: (error, retryInMs) =>
           context.log.warn(
             { reason: error.message, retryInMs },

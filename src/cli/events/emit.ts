@@ -5,7 +5,7 @@ import type { EventsConfig } from '../../events/config.js';
 import { assertEventsTopology, eventsTopology } from '../../events/topology.js';
 
 export interface EmitOptions {
-  readonly url: string;
+  readonly url: string | readonly string[];
   readonly events: EventsConfig;
   readonly businessId: string;
   readonly type: string;

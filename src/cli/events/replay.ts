@@ -28,7 +28,7 @@ export interface ReplayedEvent {
 }
 
 export interface ReplayOptions {
-  readonly url: string;
+  readonly url: string | readonly string[];
   readonly events: EventsConfig;
   readonly selection: ReplaySelection;
   /** Called after each event is back in the delivery queue; `total` is the dead-letter queue's size at the start. */
