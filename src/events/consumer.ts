@@ -17,7 +17,13 @@ import type { Resolver } from './destinations/webhook/ssrf.js';
 import { destinationsByBusiness, type Destination } from './destinations/index.js';
 import type { Endpoint } from './subscriptions.js';
 import { assertEventsTopology, eventsTopology } from './topology.js';
-import { assertWorkersQueue, buildReport, publishReport, workerName } from './worker-report.js';
+import {
+  assertWorkersQueueTolerant,
+  buildReport,
+  publishReport,
+  workerName,
+  workersQueueName,
+} from './worker-report.js';
 
 export interface EventsConsumerOptions {
   /** Broker address, or a cluster's node addresses; hold passwords, only the node's `host:port` is logged. */
@@ -152,8 +158,15 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
   async function setUp(model: ChannelModel): Promise<void> {
     const confirms = await model.createConfirmChannel();
     confirms.on('error', () => undefined);
-    await assertEventsTopology(confirms, topology, options.events.queue.type);
-    await assertWorkersQueue(confirms, topology.queue);
+    const scratch = () => model.createChannel();
+    const down = await assertEventsTopology(confirms, topology, options.events.queue.type, scratch);
+    if (await assertWorkersQueueTolerant(scratch, topology.queue))
+      down.push(workersQueueName(topology.queue));
+    if (down.length > 0)
+      context.log.warn(
+        { node: brokerNodeOf(model), queues: down },
+        'events: these classic queues live on a broker node that is down; consuming without them (an event that needs a retry is redelivered instead of parked) until it is back',
+      );
     const consuming = await model.createChannel();
     consuming.on('error', () => undefined);
     // A channel closed alone (queue deleted, a precondition failed) is recovered as a lost connection.

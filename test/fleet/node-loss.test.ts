@@ -58,7 +58,9 @@ async function loseConnectedNode(
   const after = nodeByPort(cluster, await fleet.node());
   await load.stop();
   const loadMs = performance.now() - started;
-  const firstAfter = load.client.stats.acceptedAt.filter((t) => t > lostAt + lostMs).sort()[0];
+  const firstAfter = load.client.stats.acceptedAt
+    .filter((t) => t > lostAt + lostMs)
+    .sort((a, b) => a - b)[0];
 
   const survivor = cluster.nodes.find((n) => n !== before)!;
   const audit = auditQueue(await drainQueue(survivor.url, fleet.queue, 120_000), shipmentIdOf);

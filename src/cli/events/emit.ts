@@ -30,7 +30,9 @@ export async function emitEvent(options: EmitOptions): Promise<{ id: string }> {
   try {
     const channel = await connection.createConfirmChannel();
     const topology = eventsTopology(options.events);
-    await assertEventsTopology(channel, topology, options.events.queue.type);
+    await assertEventsTopology(channel, topology, options.events.queue.type, () =>
+      connection.createChannel(),
+    );
     let returned: string | undefined;
     channel.on('return', (message: Message) => {
       returned = `unroutable (${(message.fields as { replyText?: string }).replyText ?? 'no route'})`;
