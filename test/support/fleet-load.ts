@@ -16,6 +16,8 @@ import { tempFolder } from './temp.js';
 export interface FleetService {
   readonly service: RunningService;
   readonly queue: string;
+  /** The service's own folder (data, pipelines). */
+  readonly dir: string;
   /** Log lines at info and above, as written. */
   readonly lines: string[];
   /** The node (`host:port`) `/readyz` names, once ready. */
@@ -24,11 +26,14 @@ export interface FleetService {
 
 export async function startFleetService(
   cluster: ClusterInfo,
-  extraYaml: readonly string[] = [],
+  /** Pipeline files to write into the service's pipelines folder, by name, given that folder's parent. */
+  pipelines: (dir: string) => Record<string, string> = () => ({}),
 ): Promise<FleetService> {
   const queue = uniqueName('fleet.q');
   const temp = tempFolder('fleet-');
   mkdirSync(path.join(temp.dir, 'pipelines'), { recursive: true });
+  for (const [name, yaml] of Object.entries(pipelines(temp.dir)))
+    temp.write(path.join('pipelines', name), yaml);
   const config = temp.write(
     'config.yaml',
     [
@@ -41,7 +46,6 @@ export async function startFleetService(
       '  reconnect: { initialDelayMs: 100, maxDelayMs: 1000 }',
       'http:',
       '  abuse: { rateLimit: { requests: 1000000, windowSeconds: 60 }, maxInFlightBatches: 1000 }',
-      ...extraYaml,
       await demoTenantYaml(),
     ].join('\n'),
   );
@@ -72,7 +76,7 @@ export async function startFleetService(
     );
     return found;
   }
-  return { service, queue, lines, node };
+  return { service, queue, dir: temp.dir, lines, node };
 }
 
 const TEMPLATE = (
