@@ -219,6 +219,13 @@ export class PublishFailed extends IngestError {
   }
 }
 
+/**
+ * The broker refused a message of the batch (a nack): its queue could not take it. A quorum
+ * queue does so while it has no leader it can reach — after a node loss, the publishing channel
+ * may keep a leader that is gone, so the publisher opens a fresh channel on a nack.
+ */
+export class PublishNacked extends PublishFailed {}
+
 /** The service is stopping (SIGTERM): a request that arrives now is not taken; another instance (or this one, restarted) will. */
 export class ShuttingDown extends IngestError {
   readonly code = 'shutting-down';

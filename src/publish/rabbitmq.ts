@@ -1,6 +1,11 @@
 import type { ChannelModel, Options } from 'amqplib';
-import { brokerNodeOf, brokerNodes, openBrokerConnection } from '../broker/connection.js';
-import { PublishFailed, QueueTypeMismatch, ShardPluginMissing } from '../errors.js';
+import {
+  brokerNodeOf,
+  brokerNodes,
+  nodeAddress,
+  openBrokerConnection,
+} from '../broker/connection.js';
+import { PublishFailed, PublishNacked, QueueTypeMismatch, ShardPluginMissing } from '../errors.js';
 import { reconnectDelay } from '../backoff.js';
 import { safeUrl, type Logger } from '../log.js';
 import type { OutboundMessage, Publisher, ReadinessCheck } from './publisher.js';
@@ -95,10 +100,15 @@ export function createRabbitMqPublisher(
   parentLog: Logger,
 ): RabbitMqPublisher {
   const urls = typeof options.url === 'string' ? [options.url] : options.url;
-  const target = urls.map(safeUrl).join(', ');
+  // One URL: as before, without its password. A cluster: its nodes as host:port (a joined list
+  // of URLs is no URL, and the log's redaction would show it as unparseable).
+  const target =
+    urls.length === 1 ? safeUrl(urls[0] as string) : `nodes ${urls.map(nodeAddress).join(', ')}`;
   const nodes = brokerNodes(urls);
   // Every line names the broker, once: a binding here, never a field of a line too.
-  const log = parentLog.child({ broker: target });
+  const log = parentLog.child(
+    urls.length === 1 ? { broker: target } : { brokerNodes: urls.map(nodeAddress) },
+  );
   const topology: Topology = { exchange: options.exchange, queues: options.queues ?? [] };
   const publishTimeoutMs = options.publishTimeoutMs ?? 10_000;
   const initialDelayMs = options.reconnect?.initialDelayMs ?? 500;
@@ -109,6 +119,7 @@ export function createRabbitMqPublisher(
   let connection: ChannelModel | undefined;
   let lostWith: Error | undefined;
   let lostNode: string | undefined;
+  let lastNackReopen = 0;
   let blockedBy: string | undefined;
   let publishing: ConfirmedChannel | undefined;
   const inFlight = new Set<Promise<void>>();
@@ -336,6 +347,17 @@ export function createRabbitMqPublisher(
           'The message broker is not reachable right now; the batch was not accepted.',
         );
       const outcome = current.send(messages, recordProperties);
+      outcome.catch((error: unknown) => {
+        // A nack: the queue could not take a message. After a node loss a channel may keep
+        // addressing a quorum queue leader that is gone (seen on RabbitMQ 3.10 after kill -9,
+        // nacks for a minute and more): a fresh channel asks for the leader again. At most one a
+        // second, so a queue that refuses for another reason (a length limit) is not thrashed.
+        if (!(error instanceof PublishNacked) || publishing !== current) return;
+        if (Date.now() - lastNackReopen < 1000) return;
+        lastNackReopen = Date.now();
+        log.warn('the broker refused messages (nack); opening a fresh publishing channel');
+        current.channel.close().catch(() => {});
+      });
       const settled = outcome.then(
         () => {},
         () => {},

@@ -9,6 +9,7 @@ import {
 } from '../support/fleet-load.js';
 import {
   type ClusterNode,
+  ctl,
   killNode,
   nodeByPort,
   restoreCluster,
@@ -54,7 +55,28 @@ async function loseConnectedNode(
   await lose(before);
   const lostMs = performance.now() - lostAt;
   const acceptedAtLoss = load.client.stats.accepted;
-  await acceptedMore(load, LOAD_BATCHES);
+  try {
+    await acceptedMore(load, LOAD_BATCHES);
+  } catch (error) {
+    // The service's own account is what to read when it does not recover.
+    const said = fleet.lines.filter((line) => line.includes('"component":"rabbitmq"'));
+    const survivor = cluster.nodes.find((n) => n !== before)!;
+    const queues = await ctl(cluster, survivor, [
+      'list_queues',
+      'name',
+      'type',
+      'leader',
+      'members',
+      'online',
+    ]).catch((e: unknown) => String(e));
+    const status = await ctl(cluster, survivor, ['cluster_status']).catch((e: unknown) =>
+      String(e),
+    );
+    console.log(
+      `[fleet] ${how}: no recovery; client ${JSON.stringify({ ...load.client.stats, acceptedAt: undefined, unavailableAt: undefined })}\n${said.slice(-30).join('')}\n${queues}\n${status}`,
+    );
+    throw error;
+  }
   const after = nodeByPort(cluster, await fleet.node());
   await load.stop();
   const loadMs = performance.now() - started;
@@ -96,6 +118,7 @@ async function loseConnectedNode(
   const text = fleet.lines.join('');
   expect(text).toContain(`"node":"127.0.0.1:${before.port}"`);
   expect(text).not.toContain('guest:guest');
+  expect(text).not.toContain('[unparseable url]');
 }
 
 describe('the service on a three-node cluster loses its node under HTTP load', () => {
