@@ -1,10 +1,15 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { connect } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QueueTypeMismatch, ShardPluginMissing } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
+import { startService } from '../../src/main.js';
 import { createRabbitMqPublisher } from '../../src/publish/index.js';
 import { AMQP_URL, uniqueName } from '../support/broker.js';
+import { demoTenantYaml } from '../support/http-app.js';
 import { type RabbitMqNode, startRabbitMqNode } from '../support/rabbitmq-node.js';
+import { tempFolder } from '../support/temp.js';
 
 /**
  * What the broker refuses at start-up and waiting cannot fix: start() fails with a typed error
@@ -108,6 +113,34 @@ describe('start-up refusals', () => {
       expect((error as Error).message).toContain(`node 127.0.0.1:${node.port}`);
       expect(publisher.state).toBe('closed');
       await publisher.close();
+    });
+
+    it('stops `serve` at start-up with that message, before it listens', async () => {
+      const folder = tempFolder('refusals-');
+      mkdirSync(path.join(folder.dir, 'pipelines'));
+      const config = folder.write(
+        'config.yaml',
+        [
+          `dataDirectory: ${folder.dir}/data`,
+          `pipelinesDirectory: ${folder.dir}/pipelines`,
+          'broker:',
+          '  exchange: records',
+          '  queues: [{ name: records, bindingKeys: ["#"], shards: 2 }]',
+          await demoTenantYaml(),
+        ].join('\n'),
+      );
+      const started = startService({
+        env: {
+          INGEST_ENV: 'development',
+          INGEST_CONFIG: config,
+          AMQP_URL: node.url,
+          PORT: '0',
+          ADMIN_PORT: '0',
+        },
+        log: createLogger({ level: 'silent' }),
+      });
+      await expect(started).rejects.toBeInstanceOf(ShardPluginMissing);
+      await expect(started).rejects.toThrow("broker.queues 'records' has `shards`");
     });
   });
 });
