@@ -9,12 +9,13 @@ const UNIT = [
   'test/errors.test.ts',
   'test/records/**/*.test.ts',
   'test/decode/**/*.test.ts',
-  'test/pipeline/{message-id,repeat-filter,route}.test.ts',
+  'test/ingest/{message-id,repeat-filter,route}.test.ts',
   'test/http/{auth,abuse-units}.test.ts',
   'test/publish/embedded.test.ts',
   'test/schedule/{jobs,pipeline-schedule}.test.ts',
   'test/drops/{definition,receipts,upload-ready}.test.ts',
   'test/drops/state/**/*.test.ts',
+  'test/drops/try/owed.test.ts',
   'test/docs/**/*.test.ts',
   'test/events/{config,outbound-config,subscriptions}.test.ts',
   'test/events/state/**/*.test.ts',
@@ -23,8 +24,9 @@ const UNIT = [
 ];
 
 /**
- * Tests against a real three-node RabbitMQ cluster (nodes killed and stopped under load): their
- * own project, `npx vitest run --project fleet`, so the inner loop stays fast (docs/testing.md).
+ * Tests against services run as a fleet (a three-node RabbitMQ cluster, a Redis Sentinel set;
+ * nodes killed and stopped under load): their own project, `npm run test:fleet`, so the inner loop
+ * stays fast (docs/testing.md).
  */
 const FLEET = 'test/fleet/**/*.test.ts';
 
@@ -47,13 +49,18 @@ export default defineConfig({
         },
       },
       {
+        // Services run as a fleet — a three-node RabbitMQ cluster and a Redis Sentinel set — started
+        // once per run and shared: apart, so that the inner loop stays fast. One file at a time,
+        // since every test kills or stops nodes of those shared sets.
         extends: true,
         test: {
           name: 'fleet',
           include: [FLEET],
-          // The cluster's nodes are started once for the run (20–30 s) and shared: one file at a
-          // time, since every test kills or stops nodes of that one cluster.
-          globalSetup: ['test/setup/services.ts', 'test/setup/rabbit-cluster.ts'],
+          globalSetup: [
+            'test/setup/services.ts',
+            'test/setup/redis-sentinel.ts',
+            'test/setup/rabbit-cluster.ts',
+          ],
           fileParallelism: false,
           testTimeout: 180_000,
           hookTimeout: 180_000,

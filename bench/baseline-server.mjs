@@ -11,7 +11,7 @@
 // GUARANTEES=1 (with PUBLISH=0): the same endpoint with the per-request guarantees issue 15 keeps on in the service,
 // built from the service's own modules at their cost and nothing else: the JSON body read with the
 // nesting-depth check and strict UTF-8 (decode/json.js), stable content-hash message ids
-// (pipeline/message-id.js), one pino line per batch with its correlation id, and a request
+// (ingest/message-id.js), one pino line per batch with its correlation id, and a request
 // histogram and record counter (prom-client). It tells the guarantees' cost apart from the rest of
 // the service (framework, admission, layering); the targets stay against the bare baseline.
 import http from 'node:http';
@@ -19,7 +19,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { connect } from 'amqplib';
 import { KINDS } from '../dist/records/index.js';
 import { parseJsonArray } from '../dist/decode/json.js';
-import { MessageIds } from '../dist/pipeline/message-id.js';
+import { MessageIds } from '../dist/ingest/message-id.js';
 
 const {
   AMQP_URL,

@@ -608,7 +608,7 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs, json = 0, again 
     receiptMiB: receipt?.sizeMiB ?? null,
     wallSeconds: round(wallSeconds, 2),
     ingestSeconds: typeof batchLog?.ms === 'number' ? round(batchLog.ms / 1000, 2) : null,
-    // Of those, the validation pass, and whether it ran in two halves at once (src/pipeline/halves.ts).
+    // Of those, the validation pass, and whether it ran in two halves at once (src/ingest/halves.ts).
     validateSeconds:
       typeof batchLog?.validateMs === 'number' ? round(batchLog.validateMs / 1000, 2) : null,
     validatedInHalves: batchLog?.validatedInHalves === true,

@@ -6,6 +6,7 @@ import type { z } from 'zod';
 import { configSchema, type Config, ENVIRONMENTS } from './config/schema.js';
 import { ENVIRONMENT_ORIGIN, fromEnvironment } from './config/environment.js';
 import { checkNulBytes } from './config/nul-bytes.js';
+import { unknownSettingMessage } from './config/replaced-settings.js';
 import { exposedSecretFile } from './secret-files.js';
 import { ConfigError, type ConfigProblem } from './errors.js';
 import { webhookProblems } from './events/subscriptions.js';
@@ -115,9 +116,10 @@ export function issueProblems(
         ? issue.keys.map((key) => [...issue.path, key])
         : [issue.path];
     for (const at of paths) {
+      const field = fieldName(at);
       const message =
-        issue.code === 'unrecognized_keys' ? 'Unknown setting (misspelt?)' : issue.message;
-      problems.push({ file: fileOf(at), field: fieldName(at), message });
+        issue.code === 'unrecognized_keys' ? unknownSettingMessage(field) : issue.message;
+      problems.push({ file: fileOf(at), field, message });
     }
   }
   return problems;
@@ -316,7 +318,30 @@ function crossFieldProblems(
       message: 'Must be at least broker.reconnect.initialDelayMs',
     });
   }
+  problems.push(...sentinelProblems(config, origins, fallback));
   return problems;
+}
+
+/** Sentinels need the master's name, and name where Redis is instead of a URL, never beside one. */
+function sentinelProblems(config: Config, origins: Origins, fallback: string): ConfigProblem[] {
+  const { url, sentinels, masterName } = config.sharedState.redis;
+  const at = (key: string) => ({
+    file: originOf(['sharedState', 'redis', key], origins, fallback),
+    field: `sharedState.redis.${key}`,
+  });
+  if (sentinels && url)
+    return [
+      { ...at('sentinels'), message: 'Set either url or sentinels (with masterName), not both' },
+    ];
+  if (sentinels && !masterName)
+    return [
+      { ...at('masterName'), message: 'Required with sentinels: the name the sentinels monitor' },
+    ];
+  if (masterName && !sentinels)
+    return [
+      { ...at('masterName'), message: 'Only used with sentinels: set sentinels too, or remove it' },
+    ];
+  return [];
 }
 
 function deepFreeze<T>(value: T): T {

@@ -8,7 +8,7 @@ import { createHttpServer, listen, type HttpServer } from './http/server.js';
 import { openLineageJournal } from './lineage/journal.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
-import { configuredIngest } from './pipeline/configured.js';
+import { configuredIngest } from './ingest/configured.js';
 import { createPublisher } from './publish/index.js';
 import { createReloader } from './reload.js';
 import type { Publisher } from './publish/publisher.js';

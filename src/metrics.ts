@@ -1,27 +1,13 @@
 import { readFileSync } from 'node:fs';
 import type net from 'node:net';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import { LOCAL_RESOURCES } from './errors.js';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { LOG_MAX_PENDING_BYTES } from './log.js';
 import type { SharedState } from './http-state/state.js';
-import type { BatchOutcome } from './pipeline/batch.js';
+import type { BatchOutcome } from './ingest/batch.js';
 import type { Publisher } from './publish/publisher.js';
 import type { RabbitMqPublisher } from './publish/rabbitmq.js';
 import { counterSeries, histogramSeries } from './metric-series.js';
-
-/** What a drop runner reports (`createDropRunner({ metrics })`). */
-export interface DropMetrics {
-  /** A receipt could not be written to the drop (the file stays and is tried again). */
-  receiptWriteFailed(pipeline: string): void;
-  /** How many inputs of a pipeline are in a state (`InputStatus`: received … dead). */
-  setInputs(pipeline: string, state: string, count: number): void;
-  /** One try of a file ended (`HandledOutcome`: accepted, rejected, retried …) after this many seconds. */
-  fileHandled(pipeline: string, outcome: string, seconds: number): void;
-  /** A scheduled look at the drop went through (listed, and every ready file handled), at `atMs`. */
-  lookSucceeded(pipeline: string, atMs: number): void;
-  /** A try ran out of a local resource (`resource`: ENOSPC, EDQUOT, EMFILE, ENFILE); the file is tried again. */
-  localResourcesExhausted(pipeline: string, resource: string): void;
-}
+import { createDropMetrics, type DropMetrics } from './drops/metrics.js';
 
 /** One answer of the partner-facing app, as `observeRequest` takes it. */
 export interface RequestObservation {
@@ -45,6 +31,13 @@ export type ListenerName = 'public' | 'admin';
  * (a reset, a broken pipe) is not counted: nothing was refused.
  */
 export type DropReason = 'limit' | 'handshake-timeout' | 'client-error';
+
+/**
+ * Why the failed-login throttle refused an unverified login: `client`, its business id failed
+ * too often from that address; `address`, too many business ids failed from that address (the ceiling).
+ */
+export type LoginRefusalReason = 'client' | 'address';
+const LOGIN_REFUSAL_REASONS: readonly LoginRefusalReason[] = ['client', 'address'];
 
 /** One listener's connection metrics (`ConnectionMetrics.listener`). */
 export interface ListenerMetrics {
@@ -78,6 +71,8 @@ export interface Metrics extends DropMetrics, ConnectionMetrics {
   watchSharedState(state: Pick<SharedState, 'kind' | 'reachable'>): void;
   /** A request refused because the shared state could not be reached (`503 idempotency-unavailable`). */
   sharedStateRefused(backend: SharedState['kind']): void;
+  /** An unverified login refused by the failed-login throttle (`429`), by reason. */
+  loginRefused(reason: LoginRefusalReason): void;
 }
 
 export interface MetricsOptions {
@@ -103,8 +98,6 @@ const VERSION = (
 
 /** HTTP methods as labels; anything else is `other` (a label per invented method would grow without bound). */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
-
-const FILE_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 
 const LATENCY_BUCKETS = [
   0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30,
@@ -134,23 +127,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['publisher', 'outcome'],
     buckets: LATENCY_BUCKETS,
   });
-  const receiptFailures = new Counter({
-    name: 'warehouse_ingest_receipt_write_failures_total',
-    help: 'Receipts that could not be written to a drop.',
-    labelNames: ['pipeline'] as const,
-    registers,
-  });
-  // Every pipeline from 0, so `increase(…) > 0` sees its first failed receipt (a series that appears at 1 never increased).
-  for (const pipeline of options.pipelines ?? []) receiptFailures.inc({ pipeline }, 0);
-  const localResources = new Counter({
-    name: 'warehouse_ingest_local_resources_exhausted_total',
-    help: 'Tries of dropped files cut short because the worker ran out of local disk or file descriptors (the file is tried again).',
-    labelNames: ['pipeline', 'resource'] as const,
-    registers,
-  });
-  for (const pipeline of options.pipelines ?? [])
-    for (const resource of Object.keys(LOCAL_RESOURCES))
-      localResources.inc({ pipeline, resource }, 0);
   const lineageLost = new Counter({
     name: 'warehouse_ingest_lineage_lost_records_total',
     help: 'Accepted HTTP records whose lineage could not be written to the journal (the batch stays accepted).',
@@ -167,12 +143,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
         this.inc(droppedLogLines());
       },
     });
-  const inputs = new Gauge({
-    name: 'warehouse_ingest_inputs',
-    help: 'Inputs of a drop pipeline, by state.',
-    labelNames: ['pipeline', 'state'] as const,
-    registers,
-  });
   const requests = counterSeries(registry, {
     name: 'warehouse_ingest_http_requests_total',
     help: 'Answers of the partner-facing port, by route template, method, status and business (`none` before authentication, `other` for ids not configured).',
@@ -183,19 +153,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     help: 'Time from the request to its answer on the partner-facing port, by route template, method and status.',
     labelNames: ['route', 'method', 'status'],
     buckets: LATENCY_BUCKETS,
-  });
-  const fileLatency = new Histogram({
-    name: 'warehouse_ingest_file_duration_seconds',
-    help: 'One try of a dropped file, from its claim to its outcome (accepted, rejected, duplicate, dead, retried, skipped, interrupted, not-due), by pipeline.',
-    labelNames: ['pipeline', 'outcome'] as const,
-    buckets: FILE_BUCKETS,
-    registers,
-  });
-  const lastLook = new Gauge({
-    name: 'warehouse_ingest_last_successful_look_timestamp_seconds',
-    help: 'When a scheduled look at a drop last went through (Unix seconds), by pipeline; absent until the first.',
-    labelNames: ['pipeline'] as const,
-    registers,
   });
   const listeners = new Map<ListenerName, net.Server>();
   const droppedConnections = new Counter({
@@ -229,6 +186,13 @@ export function createMetrics(options: MetricsOptions): Metrics {
     labelNames: ['backend'] as const,
     registers,
   });
+  const loginRefusals = new Counter({
+    name: 'warehouse_ingest_login_refusals_total',
+    help: 'Unverified logins refused (429) by the failed-login throttle, by reason: client (its business id failed too often from that address), address (too many business ids failed from that address: the ceiling).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  for (const reason of LOGIN_REFUSAL_REASONS) loginRefusals.inc({ reason }, 0);
   new Gauge({
     name: 'warehouse_ingest_build_info',
     help: 'Always 1; the labels say which build runs: the package version and the Node.js version.',
@@ -236,7 +200,9 @@ export function createMetrics(options: MetricsOptions): Metrics {
     registers,
   }).set({ version: VERSION, node: process.version }, 1);
 
+  const drops = createDropMetrics(registry, options.pipelines ?? []);
   return {
+    ...drops,
     registry,
     observeBatch({ batch, outcome, records: count }) {
       const values = [
@@ -307,11 +273,8 @@ export function createMetrics(options: MetricsOptions): Metrics {
     sharedStateRefused(backend) {
       sharedStateRefused.inc({ backend });
     },
-    fileHandled(pipeline, outcome, seconds) {
-      fileLatency.observe({ pipeline, outcome }, seconds);
-    },
-    lookSucceeded(pipeline, atMs) {
-      lastLook.set({ pipeline }, atMs / 1000);
+    loginRefused(reason) {
+      loginRefusals.inc({ reason });
     },
     listener(listener, server, reasons) {
       listeners.set(listener, server);
@@ -324,15 +287,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
         dropped: (reason) =>
           (counters.get(reason) ?? droppedConnections.labels({ listener, reason })).inc(),
       };
-    },
-    receiptWriteFailed(pipeline) {
-      receiptFailures.inc({ pipeline });
-    },
-    localResourcesExhausted(pipeline, resource) {
-      localResources.inc({ pipeline, resource });
-    },
-    setInputs(pipeline, state, count) {
-      inputs.set({ pipeline, state }, count);
     },
   };
 }

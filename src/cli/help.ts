@@ -124,6 +124,7 @@ an S3 drop's lease), 2 usage error.
                                       [--id <event id>] [--correlation-id <id>]
        warehouse-ingest events status [--business <id>] [--json]
        warehouse-ingest events replay [--business <id>] [--id <event id>] [--since <date|duration>]
+                                      [--force]
 
 Publishes one event to the events exchange exactly as the warehouse does (docs/events.md), and
 prints its id once the broker confirmed it. A running "serve" delivers it to the business's
@@ -142,6 +143,9 @@ replay moves dead letters (events.queue.name + ".dead") back to the delivery que
 attempts reset — all, or those of one business, one event id, or dead-lettered since a date
 (2026-11-01, UTC) or a duration (7d, 12h, 30m). One line per event on stdout; on a terminal a
 progress bar on stderr. An event dead-lettered for one endpoint is retried for that endpoint only.
+Letters of an endpoint a running worker reports backed off or disabled (410) stay where they
+are, and a line on stderr says so: replayed now they would go back to dead without an attempt.
+  --force           Replay them anyway.
 
 Environment: AMQP_URL (required), INGEST_CONFIG, INGEST_ENV.
 Exit status: 0 done, 1 broker trouble, 2 usage error or unreadable --data file.

@@ -7,7 +7,7 @@ import { createReadStream } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import type { OpenedDrop } from '../drops/open.js';
-import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
+import { RECEIPT_SUFFIX } from '../drops/receipts.js';
 import type { InputState } from '../drops/state/input-state.js';
 import { readState } from '../drops/state/persist.js';
 import { WORK_FOLDER } from '../stores/store.js';

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { createConfiguredDropRunner, openDrops } from '../drops/open.js';
-import { configuredIngest } from '../pipeline/configured.js';
+import { configuredIngest } from '../ingest/configured.js';
 import { createPublisher } from '../publish/index.js';
 import {
   REPROCESS_STATUSES,
@@ -125,13 +125,13 @@ export async function reprocessCommand(
   }
 }
 
-/** Outcomes that mean the input failed again (exit 1). `skipped` (another worker has it) and `gone` are reported only. */
+/** Outcomes that mean the input failed again (exit 1). `skipped` (another worker has it) and `missing` are reported only. */
 const FAILED = new Set(['rejected', 'dead', 'retried', 'interrupted']);
 
 function describe(input: ReprocessedInput): string {
   const attempt = input.attempt !== undefined ? ` (attempt ${input.attempt})` : '';
-  if (input.outcome === 'gone')
-    return `${input.file} → gone (${input.location ?? 'no location'} is no longer in the drop)`;
+  if (input.outcome === 'missing')
+    return `${input.file} → missing (${input.location ?? 'no location'} is no longer in the drop)`;
   const reason = input.reason ? `: ${oneLine(input.reason)}` : '';
   return `${input.file} → ${input.outcome}${attempt}${reason}`;
 }

@@ -5,7 +5,7 @@ import { createConfiguredDropRunner } from '../drops/open.js';
 import type { RunSummary } from '../drops/runner.js';
 import { createDropStore } from '../stores/index.js';
 import { createLogger, type Logger } from '../log.js';
-import { configuredIngest } from '../pipeline/configured.js';
+import { configuredIngest } from '../ingest/configured.js';
 import { createPublisher } from '../publish/index.js';
 import { stopGracefully, type InFlight } from '../shutdown.js';
 
@@ -14,7 +14,7 @@ const RUN_ONCE_LEASE_WAIT_MS = 60_000;
 
 /**
  * `warehouse-ingest run <pipeline file>`: one drop, without the HTTP facade. With `once`, looks
- * until nothing is settling, processes every ready file and resolves with what it did; it
+ * until nothing is arriving, processes every ready file and resolves with what it did; it
  * rejects only when the drop itself cannot be read (an invalid file is a failure receipt).
  */
 export async function runPipelineFile(
@@ -62,7 +62,7 @@ export async function runPipelineFile(
   try {
     return {
       summary: await runner.runOnce({
-        waitForSettling: true,
+        waitForArriving: true,
         waitForLeaseMs: RUN_ONCE_LEASE_WAIT_MS,
       }),
       stop: async () => {},

@@ -12,12 +12,12 @@ import { configSchema, ENVIRONMENT_VARIABLES } from './schema.js';
  * (`http.abuse.rateLimit.requests` → `INGEST_HTTP__ABUSE__RATE_LIMIT__REQUESTS`). The short names
  * of the operator contract (`PORT`, `AMQP_URL`, … in ENVIRONMENT_VARIABLES) keep working as
  * aliases. Numbers and booleans are read as such; lists and maps (tenants, queues, onboarding) as
- * JSON. An empty variable counts as unset. A secret (`broker.url`, `tenants`) may instead be
+ * JSON, a list of strings (Redis sentinels) also as `a,b`. An empty variable counts as unset. A secret (`broker.url`, `tenants`) may instead be
  * given as `<NAME>_FILE`, the path of a file holding it (a mounted Docker or Kubernetes secret):
  * read at start-up, one trailing newline dropped, refused when it is not private (src/secret-files.ts).
  */
 
-export type ValueType = 'string' | 'number' | 'boolean' | 'json';
+export type ValueType = 'string' | 'number' | 'boolean' | 'list' | 'json';
 
 export interface EnvironmentVariable {
   /** The name by the rule, e.g. `INGEST_HTTP__PORT`. */
@@ -38,6 +38,7 @@ interface JsonNode {
   type?: string;
   anyOf?: JsonNode[];
   properties?: Record<string, JsonNode>;
+  items?: JsonNode;
   enum?: unknown[];
 }
 
@@ -57,6 +58,7 @@ function valueType(node: JsonNode): ValueType {
   if (node.type === 'boolean') return 'boolean';
   if (node.type === 'string' || node.enum?.every((value) => typeof value === 'string'))
     return 'string';
+  if (node.type === 'array' && node.items?.type === 'string') return 'list';
   return 'json';
 }
 
@@ -117,6 +119,11 @@ function convert(text: string, type: ValueType): { value: unknown } | { error: s
       return { value: /^-?\d+(\.\d+)?$/.test(text.trim()) ? Number(text) : text };
     case 'boolean':
       return { value: text === 'true' ? true : text === 'false' ? false : text };
+    case 'list':
+      // `a:1,b:2` as operators write it; a JSON array too, as for every other list.
+      if (!text.trim().startsWith('['))
+        return { value: text.split(',').map((item) => item.trim()) };
+      return convert(text, 'json');
     case 'json':
       try {
         return { value: JSON.parse(text) };

@@ -29,11 +29,12 @@ const abuseSchema = z
       .strictObject({
         windowSeconds: positiveInt('The window failed logins are counted in.'),
         maxFailuresPerClient: positiveInt(
-          'Failed logins for one business id from one client address within the window; past it, `429` for that pair until the oldest failure leaves the window. Keyed by the pair, so one misconfigured connector behind a shared egress (a NAT, an integration platform) does not lock out its neighbours.',
+          'Failed logins for one business id from one client address within the window; past it, `429` for that pair until the oldest failure leaves the window. Keyed by the pair, so one misconfigured connector behind a shared egress (a NAT, an integration platform) does not lock out its neighbours, however often it fails.',
         ),
-        maxFailuresPerAddress: positiveInt(
-          'Failed logins from one client address for any business ids within the window (a higher ceiling, against guessing across ids); past it, `429` for every unverified attempt from it.',
-        ),
+        maxBusinessIdsPerAddress: z.int().min(0).meta({
+          description:
+            'The per-address ceiling across business ids: how many business ids may fail to log in from one client address within the window (each counts once, however often it failed: its own failures are bounded by `maxFailuresPerClient`). Past it, `429` for an unverified attempt from that address for any other business id, until the oldest leaves the window; the ids already failing keep their own limit, and a credential verified before still passes. It stops a spray across many ids, but also refuses a not-yet-verified business behind the same address (a NAT, an integration platform) while it holds. `0`: no ceiling, for an egress many tenants share (guessing is then bounded per id only). Refusals are counted in `warehouse_ingest_login_refusals_total{reason}`.',
+        }),
         failuresBeforeSlowdown: z.int().min(0).meta({
           description:
             'Failed logins for one business id within the window before each new unverified attempt for it is slowed down.',
@@ -79,7 +80,7 @@ export const sharedStateSchema = z
           .optional()
           .meta({
             description:
-              'Redis URL (`redis://host:6379/0`, or `rediss://` for TLS); set, the state is shared by every instance using the same Redis and `keyPrefix`. Unset: in memory, per process. Never logged with its password; environment variable `REDIS_URL`.',
+              'Redis URL (`redis://host:6379/0`, or `rediss://` for TLS); set, the state is shared by every instance using the same Redis and `keyPrefix`. Unset (and no `sentinels`): in memory, per process. Never logged with its password; environment variable `REDIS_URL`.',
             examples: ['redis://redis:6379/0'],
           }),
         passwordFile: z
@@ -90,6 +91,40 @@ export const sharedStateSchema = z
             description:
               "A file holding Redis's password (private: `chmod 600`, or a mounted secret's `0440`), instead of a password in the URL.",
             examples: ['/run/secrets/redis-password'],
+          }),
+        sentinels: z
+          .array(
+            z
+              .string()
+              .regex(
+                /^(\[[0-9A-Fa-f:.]+\]|[^\s:[\]/@]+):\d{1,5}$/,
+                'Expected host:port (an IPv6 address in brackets)',
+              ),
+          )
+          .min(1)
+          .optional()
+          .meta({
+            description:
+              "Redis Sentinel instead of `url`: the sentinels to ask (`host:port`, any of them may be down), which tell where the master named `masterName` is. After a failover the service follows the new master; keyed requests are answered `503` with `Retry-After` meanwhile. Claims and answers are relied on once every replica connected to the master acknowledged them (`WAIT`). In the environment: `REDIS_SENTINELS=host:port,host:port`. Redis's own password from `passwordFile`, the sentinels' from `sentinelPasswordFile`. See docs/operations-instances.md#redis-sentinel.",
+            examples: [['sentinel-1:26379', 'sentinel-2:26379', 'sentinel-3:26379']],
+          }),
+        masterName: z
+          .string()
+          .min(1)
+          .optional()
+          .meta({
+            description:
+              'The master set the sentinels monitor (`sentinel monitor <name> …`); required with `sentinels`. Environment variable `REDIS_SENTINEL_MASTER`.',
+            examples: ['ingest'],
+          }),
+        sentinelPasswordFile: z
+          .string()
+          .min(1)
+          .optional()
+          .meta({
+            description:
+              "A file holding the sentinels' password (`requirepass` of the sentinels; private, as `passwordFile`), when they require one.",
+            examples: ['/run/secrets/redis-sentinel-password'],
           }),
         keyPrefix: z
           .string()
@@ -176,11 +211,15 @@ export const httpSchema = z
               'PEM private key file, private (`chmod 600`, or a mounted secret at `0440`); relative to the working directory.',
             examples: ['/etc/warehouse-ingest/tls/key.pem'],
           }),
+        http2: z.boolean().default(false).meta({
+          description:
+            "Offer HTTP/2 as well (ALPN `h2` and `http/1.1`): a client that asks for `h2` gets it, any other keeps HTTP/1.1 on the same port, under the same limits. Off by default, so that an upgrade does not change the protocol partners' clients negotiate (curl, Java, .NET and Go clients ask for `h2` when offered). An h2 connection carries at most 32 requests at once; one not received whole within `requestTimeoutMs` is reset, without an answer. See docs/operations-instances.md#http2.",
+        }),
       })
       .optional()
       .meta({
         description:
-          'Serve HTTPS (HTTP/1.1 over TLS) on `host:port` with this certificate; unset, plain HTTP (for example behind a TLS-terminating proxy). The admin listener stays plain HTTP. See docs/operations-instances.md#https.',
+          'Serve HTTPS (HTTP/1.1 over TLS, and HTTP/2 with `http2`) on `host:port` with this certificate; unset, plain HTTP (for example behind a TLS-terminating proxy). The admin listener stays plain HTTP. See docs/operations-instances.md#https.',
       }),
     apiDocs: z.enum(['public', 'admin']).meta({
       description:

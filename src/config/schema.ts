@@ -346,6 +346,8 @@ export const ENVIRONMENT_VARIABLES = {
   PORT: 'http.port',
   AMQP_URL: 'broker.url',
   REDIS_URL: 'sharedState.redis.url',
+  REDIS_SENTINELS: 'sharedState.redis.sentinels',
+  REDIS_SENTINEL_MASTER: 'sharedState.redis.masterName',
   ADMIN_HOST: 'admin.host',
   ADMIN_PORT: 'admin.port',
   LOG_LEVEL: 'log.level',

@@ -1,6 +1,6 @@
 /**
  * Where a large CSV file can be cut in two so that each half is decoded and validated on its own
- * core (`pipeline/halves.ts`) and the records come out exactly as one pass would make them: the cut
+ * core (`ingest/halves.ts`) and the records come out exactly as one pass would make them: the cut
  * falls at the start of a row that starts a new record (its group key differs from the row
  * before), never inside a quoted value, and the second half knows the file line it starts on.
  *

@@ -26,7 +26,7 @@ export type FileRecords =
 
 /**
  * The same records as `open()`, in two halves that other threads can read at once
- * (`pipeline/halves.ts`), cut where no record spans the two (`csv-split.ts`, `json-split.ts`).
+ * (`ingest/halves.ts`), cut where no record spans the two (`csv-split.ts`, `json-split.ts`).
  */
 export interface FileHalves {
   readonly first: HalfOfFile;

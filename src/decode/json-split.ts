@@ -1,6 +1,6 @@
 /**
  * Where a large v2-JSON file (one array of records) can be cut in two so that each half is decoded
- * and validated on its own core (`pipeline/halves.ts`): after the first top-level element that ends
+ * and validated on its own core (`ingest/halves.ts`): after the first top-level element that ends
  * at or past the middle. The first half is the bytes before that element's end, then `]`; the
  * second is `[`, then the bytes after the comma that follows it. Each is a JSON array of its own,
  * and together they hold the file's records in order (no record spans the cut; v2 records need no

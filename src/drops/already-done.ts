@@ -1,6 +1,6 @@
 import type { Logger } from '../log.js';
-import { receiptName } from '../pipeline/receipt.js';
-import type { InputStatus } from './state/input-state.js';
+import { receiptName } from './receipts.js';
+import type { InputStatus } from '../vocabulary.js';
 import { sha256Of } from './spool.js';
 import { readState } from './state/persist.js';
 import type { DropEntry, DropStore } from '../stores/store.js';

@@ -10,7 +10,7 @@ export interface Look {
   /** Inputs ready to be taken. */
   ready: DropEntry[];
   /** Inputs present but not ready yet. */
-  settling: number;
+  arriving: number;
   /** Kept files whose bytes were settled in place before: left as they are. */
   done: number;
 }
@@ -25,11 +25,11 @@ export function createLooks(
   log: Logger,
 ): {
   /**
-   * One look; `waitForSettling` (run --once): look again every `intervalMs` while files settle,
+   * One look; `waitForArriving` (run --once): look again every `intervalMs` while files are arriving,
    * as the poll would, until a file seen changing has been quiet long enough — at most ten quiet
    * periods in all, for a file that never stops changing.
    */
-  look(options: { waitForSettling: boolean; stopping: () => boolean }): Promise<Look>;
+  look(options: { waitForArriving: boolean; stopping: () => boolean }): Promise<Look>;
 } {
   const readiness = createReadiness(pipeline);
   const folders = settleFolders(pipeline);
@@ -44,17 +44,17 @@ export function createLooks(
   }
 
   return {
-    async look({ waitForSettling, stopping }) {
+    async look({ waitForArriving, stopping }) {
       let found = await once();
       const longest = readiness.longestWaitMs;
       const started = Date.now();
       let waitUntil = started + longest;
-      while (waitForSettling && found.settling > 0 && Date.now() < waitUntil && !stopping()) {
+      while (waitForArriving && found.arriving > 0 && Date.now() < waitUntil && !stopping()) {
         await new Promise((resolve) => setTimeout(resolve, pipeline.readiness.intervalMs));
         found = await once();
         if (found.changed) waitUntil = Math.min(Date.now() + longest, started + 10 * longest);
       }
-      return { ready: found.ready, settling: found.settling, done: found.done };
+      return { ready: found.ready, arriving: found.arriving, done: found.done };
     },
   };
 }

@@ -3,8 +3,8 @@ import type { ProfilesSource } from '../records/legacy/index.js';
 import { spoolDirectory, type Config } from '../config.js';
 import { ConfigError } from '../errors.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics.js';
-import type { Ingest } from '../pipeline/batch.js';
+import type { DropMetrics } from './metrics.js';
+import type { Ingest } from '../ingest/batch.js';
 import type { InFlight } from '../shutdown.js';
 import { readPipelines, type LoadedPipeline } from './definition.js';
 import { createRabbitMqLease, OWN_LEASE } from './lease.js';
@@ -56,7 +56,7 @@ export function createConfiguredDropRunner(
   { pipeline, store }: OpenedDrop,
   ingest: Ingest,
   log: Logger,
-  metrics?: Metrics,
+  metrics?: DropMetrics,
   /** @default the configuration's; `serve` passes the ones a reload keeps current */
   onboarding: ProfilesSource = config.onboarding,
 ): DropRunner {
@@ -95,7 +95,7 @@ export function startDropRunners(
   drops: readonly OpenedDrop[],
   ingest: Ingest,
   log: Logger,
-  metrics: Metrics,
+  metrics: DropMetrics,
   onboarding: ProfilesSource = config.onboarding,
 ): InFlight & { stores: { name: string; close(): Promise<void> } } {
   const running = drops.map(({ pipeline, store }) => {

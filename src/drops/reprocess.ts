@@ -5,8 +5,8 @@ import { unfinished, type InputState, type ReprocessStatus } from './state/input
 import { listStates, readState } from './state/persist.js';
 
 export { REPROCESS_STATUSES, type ReprocessStatus } from './state/input-state.js';
-import type { HandledOutcome } from './file-handler.js';
-import type { Outcome, TryOptions } from './try-outcome.js';
+import type { TryOptions } from './try/outcome.js';
+import type { HandledOutcome, ReprocessOutcome } from '../vocabulary.js';
 import { assertSafeName, type DropStore } from '../stores/store.js';
 
 /**
@@ -24,12 +24,6 @@ export interface ReprocessSelection {
   /** Only inputs processed at or after this time (ms since the epoch; last change when never processed). @default all */
   readonly since?: number;
 }
-
-/**
- * What reprocessing one input did: a try's `Outcome` (a not-due input counts as `retried`), or
- * `gone`: the state names a file no longer in the drop (deleted, moved by hand); reported and left alone.
- */
-export type ReprocessOutcome = Outcome | 'gone';
 
 /** One selected input: as selected, and what the try did. */
 export interface ReprocessedInput {
@@ -130,7 +124,7 @@ export async function reprocessSelected(
       result.reason = (error as Error).message;
       log.error({ file: input.file, reason: result.reason }, 'reprocessing: input not tried');
     }
-    if (result.outcome === 'gone')
+    if (result.outcome === 'missing')
       log.warn(
         { file: input.file, location: input.location, sha256: input.sha256 },
         'reprocessing: the input is no longer in the drop; skipped',
@@ -158,7 +152,7 @@ async function reprocessOne(deps: ReprocessDeps, result: ReprocessedInput): Prom
     return;
   }
   if (!location || !there) {
-    result.outcome = 'gone';
+    result.outcome = 'missing';
     return;
   }
   assertSafeName(location);

@@ -1,4 +1,4 @@
-import type { HandledOutcome } from './file-handler.js';
+import type { HandledOutcome } from '../vocabulary.js';
 
 /** What one look at the drop did. */
 export interface RunSummary {
@@ -19,11 +19,11 @@ export interface RunSummary {
   alreadyDone: number;
   /** Names the store refuses (a line break, a backslash): left in the drop, reported once, listed by `status`. */
   unusableNames: number;
-  /** Present but not ready yet. */
-  settling: number;
+  /** Present but not ready yet: still arriving (being uploaded). */
+  arriving: number;
   /** Ready, but waiting out the back-off after a transient failure. */
   backingOff: number;
-  /** Left alone after `retry.maxAttempts` failures before its bytes could be read (see file-handler.ts). */
+  /** Left alone after `retry.maxAttempts` failures before its bytes could be read (see state/by-name.ts). */
   parked: number;
   /** Another worker holds the drop's lease: this one did not look (S3 with several workers). */
   standby: boolean;
@@ -41,7 +41,7 @@ export function emptySummary(): RunSummary {
     interrupted: 0,
     alreadyDone: 0,
     unusableNames: 0,
-    settling: 0,
+    arriving: 0,
     backingOff: 0,
     parked: 0,
     standby: false,

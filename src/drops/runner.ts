@@ -1,15 +1,16 @@
 import { availableParallelism, hostname } from 'node:os';
 import type { Environment } from '../config/schema.js';
 import type { Logger } from '../log.js';
-import type { DropMetrics } from '../metrics.js';
-import type { Ingest } from '../pipeline/batch.js';
+import type { DropMetrics } from './metrics.js';
+import type { Ingest } from '../ingest/batch.js';
 import type { PipelineDefinition } from './definition.js';
 import type { ProfilesSource } from '../records/legacy/index.js';
 import { claim, takeOverStale } from './claims.js';
-import { createFileHandler, type HandledOutcome } from './file-handler.js';
+import { createFileHandler } from './try/handler.js';
+import type { HandledOutcome } from '../vocabulary.js';
 import { countOutcome, emptySummary, type RunSummary } from './run-summary.js';
 import { OWN_LEASE, type DropLease } from './lease.js';
-import { createFileProcessor } from './process-file.js';
+import { createFileProcessor } from './try/index.js';
 import { createLooks } from './look.js';
 import { createStateCensus } from './state/census.js';
 import { createHousekeeping } from './sweep.js';
@@ -46,7 +47,7 @@ export interface DropRunnerOptions {
   readonly maxJsonBytes?: number;
   /**
    * A v1 CSV file of at least this many bytes, or a v2-JSON file of at least 8 times as many
-   * (`JSON_HALVES_FACTOR`), has its validation pass split over two cores (`pipeline/halves.ts`),
+   * (`JSON_HALVES_FACTOR`), has its validation pass split over two cores (`ingest/halves.ts`),
    * when the machine has two cores free. @default 4194304 (4 MiB); on a one-core machine, never
    */
   readonly halvesFromBytes?: number;
@@ -60,10 +61,10 @@ export type { RunSummary } from './run-summary.js';
 
 export interface DropRunner {
   /**
-   * Looks at the drop once and processes every ready file. `waitForSettling`: look again until
-   * nothing is settling. `waitForLeaseMs`: how long to wait for the drop's lease first.
+   * Looks at the drop once and processes every ready file. `waitForArriving`: look again until
+   * nothing is arriving (still being uploaded). `waitForLeaseMs`: how long to wait for the drop's lease first.
    */
-  runOnce(options?: { waitForSettling?: boolean; waitForLeaseMs?: number }): Promise<RunSummary>;
+  runOnce(options?: { waitForArriving?: boolean; waitForLeaseMs?: number }): Promise<RunSummary>;
   /**
    * Tries again the inputs that `selection` picks from the drop's durable state, each from where
    * it lies (docs/file-drops.md#reprocessing). Never at the same time as a look at the drop.
@@ -139,7 +140,7 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
   };
 
   async function runOnce({
-    waitForSettling = false,
+    waitForArriving = false,
     waitForLeaseMs = 0,
   } = {}): Promise<RunSummary> {
     const summary = emptySummary();
@@ -156,11 +157,11 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
         else await putBack(stale, pipelineLog.child({ file: stale.name })); // stopping: no claim is left behind
       }
     }
-    const { ready, settling, done } = await looks.look({
-      waitForSettling,
+    const { ready, arriving, done } = await looks.look({
+      waitForArriving,
       stopping: () => stopping,
     });
-    summary.settling = settling;
+    summary.arriving = arriving;
     summary.alreadyDone = done;
     files.keepOnly(new Set(ready.map((entry) => entry.name)));
     names.keepOnly(new Set(ready.map((entry) => entry.name)));

@@ -1,5 +1,5 @@
 import type { Logger } from '../log.js';
-import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
+import { RECEIPT_SUFFIX } from './receipts.js';
 import type { PipelineDefinition } from './definition.js';
 import { STATE_FOLDER } from './state/persist.js';
 import type { DropStore } from '../stores/store.js';

@@ -2,12 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Environment } from '../config/schema.js';
 import { toProblem, UnusableFileName } from '../errors.js';
 import type { Logger } from '../log.js';
-import {
-  RECEIPT_SUFFIX,
-  receiptName,
-  serializeReceipt,
-  type Receipt,
-} from '../pipeline/receipt.js';
+import { RECEIPT_SUFFIX, receiptName, serializeReceipt, type Receipt } from './receipts.js';
 import type { PipelineDefinition } from './definition.js';
 import { assertSafeName, type DropEntry, type DropStore } from '../stores/store.js';
 

@@ -1,6 +1,6 @@
 import picomatch from 'picomatch';
 import type { PipelineDefinition } from './definition.js';
-import { RECEIPT_SUFFIX } from '../pipeline/receipt.js';
+import { RECEIPT_SUFFIX } from './receipts.js';
 import type { DropEntry } from '../stores/store.js';
 
 /**
@@ -11,15 +11,15 @@ import type { DropEntry } from '../stores/store.js';
  *
  * `stable` only sees what a listing shows: a writer that pauses longer than `quietMs` between two
  * writes is taken in the middle. The quiet period is measured between our own looks (not from
- * the file's mtime), so a store whose clock runs behind ours cannot make a file look settled.
+ * the file's mtime), so a store whose clock runs behind ours cannot make a file look complete.
  * docs/file-drops.md#readiness says what each strategy guarantees.
  */
 export interface Readiness {
-  /** The ready inputs of one look at the drop, and how many are still settling. */
+  /** The ready inputs of one look at the drop, and how many are still arriving (`arriving`, vocabulary.ts). */
   look(
     entries: readonly DropEntry[],
     now: number,
-  ): { ready: DropEntry[]; settling: number; changed: boolean };
+  ): { ready: DropEntry[]; arriving: number; changed: boolean };
   /** How long `run --once` waits for a file seen changing now to become ready, if it stops changing. */
   readonly longestWaitMs: number;
 }
@@ -61,7 +61,7 @@ export function createReadiness(pipeline: PipelineDefinition): Readiness {
     look(entries, now) {
       const names = new Set(entries.map((e) => e.name));
       const ready: DropEntry[] = [];
-      let settling = 0;
+      let arriving = 0;
       let changed = false;
       for (const entry of entries) {
         if (!isInput(entry.name)) continue;
@@ -84,10 +84,10 @@ export function createReadiness(pipeline: PipelineDefinition): Readiness {
               ? true
               : looks >= checks && now - since >= quietMs;
         if (isReady && oldEnough) ready.push(entry);
-        else if (strategy === 'stable' || !oldEnough) settling += 1;
+        else if (strategy === 'stable' || !oldEnough) arriving += 1;
       }
       for (const name of seen.keys()) if (!names.has(name)) seen.delete(name);
-      return { ready, settling, changed };
+      return { ready, arriving, changed };
     },
   };
 }

@@ -6,6 +6,7 @@ import { createDeliverer } from './destinations/webhook/deliver.js';
 import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
 import { deadForDefect, handleEvent, type HandlerContext, type Park } from './handle.js';
 import { createLanes } from './lanes.js';
+import { EndpointStates } from './state/endpoint.js';
 import type { EventsMetrics } from './metrics.js';
 import {
   ATTEMPTS_HEADER,
@@ -120,12 +121,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
       Math.min(1000, options.events.deliveryTimeoutMs),
     ),
     metrics: options.metrics,
-    health: {
-      disabled: new Set(),
-      failingSince: new Map(),
-      circuits: new Map(),
-      delivered: new Map(),
-    },
+    endpointStates: new EndpointStates(),
     log: log.child({ component: 'events' }),
   };
   let kept: KeptConnection | undefined;
@@ -145,7 +141,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
         publishReport(
           reportChannel,
           topology.queue,
-          buildReport(context.health, identity, new Date()),
+          buildReport(context.endpointStates, identity, new Date()),
         );
     } catch {
       // the channel closed under us; the reconnect sets a new one

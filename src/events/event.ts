@@ -1,5 +1,6 @@
 import type { MessageProperties } from 'amqplib';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../decode/json.js';
+import type { MalformedReason } from '../vocabulary.js';
 
 /**
  * A warehouse event as it arrives on the events exchange (docs/events.md "Inbound contract"):
@@ -23,19 +24,6 @@ export interface WarehouseEvent {
    */
   readonly body: string;
 }
-
-/** Why an event cannot be delivered at all; it goes to the dead-letter queue with this reason. */
-export const MALFORMED_REASONS = [
-  'missing-id',
-  'invalid-id',
-  'missing-type',
-  'missing-business',
-  'invalid-timestamp',
-  'not-json',
-  'too-deep',
-  'unknown-business',
-] as const;
-export type MalformedReason = (typeof MALFORMED_REASONS)[number];
 
 export type ParsedEvent =
   | { readonly ok: true; readonly event: WarehouseEvent }

@@ -1,19 +1,26 @@
 import type { MessageProperties } from 'amqplib';
 import type { Logger } from '../log.js';
 import {
-  CLOSED,
   decide,
   failed,
-  isBackedOff,
   probing,
   succeeded,
   type Circuit,
   type CircuitSettings,
 } from './state/circuit.js';
+import {
+  attemptFailed,
+  delivered,
+  type EndpointState,
+  type EndpointStates,
+  gone,
+  withCircuit,
+} from './state/endpoint.js';
 import type { AttemptResult, Destination } from './destinations/index.js';
 import { parseEvent, type WarehouseEvent } from './event.js';
 import { BUSY, type Lanes } from './lanes.js';
-import type { DeadReason, EventsMetrics } from './metrics.js';
+import type { EventsMetrics } from './metrics.js';
+import type { DeadReason } from '../vocabulary.js';
 import {
   afterFailure,
   ATTEMPTS_HEADER,
@@ -38,17 +45,6 @@ export interface Park {
   readonly timestamp?: number;
 }
 
-/** Endpoint health as this worker sees it; in memory (see docs/events.md "Disabled endpoints"). */
-export interface EndpointHealth {
-  readonly disabled: Set<string>;
-  /** Endpoint id → when its current run of failures began. */
-  readonly failingSince: Map<string, Date>;
-  /** Endpoint id → its circuit; absent = closed without failures. */
-  readonly circuits: Map<string, Circuit>;
-  /** Endpoint id → events delivered by this worker since it started (for `events status`). */
-  readonly delivered: Map<string, number>;
-}
-
 export interface HandlerContext {
   readonly environment: 'production' | 'development' | 'sandbox';
   readonly endpoints: ReadonlyMap<string, readonly Destination[]>;
@@ -57,7 +53,8 @@ export interface HandlerContext {
   readonly topology: EventsTopology;
   readonly lanes: Lanes;
   readonly metrics: EventsMetrics;
-  readonly health: EndpointHealth;
+  /** What this worker knows of each endpoint (state/endpoint.ts). */
+  readonly endpointStates: EndpointStates;
   readonly log: Logger;
 }
 
@@ -160,7 +157,7 @@ async function forEndpoint(
   endpoint: Destination,
   attemptsMade: number,
 ): Promise<Park | undefined> {
-  const { metrics, health } = context;
+  const { metrics, endpointStates } = context;
   const attempt = attemptsMade + 1;
   // Fields of every line about this attempt; a plain object per line is cheaper than a child logger.
   const about = {
@@ -172,12 +169,12 @@ async function forEndpoint(
   };
   const log = context.log;
   const mine = { [ENDPOINT_HEADER]: endpoint.id, [ATTEMPTS_HEADER]: attemptsMade };
-  if (health.disabled.has(endpoint.id)) {
+  if (endpointStates.get(endpoint.id).disabled) {
     metrics.delivery('dead', event.businessId);
     return dead(context, 'endpoint-gone', mine);
   }
   // A backed-off endpoint is not even queued in its lane: its events move on at once.
-  const circuit = health.circuits.get(endpoint.id) ?? CLOSED;
+  const { circuit } = endpointStates.get(endpoint.id);
   const result =
     decide(circuit, Date.now()) === 'skip'
       ? notAttempted(circuit)
@@ -190,11 +187,9 @@ async function forEndpoint(
   }
   if (result.outcome === 'delivered') {
     metrics.delivery('delivered', event.businessId);
-    health.delivered.set(endpoint.id, (health.delivered.get(endpoint.id) ?? 0) + 1);
-    if (health.failingSince.delete(endpoint.id)) {
-      metrics.setEndpoints('failing', health.failingSince.size);
-      log.info(about, 'endpoint recovered');
-    }
+    const { state, recovered } = delivered(endpointStates.get(endpoint.id));
+    setEndpointState(context, endpoint.id, state);
+    if (recovered) log.info(about, 'endpoint recovered');
     log.info({ ...about, status: result.status, file: result.file }, 'event delivered');
     return undefined;
   }
@@ -207,8 +202,7 @@ async function forEndpoint(
     return dead(context, 'event-rejected', { ...mine, [LAST_FAILURE_HEADER]: result.reason });
   }
   if (result.outcome === 'gone') {
-    health.disabled.add(endpoint.id);
-    metrics.setEndpoints('disabled', health.disabled.size);
+    setEndpointState(context, endpoint.id, gone(endpointStates.get(endpoint.id)));
     metrics.delivery('gone', event.businessId);
     log.error(
       about,
@@ -216,10 +210,11 @@ async function forEndpoint(
     );
     return dead(context, 'endpoint-gone', mine);
   }
-  if (!health.failingSince.has(endpoint.id)) {
-    health.failingSince.set(endpoint.id, new Date());
-    metrics.setEndpoints('failing', health.failingSince.size);
-  }
+  setEndpointState(
+    context,
+    endpoint.id,
+    attemptFailed(endpointStates.get(endpoint.id), Date.now()),
+  );
   const failure = { ...mine, [ATTEMPTS_HEADER]: attempt, [LAST_FAILURE_HEADER]: result.reason };
   const next = afterFailure(context.schedule, attempt);
   if (next.action === 'dead') {
@@ -252,13 +247,21 @@ function notAttempted(circuit: Circuit): AttemptResult {
   };
 }
 
+/** Keeps an endpoint's new state, and the gauge of endpoints per condition with it. */
+function setEndpointState(context: HandlerContext, endpointId: string, state: EndpointState): void {
+  context.endpointStates.set(endpointId, state);
+  const counts = context.endpointStates.conditions();
+  context.metrics.setEndpoints('failing', counts.failing);
+  context.metrics.setEndpoints('backed-off', counts['backed-off']);
+  context.metrics.setEndpoints('disabled', counts.disabled);
+}
+
 function setCircuit(context: HandlerContext, endpointId: string, circuit: Circuit): void {
-  const { circuits } = context.health;
-  if (circuit.state === 'closed' && circuit.failures === 0) circuits.delete(endpointId);
-  else circuits.set(endpointId, circuit);
-  let backedOff = 0;
-  for (const each of circuits.values()) if (isBackedOff(each)) backedOff += 1;
-  context.metrics.setEndpoints('backed-off', backedOff);
+  setEndpointState(
+    context,
+    endpointId,
+    withCircuit(context.endpointStates.get(endpointId), circuit),
+  );
 }
 
 /**
@@ -271,8 +274,8 @@ async function attemptIn(
   event: WarehouseEvent,
   about: Record<string, unknown>,
 ): Promise<AttemptResult> {
-  const { health, metrics, log } = context;
-  const circuit = health.circuits.get(endpoint.id) ?? CLOSED;
+  const { endpointStates, metrics, log } = context;
+  const { circuit } = endpointStates.get(endpoint.id);
   const decision = decide(circuit, Date.now());
   if (decision === 'skip') return notAttempted(circuit);
   if (decision === 'probe') {
@@ -282,7 +285,7 @@ async function attemptIn(
   const end = metrics.attempt();
   const outcome = await endpoint.attempt(event);
   end(outcome.outcome);
-  const current = health.circuits.get(endpoint.id) ?? CLOSED;
+  const current = endpointStates.get(endpoint.id).circuit;
   if (outcome.outcome === 'rejected') {
     // Not the endpoint's doing: a probe that could not be made leaves the circuit as it was.
     if (decision === 'probe') setCircuit(context, endpoint.id, circuit);
@@ -294,6 +297,7 @@ async function attemptIn(
         'endpoint keeps failing: backed off, its events move to their next retry without an attempt',
       );
     setCircuit(context, endpoint.id, next);
-  } else if (current !== CLOSED) setCircuit(context, endpoint.id, succeeded(current));
+  } else if (current.failures > 0 || current.state !== 'closed')
+    setCircuit(context, endpoint.id, succeeded(current));
   return outcome;
 }

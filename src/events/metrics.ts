@@ -1,40 +1,18 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { MALFORMED_REASONS } from './event.js';
-
-/** What happened to one event for one endpoint (or, for `sandbox`/`unsubscribed`, for its business). */
-export type DeliveryOutcome =
-  | 'delivered'
-  | 'retrying'
-  | 'deferred'
-  | 'dead'
-  | 'gone'
-  | 'sandbox'
-  | 'unsubscribed';
-
-/**
- * Why an event was dead-lettered (header `x-dead-reason`). Besides a malformed event:
- * `event-rejected` — a destination cannot take this event at all (a header or file name it cannot
- * carry); `unhandled` — handling it failed unexpectedly (a defect: the detail says where);
- * `attempts-exhausted`; `endpoint-gone` — answered 410; `endpoint-removed` — a retry for an
- * endpoint no longer configured (removed, disabled, or its URL changed without an `id`).
- */
-export const DEAD_REASONS = [
-  ...MALFORMED_REASONS,
-  'event-rejected',
-  'unhandled',
-  'attempts-exhausted',
-  'endpoint-gone',
-  'endpoint-removed',
-] as const;
-export type DeadReason = (typeof DEAD_REASONS)[number];
-export type AttemptEnd = 'delivered' | 'failed' | 'gone' | 'rejected';
+import {
+  type AttemptEnd,
+  DEAD_REASONS,
+  type DeadReason,
+  type DeliveryOutcome,
+  type EndpointCondition,
+} from '../vocabulary.js';
 
 export interface EventsMetrics {
   delivery(outcome: DeliveryOutcome, businessId: string): void;
   /** Times one HTTP attempt; call the result with how it ended. */
   attempt(): (result: AttemptEnd) => void;
   deadLetter(reason: DeadReason): void;
-  setEndpoints(state: 'failing' | 'disabled' | 'backed-off', count: number): void;
+  setEndpoints(state: EndpointCondition, count: number): void;
 }
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];

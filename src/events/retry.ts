@@ -13,7 +13,7 @@ export const ATTEMPTS_HEADER = 'x-webhook-attempts';
 export const ENDPOINT_HEADER = 'x-webhook-endpoint';
 /** Why the last attempt failed (no URL, no secret). */
 export const LAST_FAILURE_HEADER = 'x-webhook-last-failure';
-/** On a dead letter: why it was given up (a `DeadReason`, metrics.ts). */
+/** On a dead letter: why it was given up (a `DeadReason`, vocabulary.ts). */
 export const DEAD_REASON_HEADER = 'x-dead-reason';
 export const DEAD_AT_HEADER = 'x-dead-at';
 /** On a parked message: when it comes back to the delivery queue (ISO 8601), for `events status`. */

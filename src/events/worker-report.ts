@@ -2,7 +2,7 @@ import { assertOneNodeQueue } from './topology.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Channel } from 'amqplib';
-import type { EndpointHealth } from './handle.js';
+import type { EndpointStates } from './state/endpoint.js';
 
 /**
  * What only a worker knows — deliveries it made, which endpoints it sees failing or has backed
@@ -46,30 +46,22 @@ export function workerName(): string {
   return `${hostname()}:${process.pid}:${randomBytes(2).toString('hex')}`;
 }
 
-/** The report of one worker now, from its in-memory health and counts. */
+/** The report of one worker now, from what it knows of each endpoint (state/endpoint.ts). */
 export function buildReport(
-  health: EndpointHealth,
+  states: EndpointStates,
   identity: { readonly worker: string; readonly startedAt: Date; readonly intervalMs: number },
   now: Date,
 ): WorkerReport {
   const endpoints: Record<string, EndpointReport> = {};
-  const ids = new Set([
-    ...health.delivered.keys(),
-    ...health.failingSince.keys(),
-    ...health.circuits.keys(),
-    ...health.disabled,
-  ]);
-  for (const id of ids) {
-    const since = health.failingSince.get(id);
-    const circuit = health.circuits.get(id);
+  for (const [id, { delivered, failingSince, circuit, disabled }] of states.entries()) {
     endpoints[id] = {
-      delivered: health.delivered.get(id) ?? 0,
-      ...(since ? { failingSince: since.toISOString() } : {}),
-      ...(circuit?.state === 'open'
+      delivered,
+      ...(failingSince !== undefined ? { failingSince: new Date(failingSince).toISOString() } : {}),
+      ...(circuit.state === 'open'
         ? { backedOffUntil: new Date(circuit.until).toISOString() }
         : {}),
-      ...(circuit?.state === 'half-open' ? { probing: true as const } : {}),
-      ...(health.disabled.has(id) ? { disabled: true as const } : {}),
+      ...(circuit.state === 'half-open' ? { probing: true as const } : {}),
+      ...(disabled ? { disabled: true as const } : {}),
     };
   }
   return {

@@ -1,9 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { reconnectDelay } from '../backoff.js';
 import type { Logger } from '../log.js';
-import { SCRIPTS, type ScriptName } from './redis-scripts.js';
+import { REPORTS_REPLICAS, SCRIPTS, type ScriptName } from './redis-scripts.js';
+import { type RedisSentinel, sentinelOptions, serverAddress } from './redis-sentinel.js';
 import { SharedStateUnavailable } from './state.js';
+
+/** Where Redis is: a URL, or a master found through Redis Sentinel (redis-sentinel.ts). */
+export type RedisTarget =
+  | {
+      /** `redis://[:password@]host:port[/db]` or `rediss://` (TLS). */
+      readonly url: string;
+      readonly sentinel?: undefined;
+    }
+  | { readonly sentinel: RedisSentinel; readonly url?: undefined };
 
 /**
  * The one connection of the Redis state, used so that a fault in it can neither end the process
@@ -16,10 +26,11 @@ import { SharedStateUnavailable } from './state.js';
  * - Then (or on ioredis's own "Command queue state error", or a call not answered within the
  *   time-out) the connection is thrown away with every call on it, which fail, and a new one is
  *   made: a desynchronised or silent connection is never used again.
+ * - Behind Sentinel, a claim or an answer is given only once every replica of the master has it
+ *   (WAIT): replication is asynchronous, and a write the promoted replica never got would let a
+ *   retry run its batch again after a failover.
  */
-export interface RedisConnectionOptions {
-  /** `redis://[:password@]host:port[/db]` or `rediss://` (TLS). */
-  readonly url: string;
+export type RedisConnectionOptions = RedisTarget & {
   /** Overrides the URL's password (read from a file). */
   readonly password?: string;
   /** A call not answered within this fails, and its connection is replaced. */
@@ -29,7 +40,7 @@ export interface RedisConnectionOptions {
   readonly log: Logger;
   /** Called each time a connection becomes ready (the first and every new one). */
   readonly onReady?: () => void;
-}
+};
 
 /**
  * A call that was written but got no answer of its own (time-out, connection lost or replaced,
@@ -37,8 +48,17 @@ export interface RedisConnectionOptions {
  */
 export class Unanswered extends SharedStateUnavailable {}
 
+/**
+ * A write the master made but not every replica acknowledged in time (behind Sentinel): a
+ * failover now could lose it, so it is not relied on.
+ */
+export class NotReplicated extends Unanswered {}
+
 export interface RedisConnection {
-  /** Runs a script on `key`; gives its reply after the nonce. Throws SharedStateUnavailable. */
+  /**
+   * Runs a script on `key`; gives its reply after the nonce (and the replica count of
+   * REPORTS_REPLICAS). Throws SharedStateUnavailable.
+   */
   run(script: ScriptName, key: string, args: ReadonlyArray<string | number>): Promise<unknown[]>;
   /** Ready for calls now. */
   readonly reachable: boolean;
@@ -55,6 +75,9 @@ const NOT_WRITTEN = /Stream isn't writeable/;
 /** Errors ioredis reports when replies no longer match its commands, or it cannot parse them. */
 const OUT_OF_STEP = /Command queue state error|Please report this/;
 
+/** A write refused by a replica: behind Sentinel, the connection is on a master since demoted. */
+const DEMOTED = /^READONLY/;
+
 export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
   const { log, where } = options;
   let closing = false;
@@ -64,6 +87,12 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   let outage = false;
   /** Connections replaced in a row without a call answered since: spaces the new ones. */
   let replaced = 0;
+  /** The server the last ready connection was on: a change (a failover) is logged. */
+  let server: string | undefined;
+  /** Replicas have not acknowledged a write in time since the last that they did (one warning). */
+  let lagging = false;
+  /** WAIT gives up before the command time-out would replace the connection. */
+  const waitMs = Math.max(1, Math.floor(options.commandTimeoutMs / 2));
 
   const unreachable = (redis: Redis, error: Error) => {
     if (outage || !opened || redis !== current || closing) return;
@@ -83,7 +112,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   };
 
   const connect = (): Redis => {
-    const redis = new Redis(options.url, {
+    const common: RedisOptions = {
       ...(options.password !== undefined && { password: options.password }),
       lazyConnect: true,
       enableOfflineQueue: false,
@@ -93,7 +122,14 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       commandTimeout: options.commandTimeoutMs,
       connectTimeout: Math.max(1000, options.commandTimeoutMs * 5),
       retryStrategy: (attempt) => reconnectDelay(attempt, 100, 5000),
-    });
+    };
+    const redis =
+      options.sentinel === undefined
+        ? new Redis(options.url, common)
+        : new Redis({
+            ...common,
+            ...sentinelOptions(options.sentinel, options.commandTimeoutMs, () => opened),
+          });
     for (const [name, lua] of Object.entries(SCRIPTS))
       redis.defineCommand(name, { lua, numberOfKeys: 1 });
     // Listeners must not throw: ioredis calls some of them while it reads a reply.
@@ -106,6 +142,10 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     redis.on('ready', () =>
       guarded(() => {
         if (redis !== current) return;
+        const now = serverAddress(redis);
+        if (options.sentinel && now !== server)
+          log.info({ sharedState: where, master: now }, `shared state: on the master at ${now}`);
+        server = now;
         if (outage) log.info({ sharedState: where }, 'shared state reachable again');
         outage = false;
         options.onReady?.();
@@ -134,6 +174,36 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     ).unref();
   }
 
+  /** Waits until `replicas` replicas have this connection's writes, or throws NotReplicated. */
+  const replicated = async (redis: Redis, replicas: number, script: ScriptName) => {
+    let acknowledged: unknown;
+    try {
+      acknowledged = await redis.call('wait', replicas, waitMs);
+    } catch (error) {
+      if ((error as Error).message === 'Command timed out') replace(redis, 'Command timed out');
+      else unreachable(redis, error as Error);
+      return fail(error, true);
+    }
+    if (typeof acknowledged !== 'number') {
+      replace(redis, `a reply to WAIT after ${script} was not a count`);
+      return fail(new Error('reply out of step with its command'), true);
+    }
+    if (acknowledged < replicas) {
+      if (!lagging)
+        log.warn(
+          { sharedState: where, replicas, acknowledged, waitMs },
+          'shared state: replicas do not acknowledge writes in time; Idempotency-Key requests answered 503 meanwhile',
+        );
+      lagging = true;
+      throw new NotReplicated(
+        `the shared state at ${where}: ${acknowledged} of ${replicas} replica(s) acknowledged within ${waitMs} ms`,
+      );
+    }
+    if (lagging)
+      log.info({ sharedState: where }, 'shared state: replicas acknowledge writes again');
+    lagging = false;
+  };
+
   const fail = (error: unknown, sent: boolean) => {
     const Failure = sent ? Unanswered : SharedStateUnavailable;
     throw new Failure(`the shared state at ${where} did not answer`, { cause: error });
@@ -157,6 +227,8 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       } catch (error) {
         const { name, message } = error as Error;
         if (message === 'Command timed out') replace(redis, 'Command timed out');
+        else if (options.sentinel && DEMOTED.test(message))
+          replace(redis, 'the server is a replica now: asking the sentinels for the master');
         else if (name !== 'ReplyError') unreachable(redis, error as Error);
         // Answered by Redis (an error reply), or refused by ioredis before it was written.
         return fail(error, name !== 'ReplyError' && !NOT_WRITTEN.test(message));
@@ -166,7 +238,11 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
         return fail(new Error('reply out of step with its command'), true);
       }
       replaced = 0;
-      return reply.slice(1);
+      if (!REPORTS_REPLICAS.has(script)) return reply.slice(1);
+      const [replicas, ...rest] = reply.slice(1);
+      if (options.sentinel && Number(replicas) > 0)
+        await replicated(redis, Number(replicas), script);
+      return rest;
     },
     async open() {
       try {

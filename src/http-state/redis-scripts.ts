@@ -9,21 +9,35 @@
  */
 export type ScriptName = keyof typeof SCRIPTS;
 
+/** The scripts whose reply gives, after the nonce, the server's replica count (REPLICAS below). */
+export const REPORTS_REPLICAS: ReadonlySet<ScriptName> = new Set(['claimKey', 'settleKey']);
+
 const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
 
-export const SCRIPTS = {
-  // ARGV: nonce, the pending record, ttl ms. {nonce} once claimed, {nonce, held} when the key holds something.
-  claimKey: `local held = redis.call('GET', KEYS[1])
-if held then return {ARGV[1], held} end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return {ARGV[1]}`,
+/**
+ * The replicas connected to this server now (0 on a replica or a lone server): the writes of
+ * claims and answers are waited for on that many (WAIT, redis-connection.ts), behind Sentinel.
+ * `pcall`: a server that refuses INFO (renamed away) counts as having none, and still serves.
+ */
+const REPLICAS = `local info = redis.pcall('INFO', 'replication')
+local replicas = type(info) == 'string' and tonumber(string.match(info, 'connected_slaves:(%d+)')) or 0`;
 
-  // ARGV: nonce, the pending record as set, the settled record ('' = forget), ttl ms.
-  settleKey: `if redis.call('GET', KEYS[1]) == ARGV[2] then
+export const SCRIPTS = {
+  // ARGV: nonce, the pending record, ttl ms. {nonce, replicas} once claimed, {nonce, replicas, held}
+  // when the key holds something.
+  claimKey: `${REPLICAS}
+local held = redis.call('GET', KEYS[1])
+if held then return {ARGV[1], replicas, held} end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return {ARGV[1], replicas}`,
+
+  // ARGV: nonce, the pending record as set, the settled record ('' = forget), ttl ms. {nonce, replicas}.
+  settleKey: `${REPLICAS}
+if redis.call('GET', KEYS[1]) == ARGV[2] then
   if ARGV[3] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4]) end
 end
-return {ARGV[1]}`,
+return {ARGV[1], replicas}`,
 
   // The token bucket of memory.ts, on Redis. ARGV: nonce, capacity, windowMs. {nonce, allowed, tokens}.
   takeToken: `${NOW}

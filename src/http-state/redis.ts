@@ -1,6 +1,13 @@
 import type { Logger } from '../log.js';
 import { createMemoryState } from './memory.js';
-import { createRedisConnection, type RedisConnection, Unanswered } from './redis-connection.js';
+import {
+  createRedisConnection,
+  NotReplicated,
+  type RedisConnection,
+  type RedisTarget,
+  Unanswered,
+} from './redis-connection.js';
+import { sentinelLocation } from './redis-sentinel.js';
 import type { BucketTake, KeyRecord, RecentFailures, SharedState } from './state.js';
 
 /**
@@ -14,17 +21,15 @@ import type { BucketTake, KeyRecord, RecentFailures, SharedState } from './state
  * the login throttle fall back to this instance's memory until Redis is back — each instance
  * then enforces its own share, as without Redis. See docs/operations-instances.md.
  */
-export interface RedisStateOptions {
-  /** `redis://[:password@]host:port[/db]` or `rediss://` (TLS). */
-  readonly url: string;
-  /** Overrides the URL's password (read from a file). */
+export type RedisStateOptions = RedisTarget & {
+  /** Overrides the URL's password, or is the master's behind Sentinel (read from a file). */
   readonly password?: string;
   /** Put before every key, so services (and tests) sharing a server stay apart. */
   readonly keyPrefix: string;
   /** A command not answered within this is failed (the store counts as unreachable). */
   readonly commandTimeoutMs: number;
   readonly log: Logger;
-}
+};
 
 /** Where the store is, for logs and messages: host, port and database, never the password. */
 export function redisLocation(url: string): string {
@@ -42,10 +47,13 @@ export function redisLocation(url: string): string {
  */
 export async function openRedisState(options: RedisStateOptions): Promise<SharedState> {
   const { keyPrefix, log } = options;
-  const where = redisLocation(options.url);
+  const where =
+    options.sentinel === undefined
+      ? redisLocation(options.url)
+      : sentinelLocation(options.sentinel);
   const unsure = unsureClaims(() => connection);
   const connection = createRedisConnection({
-    url: options.url,
+    ...(options.sentinel === undefined ? { url: options.url } : { sentinel: options.sentinel }),
     ...(options.password !== undefined && { password: options.password }),
     commandTimeoutMs: options.commandTimeoutMs,
     where,
@@ -85,6 +93,8 @@ export async function openRedisState(options: RedisStateOptions): Promise<Shared
           [held] = await connection.run('claimKey', keyPrefix + id, [record, ttlMs]);
         } catch (error) {
           if (error instanceof Unanswered) unsure.add(keyPrefix + id, record, ttlMs);
+          // Held by the master only: taken back now, so that the retry runs (not a 409).
+          if (error instanceof NotReplicated) unsure.release();
           throw error;
         }
         return held === undefined ? undefined : (JSON.parse(String(held)) as KeyRecord);

@@ -2,7 +2,7 @@ import type { H3Event } from 'h3';
 import { TooManyRequests, Unauthorized } from '../errors.js';
 import type { Authenticator } from './auth.js';
 import { parseBasic } from './auth.js';
-import type { AuthThrottle } from './auth-throttle.js';
+import type { AuthThrottle, LoginRefusalReason } from './auth-throttle.js';
 import { rateLimitHeaders, type RateLimiter } from './rate-limit.js';
 import type { RequestContext } from './respond.js';
 
@@ -21,10 +21,25 @@ export interface AdmissionOptions {
   readonly rateLimiter: RateLimiter;
   /** See `http.trustProxyHops`. */
   readonly trustProxyHops: number;
+  /** A login refused by the failed-login throttle (`warehouse_ingest_login_refusals_total`). */
+  readonly onLoginRefused?: (reason: LoginRefusalReason) => void;
 }
 
+const REFUSED: Record<LoginRefusalReason, { log: string; detail: string }> = {
+  client: {
+    log: 'login refused: too many failed logins for this business id from this client',
+    detail:
+      'Too many failed logins for this business id from this address. Retry later with valid credentials.',
+  },
+  address: {
+    log: 'login refused: too many business ids failed to log in from this client',
+    detail:
+      'Too many business ids failed to log in from this address. Retry later with valid credentials.',
+  },
+};
+
 export function createAdmission(options: AdmissionOptions): Admission {
-  const { authenticator, throttle, rateLimiter, trustProxyHops } = options;
+  const { authenticator, throttle, rateLimiter, trustProxyHops, onLoginRefused } = options;
 
   async function authenticate(event: H3Event, context: RequestContext): Promise<string> {
     const authorization = event.req.headers.get('authorization');
@@ -35,16 +50,12 @@ export function createAdmission(options: AdmissionOptions): Admission {
     // A malformed header costs no scrypt run and guesses nothing: refused (401) without counting.
     const claimed = parseBasic(authorization).businessId;
     // Only unverified credentials get here (a scrypt run follows): awaiting costs nothing that matters.
-    const wait = await throttle.retryAfter(address, claimed);
-    if (wait > 0) {
-      context.log.warn(
-        { triedBusinessId: claimed },
-        'login refused: too many failed logins for this business id from this client',
-      );
-      throw new TooManyRequests(
-        'Too many failed logins for this business id from this address. Retry later with valid credentials.',
-        wait,
-      );
+    const refused = await throttle.refusal(address, claimed);
+    if (refused) {
+      onLoginRefused?.(refused.reason);
+      const { log, detail } = REFUSED[refused.reason];
+      context.log.warn({ triedBusinessId: claimed, reason: refused.reason }, log);
+      throw new TooManyRequests(detail, refused.retryAfterSeconds);
     }
     const delay = await throttle.slowdownMs(claimed);
     if (delay > 0) await new Promise((resolve) => setTimeout(resolve, delay));

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import type { H3Event } from 'h3';
 import { isIngestError, reasonPhrase } from '../errors.js';
 import type { LineageJournal } from '../lineage/journal.js';
-import type { Batch, ConfirmedRecords, Ingest } from '../pipeline/batch.js';
+import type { Batch, ConfirmedRecords, Ingest } from '../ingest/batch.js';
 import type { RecordKind } from '../records/kind.js';
 import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';
-import type { Bulkhead } from '../pipeline/bulkhead.js';
+import type { Bulkhead } from '../ingest/bulkhead.js';
 import { bodyChunks, bodyFormat, type BodyFormat, type DecodeGate } from './body.js';
 import { parseIdempotencyKey, type IdempotencyStore, type StoredAnswer } from './idempotency.js';
 import {

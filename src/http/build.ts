@@ -9,9 +9,9 @@ import { probeDrops, type DropCheck } from '../drops/probe.js';
 import { openLineageJournal, type LineageJournal } from '../lineage/journal.js';
 import type { Logger } from '../log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
-import { createBulkhead } from '../pipeline/bulkhead.js';
-import { configuredIngest } from '../pipeline/configured.js';
-import { compileRoutingKey, templateFields, topicMatches } from '../pipeline/route.js';
+import { createBulkhead } from '../ingest/bulkhead.js';
+import { configuredIngest } from '../ingest/configured.js';
+import { compileRoutingKey, templateFields, topicMatches } from '../ingest/route.js';
 import type { Publisher, ReadinessCheck } from '../publish/publisher.js';
 import type { RabbitMqPublisher } from '../publish/rabbitmq.js';
 import { KIND_NAMES } from '../records/kind.js';
@@ -88,6 +88,7 @@ export function buildHttpApp(
       throttle: createAuthThrottle(abuse.authThrottle, state.failures),
       rateLimiter: createRateLimiter(abuse.rateLimit, state.buckets),
       trustProxyHops: config.http.trustProxyHops,
+      onLoginRefused: metrics.loginRefused,
     }),
     idempotency: createIdempotencyStore(
       {

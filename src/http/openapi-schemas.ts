@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { CsvField, CsvLayout } from '../decode/csv.js';
-import type { BulkResponse } from '../pipeline/batch.js';
+import type { BulkResponse } from '../ingest/batch.js';
 import type { LegacyConverter } from '../records/legacy/converter.js';
 import type { RecordKind } from '../records/kind.js';
 import { FIELD_NOTES } from './openapi-field-notes.js';

@@ -1,9 +1,11 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import type http2 from 'node:http2';
 import https from 'node:https';
+import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import { createSecureContext } from 'node:tls';
+import tls, { createSecureContext } from 'node:tls';
 import { toNodeHandler, type H3 } from 'h3';
 import {
   ConfigError,
@@ -18,6 +20,7 @@ import type { Logger } from '../log.js';
 import { exposedSecretFile } from '../secret-files.js';
 import type { ConnectionMetrics, DropReason, ListenerName } from '../metrics.js';
 import { guardConnections } from './connections.js';
+import { createHttp2Server, trackSessions } from './http2.js';
 
 export interface HttpServerOptions {
   /** Which listener this is: the `listener` label of its connection metrics and log lines. */
@@ -26,12 +29,21 @@ export interface HttpServerOptions {
   readonly maxConnections: number;
   readonly requestTimeoutMs: number;
   readonly maxHeaderBytes: number;
-  /** PEM files: with them, HTTPS (HTTP/1.1 over TLS) under the same limits. @default plain HTTP */
-  readonly tls?: { readonly cert: string; readonly key: string } | undefined;
+  /**
+   * PEM files: with them, HTTPS (HTTP/1.1 over TLS) under the same limits; with `http2`, ALPN
+   * offers `h2` too. @default plain HTTP
+   */
+  readonly tls?:
+    | { readonly cert: string; readonly key: string; readonly http2?: boolean | undefined }
+    | undefined;
 }
 
+/** What the partner-facing and admin listeners are: node:http, node:https or node:http2's secure server. */
+type NodeServer = net.Server &
+  Partial<Pick<http.Server, 'closeIdleConnections' | 'closeAllConnections'>>;
+
 /** The server, and its way to stop: see `drain`. */
-export interface HttpServer extends http.Server {
+export interface HttpServer extends NodeServer {
   /**
    * Stops taking connections (new ones are refused) and lets the requests in flight finish: each
    * answer still to be given closes its connection (`Connection: close`), and keep-alive
@@ -57,6 +69,9 @@ export interface CertificateSummary {
   readonly validTo: string;
   readonly fingerprint256: string;
 }
+
+/** An answer in progress, HTTP/1.1 (node:http) or h2 (node:http2's compatibility API). */
+type Answer = (http.ServerResponse | http2.Http2ServerResponse) & { shouldKeepAlive?: boolean };
 
 /** While draining, idle keep-alive connections are looked for this often. */
 const DRAIN_SWEEP_MS = 100;
@@ -90,25 +105,44 @@ export function createHttpServer(
       Math.min(1000, Math.floor(options.requestTimeoutMs / 4)),
     ),
   };
+  const handshakeTimeout = Math.min(options.requestTimeoutMs, 60_000);
   // node:https is node:http over TLS: the same limits, the same problem answers, the same drain.
-  const server = options.tls
-    ? https.createServer(
-        {
-          ...limits,
-          ...readTls(options.tls),
-          // A client that never finishes its handshake holds a socket like a slow request does
-          // (`clientError` destroys it then).
-          handshakeTimeout: Math.min(options.requestTimeoutMs, 60_000),
-        },
-        toNodeHandler(app),
-      )
-    : http.createServer(limits, toNodeHandler(app));
+  // With `http2`, node:http2's secure server hands HTTP/1.1 connections to that same node:http code.
+  let sessions: Set<http2.ServerHttp2Session> | undefined;
+  let server: NodeServer;
+  if (!options.tls) server = http.createServer(limits, toNodeHandler(app));
+  else if (options.tls.http2) {
+    const secure = createHttp2Server(
+      readTls(options.tls),
+      {
+        requestTimeoutMs: options.requestTimeoutMs,
+        headersTimeoutMs: Math.min(options.requestTimeoutMs, 60_000),
+        maxHeaderBytes: options.maxHeaderBytes,
+        connectionsCheckingIntervalMs: limits.connectionsCheckingInterval ?? 1000,
+        handshakeTimeoutMs: handshakeTimeout,
+      },
+      toNodeHandler(app),
+      log,
+    );
+    sessions = trackSessions(secure);
+    server = secure;
+  } else
+    server = https.createServer(
+      {
+        ...limits,
+        ...readTls(options.tls),
+        // A client that never finishes its handshake holds a socket like a slow request does
+        // (`clientError` destroys it then).
+        handshakeTimeout,
+      },
+      toNodeHandler(app),
+    );
   // Answers not yet given, so that a drain can make each one the last of its connection.
-  const unanswered = new Set<http.ServerResponse>();
+  const unanswered = new Set<Answer>();
   let draining = false;
   // Before the app's listener: an answer the app gives at once must already see the flag.
-  server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
-    if (draining) res.shouldKeepAlive = false;
+  server.prependListener('request', (_req: unknown, res: Answer) => {
+    if (draining) res.shouldKeepAlive = false; // an h2 answer has no such flag: its session's GOAWAY does it
     unanswered.add(res);
     res.once('close', () => unanswered.delete(res));
   });
@@ -163,7 +197,7 @@ export function createHttpServer(
     socket.once('close', () => clearTimeout(linger));
   });
   const prepareTlsReload =
-    server instanceof https.Server
+    server instanceof tls.Server
       ? (files: { readonly cert: string; readonly key: string }) => {
           const pair = readTls(files);
           try {
@@ -194,12 +228,15 @@ export function createHttpServer(
     drain() {
       draining = true;
       for (const res of unanswered) if (!res.headersSent) res.shouldKeepAlive = false;
+      // h2: a GOAWAY, then each session closes once its streams in flight are answered.
+      for (const session of sessions ?? []) session.close();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       // close() closes the connections idle now; an answer whose headers were already out leaves its connection idle later.
-      const sweep = setInterval(() => server.closeIdleConnections(), DRAIN_SWEEP_MS);
+      const sweep = setInterval(() => server.closeIdleConnections?.(), DRAIN_SWEEP_MS);
       void closed.finally(() => clearInterval(sweep));
       const force = () => {
-        server.closeAllConnections();
+        server.closeAllConnections?.();
+        for (const session of sessions ?? []) session.destroy();
         for (const socket of sockets) socket.destroy();
       };
       return { closed, force };
@@ -268,7 +305,7 @@ export class ListenError extends Error {
  * Binds `host:port` and resolves with the URL to reach it; rejects with `ListenError` naming the
  * address when it cannot (never falls back to another port: an operator's port is a contract).
  */
-export function listen(server: http.Server, host: string, port: number): Promise<string> {
+export function listen(server: net.Server, host: string, port: number): Promise<string> {
   return new Promise((resolve, reject) => {
     const failed = (error: NodeJS.ErrnoException) =>
       reject(
@@ -284,7 +321,7 @@ export function listen(server: http.Server, host: string, port: number): Promise
       const actual = typeof bound === 'object' && bound ? bound.port : port;
       // A wildcard address is reached through loopback from this machine.
       const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
-      const scheme = server instanceof https.Server ? 'https' : 'http';
+      const scheme = server instanceof tls.Server ? 'https' : 'http';
       resolve(`${scheme}://${shown.includes(':') ? `[${shown}]` : shown}:${actual}`);
     });
   });

@@ -14,7 +14,7 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
-import type { ConfirmedRecords } from '../pipeline/batch.js';
+import type { ConfirmedRecords } from '../ingest/batch.js';
 import { WORK_FOLDER } from '../stores/store.js';
 
 export const LINEAGE_FORMAT = 'warehouse-ingest-lineage/1';

@@ -15,8 +15,7 @@ import { type FileHandle, mkdir, open, readdir, stat, unlink } from 'node:fs/pro
 import path from 'node:path';
 import { lineageDirectory, type Config } from '../config.js';
 import type { Logger } from '../log.js';
-import type { Metrics } from '../metrics.js';
-import type { ConfirmedRecords } from '../pipeline/batch.js';
+import type { ConfirmedRecords } from '../ingest/batch.js';
 
 export interface LineageJournalOptions {
   /** Folder of the day files; made when first written to. */
@@ -264,7 +263,7 @@ export const entryPrefix = (reference: string) => `{"reference":${JSON.stringify
 export function openLineageJournal(
   config: Readonly<Config>,
   log: Logger,
-  metrics: Metrics,
+  metrics: { lineageLost(records: number): void },
 ): LineageJournal | undefined {
   if (config.environment === 'sandbox') return undefined;
   return createLineageJournal(

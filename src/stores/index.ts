@@ -2,73 +2,34 @@ import { readFileSync } from 'node:fs';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { exposedSecretFile } from '../secret-files.js';
 import type { z } from 'zod';
-import { createLocalDrop } from './local/index.js';
+import { localDropFromSource } from './local/index.js';
 import type { localSource } from './local/schema.js';
-import { createS3Drop } from './s3/index.js';
+import { s3DropFromSource } from './s3/index.js';
 import type { s3Source } from './s3/schema.js';
-import type { SecretRef } from './secret-ref.js';
-import { createSftpDrop } from './sftp/index.js';
+import type { ResolveSecret } from './secret-ref.js';
+import { sftpDropFromSource } from './sftp/index.js';
 import type { sftpSource } from './sftp/schema.js';
 import type { DropStore } from './store.js';
 
-/**
- * The source table: one entry per kind of drop. Adding a source is one module (implementing
- * `DropStore`), one line here, and one fixture for the contract suites.
- */
 /** A pipeline's `source`, parsed: each adapter's own schema (`<store>/schema.ts`). */
 export type StoreSource =
   | z.output<typeof localSource>
   | z.output<typeof sftpSource>
   | z.output<typeof s3Source>;
-type Source = StoreSource;
-type Secret = (ref: SecretRef, field: string, isSecret?: boolean) => string;
-type Factory<T extends Source['type']> = (
-  source: Extract<Source, { type: T }>,
-  secret: Secret,
+type Factory<T extends StoreSource['type']> = (
+  source: Extract<StoreSource, { type: T }>,
+  secret: ResolveSecret,
 ) => DropStore;
 
-const SOURCES: { [T in Source['type']]: Factory<T> } = {
-  local: (source) =>
-    createLocalDrop({
-      path: source.path,
-      watch: source.watch.enabled,
-      usePolling: source.watch.usePolling,
-      pollingIntervalMs: source.watch.pollingIntervalMs,
-    }),
-  sftp: (source, secret) =>
-    createSftpDrop({
-      host: source.host,
-      port: source.port,
-      username: source.username,
-      path: source.path,
-      timeoutMs: source.timeoutMs,
-      ...(source.password ? { password: secret(source.password, 'source.password') } : {}),
-      ...(source.privateKey ? { privateKey: secret(source.privateKey, 'source.privateKey') } : {}),
-      ...(source.passphrase ? { passphrase: secret(source.passphrase, 'source.passphrase') } : {}),
-      ...(source.hostKeyFingerprints
-        ? { hostKeyFingerprints: [...source.hostKeyFingerprints] }
-        : {}),
-      ...(source.knownHosts
-        ? { knownHosts: secret({ file: source.knownHosts }, 'source.knownHosts', false) }
-        : {}),
-    }),
-  s3: (source, secret) =>
-    createS3Drop({
-      bucket: source.bucket,
-      prefix: source.prefix,
-      region: source.region,
-      forcePathStyle: source.forcePathStyle,
-      timeoutMs: source.timeoutMs,
-      ...(source.endpoint ? { endpoint: source.endpoint } : {}),
-      ...(source.accessKeyId && source.secretAccessKey
-        ? {
-            credentials: {
-              accessKeyId: secret(source.accessKeyId, 'source.accessKeyId'),
-              secretAccessKey: secret(source.secretAccessKey, 'source.secretAccessKey'),
-            },
-          }
-        : {}),
-    }),
+/**
+ * The source table: one entry per kind of drop. Adding a source is one folder (its schema, and a
+ * module implementing `DropStore` with its `…FromSource`), one line here, and one fixture for the
+ * contract suites.
+ */
+const SOURCES: { [T in StoreSource['type']]: Factory<T> } = {
+  local: localDropFromSource,
+  sftp: sftpDropFromSource,
+  s3: s3DropFromSource,
 };
 
 /**
@@ -81,7 +42,7 @@ export function createDropStore(
   env: NodeJS.ProcessEnv = process.env,
 ): DropStore {
   const problems: ConfigProblem[] = [];
-  const secret: Secret = (ref, field, isSecret = true) => {
+  const secret: ResolveSecret = (ref, field, isSecret = true) => {
     const problem = (message: string) => {
       problems.push({ file, field, message });
       return '';
@@ -102,7 +63,7 @@ export function createDropStore(
       );
     }
   };
-  const factory = SOURCES[pipeline.source.type] as Factory<Source['type']>;
+  const factory = SOURCES[pipeline.source.type] as Factory<StoreSource['type']>;
   const store = factory(pipeline.source, secret);
   if (problems.length > 0) {
     void store.close().catch(() => undefined);

@@ -32,3 +32,9 @@ export const secretRef = z
     description: 'A secret is named, never written inline: `{ env: NAME }` or `{ file: /path }`.',
   });
 export type SecretRef = z.infer<typeof secretRef>;
+
+/**
+ * Reads a secret a source names (`SecretRef`) for `field` (said in the start-up error when it
+ * cannot be read); `isSecret: false` for a public file such as known_hosts (no permission check).
+ */
+export type ResolveSecret = (ref: SecretRef, field: string, isSecret?: boolean) => string;

@@ -150,7 +150,7 @@ describe('warehouse-ingest reprocess', () => {
     const gone = await t.reprocess();
     expect(gone).toMatchObject({
       code: 0,
-      stdout: `old.csv → gone (failed/old.csv is no longer in the drop)\nreprocessed 1 input(s) of ${t.name}: 1 gone\n`,
+      stdout: `old.csv → missing (failed/old.csv is no longer in the drop)\nreprocessed 1 input(s) of ${t.name}: 1 missing\n`,
     });
     expect(await topology.count()).toBe(1);
     await topology.messages();

@@ -99,7 +99,7 @@ describe('warehouse-ingest status', () => {
     const lines = stdout.split('\n');
     expect(lines[0]).toBe(`demo-drop (local:${drop}): 4 input(s)`);
     expect(lines[1]).toBe(
-      '  received 0  validated 0  published 0  receipted 1  failed 1  retry-scheduled 1  dead 1',
+      '  received 0  publishing 0  published 0  receipted 1  failed 1  retry-scheduled 1  dead 1',
     );
     expect(lines[2]).toBe('  last failures, newest first:');
     expect(lines[3]).toMatch(

@@ -231,6 +231,20 @@ describe('loadConfig', () => {
     ]);
   });
 
+  it('says what replaced a setting that was replaced (the per-address login ceiling now counts business ids)', () => {
+    const file = temp.write(
+      'replaced.yaml',
+      'http:\n  abuse:\n    authThrottle:\n      maxFailuresPerAddress: 200\n',
+    );
+    expect(problemsOf(() => loadConfig({ env: { INGEST_CONFIG: file } }))).toEqual([
+      {
+        file,
+        field: 'http.abuse.authThrottle.maxFailuresPerAddress',
+        message: expect.stringMatching(/^Replaced by maxBusinessIdsPerAddress: /),
+      },
+    ]);
+  });
+
   it('names the environment variable when one is wrong', () => {
     const problems = problemsOf(() => loadConfig({ env: { PORT: 'abc' } }));
     expect(problems).toEqual([
@@ -284,11 +298,19 @@ describe('ENVIRONMENT_VARIABLES', () => {
     ADMIN_PORT: '9123',
     AMQP_URL: 'amqp://mq.example:5672',
     REDIS_URL: 'redis://redis.example:6379/2',
+    REDIS_SENTINELS: 'sentinel-1:26379,[::1]:26380',
+    REDIS_SENTINEL_MASTER: 'ingest',
     LOG_LEVEL: 'debug',
     LOG_FORMAT: 'pretty',
   };
+  // Sentinels and the master's name are only valid together.
+  const alongside: Partial<Record<keyof typeof values, Record<string, string>>> = {
+    REDIS_SENTINELS: { REDIS_SENTINEL_MASTER: 'ingest' },
+    REDIS_SENTINEL_MASTER: { REDIS_SENTINELS: 'sentinel-1:26379' },
+  };
   it.each(Object.entries(ENVIRONMENT_VARIABLES))('%s sets %s', (name, field) => {
-    const config = loadConfig({ env: { [name]: values[name as keyof typeof values] } });
+    const key = name as keyof typeof values;
+    const config = loadConfig({ env: { [name]: values[key], ...alongside[key] } });
     const value = field.split('.').reduce<unknown>((at, key) => (at as never)[key], config);
     expect(String(value)).toBe(values[name as keyof typeof values]);
   });

@@ -37,7 +37,7 @@ describe('an environment variable for every configuration key', () => {
   );
   it.each(withDefault.map((v) => [v.name, v]))('%s sets its key', (name, variable) => {
     const value = valueAt(defaults, variable.key);
-    const text = variable.type === 'json' ? JSON.stringify(value) : String(value);
+    const text = ['json', 'list'].includes(variable.type) ? JSON.stringify(value) : String(value);
     const wrong = variable.key
       .split('.')
       .reduceRight<unknown>(
@@ -104,6 +104,73 @@ describe('an environment variable for every configuration key', () => {
       },
     ]);
     expect(JSON.stringify(problems)).not.toContain('secret-');
+  });
+});
+
+describe('Redis Sentinel from the environment', () => {
+  it('reads REDIS_SENTINELS comma-separated (or as JSON) with REDIS_SENTINEL_MASTER', () => {
+    const config = loadConfig({
+      env: {
+        REDIS_SENTINELS: 'sentinel-1:26379, sentinel-2:26379,[::1]:26380',
+        REDIS_SENTINEL_MASTER: 'ingest',
+      },
+    });
+    expect(config.sharedState.redis).toMatchObject({
+      sentinels: ['sentinel-1:26379', 'sentinel-2:26379', '[::1]:26380'],
+      masterName: 'ingest',
+    });
+    const json = loadConfig({
+      env: {
+        INGEST_SHARED_STATE__REDIS__SENTINELS: '["s1:26379"]',
+        INGEST_SHARED_STATE__REDIS__MASTER_NAME: 'ingest',
+      },
+    });
+    expect(json.sharedState.redis.sentinels).toEqual(['s1:26379']);
+  });
+
+  it('refuses a sentinel without a port, sentinels without a master name, and sentinels beside a URL', () => {
+    expect(
+      problemsOf(() =>
+        loadConfig({ env: { REDIS_SENTINELS: 's1', REDIS_SENTINEL_MASTER: 'ingest' } }),
+      ),
+    ).toEqual([
+      {
+        file: 'environment variable REDIS_SENTINELS',
+        field: 'sharedState.redis.sentinels[0]',
+        message: 'Expected host:port (an IPv6 address in brackets)',
+      },
+    ]);
+    expect(problemsOf(() => loadConfig({ env: { REDIS_SENTINELS: 's1:26379' } }))).toEqual([
+      {
+        file: expect.any(String),
+        field: 'sharedState.redis.masterName',
+        message: 'Required with sentinels: the name the sentinels monitor',
+      },
+    ]);
+    expect(problemsOf(() => loadConfig({ env: { REDIS_SENTINEL_MASTER: 'ingest' } }))).toEqual([
+      {
+        file: 'environment variable REDIS_SENTINEL_MASTER',
+        field: 'sharedState.redis.masterName',
+        message: 'Only used with sentinels: set sentinels too, or remove it',
+      },
+    ]);
+    expect(
+      problemsOf(() =>
+        loadConfig({
+          env: {
+            REDIS_URL: 'redis://r:6379',
+            REDIS_SENTINELS: 's1:26379',
+            REDIS_SENTINEL_MASTER: 'ingest',
+          },
+        }),
+      ),
+    ).toEqual([
+      {
+        file: 'environment variable REDIS_SENTINELS',
+        field: 'sharedState.redis.sentinels',
+        message: 'Set either url or sentinels (with masterName), not both',
+      },
+    ]);
   });
 });
 

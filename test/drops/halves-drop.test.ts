@@ -12,7 +12,7 @@ import { tempFolder } from '../support/temp.js';
 
 /**
  * A large CSV or v2-JSON file's validation pass runs in two halves at once, each in a worker thread
- * (src/pipeline/halves.ts). Whatever the file, the outcome must be the one pass's: the same
+ * (src/ingest/halves.ts). Whatever the file, the outcome must be the one pass's: the same
  * messages (bodies, ids, routing keys, order), the same lineage, and for a bad file the same
  * failure receipt. Each file goes through two drops: one that validates it in one pass
  * (`halvesFromBytes` infinite) and one that splits every file (`halvesFromBytes` 1).

@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLocalDrop } from '../../src/stores/local/index.js';
-import { PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
-import { MAX_LISTED_FAILURES } from '../../src/pipeline/validate-batch.js';
+import { PUBLISH_CHUNK } from '../../src/ingest/flow.js';
+import { MAX_LISTED_FAILURES } from '../../src/ingest/validate-batch.js';
 import { demoOrdersJson, type DropHarness, startDropHarness } from '../support/drop-harness.js';
 import { tempFolder } from '../support/temp.js';
 

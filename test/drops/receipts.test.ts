@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { serializeReceipt, type Receipt } from '../../src/pipeline/receipt.js';
+import { serializeReceipt, type Receipt } from '../../src/drops/receipts.js';
 import { openIdFile, writeReceiptFile } from '../../src/drops/receipts.js';
 import { tempFolder } from '../support/temp.js';
 

@@ -23,7 +23,7 @@ import type { StoreFixture } from '../stores/store-contract.js';
 let n = 0;
 const fresh = (): InputState => ({
   sha256: `${String(++n).padStart(4, '0')}${'a'.repeat(60)}`,
-  status: 'validated',
+  status: 'publishing',
   file: 'orders.csv',
   attempts: 1,
 });

@@ -20,9 +20,9 @@ describe('readiness', () => {
   it('stable (the default): two unchanged looks close together are not enough; looks spanning the quiet period are', () => {
     const r = readinessOf({});
     const at = 1_000_000;
-    expect(r.look([file('a.csv')], at)).toMatchObject({ ready: [], settling: 1 });
+    expect(r.look([file('a.csv')], at)).toMatchObject({ ready: [], arriving: 1 });
     // A writer pausing between rows: unchanged over 2 looks 1.5 s apart, but still being written.
-    expect(r.look([file('a.csv')], at + 1_500)).toMatchObject({ ready: [], settling: 1 });
+    expect(r.look([file('a.csv')], at + 1_500)).toMatchObject({ ready: [], arriving: 1 });
     expect(r.look([file('a.csv')], at + 29_999).ready).toEqual([]);
     expect(r.look([file('a.csv')], at + 30_000).ready.map((e) => e.name)).toEqual(['a.csv']);
     // It grew: the quiet period starts again from the look that saw it grown.
@@ -42,7 +42,7 @@ describe('readiness', () => {
 
   it('stable with quietMs 0: ready after `checks` unchanged looks, even when written within the current millisecond', () => {
     const r = readinessOf({ strategy: 'stable', checks: 2, quietMs: 0 });
-    expect(r.look([file('a.csv')], 1_000_000)).toMatchObject({ ready: [], settling: 1 });
+    expect(r.look([file('a.csv')], 1_000_000)).toMatchObject({ ready: [], arriving: 1 });
     expect(r.look([file('a.csv')], 1_000_000).ready.map((e) => e.name)).toEqual(['a.csv']);
   });
 
@@ -56,7 +56,7 @@ describe('readiness', () => {
 
   it('minimum age holds a file back until it is old enough', () => {
     const r = readinessOf({ strategy: 'rename', minAgeMs: 1000 });
-    expect(r.look([file('a.csv', 1, 10_000)], 10_500)).toMatchObject({ ready: [], settling: 1 });
+    expect(r.look([file('a.csv', 1, 10_000)], 10_500)).toMatchObject({ ready: [], arriving: 1 });
     expect(r.look([file('a.csv', 1, 10_000)], 11_000).ready).toHaveLength(1);
   });
 

@@ -71,7 +71,7 @@ describe('a webhook URL changed while retries wait on the broker', () => {
     );
     await expect.poll(() => harness.deadCount(), { timeout: 10_000 }).toBe(1);
     expect(after.received).toEqual([]);
-    const replayed = await replayDeadLetters({ url: AMQP_URL, events, selection: { id } });
+    const { replayed } = await replayDeadLetters({ url: AMQP_URL, events, selection: { id } });
     expect(replayed.map((r) => r.reason)).toEqual(['endpoint-removed']);
     await expect.poll(() => after.received.map((r) => r.id), { timeout: 10_000 }).toEqual([id]);
   });

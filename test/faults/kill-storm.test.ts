@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { InputState } from '../../src/drops/state/input-state.js';
-import type { Receipt } from '../../src/pipeline/receipt.js';
-import { PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
-import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
-import { startCliWorker, stopCli, type CliWorker } from '../support/cli-worker.js';
+import type { Receipt } from '../../src/drops/receipts.js';
+import { PUBLISH_CHUNK } from '../../src/ingest/flow.js';
+import { AMQP_URL } from '../support/broker.js';
+import { startCliWorker, stopCli, useWorkerProcesses } from '../support/cli-worker.js';
 import { demoOrdersCsv, shipmentIdOf } from '../support/drop-harness.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { tempFolder } from '../support/temp.js';
@@ -23,17 +23,8 @@ const KILLS = 3;
 const LEASE_MS = 10_000; // the shortest allowed: a killed worker's claim is taken over after it
 
 describe('a kill -9 storm over a file being published', () => {
-  let topology: TestTopology;
-  const workers: CliWorker[] = [];
-  beforeAll(async () => {
-    topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'kill-storm' });
-  });
-  afterAll(async () => {
-    for (const worker of workers)
-      if (worker.child.exitCode === null && worker.child.signalCode === null)
-        await stopCli(worker, 'SIGKILL');
-    await topology.cleanup();
-  });
+  const processes = useWorkerProcesses('kill-storm');
+  const { workers } = processes;
 
   it('does not kill the file: each try killed after progress gives its attempt back', async () => {
     const temp = tempFolder('kill-storm-');
@@ -64,7 +55,7 @@ describe('a kill -9 storm over a file being published', () => {
     );
     const config = temp.write(
       'config.yaml',
-      `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\n`,
+      `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${processes.topology.exchange}\n  queues: []\n`,
     );
     const env = { INGEST_CONFIG: config, AMQP_URL };
     writeFileSync(path.join(drop, 'big.csv'), csv);
@@ -103,7 +94,7 @@ describe('a kill -9 storm over a file being published', () => {
     const state = stateNow()!;
     expect(state).toMatchObject({ status: 'receipted', attempts: 1 });
     expect(state.failures?.filter((failure) => failure.kind === 'unfinished')).toHaveLength(KILLS);
-    const audit = auditQueue(await drainQueue(AMQP_URL, topology.queue), shipmentIdOf);
+    const audit = auditQueue(await drainQueue(AMQP_URL, processes.topology.queue), shipmentIdOf);
     expect(audit.distinctIds).toBe(ORDERS);
     expect(audit.recordsUnderSeveralIds).toEqual([]);
     expect(audit.idsWithDifferentBodies).toEqual([]);

@@ -1,6 +1,6 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import type { Receipt } from '../../src/drops/receipts.js';
 import type { RunSummary } from '../../src/drops/runner.js';
 import { createS3Drop, S3DropError } from '../../src/stores/s3/index.js';
 import { DropUnavailable } from '../../src/errors.js';
@@ -115,7 +115,7 @@ describe('S3 faults', () => {
     const awayLooks: Array<{ outcome: RunSummary | Error; ms: number }> = [];
     for (const until = performance.now() + AWAY_MS; performance.now() < until; ) {
       awayLooks.push(await timed(() => harness.runner.runOnce()));
-      await new Promise((resolve) => setTimeout(resolve, 200)); // bounded pacing: the poll interval
+      await new Promise((resolve) => setTimeout(resolve, 100)); // bounded pacing: a poll interval
     }
     for (const look of awayLooks) {
       expect(look.outcome).toBeInstanceOf(DropUnavailable); // an outage, mapped once by the store

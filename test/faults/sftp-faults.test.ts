@@ -1,10 +1,11 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import type { Receipt } from '../../src/drops/receipts.js';
 import type { RunSummary } from '../../src/drops/runner.js';
 import { createSftpDrop, SftpError } from '../../src/stores/sftp/index.js';
 import { DropUnavailable } from '../../src/errors.js';
+import { heartbeatInterval } from '../../src/drops/try/index.js';
 import {
   demoOrdersCsv,
   shipmentIdOf,
@@ -211,16 +212,21 @@ describe('SFTP faults', () => {
     expect(existsSync(path.join(drop, 'confirmed.csv'))).toBe(false);
   }, 90_000);
 
-  it('the claim heartbeat never races the move to processed/ (found by the frozen-server case)', async () => {
+  it('the claim heartbeat never races the move to processed/ (found by the frozen-server case): it is stopped before the settle', async () => {
     writeFileSync(
       path.join(drop, 'renewed.csv'),
       demoOrdersCsv(`SFTP-RENEW-${Date.now()}`, SMALL_ORDERS),
     );
-    // Hold the settling move until a renewal of the claim is under way (at most a little over
-    // one heartbeat, 1 s with this lease): the two renames of one claim then run together.
+    // Hold the settling move for longer than one heartbeat (a quarter of the 10 s lease): a
+    // heartbeat still running would rename the claim meanwhile, the two renames of one claim
+    // racing. It is stopped before the settle, so no renewal begins.
     let renewalStarted!: () => void;
     const renewal = new Promise<void>((resolve) => (renewalStarted = resolve));
     let movesHeld = 0;
+    let renewed = false;
+    void renewal.then(() => {
+      renewed = true;
+    });
     tap.before(async (operation, name) => {
       if (operation !== 'rename') return;
       const [, to = ''] = name.split(' -> ');
@@ -232,9 +238,13 @@ describe('SFTP faults', () => {
       if (to === 'processed/renewed.csv') {
         movesHeld += 1;
         let timer: NodeJS.Timeout | undefined;
+        // An observation window (a renewal that does not come can only be waited for), cut short
+        // if one does come.
         await Promise.race([
           renewal,
-          new Promise((resolve) => (timer = setTimeout(resolve, 2500))),
+          new Promise(
+            (windowOver) => (timer = setTimeout(windowOver, heartbeatInterval(10_000) + 500)),
+          ),
         ]);
         clearTimeout(timer);
       }
@@ -242,6 +252,7 @@ describe('SFTP faults', () => {
     try {
       const summary = await harness.runner.runOnce();
       expect(movesHeld).toBe(1);
+      expect(renewed, 'no claim renewal while the move was held').toBe(false);
       expect(summary, harness.warnings.slice(-2).join('')).toMatchObject({
         accepted: 1,
         retried: 0,

@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import { describe, expect, it } from 'vitest';
+import type { Receipt } from '../../src/drops/receipts.js';
 import type { InputState } from '../../src/drops/state/input-state.js';
-import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { AMQP_URL, type TestTopology } from '../support/broker.js';
 import {
   startCli,
   startCliWorker,
   stopCli as stopWorker,
-  type CliWorker,
+  useWorkerProcesses,
 } from '../support/cli-worker.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { tempFolder } from '../support/temp.js';
@@ -68,20 +68,11 @@ function setUp(topology: TestTopology, graceMs: number) {
 }
 
 describe('a worker stopped while it works on a file', () => {
-  let topology: TestTopology;
-  const workers: CliWorker[] = [];
-  beforeAll(async () => {
-    topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'shutdown' });
-  });
-  afterAll(async () => {
-    for (const worker of workers)
-      if (worker.child.exitCode === null && worker.child.signalCode === null)
-        await stopWorker(worker, 'SIGKILL', 5000);
-    await topology.cleanup();
-  });
+  const processes = useWorkerProcesses('shutdown');
+  const { workers } = processes;
 
   it('interrupted mid-publish: exit 0, no receipt, file back, progress kept; the next start publishes the rest, each record once', async () => {
-    const { drop, pipeline, env } = setUp(topology, SHORT_GRACE_MS);
+    const { drop, pipeline, env } = setUp(processes.topology, SHORT_GRACE_MS);
     const { csv, shipmentIds } = ordersFile(`STOP${Date.now().toString(36)}`, BIG_FILE_RECORDS);
     writeFileSync(path.join(drop, 'big.csv'), csv);
     const state = path.join(drop, '.warehouse-ingest', 'state', `${sha256(csv)}.json`);
@@ -92,14 +83,14 @@ describe('a worker stopped while it works on a file', () => {
     workers.push(first);
     // Mid-publish: the broker holds some of the file's records.
     await expect
-      .poll(() => topology.count(), {
+      .poll(() => processes.topology.count(), {
         timeout: 90_000,
         interval: 50,
         message: `nothing published: ${first.stderr()}`,
       })
       .toBeGreaterThanOrEqual(5000);
     const stopped = await stopWorker(first, 'SIGTERM', SHORT_GRACE_MS + STOP_MARGIN_MS + 10_000);
-    const inQueue = await topology.count();
+    const inQueue = await processes.topology.count();
 
     expect(stopped.exit, first.stderr()).toBe('code 0');
     expect(stopped.ms).toBeLessThan(SHORT_GRACE_MS + STOP_MARGIN_MS);
@@ -161,7 +152,7 @@ describe('a worker stopped while it works on a file', () => {
     expect(final.resume).toBeUndefined();
 
     // The queue: every record exactly once, in file order, under the ids the receipt lists in that order.
-    const messages = await drainQueue(AMQP_URL, topology.queue, 120_000);
+    const messages = await drainQueue(AMQP_URL, processes.topology.queue, 120_000);
     const audit = auditQueue(messages, shipmentIdOf);
     const steps = first.lines
       .filter((l) => typeof l.ms === 'number' && String(l.msg).startsWith('stop'))
@@ -189,7 +180,7 @@ describe('a worker stopped while it works on a file', () => {
   }, 300_000);
 
   it('a file that finishes within the grace time is finished: receipt, exit 0; the next file is not taken', async () => {
-    const { drop, pipeline, env } = setUp(topology, 60_000);
+    const { drop, pipeline, env } = setUp(processes.topology, 60_000);
     const tag = `FIN${Date.now().toString(36)}`;
     // Large enough (a few seconds each) that the signal surely lands while the first one is worked on, even on a loaded machine.
     const files: Record<string, { csv: string; shipmentIds: string[] }> = {
@@ -229,7 +220,7 @@ describe('a worker stopped while it works on a file', () => {
       existsSync(path.join(drop, '.warehouse-ingest', 'state', `${sha256(files[left]!.csv)}.json`)),
     ).toBe(false);
 
-    const messages = await drainQueue(AMQP_URL, topology.queue);
+    const messages = await drainQueue(AMQP_URL, processes.topology.queue);
     expect(messages.map((m) => shipmentIdOf(m.body))).toEqual(files[taken]!.shipmentIds);
     console.log(
       `[faults] shutdown with time enough: ${taken} (${SMALL_FILE_RECORDS} records) finished, stop took ${stopped.ms} ms`,
@@ -237,14 +228,18 @@ describe('a worker stopped while it works on a file', () => {
   }, 120_000);
 
   it('run --once stopped mid-file: prints its summary (interrupted: 1) and exits 0, progress kept', async () => {
-    const { drop, pipeline, env } = setUp(topology, 500);
-    await drainQueue(AMQP_URL, topology.queue, 60_000); // whatever an earlier test left
+    const { drop, pipeline, env } = setUp(processes.topology, 500);
+    await drainQueue(AMQP_URL, processes.topology.queue, 60_000); // whatever an earlier test left
     const { csv } = ordersFile(`ONCE${Date.now().toString(36)}`, 60_000);
     writeFileSync(path.join(drop, 'once.csv'), csv);
     const worker = startCli(['run', pipeline, '--once'], env);
     workers.push(worker);
     await expect
-      .poll(() => topology.count(), { timeout: 90_000, interval: 50, message: worker.stderr() })
+      .poll(() => processes.topology.count(), {
+        timeout: 90_000,
+        interval: 50,
+        message: worker.stderr(),
+      })
       .toBeGreaterThanOrEqual(3000);
     const stopped = await stopWorker(worker, 'SIGTERM', 30_000);
     expect(stopped.exit, worker.stderr()).toBe('code 0');
@@ -255,7 +250,7 @@ describe('a worker stopped while it works on a file', () => {
     const state = JSON.parse(
       readFileSync(path.join(drop, '.warehouse-ingest', 'state', `${sha256(csv)}.json`), 'utf8'),
     ) as InputState;
-    expect(state.resume?.confirmed).toBe(await topology.count());
-    await drainQueue(AMQP_URL, topology.queue, 60_000);
+    expect(state.resume?.confirmed).toBe(await processes.topology.count());
+    await drainQueue(AMQP_URL, processes.topology.queue, 60_000);
   }, 120_000);
 });

@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Receipt } from '../../src/pipeline/receipt.js';
-import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
-import { startCliWorker, stopCli, type CliWorker } from '../support/cli-worker.js';
+import { describe, expect, it } from 'vitest';
+import type { Receipt } from '../../src/drops/receipts.js';
+import { AMQP_URL } from '../support/broker.js';
+import { startCliWorker, stopCli, useWorkerProcesses } from '../support/cli-worker.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';
 import { tempFolder } from '../support/temp.js';
 import { ordersCsv } from '../drops/stores/drop-contract.js';
@@ -57,17 +57,8 @@ const claimsIn = (drop: string) => {
 const claimsLeft = (drop: string) => claimsIn(drop).length;
 
 describe('worker killed while it works', () => {
-  let topology: TestTopology;
-  const workers: CliWorker[] = [];
-  beforeAll(async () => {
-    topology = await declareTestTopology({ bindingKeys: ['#'], prefix: 'faults' });
-  });
-  afterAll(async () => {
-    for (const worker of workers)
-      if (worker.child.exitCode === null && worker.child.signalCode === null)
-        await stopCli(worker, 'SIGKILL');
-    await topology.cleanup();
-  });
+  const processes = useWorkerProcesses('faults');
+  const { workers } = processes;
 
   it('every file ends with one receipt, no claim stays stuck, no record under two ids', async () => {
     const temp = tempFolder('worker-killed-');
@@ -102,7 +93,7 @@ describe('worker killed while it works', () => {
     );
     const config = temp.write(
       'config.yaml',
-      `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${topology.exchange}\n  queues: []\n`,
+      `dataDirectory: ${temp.dir}/data\nbroker:\n  exchange: ${processes.topology.exchange}\n  queues: []\n`,
     );
     const env = { INGEST_CONFIG: config, AMQP_URL };
 
@@ -162,7 +153,7 @@ describe('worker killed while it works', () => {
     const spooled = existsSync(path.join(temp.dir, 'data', 'spool'))
       ? readdirSync(path.join(temp.dir, 'data', 'spool'))
       : [];
-    const audit = auditQueue(await drainQueue(AMQP_URL, topology.queue), shipmentIdOf);
+    const audit = auditQueue(await drainQueue(AMQP_URL, processes.topology.queue), shipmentIdOf);
     const accepted = receipts.filter((r) => r.receipt.outcome === 'accepted');
     const recordsAccepted = accepted.reduce(
       (sum, r) => sum + (r.receipt.response as { recordCount: number }).recordCount,

@@ -9,7 +9,7 @@ import {
 import path from 'node:path';
 import { connect } from 'amqplib';
 import { afterEach, expect, inject, it } from 'vitest';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import type { Receipt } from '../../src/drops/receipts.js';
 import { demoOrdersCsv, shipmentIdOf } from '../support/drop-harness.js';
 import { type FleetService, startFleetService } from '../support/fleet-load.js';
 import { auditQueue, drainQueue } from '../support/queue-audit.js';

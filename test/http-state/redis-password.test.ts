@@ -1,6 +1,7 @@
 /**
  * A Redis that requires a password (a private redis-server started here): the password comes
- * from `sharedState.redis.passwordFile`, owner-only, and never appears in a message.
+ * from `sharedState.redis.passwordFile`, owner-only, and never appears in a message; the same
+ * behind a private sentinel that requires its own (`sentinelPasswordFile`).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import net from 'node:net';
@@ -103,5 +104,94 @@ describe('a Redis with a password', () => {
     const opening = openSharedState(config, createLogger({ level: 'silent' }));
     await expect(opening).rejects.toBeInstanceOf(ConfigError);
     await expect(opening).rejects.toThrow(/sharedState\.redis\.passwordFile.*chmod 600/s);
+  });
+});
+
+describe('behind a Sentinel that requires a password', () => {
+  const SENTINEL_PASSWORD = 'sentinel-test-password-51a7';
+  let sentinel: ChildProcess;
+  let sentinelPort: number;
+
+  beforeAll(async () => {
+    const probe = net.createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    sentinelPort = (probe.address() as net.AddressInfo).port;
+    await new Promise((resolve) => probe.close(resolve));
+    // Sentinel rewrites its file: one of its own, writable.
+    const file = temp.write(
+      'sentinel.conf',
+      [
+        `port ${sentinelPort}`,
+        'bind 127.0.0.1',
+        `dir ${temp.dir}`,
+        `requirepass ${SENTINEL_PASSWORD}`,
+        `sentinel monitor pw-master 127.0.0.1 ${port} 1`,
+        `sentinel auth-pass pw-master ${PASSWORD}`,
+        '',
+      ].join('\n'),
+    );
+    sentinel = spawn('redis-server', [file, '--sentinel'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    await new Promise<void>((resolve, reject) => {
+      sentinel.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+        output += chunk;
+        if (output.includes('+monitor master pw-master')) resolve();
+      });
+      sentinel.once('exit', (code) => reject(new Error(`sentinel exited (${code}): ${output}`)));
+    });
+  });
+
+  afterAll(() => {
+    sentinel?.kill('SIGTERM');
+  });
+
+  const sentinelConfig = (name: string, sentinelPasswordFile: string) =>
+    configWith(name, {
+      sentinels: [`127.0.0.1:${sentinelPort}`],
+      masterName: 'pw-master',
+      passwordFile: temp.write(`${name}-password`, `${PASSWORD}\n`),
+      sentinelPasswordFile,
+      keyPrefix: 'password-test:',
+    });
+
+  it('finds the master with sentinelPasswordFile, connects with passwordFile, and logs where, never a password', async () => {
+    const logs = new LogCapture();
+    const config = sentinelConfig(
+      'sentinel-good.yaml',
+      temp.write('sentinel-password', `${SENTINEL_PASSWORD}\n`),
+    );
+    const state = await openSharedState(config, createLogger({ destination: logs }));
+    try {
+      expect(await state.buckets.take('s', 2, 60_000)).toMatchObject({ allowed: true });
+      const text = logs.raw.join('\n');
+      expect(text).toContain(`sentinel://127.0.0.1:${sentinelPort}/pw-master`);
+      expect(text).toContain(`shared state: on the master at 127.0.0.1:${port}`);
+      expect(text).not.toContain(PASSWORD);
+      expect(text).not.toContain(SENTINEL_PASSWORD);
+    } finally {
+      await state.close();
+    }
+  });
+
+  it('with a wrong sentinel password, the start fails naming the set, never the password', async () => {
+    const config = sentinelConfig(
+      'sentinel-wrong.yaml',
+      temp.write('sentinel-wrong-password', `not-${SENTINEL_PASSWORD}`),
+    );
+    const opening = openSharedState(config, createLogger({ level: 'silent' }));
+    await expect(opening).rejects.toThrow(
+      `cannot reach the shared state at sentinel://127.0.0.1:${sentinelPort}/pw-master`,
+    );
+    await expect(opening).rejects.not.toThrow(/sentinel-test-password/);
+  });
+
+  it('refuses a sentinel password file that others may read, naming the field', async () => {
+    const config = sentinelConfig(
+      'sentinel-exposed.yaml',
+      temp.write('sentinel-exposed-password', SENTINEL_PASSWORD, 0o644),
+    );
+    const opening = openSharedState(config, createLogger({ level: 'silent' }));
+    await expect(opening).rejects.toBeInstanceOf(ConfigError);
+    await expect(opening).rejects.toThrow(/sharedState\.redis\.sentinelPasswordFile.*chmod 600/s);
   });
 });

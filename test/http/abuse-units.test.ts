@@ -1,5 +1,7 @@
 /** The rate limiter and the failed-login throttle on their own clock: refill, windows, bounded memory. */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { createAuthThrottle } from '../../src/http/auth-throttle.js';
 import { createRateLimiter, rateLimitHeaders } from '../../src/http/rate-limit.js';
 
@@ -55,7 +57,7 @@ describe('failed-login throttle', async () => {
   const options = {
     windowSeconds: 60,
     maxFailuresPerClient: 3,
-    maxFailuresPerAddress: 5,
+    maxBusinessIdsPerAddress: 5,
     failuresBeforeSlowdown: 2,
     slowdownStepMs: 100,
     maxSlowdownMs: 250,
@@ -71,25 +73,76 @@ describe('failed-login throttle', async () => {
       now += 1000;
     }
     expect(slowdowns).toEqual([0, 0, 100, 200, 250]);
-    expect(await throttle.retryAfter('192.0.2.1', 'ACME')).toBe(57); // the third-newest failure (t=2 s) leaves at 62 s
-    expect(await throttle.retryAfter('192.0.2.2', 'ACME')).toBe(0);
+    // the third-newest failure (t=2 s) leaves at 62 s
+    expect(await throttle.refusal('192.0.2.1', 'ACME')).toEqual({
+      reason: 'client',
+      retryAfterSeconds: 57,
+    });
+    expect(await throttle.refusal('192.0.2.2', 'ACME')).toBeUndefined();
     now = 62_000;
-    expect(await throttle.retryAfter('192.0.2.1', 'ACME')).toBe(0);
+    expect(await throttle.refusal('192.0.2.1', 'ACME')).toBeUndefined();
     now = 200_000;
     expect(await throttle.slowdownMs('ACME')).toBe(0);
   });
 
-  it('throttles an (address, business id) pair, with a higher ceiling for the address: a neighbour behind the same NAT keeps logging in', async () => {
-    let now = 0;
+  it('counts failures per business id first: a key guessed wrongly locks that id from that address, not another business behind it', async () => {
+    const now = 0;
     const throttle = createAuthThrottle({ ...options, now: () => now });
     for (let i = 0; i < 3; i++) await throttle.recordFailure('198.51.100.7', 'ACME');
-    expect(await throttle.retryAfter('198.51.100.7', 'ACME')).toBe(60);
-    expect(await throttle.retryAfter('198.51.100.7', 'GLOBEX')).toBe(0);
-    now = 1000;
-    for (let i = 0; i < 2; i++) await throttle.recordFailure('198.51.100.7', `guess-${i}`);
-    // Five failures from the address in all: now every unverified attempt from it waits.
-    expect(await throttle.retryAfter('198.51.100.7', 'GLOBEX')).toBe(59);
-    expect(await throttle.retryAfter('198.51.100.8', 'ACME')).toBe(0);
+    expect(await throttle.refusal('198.51.100.7', 'ACME')).toEqual({
+      reason: 'client',
+      retryAfterSeconds: 60,
+    });
+    expect(await throttle.refusal('198.51.100.7', 'GLOBEX')).toBeUndefined();
+    // However often one id fails, it counts once towards the address's ceiling.
+    for (let i = 0; i < 50; i++) await throttle.recordFailure('198.51.100.7', 'ACME');
+    expect(await throttle.refusal('198.51.100.7', 'GLOBEX')).toBeUndefined();
+  });
+
+  it("the hardening round's scenario, with the shipped defaults: 200 failed logins across 11 business ids from one address leave another business free to log in", async () => {
+    const defaults = (
+      parse(readFileSync(new URL('../../config/default.yaml', import.meta.url), 'utf8')) as {
+        http: { abuse: { authThrottle: Parameters<typeof createAuthThrottle>[0] } };
+      }
+    ).http.abuse.authThrottle;
+    expect(defaults.maxBusinessIdsPerAddress).toBeGreaterThan(11);
+    const throttle = createAuthThrottle(defaults);
+    let failures = 0;
+    for (let i = 0; failures < 200; i = (i + 1) % 11) {
+      // A connector that keeps failing is refused per id (`client`), and nothing more is counted.
+      if (await throttle.refusal('192.0.2.50', `TENANT${i}`)) continue;
+      await throttle.recordFailure('192.0.2.50', `TENANT${i}`);
+      failures++;
+    }
+    expect(await throttle.refusal('192.0.2.50', 'OTHER')).toBeUndefined();
+    // TENANT0 failed 19 times (200 = 11 × 18 + 2): one more, and that id alone is refused from there.
+    await throttle.recordFailure('192.0.2.50', 'TENANT0');
+    expect(await throttle.refusal('192.0.2.50', 'TENANT0')).toMatchObject({ reason: 'client' });
+    expect(await throttle.refusal('192.0.2.50', 'OTHER')).toBeUndefined();
+  });
+
+  it('past maxBusinessIdsPerAddress ids failing from an address, refuses other ids from it (a spray) until the oldest leaves the window; the failing ids keep their own limit; 0 turns the ceiling off', async () => {
+    let now = 0;
+    const throttle = createAuthThrottle({ ...options, now: () => now });
+    for (let i = 0; i < 5; i++) {
+      expect(await throttle.refusal('192.0.2.9', `GUESS${i}`)).toBeUndefined();
+      await throttle.recordFailure('192.0.2.9', `GUESS${i}`);
+      now += 1000;
+    }
+    expect(await throttle.refusal('192.0.2.9', 'GUESS5')).toEqual({
+      reason: 'address',
+      retryAfterSeconds: 55,
+    });
+    expect(await throttle.refusal('192.0.2.9', 'OTHER')).toMatchObject({ reason: 'address' });
+    expect(await throttle.refusal('192.0.2.9', 'GUESS0')).toBeUndefined();
+    expect(await throttle.refusal('192.0.2.10', 'OTHER')).toBeUndefined();
+    now = 60_001; // GUESS0's failure has left the window
+    expect(await throttle.refusal('192.0.2.9', 'OTHER')).toBeUndefined();
+
+    const open = createAuthThrottle({ ...options, maxBusinessIdsPerAddress: 0 });
+    for (let i = 0; i < 100; i++) await open.recordFailure('192.0.2.9', `GUESS${i}`);
+    expect(await open.refusal('192.0.2.9', 'OTHER')).toBeUndefined();
+    expect(await open.refusal('192.0.2.9', 'GUESS1')).toBeUndefined();
   });
 
   it('remembers at most maxKeys clients, addresses and business ids (each)', async () => {

@@ -1,11 +1,13 @@
 /**
  * HTTPS (`http.tls`): the service started as `serve` starts it, with a certificate made here by
  * openssl, answers a real batch over HTTP/1.1 + TLS with 202 (the records on the broker), keeps
- * its header-size limit there, and refuses a key file others may read.
+ * its header-size limit there, and refuses a key file others may read. Every HTTP/1.1 check runs
+ * twice: on node:https, and on node:http2's server with `http.tls.http2` (ALPN h2 + http/1.1),
+ * whose h2 streams are checked apart.
  */
-import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
 import { chmodSync, copyFileSync, readFileSync } from 'node:fs';
+import http2 from 'node:http2';
 import https from 'node:https';
 import path from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
@@ -19,6 +21,7 @@ import { heldConnections } from '../support/held-sockets.js';
 import { basicAuth, DEMO_WITH_BROKER, demoTenantYaml, LogCapture } from '../support/http-app.js';
 import { type HeldConnection, holdConnection } from '../support/raw-http.js';
 import { tempFolder } from '../support/temp.js';
+import { makeCertificate } from '../support/tls-certificate.js';
 
 const temp = tempFolder('tls-');
 const cert = path.join(temp.dir, 'cert.pem');
@@ -28,32 +31,6 @@ let service: RunningService | undefined;
 /** Connections of the stalled-handshake test: the attack held 500 (descriptors 24 → 524, for ever). */
 const STALLED = 100;
 const logs = new LogCapture();
-
-/** A fresh self-signed pair for localhost, written to `certFile` and `keyFile` (chmod 600). */
-function makeCertificate(certFile: string, keyFile: string): void {
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      '/CN=localhost',
-      '-addext',
-      'subjectAltName=DNS:localhost,IP:127.0.0.1',
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: 'ignore' },
-  );
-  chmodSync(keyFile, 0o600);
-}
 
 /** The SHA-256 fingerprint of the certificate a new connection to `url` is served. */
 function servedFingerprint(url: string): Promise<string> {
@@ -85,7 +62,7 @@ afterAll(async () => {
 
 function configFile(
   name: string,
-  tls: { cert: string; key: string },
+  tls: { cert: string; key: string; http2?: boolean },
   http: Record<string, unknown> = {},
 ): Promise<string> {
   return demoTenantYaml().then((tenants) =>
@@ -125,11 +102,13 @@ function request(
   });
 }
 
-describe('HTTPS', () => {
+describe.each([{ http2: false }, { http2: true }])('HTTPS (http2: $http2)', ({ http2 }) => {
   it('answers a batch over HTTP/1.1 + TLS with 202, the records on the broker; the header limit holds there', async () => {
+    await service?.stop();
+    const queued = await topology.count();
     service = await startService({
       env: {
-        INGEST_CONFIG: await configFile('tls.yaml', { cert, key }),
+        INGEST_CONFIG: await configFile('tls.yaml', { cert, key, http2 }),
         AMQP_URL,
         PORT: '0',
         ADMIN_PORT: '0',
@@ -151,7 +130,7 @@ describe('HTTPS', () => {
     expect(accepted.status).toBe(202);
     expect(accepted.protocol).toMatch(/^TLSv1\.[23]$/);
     expect(JSON.parse(accepted.body)).toMatchObject({ success: true, recordCount: 3 });
-    expect(await topology.count()).toBe(3);
+    expect(await topology.count()).toBe(queued + 3);
 
     const tooLarge = await request(`${service.url}/healthz`, {
       headers: { 'x-filler': 'x'.repeat(20_000) },
@@ -165,7 +144,11 @@ describe('HTTPS', () => {
     const stalled = await startService({
       env: {
         // The handshake must end within requestTimeoutMs (at most 60 s).
-        INGEST_CONFIG: await configFile('stalled.yaml', { cert, key }, { requestTimeoutMs: 1000 }),
+        INGEST_CONFIG: await configFile(
+          'stalled.yaml',
+          { cert, key, http2 },
+          { requestTimeoutMs: 1000 },
+        ),
         AMQP_URL,
         PORT: '0',
         ADMIN_PORT: '0',
@@ -232,7 +215,11 @@ describe('HTTPS', () => {
     const stopping = await startService({
       env: {
         // A handshake may take 60 s here, longer than this test may.
-        INGEST_CONFIG: await configFile('stop.yaml', { cert, key }, { requestTimeoutMs: 120_000 }),
+        INGEST_CONFIG: await configFile(
+          'stop.yaml',
+          { cert, key, http2 },
+          { requestTimeoutMs: 120_000 },
+        ),
         AMQP_URL,
         PORT: '0',
         ADMIN_PORT: '0',
@@ -257,7 +244,7 @@ describe('HTTPS', () => {
     const reloadLogs = new LogCapture();
     const running = await startService({
       env: {
-        INGEST_CONFIG: await configFile('reload.yaml', { cert: liveCert, key: liveKey }),
+        INGEST_CONFIG: await configFile('reload.yaml', { cert: liveCert, key: liveKey, http2 }),
         AMQP_URL,
         PORT: '0',
         ADMIN_PORT: '0',
@@ -290,7 +277,7 @@ describe('HTTPS', () => {
     const exposed = temp.write('exposed-key.pem', readFileSync(key, 'utf8'), 0o644);
     const starting = startService({
       env: {
-        INGEST_CONFIG: await configFile('exposed.yaml', { cert, key: exposed }),
+        INGEST_CONFIG: await configFile('exposed.yaml', { cert, key: exposed, http2 }),
         AMQP_URL,
         PORT: '0',
         ADMIN_PORT: '0',
@@ -299,5 +286,142 @@ describe('HTTPS', () => {
     });
     await expect(starting).rejects.toBeInstanceOf(ConfigError);
     await expect(starting).rejects.toThrow(/http\.tls\.key.*chmod 600/s);
+  });
+});
+
+/** The protocol ALPN picks for a TLS client offering h2 and http/1.1 (false: none). */
+function negotiated(url: string): Promise<string | false> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect(
+      {
+        host: hostname,
+        port: Number(port),
+        ca: readFileSync(cert),
+        ALPNProtocols: ['h2', 'http/1.1'],
+      },
+      () => {
+        resolve(socket.alpnProtocol ?? false);
+        socket.end();
+      },
+    );
+    socket.on('error', reject);
+  });
+}
+
+describe('HTTP/2 over TLS (http.tls.http2)', () => {
+  it('is offered only when asked: without it, ALPN picks http/1.1 for a client offering h2', async () => {
+    const plain = await startService({
+      env: {
+        INGEST_CONFIG: await configFile('alpn-off.yaml', { cert, key }),
+        AMQP_URL,
+        PORT: '0',
+        ADMIN_PORT: '0',
+      },
+      log: createLogger({ level: 'silent' }),
+    });
+    try {
+      expect(await negotiated(plain.url)).toBe('http/1.1');
+    } finally {
+      await plain.stop();
+    }
+  });
+
+  it('answers a batch POSTed by a node:http2 client with 202, the records on the broker; a request not received in time is reset; a stop sends GOAWAY and ends', async () => {
+    const h2Logs = new LogCapture();
+    const running = await startService({
+      env: {
+        INGEST_CONFIG: await configFile(
+          'h2.yaml',
+          { cert, key, http2: true },
+          { requestTimeoutMs: 1500 },
+        ),
+        AMQP_URL,
+        PORT: '0',
+        ADMIN_PORT: '0',
+      },
+      log: createLogger({ destination: h2Logs }),
+    });
+    const session = http2.connect(running.url, { ca: readFileSync(cert) });
+    try {
+      expect(await negotiated(running.url)).toBe('h2');
+      const queued = await topology.count();
+      const orders = readFileSync(
+        new URL('../../fixtures/demo/sales-orders.json', import.meta.url),
+        'utf8',
+      );
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const stream = session.request({
+          ':method': 'POST',
+          ':path': '/api/v2/sales-orders',
+          'content-type': 'application/json',
+          authorization: basicAuth(DEMO_WITH_BROKER),
+        });
+        let status = 0;
+        let body = '';
+        stream.on('response', (headers) => (status = Number(headers[':status'])));
+        stream.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
+        stream.on('end', () => resolve({ status, body }));
+        stream.on('error', reject);
+        stream.end(orders);
+      });
+      expect(answer.status).toBe(202);
+      expect(JSON.parse(answer.body)).toMatchObject({ success: true, recordCount: 3 });
+      expect(await topology.count()).toBe(queued + 3);
+
+      // A body that never arrives whole: the stream is reset after requestTimeoutMs, the session lives on.
+      const slow = session.request({
+        ':method': 'POST',
+        ':path': '/api/v2/sales-orders',
+        'content-type': 'application/json',
+        'content-length': '100',
+        authorization: basicAuth(DEMO_WITH_BROKER),
+      });
+      slow.on('error', () => undefined);
+      slow.write('[');
+      const started = Date.now();
+      await new Promise((resolve) => slow.once('close', resolve));
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+      expect(slow.rstCode).toBe(http2.constants.NGHTTP2_CANCEL);
+      expect(session.closed).toBe(false);
+      expect(h2Logs.lines.map((l) => l.msg)).toContain(
+        'HTTP/2 request not received in time: stream reset',
+      );
+
+      // HTTP/1.1 on the same server keeps its own time-out (Node's default there would be 300 s).
+      const { hostname, port } = new URL(running.url);
+      const slowHttp1 = await new Promise<{ head: string; ms: number }>((resolve, reject) => {
+        const begun = Date.now();
+        const socket = tlsConnect(
+          {
+            host: hostname,
+            port: Number(port),
+            ca: readFileSync(cert),
+            ALPNProtocols: ['http/1.1'],
+          },
+          () =>
+            socket.write(
+              `POST /api/v2/sales-orders HTTP/1.1\r\nhost: x\r\nauthorization: ${basicAuth(DEMO_WITH_BROKER)}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n[`,
+            ),
+        );
+        let received = '';
+        socket.setEncoding('utf8').on('data', (chunk: string) => (received += chunk));
+        socket.on('close', () =>
+          resolve({ head: received.split('\r\n')[0]!, ms: Date.now() - begun }),
+        );
+        socket.on('error', reject);
+      });
+      expect(slowHttp1.head).toBe('HTTP/1.1 408 Request Timeout');
+      expect(slowHttp1.ms).toBeLessThan(10_000);
+
+      // The open session does not hold a stop: the service says GOAWAY and closes it.
+      const goaway = new Promise((resolve) => session.once('goaway', resolve));
+      await running.stop();
+      await goaway;
+      await vi.waitFor(() => expect(session.closed || session.destroyed).toBe(true));
+    } finally {
+      session.destroy();
+      await running.stop();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { withoutPaths } from '../../src/pipeline/message-id.js';
+import { withoutPaths } from '../../src/ingest/message-id.js';
 import { KIND_NAMES } from '../../src/records/index.js';
 import { LEGACY } from '../../src/records/legacy/index.js';
 import { FIXTURES } from '../records/fixtures.js';

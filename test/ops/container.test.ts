@@ -5,7 +5,6 @@
  * `node` user owns, and the HEALTHCHECK (`warehouse-ingest healthcheck`) answers for a running
  * service with and without `http.tls`.
  */
-import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -20,6 +19,7 @@ import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/bro
 import { runCli } from '../support/cli-process.js';
 import { demoTenantYaml } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
+import { makeCertificate } from '../support/tls-certificate.js';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');
@@ -173,21 +173,7 @@ describe('warehouse-ingest healthcheck against a running service', () => {
   const key = path.join(temp.dir, 'key.pem');
 
   beforeAll(async () => {
-    execFileSync(
-      'openssl',
-      [
-        'req',
-        '-x509',
-        '-newkey',
-        'rsa:2048',
-        '-nodes',
-        '-days',
-        '1',
-        '-subj',
-        '/CN=localhost',
-      ].concat(['-keyout', key, '-out', cert]),
-      { stdio: 'ignore' },
-    );
+    makeCertificate(cert, key);
     topology = await declareTestTopology({ bindingKeys: ['#'] });
   });
   afterAll(async () => {

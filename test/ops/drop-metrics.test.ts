@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createMetrics } from '../../src/metrics.js';
-import { createIngest } from '../../src/pipeline/ingest.js';
-import { compileRoutingKey } from '../../src/pipeline/route.js';
+import { createIngest } from '../../src/ingest/flow.js';
+import { compileRoutingKey } from '../../src/ingest/route.js';
 import { pipelineSchema } from '../../src/drops/definition.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
 import { createDropRunner, type DropRunner } from '../../src/drops/runner.js';

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import type { Receipt } from '../../src/pipeline/receipt.js';
+import type { Receipt } from '../../src/drops/receipts.js';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { createLocalDrop } from '../../src/stores/local/index.js';
 import { createS3Drop } from '../../src/stores/s3/index.js';

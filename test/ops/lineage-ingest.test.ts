@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import type { Candidate, ConfirmedRecords } from '../../src/pipeline/batch.js';
-import { PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
+import type { Candidate, ConfirmedRecords } from '../../src/ingest/batch.js';
+import { PUBLISH_CHUNK } from '../../src/ingest/flow.js';
 import { KINDS } from '../../src/records/index.js';
 import { validRecords } from '../records/fixtures.js';
 import { useRealIngest } from '../support/real-ingest.js';

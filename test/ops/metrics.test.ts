@@ -123,14 +123,14 @@ describe('drop hooks (called by the drop runner)', () => {
     const metrics = createMetrics({ businesses: ['ACME'] });
     metrics.receiptWriteFailed('acme-orders');
     metrics.receiptWriteFailed('acme-orders');
-    metrics.setInputs('acme-orders', 'settling', 3);
-    metrics.setInputs('acme-orders', 'settling', 1);
+    metrics.setInputs('acme-orders', 'publishing', 3);
+    metrics.setInputs('acme-orders', 'publishing', 1);
     metrics.setInputs('acme-orders', 'failed', 2);
     const text = await metrics.registry.metrics();
     expect(
       sample(text, 'warehouse_ingest_receipt_write_failures_total{pipeline="acme-orders"}'),
     ).toBe(2);
-    expect(sample(text, 'warehouse_ingest_inputs{pipeline="acme-orders",state="settling"}')).toBe(
+    expect(sample(text, 'warehouse_ingest_inputs{pipeline="acme-orders",state="publishing"}')).toBe(
       1,
     );
     expect(sample(text, 'warehouse_ingest_inputs{pipeline="acme-orders",state="failed"}')).toBe(2);

@@ -132,7 +132,7 @@ describe('the release folder', () => {
   it('validates a large CSV drop on two cores with its own worker thread file (run --once, embedded publisher)', async () => {
     const drop = path.join(temp.dir, 'large-drop');
     mkdirSync(drop);
-    // Over 4 MiB: the size from which a CSV file's validation pass is split (src/pipeline/halves.ts).
+    // Over 4 MiB: the size from which a CSV file's validation pass is split (src/ingest/halves.ts).
     const rows = [
       'AccountID,OrdNumber,DueOutDate,oOrderLines_LineNumber,oOrderLines_ProductID,oOrderLines_Qty,oOrderLines_UoM,oOrderLines_SalesUnitPrice',
     ];

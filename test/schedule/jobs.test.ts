@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { startJob } from '../../src/schedule.js';
 
@@ -89,25 +89,42 @@ describe('scheduled jobs (node-cron)', () => {
   });
 
   it('polls at once, then pollIntervalMs after each run ends; stop() waits for the run in hand', async () => {
-    const { log } = capture();
-    const started: number[] = [];
-    let ended = 0;
-    const job = startJob({
-      name: 'poll:interval',
-      schedule: { pollIntervalMs: 100 },
-      log,
-      run: async () => {
-        started.push(Date.now());
-        await new Promise((resolve) => setTimeout(resolve, 150));
-        ended += 1;
-      },
-    });
-    await expect.poll(() => started.length, { timeout: 3000 }).toBeGreaterThanOrEqual(2);
-    expect(started[1]! - started[0]!).toBeGreaterThanOrEqual(240); // 150 ms of run + 100 ms of pause
-    await job.stop();
-    expect(ended).toBe(started.length);
-    const count = started.length;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(started).toHaveLength(count);
+    // The job's own timers on a fake clock: the times below are exact, and nothing waits.
+    vi.useFakeTimers({ now: 0 });
+    try {
+      const { log } = capture();
+      const started: number[] = [];
+      let ended = 0;
+      const job = startJob({
+        name: 'poll:interval',
+        schedule: { pollIntervalMs: 100 },
+        log,
+        run: async () => {
+          started.push(Date.now());
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          ended += 1;
+        },
+      });
+      await vi.advanceTimersByTimeAsync(0);
+      expect(started).toEqual([0]);
+      await vi.advanceTimersByTimeAsync(249);
+      expect(started).toEqual([0]); // 150 ms of run, then 100 ms of pause
+      await vi.advanceTimersByTimeAsync(1);
+      expect(started).toEqual([0, 250]);
+      const stopping = job.stop();
+      let stopped = false;
+      void stopping.then(() => {
+        stopped = true;
+      });
+      await vi.advanceTimersByTimeAsync(149);
+      expect(stopped).toBe(false); // the run in hand is not over
+      await vi.advanceTimersByTimeAsync(1);
+      await stopping;
+      expect(ended).toBe(2);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(started).toEqual([0, 250]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { expect } from 'vitest';
-import { AMQP_URL } from './broker.js';
+import { afterAll, beforeAll, expect } from 'vitest';
+import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -107,4 +107,33 @@ export async function startServe(
 export function killIfRunning(service: CliWorker | undefined): void {
   if (service && service.child.exitCode === null && service.child.signalCode === null)
     service.child.kill('SIGKILL');
+}
+
+/**
+ * For a describe block whose tests start worker processes: a test topology of its own (bound to
+ * everything), and a list to put each started process in, SIGKILLed at the end if still running,
+ * so a failed test leaves no process behind.
+ */
+export function useWorkerProcesses(prefix: string): {
+  readonly topology: TestTopology;
+  readonly workers: CliWorker[];
+} {
+  let topology: TestTopology | undefined;
+  const workers: CliWorker[] = [];
+  beforeAll(async () => {
+    topology = await declareTestTopology({ bindingKeys: ['#'], prefix });
+  });
+  afterAll(async () => {
+    for (const worker of workers)
+      if (worker.child.exitCode === null && worker.child.signalCode === null)
+        await stopCli(worker, 'SIGKILL', 5000);
+    await topology?.cleanup();
+  });
+  return {
+    get topology() {
+      if (!topology) throw new Error('the topology is declared in beforeAll');
+      return topology;
+    },
+    workers,
+  };
 }

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll } from 'vitest';
 import { createLogger, type Logger } from '../../src/log.js';
-import type { Ingest } from '../../src/pipeline/batch.js';
-import { createIngest } from '../../src/pipeline/ingest.js';
-import { compileRoutingKey } from '../../src/pipeline/route.js';
+import type { Ingest } from '../../src/ingest/batch.js';
+import { createIngest } from '../../src/ingest/flow.js';
+import { compileRoutingKey } from '../../src/ingest/route.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../src/publish/index.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';
 

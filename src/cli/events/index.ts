@@ -73,6 +73,7 @@ async function replay(args: string[], io: Output, streams: ProgressStreams): Pro
         business: { type: 'string' },
         id: { type: 'string' },
         since: { type: 'string' },
+        force: { type: 'boolean' },
       },
       strict: true,
     }),
@@ -82,9 +83,10 @@ async function replay(args: string[], io: Output, streams: ProgressStreams): Pro
   if (!config.broker.url)
     throw new UsageError('events replay needs a broker: set AMQP_URL', 'events');
   let progress: ReturnType<typeof createProgress> | undefined;
-  const replayed = await replayDeadLetters({
+  const { replayed, heldBack } = await replayDeadLetters({
     url: config.broker.url,
     events: config.events,
+    force: values.force === true,
     selection: {
       ...(values.business ? { businessId: values.business } : {}),
       ...(values.id ? { id: values.id } : {}),
@@ -98,6 +100,10 @@ async function replay(args: string[], io: Output, streams: ProgressStreams): Pro
   });
   progress?.end();
   io.err(`replayed ${replayed.length} event(s) from ${config.events.queue.name}.dead\n`);
+  for (const held of heldBack)
+    io.err(
+      `held back ${held.events} event(s) of ${held.businessId}'s endpoint ${held.endpoint}: ${held.why}; replay them once it is back, or with --force\n`,
+    );
   return 0;
 }
 

@@ -11,6 +11,8 @@ import {
   NEXT_ATTEMPT_HEADER,
 } from '../../events/retry.js';
 import { eventsTopology } from '../../events/topology.js';
+import type { WorkerReport } from '../../events/worker-report.js';
+import { untilReturned, workerReports } from './status.js';
 
 export interface ReplaySelection {
   readonly businessId?: string;
@@ -27,10 +29,31 @@ export interface ReplayedEvent {
   readonly reason: string;
 }
 
+/** Dead letters left in place because their endpoint would send them straight back. */
+export interface HeldBack {
+  /** The endpoint's id (`webhook-endpoint` header). */
+  readonly endpoint: string;
+  readonly businessId: string;
+  /** Why, as a running worker reported it: backed off until a time, probing, or disabled by a 410. */
+  readonly why: string;
+  readonly events: number;
+}
+
+export interface ReplayResult {
+  readonly replayed: ReplayedEvent[];
+  readonly heldBack: HeldBack[];
+}
+
 export interface ReplayOptions {
   readonly url: string | readonly string[];
   readonly events: EventsConfig;
   readonly selection: ReplaySelection;
+  /**
+   * Replay also the letters of endpoints a running worker reports backed off or disabled (they
+   * would walk through their retry steps without an attempt, or go straight back to dead).
+   * @default false
+   */
+  readonly force?: boolean;
   /** Called after each event is back in the delivery queue; `total` is the dead-letter queue's size at the start. */
   readonly onReplayed?: (event: ReplayedEvent, done: number, total: number) => void;
 }
@@ -61,14 +84,23 @@ function selected(message: GetMessage, selection: ReplaySelection): boolean {
  * business's subscriptions afresh (its endpoint's URL or id changed, or it was removed).
  * Looks at most at the letters present at the start: one that fails again and comes back during
  * the replay is left for the next replay, not taken round in a loop. The others stay in place.
+ *
+ * A letter whose endpoint a running worker reports backed off (its circuit open, or a probe
+ * under way) or disabled by a 410 stays too, unless `force`: replayed now it would walk through
+ * its retry steps without a single attempt, or go straight back to dead. The result says which
+ * endpoints held letters back, and why.
  */
-export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayedEvent[]> {
+export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayResult> {
   const topology = eventsTopology(options.events);
   const connection = await openBrokerConnection({
     url: options.url,
     name: 'warehouse-ingest events replay',
   });
   try {
+    const held = options.force
+      ? new Map<string, string>()
+      : await unavailableEndpoints(connection, topology.queue);
+    const heldBack = new Map<string, HeldBack>();
     const channel = await connection.createConfirmChannel();
     const publishing = confirmedChannel(channel, '', 30_000);
     const { messageCount: total } = await channel.checkQueue(topology.deadQueue);
@@ -79,6 +111,15 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<Replaye
       if (message === false) break;
       if (!selected(message, options.selection)) continue;
       const { properties } = message;
+      const endpoint = text(properties.headers?.[ENDPOINT_HEADER]);
+      const why = held.get(endpoint);
+      // A letter of a removed endpoint is matched afresh: whatever held its old id does not apply.
+      if (why && text(properties.headers?.[DEAD_REASON_HEADER]) !== 'endpoint-removed') {
+        const businessId = text(properties.headers?.['business-id']);
+        const known = heldBack.get(endpoint);
+        heldBack.set(endpoint, { endpoint, businessId, why, events: (known?.events ?? 0) + 1 });
+        continue; // left unacknowledged: back in place when the channel closes
+      }
       const headers = { ...properties.headers };
       const forget = [
         ATTEMPTS_HEADER,
@@ -116,9 +157,43 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<Replaye
       replayed.push(event);
       options.onReplayed?.(event, replayed.length, total);
     }
-    await channel.close();
-    return replayed;
+    await channel.close(); // puts back every letter looked at and left
+    // Counted again before we return, so a replay (or status) right after finds them all.
+    await untilReturned(connection, topology.deadQueue, total - replayed.length);
+    return { replayed, heldBack: [...heldBack.values()] };
   } finally {
     await connection.close().catch(() => undefined);
   }
+}
+
+/**
+ * Endpoints a running worker reports as unable to take an event now, with why: backed off until a
+ * time (or probing), or disabled by a 410 (until that worker restarts).
+ */
+async function unavailableEndpoints(
+  connection: Awaited<ReturnType<typeof openBrokerConnection>>,
+  queue: string,
+  now = Date.now(),
+): Promise<Map<string, string>> {
+  const channel = await connection.createChannel();
+  let reports: WorkerReport[];
+  try {
+    reports = await workerReports(channel, queue);
+  } finally {
+    await channel.close().catch(() => undefined); // puts the reports back
+  }
+  const held = new Map<string, string>();
+  for (const report of reports)
+    for (const [id, figures] of Object.entries(report.endpoints)) {
+      if (figures.disabled)
+        held.set(
+          id,
+          `disabled after a 410 in worker ${report.worker} (restart it once the receiver is fixed)`,
+        );
+      else if (figures.backedOffUntil && Date.parse(figures.backedOffUntil) > now && !held.has(id))
+        held.set(id, `backed off until ${figures.backedOffUntil} in worker ${report.worker}`);
+      else if (figures.probing && !held.has(id))
+        held.set(id, `backed off in worker ${report.worker}, a probe under way`);
+    }
+  return held;
 }

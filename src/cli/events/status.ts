@@ -164,8 +164,7 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
       status.dead += 1;
       noteFailure(status, message, text(message.properties.headers?.[DEAD_AT_HEADER]));
     }
-    await assertWorkersQueue(channel, topology.queue); // absent until a worker of this version ran
-    const reports = latestReports(await browse(channel, workersQueueName(topology.queue)));
+    const reports = await workerReports(channel, topology.queue);
     for (const report of reports)
       for (const [id, figures] of Object.entries(report.endpoints)) {
         const status = byId.get(id);
@@ -186,7 +185,7 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
  * so its count can only come back up; the retry queues are not waited for, as their messages
  * may expire and move on meanwhile.
  */
-async function untilReturned(
+export async function untilReturned(
   connection: ChannelModel,
   queue: string,
   held: number,
@@ -203,6 +202,15 @@ async function untilReturned(
 }
 
 const RETURN_WAIT_MS = 5_000;
+
+/**
+ * What each running worker last said of its endpoints (delivered, failing since, backed off,
+ * disabled), browsed on `channel`: closing the channel puts the reports back.
+ */
+export async function workerReports(channel: Channel, queue: string): Promise<WorkerReport[]> {
+  await assertWorkersQueue(channel, queue); // absent until a worker of this version ran
+  return latestReports(await browse(channel, workersQueueName(queue)));
+}
 
 /** Each worker's newest report, when still fresh (an expired one may linger until it reaches the head). */
 function latestReports(messages: readonly GetMessage[], now = Date.now()): WorkerReport[] {

@@ -1,4 +1,5 @@
-import { INPUT_STATUSES, type InputState, type InputStatus } from './input-state.js';
+import type { InputState } from './input-state.js';
+import { INPUT_STATUSES, type InputStatus } from '../../vocabulary.js';
 import { listStatesIn, STATE_FOLDER } from './persist.js';
 import type { DropStore } from '../../stores/store.js';
 

@@ -1,4 +1,5 @@
-import type { BulkResponse, IngestOutcome } from '../../pipeline/batch.js';
+import type { BulkResponse } from '../../ingest/batch.js';
+import type { FailureKind, InputStatus } from '../../vocabulary.js';
 
 /**
  * The durable state of every input of a drop, keyed by the sha256 of its bytes and kept in the
@@ -7,7 +8,7 @@ import type { BulkResponse, IngestOutcome } from '../../pipeline/batch.js';
  * No embedded database: a store that can hold the files can hold their state, with the same
  * atomic whole-file writes (`DropStore.write`), and an operator can read it with `cat`.
  *
- *     received → validated → published → receipted
+ *     received → publishing → published → receipted
  *         ↘ failed (rejected: the input's fault; reprocessing may try again)
  *         ↘ retry-scheduled (transient failure or reprocessing; `nextAttemptAt`)
  *         ↘ dead (gave up after `retry.maxAttempts` attempts; terminal)
@@ -22,32 +23,8 @@ import type { BulkResponse, IngestOutcome } from '../../pipeline/batch.js';
  * Neither is a stop of the worker: an interrupted try is `retry-scheduled` (due at once) with
  * `resume`, its attempt given back, and the next try publishes only what is left.
  */
-export const INPUT_STATUSES = [
-  'received',
-  'validated',
-  'published',
-  'receipted',
-  'failed',
-  'retry-scheduled',
-  'dead',
-] as const;
-export type InputStatus = (typeof INPUT_STATUSES)[number];
-
 /** The `202` body of an accepted input without its ids, which are kept beside the state (`idsName`). */
 export type AcceptedSummary = Omit<BulkResponse, 'messageIds'>;
-
-/**
- * Why a try did not succeed — the failure half of the outcome vocabulary (see `TryOutcome` in
- * pipeline/batch.ts for a batch's outcome, `Receipt.outcome` for what partners read):
- * - `rejected`: the input's fault (a 4xx problem); uses an attempt; the input is `failed`.
- * - `error`: ours (a bug, a refused permission, anything unexpected); uses an attempt.
- * - `unfinished`: a try that never recorded its end (a crash or a kill); its attempt stays used,
- *   unless the broker confirmed records of it (`crashed`): then it is given back.
- * - `unavailable`: the broker or the drop store was not there (`PublishFailed`,
- *   `DropUnavailable`); nobody's fault in the input: no attempt used.
- * - `interrupted`: the worker stopped and released the input; no attempt used.
- */
-export type FailureKind = Exclude<IngestOutcome, 'accepted'> | 'unfinished' | 'interrupted';
 
 /** One try that did not succeed; the state keeps the last few. */
 export interface InputFailure {
@@ -136,7 +113,7 @@ export type ReprocessStatus = (typeof REPROCESS_STATUSES)[number];
 
 /** Whether a try of these bytes started and never recorded its end (the worker crashed or was killed). */
 export const unfinished = (state: InputState) =>
-  state.status === 'received' || state.status === 'validated';
+  state.status === 'received' || state.status === 'publishing';
 /** Whether these bytes were published: they are never published again. */
 export const wasPublished = (state: InputState) =>
   (state.status === 'published' || state.status === 'receipted') && state.response !== undefined;

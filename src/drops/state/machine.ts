@@ -1,12 +1,11 @@
 import {
   wasPublished,
   type AcceptedSummary,
-  type FailureKind,
   type InputFailure,
   type InputState,
-  type InputStatus,
   type SettlePlan,
 } from './input-state.js';
+import type { FailureKind, InputStatus } from '../../vocabulary.js';
 
 /**
  * The input state machine, as pure functions: each takes the current `InputState` (and the facts
@@ -15,8 +14,8 @@ import {
  * tested alone (test/drops/state/machine.test.ts). The file processor is the only caller that
  * changes a status, always through these.
  *
- *     arrived ─ begin ─→ received ─ validated ─→ validated ─ published ─→ published ─ settled ─→ receipted
- *                          │  └──────────────────────┴─ rejected ─→ failed (or dead: no attempts left)
+ *     arrived ─ begin ─→ received ─ validated ─→ publishing ─ published ─→ published ─ settled ─→ receipted
+ *                          │  └───────────────────────┴─ rejected ─→ failed (or dead: no attempts left)
  *                          ├─ deferred (outage: attempt given back) ─────→ retry-scheduled
  *                          ├─ retryScheduled (our error: attempt kept) ──→ retry-scheduled
  *                          ├─ interrupted (a stop: attempt given back) ──→ retry-scheduled (+ resume)
@@ -24,7 +23,8 @@ import {
  *                          │    given back if it confirmed records, kept if not)
  *                          └─ dead (attempts used up) ───────────────────→ dead
  *
- * While `validated`, `progressed` records each confirmed chunk (the resume point, `resume`), which
+ * Transitions are named by what happened (`validated`: every record passed), statuses by where
+ * the input is (`publishing`). While `publishing`, `progressed` records each confirmed chunk (the resume point, `resume`), which
  * every later try of the input keeps until it is published or rejected.
  */
 
@@ -43,7 +43,7 @@ export class IllegalTransition extends Error {
 export const KEPT_FAILURES = 10;
 
 /** A try is under way: its attempt is counted and its end not yet recorded. */
-const TRYING: readonly InputStatus[] = ['received', 'validated'];
+const TRYING: readonly InputStatus[] = ['received', 'publishing'];
 
 function from(state: InputState, allowed: readonly InputStatus[], step: string): void {
   if (!allowed.includes(state.status)) throw new IllegalTransition(state.status, step);
@@ -160,7 +160,7 @@ export function begin(state: InputState): InputState {
 /** Every record passed validation; publishing starts. */
 export function validated(state: InputState): InputState {
   from(state, ['received'], 'validated');
-  return { ...state, status: 'validated' };
+  return { ...state, status: 'publishing' };
 }
 
 /**
@@ -171,7 +171,7 @@ export function progressed(
   state: InputState,
   { confirmed, correlationId }: { confirmed: number; correlationId: string },
 ): InputState {
-  from(state, ['validated'], 'progressed');
+  from(state, ['publishing'], 'progressed');
   return { ...state, resume: { confirmed, correlationId } };
 }
 
@@ -276,7 +276,7 @@ export function interrupted(
 
 /** No attempts left: terminal; never tried again on its own (reprocessing does not select it). */
 export function dead(state: InputState): InputState {
-  from(state, ['received', 'validated', 'failed', 'retry-scheduled', 'dead'], 'dead');
+  from(state, ['received', 'publishing', 'failed', 'retry-scheduled', 'dead'], 'dead');
   return { ...state, status: 'dead', nextAttemptAt: undefined };
 }
 

@@ -188,9 +188,10 @@ async function readText(store: DropStore, name: string): Promise<string> {
 function parseState(text: string): InputState | undefined {
   try {
     const state = JSON.parse(text) as InputState;
-    return typeof state?.sha256 === 'string' && typeof state.status === 'string'
-      ? state
-      : undefined;
+    if (typeof state?.sha256 !== 'string' || typeof state.status !== 'string') return undefined;
+    // Written before the status was renamed (vocabulary.ts): the same status, its old word.
+    if ((state.status as string) === 'validated') return { ...state, status: 'publishing' };
+    return state;
   } catch {
     return undefined; // a torn or foreign file is treated as no state: the input is validated again
   }

@@ -1,3 +1,5 @@
+import type { z } from 'zod';
+import type { localSource } from './schema.js';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { link, lstat, mkdir, readdir, rename, stat, unlink, writeFile } from 'node:fs/promises';
@@ -249,4 +251,17 @@ export function createLocalDrop(options: LocalDropOptions): DropStore {
     remove: mapped('remove', store.remove),
     ...(options.watch === false ? {} : { watch: watchFolder }),
   };
+}
+
+/**
+ * The store for a pipeline's `source: { type: local }` as configured: the options of the schema
+ * (./schema.ts, each described once there); a local folder needs no secret.
+ */
+export function localDropFromSource(source: z.output<typeof localSource>): DropStore {
+  return createLocalDrop({
+    path: source.path,
+    watch: source.watch.enabled,
+    usePolling: source.watch.usePolling,
+    pollingIntervalMs: source.watch.pollingIntervalMs,
+  });
 }

@@ -1,3 +1,6 @@
+import type { z } from 'zod';
+import type { ResolveSecret } from '../secret-ref.js';
+import type { s3Source } from './schema.js';
 import type { _Object, S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
@@ -272,4 +275,31 @@ export function createS3Drop(options: S3DropOptions): DropStore {
       if (connecting) (await connecting).client.destroy();
     },
   };
+}
+
+/**
+ * The store for a pipeline's `source: { type: s3 }` as configured: the options of the schema
+ * (./schema.ts, each described once there) with their secrets read. The store's own options
+ * differ from the schema only where config names a secret and the store needs its value.
+ */
+export function s3DropFromSource(
+  source: z.output<typeof s3Source>,
+  secret: ResolveSecret,
+): DropStore {
+  return createS3Drop({
+    bucket: source.bucket,
+    prefix: source.prefix,
+    region: source.region,
+    forcePathStyle: source.forcePathStyle,
+    timeoutMs: source.timeoutMs,
+    ...(source.endpoint ? { endpoint: source.endpoint } : {}),
+    ...(source.accessKeyId && source.secretAccessKey
+      ? {
+          credentials: {
+            accessKeyId: secret(source.accessKeyId, 'source.accessKeyId'),
+            secretAccessKey: secret(source.secretAccessKey, 'source.secretAccessKey'),
+          },
+        }
+      : {}),
+  });
 }

@@ -1,3 +1,6 @@
+import type { z } from 'zod';
+import type { ResolveSecret } from '../secret-ref.js';
+import type { sftpSource } from './schema.js';
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import path from 'node:path/posix';
@@ -183,4 +186,29 @@ export function createSftpDrop(options: SftpDropOptions): DropStore {
 
     close: () => connection.close(),
   };
+}
+
+/**
+ * The store for a pipeline's `source: { type: sftp }` as configured: the options of the schema
+ * (./schema.ts, each described once there) with their secrets read. The store's own options
+ * differ from the schema only where config names a secret and the store needs its value.
+ */
+export function sftpDropFromSource(
+  source: z.output<typeof sftpSource>,
+  secret: ResolveSecret,
+): DropStore {
+  return createSftpDrop({
+    host: source.host,
+    port: source.port,
+    username: source.username,
+    path: source.path,
+    timeoutMs: source.timeoutMs,
+    ...(source.password ? { password: secret(source.password, 'source.password') } : {}),
+    ...(source.privateKey ? { privateKey: secret(source.privateKey, 'source.privateKey') } : {}),
+    ...(source.passphrase ? { passphrase: secret(source.passphrase, 'source.passphrase') } : {}),
+    ...(source.hostKeyFingerprints ? { hostKeyFingerprints: [...source.hostKeyFingerprints] } : {}),
+    ...(source.knownHosts
+      ? { knownHosts: secret({ file: source.knownHosts }, 'source.knownHosts', false) }
+      : {}),
+  });
 }

@@ -201,7 +201,7 @@ describe('input state machine', () => {
   it('progressed records each confirmed chunk; every kind of failed try keeps it for the next', () => {
     const at = progressed(inTry(), { confirmed: 2000, correlationId: 'c' });
     expect(at).toMatchObject({
-      status: 'validated',
+      status: 'publishing',
       resume: { confirmed: 2000, correlationId: 'c' },
     });
     expect(() => progressed(fresh(), { confirmed: 1, correlationId: 'c' })).toThrow(

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../../src/log.js';
-import { createIngest } from '../../../src/pipeline/ingest.js';
-import type { Receipt } from '../../../src/pipeline/receipt.js';
-import { compileRoutingKey } from '../../../src/pipeline/route.js';
+import { createIngest } from '../../../src/ingest/flow.js';
+import type { Receipt } from '../../../src/drops/receipts.js';
+import { compileRoutingKey } from '../../../src/ingest/route.js';
 import { pipelineSchema, type PipelineDefinition } from '../../../src/drops/definition.js';
 import type { RabbitMqPublisher } from '../../../src/publish/index.js';
 import { createRabbitMqLease, type DropLease } from '../../../src/drops/lease.js';
@@ -197,15 +197,15 @@ export function describeDropPipeline(
       const stable = pipelineIn({ readiness: { strategy: 'stable', checks: 2, quietMs: 2_000 } });
       const runner = stable.runner();
       await f.put(`${stable.dir}/s.csv`, 'AccountID,OrdNumber');
-      expect(await runner.runOnce(), 'first look').toMatchObject({ accepted: 0, settling: 1 });
+      expect(await runner.runOnce(), 'first look').toMatchObject({ accepted: 0, arriving: 1 });
       // The writer pauses: a second look sees the same size and mtime, but not for the quiet period.
       expect(await runner.runOnce(), 'paused writer').toMatchObject({
         accepted: 0,
         rejected: 0,
-        settling: 1,
+        arriving: 1,
       });
       await f.put(`${stable.dir}/s.csv`, ordersCsv('S')); // still growing
-      expect(await runner.runOnce(), 'after it grew').toMatchObject({ accepted: 0, settling: 1 });
+      expect(await runner.runOnce(), 'after it grew').toMatchObject({ accepted: 0, arriving: 1 });
       await expect
         .poll(async () => (await runner.runOnce()).accepted, { timeout: 15_000, interval: 100 })
         .toBe(1);
@@ -222,11 +222,22 @@ export function describeDropPipeline(
       const whole = ordersCsv('PAUSE', 3);
       const rows = whole.split('\n');
       await f.put(`${dir}/slow.csv`, `${rows.slice(0, 3).join('\n')}\n`);
-      const once = runner().runOnce({ waitForSettling: true });
-      // The writer pauses for several of the runner's looks (checks × intervalMs), then writes the rest.
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Counts the runner's looks (each lists the drop's own folder), so the pause is measured in looks.
+      let looks = 0;
+      const counting: DropStore = Object.assign(Object.create(f.store) as DropStore, {
+        list: (folder?: string) => {
+          if (folder === dir) looks += 1;
+          return f.store.list(folder);
+        },
+      });
+      const once = runner('w1', counting).runOnce({ waitForArriving: true });
+      // The writer pauses for more looks than `checks` (2) stable ones, then writes the rest.
+      await vi.waitFor(() => expect(looks).toBeGreaterThanOrEqual(4), {
+        timeout: 10_000,
+        interval: 20,
+      });
       await f.put(`${dir}/slow.csv`, whole);
-      expect(await once).toMatchObject({ accepted: 1, rejected: 0, settling: 0 });
+      expect(await once).toMatchObject({ accepted: 1, rejected: 0, arriving: 0 });
       expect(await receiptAt(`${dir}/processed/slow.csv.receipt.json`)).toMatchObject({
         outcome: 'accepted',
         response: { recordCount: 3 },
@@ -442,7 +453,9 @@ export function describeDropPipeline(
       const { runner, dir } = pipelineIn({ retry: { maxAttempts: 3 } });
       const csv = ordersCsv('K');
       const sha256 = createHash('sha256').update(csv).digest('hex');
-      // What a worker killed in the middle of its third try leaves: the state it wrote before starting.
+      // What a worker killed in the middle of its third try leaves: the state it wrote before
+      // publishing — here in the word of versions before the status was renamed (`validated`,
+      // now `publishing`), which is still read as the same status.
       await f.put(
         `${dir}/.warehouse-ingest/state/${sha256}.json`,
         JSON.stringify({ sha256, status: 'validated', file: 'k.csv', attempts: 3 }),
@@ -702,10 +715,13 @@ export function describeDropPipeline(
           'failed/y.csv.abcdef01.tmp',
           'z.csv.receipt.json.9abcdef0.tmp',
         ];
-        for (const name of leftovers) await f.put(`${dir}/${name}`, 'half-written');
-        await f.put(`${dir}/partner-upload.csv.0badf00d.tmp`, "a partner's upload in progress");
-        // Older than the lease (the shortest allowed): no write takes that long.
-        await new Promise((resolve) => setTimeout(resolve, 10_100));
+        // Older than the lease (the shortest allowed): no write takes that long. The partner's
+        // upload is as old, so only its name can keep it.
+        const old = Date.now() - 10_100;
+        for (const name of [...leftovers, 'partner-upload.csv.0badf00d.tmp']) {
+          await f.put(`${dir}/${name}`, 'half-written');
+          await f.setModified!(`${dir}/${name}`, old);
+        }
         await f.put(`${dir}/processed/w.csv.receipt.json.fedcba98.tmp`, 'being written right now');
         await runner().runOnce();
         for (const name of leftovers) expect(await f.has(`${dir}/${name}`), name).toBe(false);

@@ -5,7 +5,7 @@ import { pipelineSchema } from '../../../src/drops/definition.js';
 import { createDropRunner, type DropRunner } from '../../../src/drops/runner.js';
 import { createLocalDrop, type LocalDropOptions } from '../../../src/stores/local/index.js';
 import { createLogger } from '../../../src/log.js';
-import { createIngest } from '../../../src/pipeline/ingest.js';
+import { createIngest } from '../../../src/ingest/flow.js';
 import { createNonePublisher } from '../../../src/publish/index.js';
 import { tempFolder } from '../../support/temp.js';
 import { ordersCsv, PROFILE } from './drop-contract.js';

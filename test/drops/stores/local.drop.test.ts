@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { InputState } from '../../../src/drops/state/input-state.js';
 import { createLocalDrop } from '../../../src/stores/local/index.js';
-import type { Receipt } from '../../../src/pipeline/receipt.js';
+import type { Receipt } from '../../../src/drops/receipts.js';
 import { demoOrdersCsv, startDropHarness, type DropHarness } from '../../support/drop-harness.js';
 import { tempFolder } from '../../support/temp.js';
 import { describeDropPipeline } from './drop-contract.js';
@@ -57,7 +57,7 @@ describe('local drop: open files', () => {
     const { createDropRunner } = await import('../../../src/drops/runner.js');
     const { pipelineSchema } = await import('../../../src/drops/definition.js');
     const { createLogger } = await import('../../../src/log.js');
-    const { createIngest } = await import('../../../src/pipeline/ingest.js');
+    const { createIngest } = await import('../../../src/ingest/flow.js');
     const { createNonePublisher } = await import('../../../src/publish/index.js');
     const dir = tempFolder('fd-');
     const pipeline = pipelineSchema.parse({

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Receipt } from '../../../src/pipeline/receipt.js';
+import type { Receipt } from '../../../src/drops/receipts.js';
 import type { InputState } from '../../../src/drops/state/input-state.js';
 import { readState, STATE_FOLDER } from '../../../src/drops/state/persist.js';
 import type { DropStore } from '../../../src/stores/store.js';
@@ -126,10 +126,10 @@ export function describeStoreOutages(
 
     const kinds = (state: InputState) => (state.failures ?? []).map((f) => f.kind);
 
-    it(`stopped before the try records "validated", ${OUTAGES} times (retry.maxAttempts ${MAX_ATTEMPTS}): no attempt used, accepted once back, published once`, async () => {
-      // The first state write of a try counts its attempt; the second says "validated", before publishing.
+    it(`stopped before the try records "publishing", ${OUTAGES} times (retry.maxAttempts ${MAX_ATTEMPTS}): no attempt used, accepted once back, published once`, async () => {
+      // The first state write of a try counts its attempt; the second says "publishing".
       const { file, sha256 } = await outagesDuringTries(
-        'validated',
+        'publishing',
         (_key, writes) => writes === 2,
       );
       expect(await harness.topology.count(), 'nothing published while the store was down').toBe(0);

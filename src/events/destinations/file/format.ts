@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { WORK_FOLDER, type DropStore } from '../../../stores/store.js';
 import { webhookBody, type WarehouseEvent } from '../../event.js';
+import type { WriteOutcome } from '../../../vocabulary.js';
 
 /**
  * Outbound files: each event for a pipeline's business written into the partner's own drop,
@@ -19,9 +20,6 @@ export interface OutboundFilesSpec {
   /** CSV only: data paths or `$id`, `$type`, `$occurredAt`, `$businessId`, `$correlationId`. */
   readonly columns?: readonly string[] | undefined;
 }
-
-/** How one write ended: a new file, or the name was already there (an earlier try or another worker). */
-export type WriteOutcome = 'written' | 'existing';
 
 const SAFE_ID = /^[A-Za-z0-9._-]{1,128}$/;
 

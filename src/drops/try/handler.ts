@@ -1,24 +1,23 @@
-import type { Logger } from '../log.js';
+import type { Logger } from '../../log.js';
 import type { DropMetrics } from '../metrics.js';
-import { reconnectDelay } from '../backoff.js';
-import { LocalResourcesExhausted } from '../errors.js';
-import { fileTrace } from '../tracing.js';
-import { release, type Claim } from './claims.js';
-import type { PipelineDefinition } from './definition.js';
-import type { DropEntry, DropStore } from '../stores/store.js';
-import { isUnavailable, RetryLater, type Outcome, type TryOptions } from './try-outcome.js';
+import { reconnectDelay } from '../../backoff.js';
+import { LocalResourcesExhausted } from '../../errors.js';
+import { fileTrace } from '../../tracing.js';
+import { release, type Claim } from '../claims.js';
+import type { PipelineDefinition } from '../definition.js';
+import type { DropEntry, DropStore } from '../../stores/store.js';
+import { isUnavailable, RetryLater, type TryOptions } from './outcome.js';
+import type { HandledOutcome, TryOutcome } from '../../vocabulary.js';
+import { failedByName, seenByName, type NameFailure, type NameMemory } from '../state/by-name.js';
 
 /**
  * What the runner does around each try: processing a claimed file, putting it back when the try
- * did not settle it, and the in-memory back-off of files that failed. A file that keeps failing
- * before its bytes are known (it cannot be read, claimed or moved: a refused permission, a bad
- * name) has no durable state to count attempts in; after `retry.maxAttempts` such failures it is
- * parked: reported once, at error level, and left alone until it changes (size or time) or the
- * worker restarts. An outage never parks a file.
+ * did not settle it, and keeping what the worker remembers of each file by name
+ * (state/by-name.ts): a file that keeps failing before its bytes are known has no durable state
+ * to count attempts in, so after `retry.maxAttempts` such failures it is parked — reported once,
+ * at error level, and left alone until it changes (size or time) or the worker restarts. An
+ * outage never parks a file.
  */
-
-/** `not-due`: the input's state schedules its next try later (set by another worker, or before a restart). */
-export type HandledOutcome = Outcome | 'not-due';
 
 export interface FileHandler {
   /** Processes one claimed file and puts it back when the try did not settle it. */
@@ -43,40 +42,32 @@ export function createFileHandler(options: {
   readonly pipeline: PipelineDefinition;
   readonly store: DropStore;
   readonly log: Logger;
-  readonly processFile: (held: Claim, log: Logger, tryOptions?: TryOptions) => Promise<Outcome>;
+  readonly processFile: (held: Claim, log: Logger, tryOptions?: TryOptions) => Promise<TryOutcome>;
   /** Told how long each try took and how it ended. */
   readonly metrics?: Pick<DropMetrics, 'fileHandled' | 'localResourcesExhausted'>;
 }): FileHandler {
   const { pipeline, store, log, metrics } = options;
-  /** Files that failed: when each may be tried again, and how many failures counted towards parking. */
-  const backOff = new Map<string, { failures: number; counted: number; notBefore: number }>();
-  /** Parked files, with the facts they had when parked. */
-  const parked = new Map<string, { size: number; modifiedMs: number }>();
+  /** What this worker remembers of files by name (state/by-name.ts): back-off and parking. */
+  const memory = new Map<string, NameMemory>();
   /** The last facts seen of each file, to park it as it is. */
   const seen = new Map<string, DropEntry>();
 
-  /** Notes a failure; returns when the file may be tried again. */
+  /** Notes a failure; returns when the file may be tried again (now, when it was parked). */
   function failed(name: string, error: unknown, fileLog: Logger): number {
-    const before = backOff.get(name) ?? { failures: 0, counted: 0, notBefore: 0 };
-    const failures = before.failures + 1;
-    // Only failures before the bytes were known count here: a try's own attempts are in its state.
-    const counted = before.counted + (error instanceof RetryLater || isUnavailable(error) ? 0 : 1);
-    const notBefore =
-      error instanceof RetryLater
-        ? error.notBefore
-        : Date.now() +
-          reconnectDelay(failures - 1, pipeline.retry.initialDelayMs, pipeline.retry.maxDelayMs);
-    backOff.set(name, { failures, counted, notBefore });
-    if (counted >= pipeline.retry.maxAttempts) {
-      const facts = seen.get(name);
-      parked.set(name, { size: facts?.size ?? -1, modifiedMs: facts?.modifiedMs ?? -1 });
-      backOff.delete(name);
-      fileLog.error(
-        { reason: (error as Error).message, failures: counted },
-        `file parked: it failed ${counted} time(s) before its bytes could be read (retry.maxAttempts); not tried again until it changes or the worker restarts`,
-      );
-    }
-    return notBefore;
+    const now = Date.now();
+    const next = failedByName(memory.get(name), nameFailure(error), {
+      now,
+      maxAttempts: pipeline.retry.maxAttempts,
+      delayMs: (n) => reconnectDelay(n, pipeline.retry.initialDelayMs, pipeline.retry.maxDelayMs),
+      facts: seen.get(name),
+    });
+    memory.set(name, next);
+    if (next.status === 'backing-off') return next.notBefore;
+    fileLog.error(
+      { reason: (error as Error).message, failures: pipeline.retry.maxAttempts },
+      `file parked: it failed ${pipeline.retry.maxAttempts} time(s) before its bytes could be read (retry.maxAttempts); not tried again until it changes or the worker restarts`,
+    );
+    return now;
   }
 
   /**
@@ -122,7 +113,7 @@ export function createFileHandler(options: {
     fileLog: Logger,
     tryOptions: TryOptions,
   ): Promise<HandledOutcome> {
-    let outcome: Outcome;
+    let outcome: TryOutcome;
     try {
       outcome = await options.processFile(held, fileLog, tryOptions);
     } catch (error) {
@@ -139,7 +130,7 @@ export function createFileHandler(options: {
         {
           err: cause,
           reason: (cause as Error).message,
-          failures: backOff.get(held.name)?.failures,
+          failures: failuresInARow(memory.get(held.name)),
           retryInMs: Math.max(0, notBefore - Date.now()),
         },
         cause instanceof LocalResourcesExhausted
@@ -153,7 +144,7 @@ export function createFileHandler(options: {
       await putBack(held, fileLog); // due again at once: a stop is no reason to back off
       return outcome;
     }
-    backOff.delete(held.name);
+    memory.delete(held.name);
     return outcome;
   }
 
@@ -182,16 +173,23 @@ export function createFileHandler(options: {
     },
     waiting(entry, now) {
       seen.set(entry.name, entry);
-      const parking = parked.get(entry.name);
-      if (parking) {
-        if (parking.size === entry.size && parking.modifiedMs === entry.modifiedMs) return 'parked';
-        parked.delete(entry.name); // it changed: someone may have fixed it
-      }
-      return (backOff.get(entry.name)?.notBefore ?? 0) > now ? 'backing-off' : undefined;
+      const { wait, memory: kept } = seenByName(memory.get(entry.name), entry, now);
+      if (kept) memory.set(entry.name, kept);
+      else memory.delete(entry.name); // a parked file changed: someone may have fixed it
+      return wait;
     },
     keepOnly(present) {
-      for (const map of [backOff, parked, seen])
+      for (const map of [memory, seen])
         for (const name of map.keys()) if (!present.has(name)) map.delete(name);
     },
   };
 }
+
+/** How a try's error counts for the file's name (state/by-name.ts). */
+function nameFailure(error: unknown): NameFailure {
+  if (error instanceof RetryLater) return { kind: 'scheduled', notBefore: error.notBefore };
+  return { kind: isUnavailable(error) ? 'outage' : 'error' };
+}
+
+const failuresInARow = (memory: NameMemory | undefined) =>
+  memory?.status === 'backing-off' ? memory.failures : undefined;

@@ -1,20 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import type { Environment } from '../config/schema.js';
-import type { Logger } from '../log.js';
+import type { Environment } from '../../config/schema.js';
+import type { Logger } from '../../log.js';
 import type { DropMetrics } from '../metrics.js';
-import type { Ingest } from '../pipeline/batch.js';
-import type { Receipt } from '../pipeline/receipt.js';
-import type { ProfilesSource } from '../records/legacy/index.js';
-import { ClaimLost, type Claim } from './claims.js';
-import type { PipelineDefinition } from './definition.js';
-import type { DropLease } from './lease.js';
-import { spool, SPOOL_OWNER, type Spooled } from './spool.js';
-import type { TryOptions } from './try-outcome.js';
-import type { InputState, SettlePlan } from './state/input-state.js';
-import { readState, StaleState, writeState } from './state/persist.js';
-import type { DropStore } from '../stores/store.js';
+import type { Ingest } from '../../ingest/batch.js';
+import type { Receipt } from '../receipts.js';
+import type { ProfilesSource } from '../../records/legacy/index.js';
+import { ClaimLost, type Claim } from '../claims.js';
+import type { PipelineDefinition } from '../definition.js';
+import type { DropLease } from '../lease.js';
+import { spool, SPOOL_OWNER, type Spooled } from '../spool.js';
+import { OwedStates } from './owed.js';
+import type { TryOptions } from './outcome.js';
+import type { InputState, SettlePlan } from '../state/input-state.js';
+import { readState, StaleState, writeState } from '../state/persist.js';
+import type { DropStore } from '../../stores/store.js';
 
 export interface FileProcessorOptions {
   readonly pipeline: PipelineDefinition;
@@ -47,16 +48,9 @@ export interface TryContext extends FileProcessorOptions {
   readonly source: string;
   /** Writes the state (as this worker's); resolves with it as written. */
   save(state: InputState): Promise<InputState>;
-  /**
-   * States an outage kept from being written (the store was down when the try ended), by sha256,
-   * with the `updatedAt` of the state they follow: the next try here applies one if nobody wrote
-   * the input's state since, so an outage of the store itself does not use an attempt either.
-   */
-  readonly owed: Map<string, { follows: string | undefined; state: InputState }>;
+  /** States an outage kept from being written (owed.ts): applied by the next try of the same bytes here. */
+  readonly owed: OwedStates;
 }
-
-/** Most owed states kept in memory; past it the oldest is forgotten (its input then counts the try). */
-const MAX_OWED = 1000;
 
 export function createTryContext(options: FileProcessorOptions): TryContext {
   const { store } = options;
@@ -64,15 +58,8 @@ export function createTryContext(options: FileProcessorOptions): TryContext {
     ...options,
     source: `${store.type}:${store.where}`,
     save: (state) => writeState(store, { ...state, worker: options.workerId }),
-    owed: new Map(),
+    owed: new OwedStates(),
   };
-}
-
-/** Remembers a state that could not be written because of an outage (see `TryContext.owed`). */
-export function owe(ctx: TryContext, follows: InputState, state: InputState): void {
-  ctx.owed.delete(state.sha256);
-  ctx.owed.set(state.sha256, { follows: follows.updatedAt, state });
-  if (ctx.owed.size > MAX_OWED) ctx.owed.delete(ctx.owed.keys().next().value as string);
 }
 
 /** One try of one claimed file: the facts every step of it reads. Its state is passed along apart. */
@@ -123,12 +110,7 @@ export async function openFileTry(
   };
   await mkdir(work, { recursive: true });
   const spooled = await spool(ctx.store, held.current, work);
-  let earlier = await readState(ctx.store, spooled.sha256);
-  const owed = ctx.owed.get(spooled.sha256);
-  if (owed) {
-    ctx.owed.delete(spooled.sha256);
-    if (earlier?.updatedAt === owed.follows) earlier = owed.state; // nobody wrote it since
-  }
+  const earlier = ctx.owed.settle(spooled.sha256, await readState(ctx.store, spooled.sha256));
   return {
     held,
     log,

@@ -1,13 +1,13 @@
-import { GaveUp, toProblem } from '../errors.js';
-import type { Receipt } from '../pipeline/receipt.js';
-import { acceptedOutcome, lost, receiptFacts, type FileTry, type TryContext } from './file-try.js';
+import { GaveUp, toProblem } from '../../errors.js';
+import type { Receipt } from '../receipts.js';
+import { acceptedOutcome, lost, receiptFacts, type FileTry, type TryContext } from './context.js';
 import { listPublishedBefore } from './published-before.js';
-import { planSettle, settle } from './settle.js';
-import { spool } from './spool.js';
-import type { InputState } from './state/input-state.js';
-import { dead, duplicateReceipted, settled, settling } from './state/machine.js';
-import { idsName } from './state/persist.js';
-import type { Outcome } from './try-outcome.js';
+import { planSettle, settle } from './settle-plan.js';
+import { spool } from '../spool.js';
+import type { InputState } from '../state/input-state.js';
+import { dead, duplicateReceipted, settled, settling } from '../state/machine.js';
+import { idsName } from '../state/persist.js';
+import type { TryOutcome } from '../../vocabulary.js';
 
 /**
  * The last step of a try: the settle plan goes into the state, then the receipt and the move
@@ -41,7 +41,7 @@ export async function settleTry(
  * tries got part of the file confirmed (its resume point), the receipt's problem says how many
  * records went (`publishedRecords`) and lists their ids (`messageIds`): they are in the queue.
  */
-export async function giveUp(ctx: TryContext, tr: FileTry, state: InputState): Promise<Outcome> {
+export async function giveUp(ctx: TryContext, tr: FileTry, state: InputState): Promise<TryOutcome> {
   const { maxAttempts } = ctx.pipeline.retry;
   const published = state.resume?.confirmed ?? 0;
   const deadState = await ctx.save(dead(state));
@@ -76,7 +76,7 @@ export async function settlePublished(
   ctx: TryContext,
   tr: FileTry,
   earlier: InputState,
-): Promise<Outcome> {
+): Promise<TryOutcome> {
   const copy = earlier.file !== tr.held.name || earlier.status === 'receipted';
   const response = { ...earlier.response!, messageIds: [] };
   const facts = receiptFacts(ctx, tr, earlier.attempts + 1);

@@ -1,15 +1,15 @@
 import path from 'node:path';
-import { decodeFile } from '../decode/file.js';
-import { asLocalResourceError, Interrupted } from '../errors.js';
-import { lineageName, openLineageFile, type LineageFile } from '../lineage/drop-file.js';
-import type { ConfirmedRecords } from '../pipeline/batch.js';
-import type { AcceptedSummary, InputState } from './state/input-state.js';
-import { KINDS } from '../records/index.js';
-import { conversionContext, LEGACY } from '../records/legacy/index.js';
-import { lost, lostToAnother, type FileTry, type TryContext } from './file-try.js';
-import { openIdFile, type IdFile } from './receipts.js';
-import { interrupted, progressed, published, validated } from './state/machine.js';
-import { idsName } from './state/persist.js';
+import { decodeFile } from '../../decode/file.js';
+import { asLocalResourceError, Interrupted } from '../../errors.js';
+import { lineageName, openLineageFile, type LineageFile } from '../../lineage/drop-file.js';
+import type { ConfirmedRecords } from '../../ingest/batch.js';
+import type { AcceptedSummary, InputState } from '../state/input-state.js';
+import { KINDS } from '../../records/index.js';
+import { conversionContext, LEGACY } from '../../records/legacy/index.js';
+import { lost, lostToAnother, type FileTry, type TryContext } from './context.js';
+import { openIdFile, type IdFile } from '../receipts.js';
+import { interrupted, progressed, published, validated } from '../state/machine.js';
+import { idsName } from '../state/persist.js';
 
 /**
  * How publishing a file ended: `published` (every record confirmed, ids and state written),

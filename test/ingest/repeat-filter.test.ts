@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { MessageIds } from '../../src/pipeline/message-id.js';
-import { RepeatFilter } from '../../src/pipeline/repeat-filter.js';
+import { MessageIds } from '../../src/ingest/message-id.js';
+import { RepeatFilter } from '../../src/ingest/repeat-filter.js';
 
 const digest = (n: number) => createHash('sha256').update(String(n)).digest();
 

@@ -1,11 +1,11 @@
 import path from 'node:path';
-import { confirmedMessageIds } from '../pipeline/confirmed-ids.js';
-import { KINDS } from '../records/index.js';
-import { LEGACY } from '../records/legacy/index.js';
-import type { FileTry, TryContext } from './file-try.js';
-import { decodeDroppedFile } from './publish-file.js';
-import { openIdFile } from './receipts.js';
-import type { InputState } from './state/input-state.js';
+import { confirmedMessageIds } from '../../ingest/confirmed-ids.js';
+import { KINDS } from '../../records/index.js';
+import { LEGACY } from '../../records/legacy/index.js';
+import type { FileTry, TryContext } from './context.js';
+import { decodeDroppedFile } from './publish.js';
+import { openIdFile } from '../receipts.js';
+import type { InputState } from '../state/input-state.js';
 
 /**
  * What earlier tries of an input given up on had already published: the broker confirmed the

@@ -1,5 +1,5 @@
 /**
- * The two-core validation pass (src/pipeline/halves.ts) on its own: what it leaves behind when a
+ * The two-core validation pass (src/ingest/halves.ts) on its own: what it leaves behind when a
  * stop cuts it short, that it never takes more worker threads than the machine has cores, and
  * that a worker out of heap only sends the file to one pass.
  * (What it publishes is compared with one pass in test/drops/halves-drop.test.ts.)
@@ -12,9 +12,9 @@ import { loadConfig } from '../../src/config.js';
 import { decodeFile } from '../../src/decode/file.js';
 import { Interrupted } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import type { StreamBatch } from '../../src/pipeline/batch.js';
-import { validateInHalves, WORKER_LIMITS } from '../../src/pipeline/halves.js';
-import { compileRoutingKey } from '../../src/pipeline/route.js';
+import type { StreamBatch } from '../../src/ingest/batch.js';
+import { validateInHalves, WORKER_LIMITS } from '../../src/ingest/halves.js';
+import { compileRoutingKey } from '../../src/ingest/route.js';
 import { KINDS } from '../../src/records/index.js';
 import { conversionContext } from '../../src/records/legacy/index.js';
 import { demoOrdersCsv } from '../support/drop-harness.js';

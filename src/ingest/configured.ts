@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import type { Publisher } from '../publish/publisher.js';
 import type { BatchOutcome, Ingest } from './batch.js';
-import { createIngest } from './ingest.js';
+import { createIngest } from './flow.js';
 import { compileRoutingKey } from './route.js';
 
 /** What counting needs of the metrics (metrics.ts implements it; pipeline/ does not import it). */

@@ -1,26 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { asLocalResourceError, toProblem } from '../errors.js';
-import type { Logger } from '../log.js';
-import type { Receipt } from '../pipeline/receipt.js';
-import { reconnectDelay } from '../backoff.js';
-import { ClaimLost, CLAIMS_FOLDER, startHeartbeat, type Claim } from './claims.js';
+import { asLocalResourceError, toProblem } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { Receipt } from '../receipts.js';
+import { reconnectDelay } from '../../backoff.js';
+import { ClaimLost, CLAIMS_FOLDER, startHeartbeat, type Claim } from '../claims.js';
 import {
   acceptedOutcome,
   createTryContext,
   lostToAnother,
   openFileTry,
-  owe,
   receiptFacts,
   scratchFolder,
   type FileProcessorOptions,
   type FileTry,
   type TryContext,
-} from './file-try.js';
-import { publishFile } from './publish-file.js';
-import { giveUp, settlePublished, settleTry } from './settle-try.js';
-import { sweepAbandoned } from './spool.js';
-import { wasPublished, type InputState } from './state/input-state.js';
+} from './context.js';
+import { publishFile } from './publish.js';
+import { giveUp, settlePublished, settleTry } from './settle.js';
+import { sweepAbandoned } from '../spool.js';
+import { wasPublished, type InputState } from '../state/input-state.js';
 import {
   arrived,
   begin,
@@ -29,26 +28,35 @@ import {
   nextStep,
   rejected,
   retryScheduled,
-} from './state/machine.js';
-import {
-  isRejection,
-  isUnavailable,
-  RetryLater,
-  type Outcome,
-  type TryOptions,
-} from './try-outcome.js';
+} from '../state/machine.js';
+import { isRejection, isUnavailable, RetryLater, type TryOptions } from './outcome.js';
 
-export type { FileProcessorOptions } from './file-try.js';
+import type { TryOutcome } from '../../vocabulary.js';
+
+export type { FileProcessorOptions } from './context.js';
 
 /**
- * One claimed file, start to end — claim (held by the caller) → spool → decode → validate →
- * publish → settle → receipt — with the input's state recorded at every step through the pure
- * transitions of state/machine.ts. Throws only `RetryLater` (or a store error before the file's
- * bytes were read), leaving the file to be tried again.
+ * One try of one claimed file — the story of `drops/try/`, in the order it happens:
+ *
+ * 1. **arrive** — the runner's file handler (`handler.ts`) hands over a claimed file; the try
+ *    copies it into the spool and reads what earlier tries of the same bytes left
+ *    (`context.ts`: `openFileTry`, and the states an outage kept unwritten, `owed.ts`); the
+ *    state machine says what is next (`arrived`, `nextStep`).
+ * 2. **begin** — the attempt is counted in the durable state before any work (`begin`), so a
+ *    crash still counts it.
+ * 3. **publish** — decode, validate everything, publish with confirms, the resume point after
+ *    every chunk (`publish.ts`).
+ * 4. **settle** — the settle plan into the state, then the receipt and the move
+ *    (`settle.ts`, `settle-plan.ts`); or a scheduled retry, or giving up (`dead`).
+ *
+ * How a try ends is `outcome.ts`. Every change of the input's state is a pure transition of
+ * state/machine.ts; what the worker remembers of a file by name only (back-off, parking) is
+ * state/by-name.ts. Throws only `RetryLater` (or a store error before the file's bytes were
+ * read), leaving the file to be tried again.
  */
 export function createFileProcessor(
   options: FileProcessorOptions,
-): (held: Claim, fileLog: Logger, tryOptions?: TryOptions) => Promise<Outcome> {
+): (held: Claim, fileLog: Logger, tryOptions?: TryOptions) => Promise<TryOutcome> {
   const ctx = createTryContext(options);
   const { pipeline, store } = ctx;
 
@@ -128,7 +136,7 @@ async function tryOnce(
   tr: FileTry,
   arrivedState: InputState,
   { counted }: { counted: boolean },
-): Promise<Outcome> {
+): Promise<TryOutcome> {
   const begun = await ctx.save(counted ? begin(arrivedState) : arrivedState);
   // A try resuming an interrupted one carries its correlation id on.
   const correlationId = begun.resume?.correlationId ?? randomUUID();
@@ -153,7 +161,7 @@ async function tryOnce(
     });
     state = await ctx.save(rejection).catch((error: unknown) => {
       // The store is down: the next try here settles the rejection without a new attempt.
-      if (isUnavailable(error)) owe(ctx, ended.state, rejection);
+      if (isUnavailable(error)) ctx.owed.owe(ended.state, rejection);
       throw error;
     });
     receipt = {
@@ -184,7 +192,7 @@ async function scheduleRetry(
   tr: FileTry,
   state: InputState,
   error: unknown,
-): Promise<Outcome> {
+): Promise<TryOutcome> {
   const { retry } = ctx.pipeline;
   const reason = (error as Error).message;
   const outage = isUnavailable(error);
@@ -202,7 +210,7 @@ async function scheduleRetry(
     await ctx.save(next);
   } catch (stateError) {
     if (lostToAnother(stateError)) throw stateError;
-    if (outage) owe(ctx, state, next); // the store is down too: the next try here applies it
+    if (outage) ctx.owed.owe(state, next); // the store is down too: the next try here applies it
     tr.log.warn(
       { reason: (stateError as Error).message },
       'could not record the failed try in the drop; the back-off in memory still applies',

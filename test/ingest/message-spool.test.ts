@@ -9,7 +9,7 @@ import {
   SpoolFile,
   spoolsInOrder,
   type SpooledMessages,
-} from '../../src/pipeline/message-spool.js';
+} from '../../src/ingest/message-spool.js';
 
 const digestOf = (i: number) => createHash('sha256').update(String(i)).digest();
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MessageIds, withoutPaths } from '../../src/pipeline/message-id.js';
+import { MessageIds, withoutPaths } from '../../src/ingest/message-id.js';
 
 const body = (value: unknown) => Buffer.from(JSON.stringify(value));
 

@@ -4,7 +4,7 @@ import {
   MAX_ROUTING_KEY_BYTES,
   templateFields,
   topicMatches,
-} from '../../src/pipeline/route.js';
+} from '../../src/ingest/route.js';
 
 describe('routing-key templates', () => {
   it('fills kind and business id', () => {

@@ -10,9 +10,9 @@ import {
   ValidationFailed,
 } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import type { Candidate } from '../../src/pipeline/batch.js';
-import { createIngest, MAX_LISTED_FAILURES, PUBLISH_CHUNK } from '../../src/pipeline/ingest.js';
-import { compileRoutingKey } from '../../src/pipeline/route.js';
+import type { Candidate } from '../../src/ingest/batch.js';
+import { createIngest, MAX_LISTED_FAILURES, PUBLISH_CHUNK } from '../../src/ingest/flow.js';
+import { compileRoutingKey } from '../../src/ingest/route.js';
 import { createRabbitMqPublisher } from '../../src/publish/index.js';
 import { KINDS } from '../../src/records/index.js';
 import { validRecords } from '../records/fixtures.js';

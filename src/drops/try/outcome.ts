@@ -3,24 +3,13 @@ import {
   isIngestError,
   LocalResourcesExhausted,
   PublishFailed,
-} from '../errors.js';
-import type { Receipt } from '../pipeline/receipt.js';
+} from '../../errors.js';
 
 /**
- * How one try of a dropped file ends, and how an error is classed: the input's fault (a
- * rejection), nobody's (an outage), or ours (anything else). Shared by the file processor, the
- * drop runner and reprocessing.
+ * How an error of a try of a dropped file is classed — the input's fault (a rejection), nobody's
+ * (an outage), or ours (anything else) — and how a try is started. How a try ends is
+ * `TryOutcome` (vocabulary.ts). Shared by the file processor, the drop runner and reprocessing.
  */
-
-/**
- * How one try of a dropped file ends, in the words of the outcome vocabulary (`IngestOutcome` in
- * pipeline/batch.ts): a receipt's outcome when the try settled the file (`accepted`, `rejected`,
- * `duplicate`, `dead` — the receipt says the same), or why it left no receipt: `retried` (an
- * outage or an error of ours; the caller puts the file back, see `RetryLater`), `skipped`
- * (another worker has it now), `interrupted` (the worker is stopping; what was confirmed is in
- * the state's `resume`, and the next start publishes the rest).
- */
-export type Outcome = Receipt['outcome'] | 'retried' | 'skipped' | 'interrupted';
 
 /** How a try is started: `ignoreSchedule` for reprocessing by hand, which does not wait out a back-off. */
 export interface TryOptions {

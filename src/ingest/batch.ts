@@ -9,6 +9,7 @@ import type { FileHalves } from '../decode/file.js';
 import type { RecordKind } from '../records/kind.js';
 import type { IgnoredFields } from '../records/legacy/ignored-fields.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
+import type { IngestOutcome } from '../vocabulary.js';
 
 export type { Candidate } from '../decode/candidate.js';
 
@@ -134,25 +135,7 @@ export interface BulkResponse {
   ignoredFields?: string[];
 }
 
-/**
- * The outcome vocabulary, defined once: how a batch — an HTTP request, or one try of a dropped
- * file — ends. Metrics label batches with it, the input state names failures with it
- * (`FailureKind` in drops/state/input-state.ts) and reprocess results build on it.
- * - `accepted`: every record validated, published and confirmed by the broker.
- * - `rejected`: the input's fault (a 4xx problem: invalid records, a malformed body); nothing
- *   published. A dropped input that was rejected has the status `failed` (it is settled as
- *   `after.failure` says, e.g. into `failed/`) and a receipt with the outcome `rejected`.
- * - `unavailable`: the broker or the drop store was not there (503: `PublishFailed`,
- *   `DropUnavailable`); nothing accepted; sent again later — a dropped file's try uses no attempt.
- * - `error`: ours — a bug, a refused permission, anything unexpected (500); a dropped file's
- *   try uses an attempt.
- * Receipts, which partners read, keep their own four words (`Receipt.outcome`: `accepted`,
- * `rejected`, `duplicate`, `dead`); a drop try's result (`Outcome` in drops/try-outcome.ts) is a
- * receipt outcome or why there is none yet.
- */
-export type IngestOutcome = 'accepted' | 'rejected' | 'unavailable' | 'error';
-
-/** How one batch ended (see `IngestOutcome`). */
+/** How one batch ended (`IngestOutcome`, vocabulary.ts). */
 export interface BatchOutcome {
   readonly batch: Batch;
   readonly outcome: IngestOutcome;

@@ -1,11 +1,11 @@
-import { RECEIPT_SUFFIX, receiptName, type Receipt } from '../pipeline/receipt.js';
+import { RECEIPT_SUFFIX, receiptName, type Receipt } from '../receipts.js';
 import type { DropMetrics } from '../metrics.js';
-import type { PipelineDefinition } from './definition.js';
-import type { Claim } from './claims.js';
-import type { SettlePlan } from './state/input-state.js';
-import { writeReceiptFile } from './receipts.js';
-import { sha256Of } from './spool.js';
-import type { DropStore } from '../stores/store.js';
+import type { PipelineDefinition } from '../definition.js';
+import type { Claim } from '../claims.js';
+import type { SettlePlan } from '../state/input-state.js';
+import { writeReceiptFile } from '../receipts.js';
+import { sha256Of } from '../spool.js';
+import type { DropStore } from '../../stores/store.js';
 
 /**
  * Settles a file once its outcome is known: the receipt first, then the input to its final place

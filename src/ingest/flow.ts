@@ -8,9 +8,9 @@ import type {
   BatchOutcome,
   BulkResponse,
   Ingest,
-  IngestOutcome,
   StreamBatch,
 } from './batch.js';
+import type { IngestOutcome } from '../vocabulary.js';
 import { MessageIds } from './message-id.js';
 import { routableCheck, type RoutingKeyFor } from './route.js';
 import { validateInHalves } from './halves.js';

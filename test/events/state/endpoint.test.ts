@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { failed, type CircuitSettings } from '../../../src/events/state/circuit.js';
+import {
+  attemptFailed,
+  conditions,
+  delivered,
+  EndpointStates,
+  gone,
+  HEALTHY,
+  withCircuit,
+} from '../../../src/events/state/endpoint.js';
+
+/** What a worker knows of one endpoint, alone: pure transitions, no network, no clock. */
+const settings: CircuitSettings = { threshold: 2, coolDownMs: 1000, maxCoolDownMs: 8000 };
+
+describe('endpoint state', () => {
+  it('a failed attempt starts a run of failures; later ones keep when it began', () => {
+    const failing = attemptFailed(HEALTHY, 100);
+    expect(failing.failingSince).toBe(100);
+    expect(attemptFailed(failing, 500).failingSince).toBe(100);
+  });
+
+  it('a delivery ends the run (recovered) and counts; a delivery without a run is no recovery', () => {
+    const first = delivered(attemptFailed(HEALTHY, 100));
+    expect(first.recovered).toBe(true);
+    expect(first.state).toEqual({ ...HEALTHY, delivered: 1 });
+    expect(first.state).not.toHaveProperty('failingSince');
+    const second = delivered(first.state);
+    expect(second).toEqual({ state: { ...HEALTHY, delivered: 2 }, recovered: false });
+  });
+
+  it('410 disables it, and nothing but a new worker enables it again', () => {
+    const disabled = gone(attemptFailed(HEALTHY, 1));
+    expect(disabled.disabled).toBe(true);
+    expect(delivered(disabled).state.disabled).toBe(true);
+  });
+
+  it('counts endpoints per condition for the gauge', () => {
+    const open = withCircuit(
+      attemptFailed(HEALTHY, 1),
+      failed(failed({ state: 'closed', failures: 0 }, 1, settings), 2, settings),
+    );
+    expect(open.circuit.state).toBe('open');
+    expect(conditions([HEALTHY, open, gone(HEALTHY), attemptFailed(HEALTHY, 3)])).toEqual({
+      failing: 2,
+      'backed-off': 1,
+      disabled: 1,
+    });
+  });
+
+  it('the table forgets an endpoint back to healthy with nothing to report, keeps any other', () => {
+    const states = new EndpointStates();
+    states.set('a', attemptFailed(HEALTHY, 1));
+    states.set('b', delivered(HEALTHY).state);
+    expect([...states.entries()].map(([id]) => id)).toEqual(['a', 'b']);
+    expect(states.conditions().failing).toBe(1);
+    states.set('a', HEALTHY);
+    expect(states.get('a')).toBe(HEALTHY);
+    expect([...states.entries()].map(([id]) => id)).toEqual(['b']);
+  });
+});
