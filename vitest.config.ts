@@ -23,6 +23,13 @@ const UNIT = [
   'test/events/destinations/file/format.test.ts',
 ];
 
+/**
+ * Tests against services run as a fleet (a three-node RabbitMQ cluster, a Redis Sentinel set;
+ * nodes killed and stopped under load): their own project, `npm run test:fleet`, so the inner loop
+ * stays fast (docs/testing.md).
+ */
+const FLEET = 'test/fleet/**/*.test.ts';
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
@@ -37,18 +44,26 @@ export default defineConfig({
         test: {
           name: 'services',
           include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, 'test/fleet/**'],
+          exclude: [...UNIT, FLEET],
           globalSetup: ['test/setup/services.ts'],
         },
       },
       {
-        // Services run as a fleet (a Redis Sentinel set), started once per run: apart, so that
-        // the inner loop stays fast.
+        // Services run as a fleet — a three-node RabbitMQ cluster and a Redis Sentinel set — started
+        // once per run and shared: apart, so that the inner loop stays fast. One file at a time,
+        // since every test kills or stops nodes of those shared sets.
         extends: true,
         test: {
           name: 'fleet',
-          include: ['test/fleet/**/*.test.ts'],
-          globalSetup: ['test/setup/services.ts', 'test/setup/redis-sentinel.ts'],
+          include: [FLEET],
+          globalSetup: [
+            'test/setup/services.ts',
+            'test/setup/redis-sentinel.ts',
+            'test/setup/rabbit-cluster.ts',
+          ],
+          fileParallelism: false,
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
         },
       },
     ],

@@ -242,8 +242,9 @@ function holdsSecrets(layer: Plain): boolean {
   const broker = layer.broker;
   const shared = layer.sharedState;
   const redis = isPlainObject(shared) && isPlainObject(shared.redis) ? shared.redis : {};
+  const brokerUrls = isPlainObject(broker) ? [broker.url].flat() : [];
   const urls = [
-    isPlainObject(broker) && typeof broker.url === 'string' ? broker.url : '',
+    ...brokerUrls.map((url) => (typeof url === 'string' ? url : '')),
     typeof redis.url === 'string' ? redis.url : '',
   ];
   return (

@@ -219,6 +219,13 @@ export class PublishFailed extends IngestError {
   }
 }
 
+/**
+ * The broker refused a message of the batch (a nack): its queue could not take it. A quorum
+ * queue does so while it has no leader it can reach — after a node loss, the publishing channel
+ * may keep a leader that is gone, so the publisher opens a fresh channel on a nack.
+ */
+export class PublishNacked extends PublishFailed {}
+
 /** The service is stopping (SIGTERM): a request that arrives now is not taken; another instance (or this one, restarted) will. */
 export class ShuttingDown extends IngestError {
   readonly code = 'shutting-down';
@@ -424,5 +431,57 @@ export class DropMisconfigured extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+// Broker errors: the broker module and the publisher's topology map amqplib's failures to these.
+
+/** No node of the broker list took a connection; `failures` holds one `host:port: reason` per node tried. */
+export class BrokerUnreachable extends Error {
+  override readonly name = 'BrokerUnreachable';
+  constructor(
+    readonly failures: readonly string[],
+    options?: { cause?: unknown },
+  ) {
+    super(`No broker node took the connection (${failures.join('; ')})`, options);
+  }
+}
+
+/**
+ * A queue exists on the broker with another type than the configuration declares (a classic
+ * queue from before quorum became the default): the broker refuses the declaration with
+ * PRECONDITION_FAILED. Waiting does not fix it, so start-up stops with the migration steps.
+ */
+export class QueueTypeMismatch extends Error {
+  override readonly name = 'QueueTypeMismatch';
+  constructor(
+    readonly queue: string,
+    readonly declared: string,
+    readonly existing: string,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `Queue '${queue}' exists on the broker as a ${existing} queue, but the configuration declares it ${declared} (records queues are quorum queues by default since this release). Either give the queue a new name in broker.queues (the records in the old one stay there for its consumers to drain), or keep the ${existing} queue with \`arguments: { x-queue-type: ${existing} }\` on that queue in the configuration. See docs/operations-instances.md#queue-types.`,
+      options,
+    );
+  }
+}
+
+/**
+ * `shards: N` needs the broker's `rabbitmq_consistent_hash_exchange` plugin; without it the broker
+ * closes the whole connection (`unknown exchange type`) at every declaration. Start-up stops
+ * with this instead of reconnecting for ever.
+ */
+export class ShardPluginMissing extends Error {
+  override readonly name = 'ShardPluginMissing';
+  constructor(
+    readonly queue: string,
+    readonly node: string | undefined,
+    options?: { cause?: unknown },
+  ) {
+    super(
+      `broker.queues '${queue}' has \`shards\`, which needs the RabbitMQ plugin rabbitmq_consistent_hash_exchange, and the broker${node ? ` (node ${node})` : ''} does not have it enabled: run \`rabbitmq-plugins enable rabbitmq_consistent_hash_exchange\` on every node of the cluster, or remove \`shards\` from the queue.`,
+      options,
+    );
   }
 }

@@ -1,5 +1,5 @@
 import type { ConfirmChannel, Message, Options } from 'amqplib';
-import { PublishFailed } from '../errors.js';
+import { PublishFailed, PublishNacked } from '../errors.js';
 
 /** What every published message has; the rest of its properties come from `send`'s caller. */
 export interface Wire {
@@ -147,7 +147,7 @@ export function confirmedChannel(
     if (batch.settled) return;
     if (error) {
       batch.settle(
-        new PublishFailed(
+        new PublishNacked(
           `The broker refused message ${message.messageId} (nack); the batch was not accepted.`,
         ),
       );

@@ -15,9 +15,34 @@ export interface AdminAddress {
  * HTTP whatever `http.tls` says (src/main.ts), so the probe needs no certificate and works the same
  * with and without TLS on the partner-facing port. A wildcard address is reached on loopback.
  */
-export function healthzUrl({ host, port }: AdminAddress): string {
+export function healthzUrl(address: AdminAddress): string {
+  return adminUrl(address, '/healthz');
+}
+
+/** A path on the admin listener, as a probe on the same host reaches it. */
+export function adminUrl({ host, port }: AdminAddress, path: string): string {
   const reachable = host === '0.0.0.0' || host === '' ? '127.0.0.1' : host === '::' ? '::1' : host;
-  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}/healthz`;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}${path}`;
+}
+
+/** The broker node the running service's publisher is on, from its `/readyz`; or why it is not known. */
+export async function serviceBrokerNode(
+  address: AdminAddress,
+  timeoutMs: number,
+): Promise<{ node: string } | { unknown: string }> {
+  const url = adminUrl(address, '/readyz');
+  const answer = await getText(url, timeoutMs);
+  if (typeof answer === 'string') return { unknown: `no service answered at ${url}: ${answer}` };
+  if (answer.status !== 200)
+    return { unknown: `the service at ${url} is not ready (${answer.status}): not connected` };
+  try {
+    const node = (JSON.parse(answer.body) as { broker?: { node?: unknown } }).broker?.node;
+    return typeof node === 'string'
+      ? { node }
+      : { unknown: `the service at ${url} names no broker node` };
+  } catch {
+    return { unknown: `the service at ${url} answered something else than JSON` };
+  }
 }
 
 /**
@@ -48,6 +73,26 @@ export async function healthcheckCommand(args: string[], io: Output): Promise<nu
     `warehouse-ingest: ${url} ${typeof outcome === 'number' ? `answered ${outcome}` : `did not answer: ${outcome}`}\n`,
   );
   return 1;
+}
+
+/** The status and body (its first 64 KiB) of one GET, or why there was none. */
+function getText(
+  url: string,
+  timeoutMs: number,
+): Promise<{ status: number; body: string } | string> {
+  return new Promise((resolve) => {
+    const request = http.get(url, { timeout: timeoutMs }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => {
+        if (body.length < 65_536) body += chunk;
+      });
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('error', (error) => resolve(error.message));
+    });
+    request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    request.on('error', (error) => resolve(error.message));
+  });
 }
 
 /**

@@ -10,6 +10,7 @@ import { inputNames } from '../drops/upload-ready.js';
 import { unusableName } from '../drops/unusable-names.js';
 import { pipelinesFolderState } from '../start-up.js';
 import { parse, type Output } from './check-commands.js';
+import { serviceBrokerNode } from './healthcheck.js';
 import { UsageError } from './help.js';
 
 /** What `status` reports for one pipeline (also its `--json` shape). */
@@ -43,8 +44,9 @@ const FAILING: readonly InputStatus[] = ['failed', 'retry-scheduled', 'dead'];
 
 /**
  * `status`: inputs per state and the last failures with their reasons, read from each drop's
- * durable state (nothing is changed, nothing connects to the broker). Exit 1 when a drop could
- * not be read.
+ * durable state (nothing is changed, nothing connects to the broker), then — with a broker
+ * configured — the node the running service on this host publishes through, asked of its admin
+ * listener's `/readyz`. Exit 1 when a drop could not be read.
  */
 export async function statusCommand(args: string[], io: Output): Promise<number> {
   const options = {
@@ -90,6 +92,8 @@ export async function statusCommand(args: string[], io: Output): Promise<number>
     }
     const report = await Promise.all(chosen.map((drop) => statusOf(drop, failures)));
     io.out(values.json ? `${JSON.stringify(report, null, 2)}\n` : report.map(describe).join('\n'));
+    if (!values.json && config.broker.url && config.admin.port !== 0)
+      io.out(brokerLine(await serviceBrokerNode(config.admin, 1000)));
     return report.some((r) => r.error !== undefined) ? 1 : 0;
   } finally {
     await Promise.all(drops.map(({ store }) => store.close().catch(() => undefined)));
@@ -165,6 +169,13 @@ async function unusableNamesIn({
       : undefined;
     return unusable ? [{ name, reason: unusable.reason }] : [];
   });
+}
+
+/** Which broker node the service on this host publishes through (a cluster has several). */
+function brokerLine(answer: Awaited<ReturnType<typeof serviceBrokerNode>>): string {
+  return 'node' in answer
+    ? `broker: the service publishes through node ${answer.node}\n`
+    : `broker: node unknown (${answer.unknown})\n`;
 }
 
 function describe(status: PipelineStatus): string {

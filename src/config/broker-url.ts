@@ -1,9 +1,20 @@
 /**
- * Checks of `broker.url` (`AMQP_URL`) beyond its scheme. A password with an unencoded `/`, `?`
+ * Checks of `broker.url` (`AMQP_URL`) beyond its scheme, for each node's URL. A password with an unencoded `/`, `?`
  * or `#` ends the URL's authority early, so the URL does not parse; amqplib then falls back to
  * localhost and the service retries forever against the wrong broker. Refused at start-up
  * instead, with a message that never holds the password.
  */
+
+/**
+ * `AMQP_URL` with several nodes: URLs separated by commas. A comma may also sit unencoded in a
+ * password, so the text is cut only at a comma followed by the next URL's scheme.
+ */
+export function splitBrokerUrls(text: string): string[] {
+  return text
+    .split(/,\s*(?=amqps?:\/\/)/i)
+    .map((url) => url.trim())
+    .filter((url) => url !== '');
+}
 
 /** The URL with its password (and a user name that is itself malformed) replaced by `****`. */
 export function maskedBrokerUrl(url: string): string {

@@ -36,6 +36,7 @@ const SECRET_KEYS: ReadonlySet<string> = new Set(['broker.url', 'tenants']);
 
 interface JsonNode {
   type?: string;
+  anyOf?: JsonNode[];
   properties?: Record<string, JsonNode>;
   items?: JsonNode;
   enum?: unknown[];
@@ -51,6 +52,8 @@ export function variableName(path: readonly string[]): string {
 }
 
 function valueType(node: JsonNode): ValueType {
+  // A key that takes a string or a list (`broker.url`): the variable is the string form.
+  if (node.anyOf?.some((branch) => branch.type === 'string')) return 'string';
   if (node.type === 'integer' || node.type === 'number') return 'number';
   if (node.type === 'boolean') return 'boolean';
   if (node.type === 'string' || node.enum?.every((value) => typeof value === 'string'))

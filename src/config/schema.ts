@@ -3,7 +3,7 @@ import { API_KEY_HASH_PATTERN, parseApiKeyHash } from '../api-keys.js';
 import type { KindName } from '../records/kind.js';
 import { LEGACY } from '../records/legacy/index.js';
 import { RENAMABLE } from '../records/legacy/onboarding.js';
-import { brokerUrlProblem } from './broker-url.js';
+import { brokerUrlProblem, splitBrokerUrls } from './broker-url.js';
 import { eventsSchema, webhooksSchema } from '../events/config.js';
 import { httpSchema, sharedStateSchema } from './http-schema.js';
 
@@ -149,8 +149,9 @@ const queueSchema = z.strictObject({
     .record(z.string(), z.union([z.string(), z.number(), z.boolean()]))
     .optional()
     .meta({
-      description: "Queue arguments; they must match an existing queue's exactly.",
-      examples: [{ 'x-queue-type': 'quorum' }],
+      description:
+        "Queue arguments; they must match an existing queue's exactly. `x-queue-type` is `quorum` unless set here (replicated: a cluster keeps the queue through a node loss). A queue that already exists as a classic queue stops the start with a message naming it: set `{ x-queue-type: classic }` here to keep it, or give the queue a new name (docs/operations-instances.md#queue-types).",
+      examples: [{ 'x-queue-type': 'classic' }, { 'x-max-length': 1000000 }],
     }),
   shards: z
     .int()
@@ -159,25 +160,45 @@ const queueSchema = z.strictObject({
     .optional()
     .meta({
       description:
-        'Spread this queue over N queues `<name>.0` … `<name>.<N-1>` (same arguments), past the one-core ceiling of a single queue: a consistent-hash exchange `<name>.shards` (plugin `rabbitmq_consistent_hash_exchange`) is bound with `bindingKeys` and hashes each message id, so the same id always lands in the same shard; records of one business are no longer in one queue order. See docs/performance.md#past-one-queue.',
+        'Spread this queue over N queues `<name>.0` … `<name>.<N-1>` (same arguments), past the one-core ceiling of a single queue: a consistent-hash exchange `<name>.shards` (plugin `rabbitmq_consistent_hash_exchange`) is bound with `bindingKeys` and hashes each message id, so the same id always lands in the same shard; records of one business are no longer in one queue order. Without the plugin on the broker, start-up stops and says so. See docs/performance.md#past-one-queue.',
       examples: [4],
     }),
 });
 
+/** What is wrong with one node's URL: its scheme, then what `brokerUrlProblem` checks. */
+function brokerUrlIssue(url: string): string | undefined {
+  if (!/^amqps?:\/\//.test(url)) return 'Expected an amqp:// or amqps:// URL';
+  return brokerUrlProblem(url);
+}
+
 const brokerSchema = z
   .strictObject({
     url: z
-      .string()
-      .regex(/^amqps?:\/\//, { message: 'Expected an amqp:// or amqps:// URL', abort: true })
-      .refine((url) => brokerUrlProblem(url) === undefined, {
-        // The message is built from the URL with its password masked, never from the value itself.
-        error: (issue) => brokerUrlProblem(String(issue.input)),
+      .union([z.string(), z.array(z.string()).min(1)])
+      .superRefine((value, ctx) => {
+        const urls = typeof value === 'string' ? splitBrokerUrls(value) : value;
+        if (urls.length === 0) ctx.addIssue({ code: 'custom', message: 'Expected a broker URL' });
+        urls.forEach((url, i) => {
+          // Built from the URL with its password masked, never from the value itself.
+          const problem = brokerUrlIssue(url);
+          if (problem === undefined) return;
+          const which = urls.length > 1 ? `node ${i + 1} of ${urls.length}: ` : '';
+          ctx.addIssue({
+            code: 'custom',
+            message: `${which}${problem}`,
+            path: typeof value === 'string' ? [] : [i],
+          });
+        });
       })
+      .transform((value) => (typeof value === 'string' ? splitBrokerUrls(value) : [...value]))
       .optional()
       .meta({
         description:
-          'RabbitMQ URL (`amqp://` or `amqps://`), never logged with its password. Required in production; unset in development, the embedded NDJSON publisher is used instead; the sandbox publishes nothing.',
-        examples: ['amqp://user:password@rabbitmq:5672/vhost'],
+          "RabbitMQ URL (`amqp://` or `amqps://`), or the URLs of a cluster's nodes: a list, or in `AMQP_URL` several URLs separated by commas, each with its own credentials. Every connection tries the nodes in a shuffled order and fails over to the next on a refused connect or a lost connection (docs/operations-instances.md#a-rabbitmq-cluster); logs, `/readyz` and `status` name the node as `host:port`, never with its password. Required in production; unset in development, the embedded NDJSON publisher is used instead; the sandbox publishes nothing.",
+        examples: [
+          'amqp://user:password@rabbitmq:5672/vhost',
+          'amqp://user:password@rabbit-1:5672/vhost,amqp://user:password@rabbit-2:5672/vhost',
+        ],
       }),
     exchange: z.string().min(1).meta({
       description: 'The durable topic exchange records are published to; asserted at start-up.',

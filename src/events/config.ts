@@ -43,7 +43,7 @@ export const eventsSchema = z.strictObject({
         .default('warehouse-ingest.events')
         .meta({
           description:
-            'Delivery queue bound to the exchange with `#`; every worker consumes it. Its retry queues are `<name>.retry.<delay>ms`, its dead-letter queue `<name>.dead`.',
+            'Delivery queue bound to the exchange with `#`; every worker consumes it. Its retry queues are `<name>.retry.<delay>ms.quorum` (`<name>.retry.<delay>ms` with classic queues), its dead-letter queue `<name>.dead`.',
           examples: ['warehouse-ingest.events'],
         }),
       type: z

@@ -1,6 +1,6 @@
 import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
-import { keepBrokerConnection, type KeptConnection } from '../broker/connection.js';
-import { safeUrl, type Logger } from '../log.js';
+import { brokerNodeOf, keepBrokerConnection, type KeptConnection } from '../broker/connection.js';
+import type { Logger } from '../log.js';
 import type { EventsConfig } from './config.js';
 import { createDeliverer } from './destinations/webhook/deliver.js';
 import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
@@ -18,11 +18,17 @@ import type { Resolver } from './destinations/webhook/ssrf.js';
 import { destinationsByBusiness, type Destination } from './destinations/index.js';
 import type { Endpoint } from './subscriptions.js';
 import { assertEventsTopology, eventsTopology } from './topology.js';
-import { assertWorkersQueue, buildReport, publishReport, workerName } from './worker-report.js';
+import {
+  assertWorkersQueueTolerant,
+  buildReport,
+  publishReport,
+  workerName,
+  workersQueueName,
+} from './worker-report.js';
 
 export interface EventsConsumerOptions {
-  /** Broker address; holds a password, only logged through `safeUrl`. */
-  readonly url: string;
+  /** Broker address, or a cluster's node addresses; hold passwords, only the node's `host:port` is logged. */
+  readonly url: string | readonly string[];
   readonly events: EventsConfig;
   readonly environment: HandlerContext['environment'];
   /** Webhook endpoints per business id, from `resolveEndpoints`. A business absent here is unknown. */
@@ -148,8 +154,15 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
   async function setUp(model: ChannelModel): Promise<void> {
     const confirms = await model.createConfirmChannel();
     confirms.on('error', () => undefined);
-    await assertEventsTopology(confirms, topology, options.events.queue.type);
-    await assertWorkersQueue(confirms, topology.queue);
+    const scratch = () => model.createChannel();
+    const down = await assertEventsTopology(confirms, topology, options.events.queue.type, scratch);
+    if (await assertWorkersQueueTolerant(scratch, topology.queue))
+      down.push(workersQueueName(topology.queue));
+    if (down.length > 0)
+      context.log.warn(
+        { node: brokerNodeOf(model), queues: down },
+        'events: these classic queues live on a broker node that is down; consuming without them (an event that needs a retry is redelivered instead of parked) until it is back',
+      );
     const consuming = await model.createChannel();
     consuming.on('error', () => undefined);
     // A channel closed alone (queue deleted, a precondition failed) is recovered as a lost connection.
@@ -191,7 +204,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     reportChannel = confirms;
     report();
     context.log.info(
-      { target: safeUrl(options.url), queue: topology.queue, exchange: topology.exchange },
+      { node: brokerNodeOf(model), queue: topology.queue, exchange: topology.exchange },
       'events: consuming',
     );
   }
@@ -203,7 +216,11 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
         name: 'warehouse-ingest events',
         ...(options.reconnect ? { reconnect: options.reconnect } : {}),
         setUp,
-        onLost: () => context.log.warn('events: broker connection lost; reconnecting'),
+        onLost: (error, node) =>
+          context.log.warn(
+            { node, reason: error?.message },
+            'events: broker connection lost; reconnecting (the next node first)',
+          ),
         onFailed: (error, retryInMs) =>
           context.log.warn(
             { reason: error.message, retryInMs },

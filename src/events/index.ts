@@ -9,7 +9,7 @@ import type { Endpoint, SubscriptionSource } from './subscriptions.js';
 export interface EventsSource extends SubscriptionSource {
   readonly events: EventsConfig;
   readonly broker: {
-    readonly url?: string | undefined;
+    readonly url?: string | readonly string[] | undefined;
     readonly reconnect: { readonly initialDelayMs: number; readonly maxDelayMs: number };
   };
 }

@@ -19,7 +19,14 @@ export const DEAD_AT_HEADER = 'x-dead-at';
 /** On a parked message: when it comes back to the delivery queue (ISO 8601), for `events status`. */
 export const NEXT_ATTEMPT_HEADER = 'x-webhook-next-attempt-at';
 
-export const retryQueueName = (queue: string, delayMs: number) => `${queue}.retry.${delayMs}ms`;
+/**
+ * A retry queue's name. With quorum queues the retry queues are quorum too (replicated: a node
+ * loss must not stop parking), under names of their own — `….quorum` — because RabbitMQ cannot
+ * turn the classic retry queues of earlier versions into quorum ones; those empty themselves into
+ * the delivery queue as their messages' delays run out.
+ */
+export const retryQueueName = (queue: string, delayMs: number, type: 'quorum' | 'classic') =>
+  `${queue}.retry.${delayMs}ms${type === 'quorum' ? '.quorum' : ''}`;
 export const deadQueueName = (queue: string) => `${queue}.dead`;
 
 /** The delays that need a retry queue: every entry after the first (the first attempt is on arrival). */

@@ -1,3 +1,4 @@
+import { assertOneNodeQueue } from './topology.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Channel } from 'amqplib';
@@ -72,15 +73,28 @@ export function buildReport(
   };
 }
 
+const WORKERS_QUEUE_OPTIONS = {
+  durable: true,
+  arguments: {
+    'x-queue-type': 'classic',
+    'x-max-length': WORKERS_QUEUE_MAX_LENGTH,
+    'x-overflow': 'drop-head',
+  },
+};
+
 export async function assertWorkersQueue(channel: Channel, queue: string): Promise<void> {
-  await channel.assertQueue(workersQueueName(queue), {
-    durable: true,
-    arguments: {
-      'x-queue-type': 'classic',
-      'x-max-length': WORKERS_QUEUE_MAX_LENGTH,
-      'x-overflow': 'drop-head',
-    },
-  });
+  await channel.assertQueue(workersQueueName(queue), WORKERS_QUEUE_OPTIONS);
+}
+
+/**
+ * The same on a channel of its own, tolerating a home node that is down (a cluster lost the
+ * node this classic queue lives on): true then, and reports are not kept until it is back.
+ */
+export function assertWorkersQueueTolerant(
+  scratch: () => Promise<Channel>,
+  queue: string,
+): Promise<boolean> {
+  return assertOneNodeQueue(scratch, workersQueueName(queue), WORKERS_QUEUE_OPTIONS);
 }
 
 /** Publishes one report (not persistent: a report outliving a broker restart would be stale). */

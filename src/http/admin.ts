@@ -25,13 +25,17 @@ export interface AdminAppDependencies {
  * What /readyz knows. The publisher's own lines name the broker's host, port and vhost (or the
  * outbox folder): they go to the log only, and the answer says `broker: reachable` or
  * `broker: unreachable`. The admin listener has no authentication, and may be opened to a
- * network for an orchestrator's probes.
+ * network for an orchestrator's probes. What it does show of the broker is the node the
+ * publisher is connected to, as `host:port` (never a user, password or vhost): with a cluster,
+ * which node an instance is on is the first thing an operator asks.
  */
 export interface Readiness extends ReadinessCheck {
   /** Why the publisher is not ready, for the log only. Empty when it is. */
   readonly publisherProblems: readonly string[];
   /** RabbitMQ: whether a publishing channel is open. Absent for the embedded publisher and the sandbox. */
   readonly broker?: 'reachable' | 'unreachable';
+  /** RabbitMQ: the node (`host:port`) the publishing connection is on, while connected. */
+  readonly brokerNode?: string;
   readonly drops?: readonly DropCheck[];
 }
 
@@ -45,7 +49,7 @@ function answeredProblems(check: Readiness): string[] {
       ? 'publisher: not ready (the reasons are in the service log)'
       : check.broker === 'unreachable'
         ? 'broker: unreachable'
-        : 'broker: reachable, not ready (the reasons are in the service log)';
+        : `broker: reachable${check.brokerNode ? ` (node ${check.brokerNode})` : ''}, not ready (the reasons are in the service log)`;
   return [publisher, ...check.problems];
 }
 
@@ -94,7 +98,11 @@ function readinessHandler(deps: AdminAppDependencies) {
     if (check.ready)
       return jsonResponse(
         200,
-        { status: 'ready', ...(check.drops?.length ? { drops: check.drops } : {}) },
+        {
+          status: 'ready',
+          ...(check.brokerNode ? { broker: { node: check.brokerNode } } : {}),
+          ...(check.drops?.length ? { drops: check.drops } : {}),
+        },
         context,
         NONE,
       );

@@ -142,6 +142,14 @@ function inFlightMs(config: Readonly<Config>): number {
   return Math.max(60_000, 2 * (config.http.requestTimeoutMs + config.broker.publishTimeoutMs));
 }
 
+function brokerFacts(publisher: RabbitMqPublisher): Pick<Readiness, 'broker' | 'brokerNode'> {
+  const node = publisher.node;
+  return {
+    broker: publisher.connected ? 'reachable' : 'unreachable',
+    ...(node !== undefined && { brokerNode: node }),
+  };
+}
+
 function readinessOf(
   publisher: Publisher,
   publisherCheck: ReadinessCheck,
@@ -155,9 +163,7 @@ function readinessOf(
   return {
     ready: publisherCheck.ready && problems.length === 0,
     publisherProblems: publisherCheck.ready ? [] : publisherCheck.problems,
-    ...(publisher.name === 'rabbitmq' && {
-      broker: (publisher as RabbitMqPublisher).connected ? 'reachable' : 'unreachable',
-    }),
+    ...(publisher.name === 'rabbitmq' && brokerFacts(publisher as RabbitMqPublisher)),
     problems,
     drops,
   };

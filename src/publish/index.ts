@@ -28,7 +28,7 @@ export interface PublisherSource {
   readonly environment: 'production' | 'development' | 'sandbox';
   readonly dataDirectory: string;
   readonly broker: {
-    readonly url?: string | undefined;
+    readonly url?: string | readonly string[] | undefined;
     readonly exchange: string;
     readonly queues: ReadonlyArray<{
       readonly name: string;

@@ -1,4 +1,6 @@
 import type { Channel, ChannelModel } from 'amqplib';
+import { brokerNodeOf } from '../broker/connection.js';
+import { QueueTypeMismatch, ShardPluginMissing } from '../errors.js';
 
 /** What the publisher declares on every (re)connect, and what readiness checks still exists. */
 export interface Topology {
@@ -10,6 +12,35 @@ export interface Topology {
     /** Spread over this many queues by message id (see `shardNames`); absent = one queue. */
     readonly shards?: number;
   }>;
+}
+
+/**
+ * Records queues are quorum queues unless their arguments say otherwise: replicated, so a
+ * cluster keeps them through a node loss, and faster than a classic queue on one node too
+ * (docs/performance.md). `x-queue-type` in a queue's arguments overrides it.
+ */
+export const DEFAULT_QUEUE_TYPE = 'quorum';
+
+/** The arguments a queue is declared with: its own, over the default queue type. */
+export function queueArguments(
+  queue: Topology['queues'][number],
+): Readonly<Record<string, unknown>> {
+  return { 'x-queue-type': DEFAULT_QUEUE_TYPE, ...queue.arguments };
+}
+
+/**
+ * The broker's PRECONDITION_FAILED for a queue that exists with another type reads
+ * `inequivalent arg 'x-queue-type' for queue 'q' in vhost '/': received the value 'quorum' of
+ * type 'longstr' but current is none` (`none`: a classic queue declared without the argument).
+ */
+function queueTypeMismatch(error: unknown, queue: string): QueueTypeMismatch | undefined {
+  if (replyCode(error) !== 406) return undefined;
+  const text = messageOf(error);
+  if (!text.includes("inequivalent arg 'x-queue-type'")) return undefined;
+  const received = /received (?:the value )?'([^']+)'/.exec(text)?.[1] ?? 'of another type';
+  const current = /current is (?:the value )?'?([^' "]+)/.exec(text)?.[1];
+  const existing = !current || current === 'none' ? 'classic' : current;
+  return new QueueTypeMismatch(queue, received, existing, { cause: error });
 }
 
 /**
@@ -78,13 +109,10 @@ export async function assertTopology(connection: ChannelModel, topology: Topolog
     await channel.assertExchange(topology.exchange, 'topic', { durable: true });
     for (const queue of topology.queues) {
       // Arguments must match an existing queue's exactly (x-queue-type, x-max-length, dead-lettering…).
-      const options = {
-        durable: true,
-        ...(queue.arguments ? { arguments: { ...queue.arguments } } : {}),
-      };
+      const options = { durable: true, arguments: { ...queueArguments(queue) } };
       if (!queue.shards) {
         step = `declaration of queue '${queue.name}' (durable)`;
-        await channel.assertQueue(queue.name, options);
+        await declareQueue(channel, queue.name, options);
         for (const key of queue.bindingKeys) {
           step = `binding of queue '${queue.name}' to exchange '${topology.exchange}' with key '${key}'`;
           await channel.bindQueue(queue.name, topology.exchange, key);
@@ -93,28 +121,72 @@ export async function assertTopology(connection: ChannelModel, topology: Topolog
       }
       const shards = shardNames(queue.name, queue.shards);
       step = `declaration of exchange '${shards.exchange}' (durable x-consistent-hash: is the rabbitmq_consistent_hash_exchange plugin enabled?)`;
-      await channel.assertExchange(shards.exchange, 'x-consistent-hash', {
-        durable: true,
-        arguments: { 'hash-property': 'message_id' },
-      });
+      await declareShardExchange(connection, channel, queue.name, shards.exchange);
       for (const key of queue.bindingKeys) {
         step = `binding of exchange '${shards.exchange}' to exchange '${topology.exchange}' with key '${key}'`;
         await channel.bindExchange(shards.exchange, topology.exchange, key);
       }
       for (const name of shards.queues) {
         step = `declaration of queue '${name}' (durable)`;
-        await channel.assertQueue(name, options);
+        await declareQueue(channel, name, options);
         step = `binding of queue '${name}' to exchange '${shards.exchange}' (weight 1)`;
         await channel.bindQueue(name, shards.exchange, '1');
       }
     }
   } catch (error) {
+    if (error instanceof QueueTypeMismatch || error instanceof ShardPluginMissing) throw error;
     if (replyCode(error) === undefined) throw error; // connection trouble: the caller reconnects
     throw new TopologyError(`The broker refused the ${step}: ${messageOf(error)}`, {
       cause: error,
     });
   } finally {
     closeQuietly(channel);
+  }
+}
+
+async function declareQueue(
+  channel: Channel,
+  name: string,
+  options: { durable: boolean; arguments: Record<string, unknown> },
+): Promise<void> {
+  try {
+    await channel.assertQueue(name, options);
+  } catch (error) {
+    throw queueTypeMismatch(error, name) ?? error;
+  }
+}
+
+/**
+ * An unknown exchange type is not a channel error: the broker closes the whole connection
+ * (503 COMMAND_INVALID "unknown exchange type 'x-consistent-hash'"), and the declaration itself
+ * only rejects with "Channel ended, no reply will be forthcoming". So the connection's own
+ * error is what tells a missing plugin apart from a lost connection.
+ */
+async function declareShardExchange(
+  connection: ChannelModel,
+  channel: Channel,
+  queue: string,
+  exchange: string,
+): Promise<void> {
+  let closedWith: Error | undefined;
+  const onError = (error: Error) => {
+    closedWith = error;
+  };
+  connection.on('error', onError);
+  try {
+    await channel.assertExchange(exchange, 'x-consistent-hash', {
+      durable: true,
+      arguments: { 'hash-property': 'message_id' },
+    });
+  } catch (error) {
+    // The connection's 'error' comes with the same frame that ends the channel; give it a turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    const reason = closedWith ?? error;
+    if (/unknown exchange type/i.test(messageOf(reason)))
+      throw new ShardPluginMissing(queue, brokerNodeOf(connection), { cause: reason });
+    throw error;
+  } finally {
+    connection.off('error', onError);
   }
 }
 

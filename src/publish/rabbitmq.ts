@@ -1,6 +1,11 @@
 import type { ChannelModel, Options } from 'amqplib';
-import { openBrokerConnection } from '../broker/connection.js';
-import { PublishFailed } from '../errors.js';
+import {
+  brokerNodeOf,
+  brokerNodes,
+  nodeAddress,
+  openBrokerConnection,
+} from '../broker/connection.js';
+import { PublishFailed, PublishNacked, QueueTypeMismatch, ShardPluginMissing } from '../errors.js';
 import { reconnectDelay } from '../backoff.js';
 import { safeUrl, type Logger } from '../log.js';
 import type { OutboundMessage, Publisher, ReadinessCheck } from './publisher.js';
@@ -15,10 +20,12 @@ import {
 
 export interface RabbitMqOptions {
   /**
-   * Broker address, `amqp://user:password@host:5672/vhost` (or `amqps://`). It holds a password,
-   * so it is only ever logged or shown through `safeUrl`. Required.
+   * Broker address, `amqp://user:password@host:5672/vhost` (or `amqps://`), or the addresses of
+   * a cluster's nodes (tried in a shuffled order, failing over to the next on a loss:
+   * broker/connection.ts). They hold passwords, so they are only ever logged or shown through
+   * `safeUrl`, and the node in use as `host:port`. Required.
    */
-  url: string;
+  url: string | readonly string[];
   /**
    * Durable topic exchange every message goes to. Declared at start and after every reconnect,
    * so a fresh or wiped broker works without manual set-up. Required.
@@ -37,6 +44,7 @@ export interface RabbitMqOptions {
     /** Spread over this many queues by message id (rabbitmq-topology.ts, `shardNames`). */
     shards?: number;
   }>;
+  // Queue arguments: `x-queue-type` is `quorum` unless given (rabbitmq-topology.ts, `queueArguments`).
   /**
    * How long a `publish` call may wait for every confirm. A blocked or silent broker would
    * otherwise hold HTTP requests forever; past this the batch fails with 503 and is retried.
@@ -64,6 +72,8 @@ export type RabbitMqState = 'idle' | 'connecting' | 'connected' | 'reconnecting'
 export interface RabbitMqPublisher extends Publisher {
   readonly state: RabbitMqState;
   readonly connected: boolean;
+  /** The node (`host:port`) the publishing connection is on; undefined while not connected. */
+  readonly node: string | undefined;
   /** For metrics: called on every state change. Returns the unsubscribe function. */
   onStateChange(listener: (state: RabbitMqState) => void): () => void;
 }
@@ -89,9 +99,16 @@ export function createRabbitMqPublisher(
   options: RabbitMqOptions,
   parentLog: Logger,
 ): RabbitMqPublisher {
-  const target = safeUrl(options.url);
+  const urls = typeof options.url === 'string' ? [options.url] : options.url;
+  // One URL: as before, without its password. A cluster: its nodes as host:port (a joined list
+  // of URLs is no URL, and the log's redaction would show it as unparseable).
+  const target =
+    urls.length === 1 ? safeUrl(urls[0] as string) : `nodes ${urls.map(nodeAddress).join(', ')}`;
+  const nodes = brokerNodes(urls);
   // Every line names the broker, once: a binding here, never a field of a line too.
-  const log = parentLog.child({ broker: target });
+  const log = parentLog.child(
+    urls.length === 1 ? { broker: target } : { brokerNodes: urls.map(nodeAddress) },
+  );
   const topology: Topology = { exchange: options.exchange, queues: options.queues ?? [] };
   const publishTimeoutMs = options.publishTimeoutMs ?? 10_000;
   const initialDelayMs = options.reconnect?.initialDelayMs ?? 500;
@@ -101,6 +118,8 @@ export function createRabbitMqPublisher(
   const listeners = new Set<(state: RabbitMqState) => void>();
   let connection: ChannelModel | undefined;
   let lostWith: Error | undefined;
+  let lostNode: string | undefined;
+  let lastNackReopen = 0;
   let blockedBy: string | undefined;
   let publishing: ConfirmedChannel | undefined;
   const inFlight = new Set<Promise<void>>();
@@ -110,6 +129,8 @@ export function createRabbitMqPublisher(
     (resolve) => (requestStop = () => resolve({})),
   );
   let started: Promise<void> | undefined;
+  /** Whether `start()` has answered: a topology the broker cannot take fails it only until then. */
+  let startSettled = false;
   let supervisor: Promise<void> = Promise.resolve();
   let closing: Promise<void> | undefined;
 
@@ -121,7 +142,8 @@ export function createRabbitMqPublisher(
 
   async function openConnection(): Promise<ChannelModel> {
     const model = await openBrokerConnection({
-      url: options.url,
+      url: urls,
+      nodes,
       name: options.clientName ?? 'warehouse-ingest publisher',
       ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
     });
@@ -130,6 +152,7 @@ export function createRabbitMqPublisher(
     model.on('close', (error?: Error) => {
       if (connection === model) connection = undefined;
       lostWith = error;
+      lostNode = brokerNodeOf(model);
     });
     model.on('blocked', (reason: string) => {
       blockedBy = reason;
@@ -150,7 +173,7 @@ export function createRabbitMqPublisher(
   }
 
   /** Connects, declares topology, opens the confirm channel; again after any loss, until `close()`. */
-  async function supervise(firstAttemptDone: () => void): Promise<void> {
+  async function supervise(firstAttemptDone: (error?: unknown) => void): Promise<void> {
     let failures = 0;
     let everConnected = false;
     while (!stopping) {
@@ -179,7 +202,7 @@ export function createRabbitMqPublisher(
         }
         publishing = channel;
         log.info(
-          { afterFailedAttempts: failures },
+          { afterFailedAttempts: failures, node: brokerNodeOf(connection) },
           everConnected ? 'reconnected to the message broker' : 'connected to the message broker',
         );
         everConnected = true;
@@ -192,20 +215,37 @@ export function createRabbitMqPublisher(
         setState('reconnecting');
         if (connection)
           log.warn(
-            { reason: error?.message },
+            { reason: error?.message, node: brokerNodeOf(connection) },
             'the broker closed the publishing channel; reopening it',
           );
         else
           log.warn(
-            { reason: lostWith ? messageOf(lostWith) : 'closed' },
-            'lost the connection to the message broker; reconnecting',
+            { reason: lostWith ? messageOf(lostWith) : 'closed', node: lostNode },
+            urls.length > 1
+              ? 'lost the connection to the message broker node; failing over to the next node'
+              : 'lost the connection to the message broker; reconnecting',
           );
       } catch (error) {
         if (stopping) break; // our own close() cut the attempt short: not a failure to report
+        if (!startSettled && fatalAtStart(error)) {
+          // The configuration and the broker disagree in a way waiting cannot fix: stop the start.
+          log.error({ reason: messageOf(error) }, 'the broker cannot take the configured topology');
+          setState('closed');
+          const model = connection;
+          connection = undefined;
+          if (model)
+            await within(
+              model.close().catch(() => {}),
+              CLOSE_GRACE_MS,
+              undefined,
+            );
+          firstAttemptDone(error);
+          return;
+        }
         failures += 1;
         setState(everConnected ? 'reconnecting' : 'connecting');
         const retryInMs = reconnectDelay(failures, initialDelayMs, maxDelayMs);
-        if (error instanceof TopologyError) {
+        if (error instanceof TopologyError || fatalAtStart(error)) {
           log.error(
             { reason: error.message, retryInMs },
             'the broker refused the configured topology; fix the broker or the configuration',
@@ -272,6 +312,10 @@ export function createRabbitMqPublisher(
     get connected() {
       return state === 'connected';
     },
+    get node() {
+      const model = connection;
+      return model && publishing ? brokerNodeOf(model) : undefined;
+    },
     onStateChange(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
@@ -279,8 +323,13 @@ export function createRabbitMqPublisher(
     start() {
       if (started) return started;
       setState('connecting');
-      started = new Promise<void>((resolve) => {
-        supervisor = supervise(resolve).catch((error: unknown) => {
+      started = new Promise<void>((resolve, reject) => {
+        const firstAttemptDone = (error?: unknown) => {
+          startSettled = true;
+          if (error) reject(error);
+          else resolve();
+        };
+        supervisor = supervise(firstAttemptDone).catch((error: unknown) => {
           // Unreachable by design (every step is caught inside); never let it pass silently.
           log.error({ reason: messageOf(error) }, 'the broker connection supervisor stopped');
           resolve();
@@ -298,6 +347,17 @@ export function createRabbitMqPublisher(
           'The message broker is not reachable right now; the batch was not accepted.',
         );
       const outcome = current.send(messages, recordProperties);
+      outcome.catch((error: unknown) => {
+        // A nack: the queue could not take a message. After a node loss a channel may keep
+        // addressing a quorum queue leader that is gone (seen on RabbitMQ 3.10 after kill -9,
+        // nacks for a minute and more): a fresh channel asks for the leader again. At most one a
+        // second, so a queue that refuses for another reason (a length limit) is not thrashed.
+        if (!(error instanceof PublishNacked) || publishing !== current) return;
+        if (Date.now() - lastNackReopen < 1000) return;
+        lastNackReopen = Date.now();
+        log.warn('the broker refused messages (nack); opening a fresh publishing channel');
+        current.channel.close().catch(() => {});
+      });
       const settled = outcome.then(
         () => {},
         () => {},
@@ -312,6 +372,11 @@ export function createRabbitMqPublisher(
       return closing;
     },
   };
+}
+
+/** Errors of the first attempt that end the start instead of a retry (errors.ts says why for each). */
+function fatalAtStart(error: unknown): error is QueueTypeMismatch | ShardPluginMissing {
+  return error instanceof QueueTypeMismatch || error instanceof ShardPluginMissing;
 }
 
 /** A record's AMQP properties (delivery-guarantee.md lists them). */

@@ -1,9 +1,13 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { nodeAddress } from '../../src/broker/connection.js';
 import type { PipelineStatus } from '../../src/cli/status.js';
+import { createLogger } from '../../src/log.js';
+import { startService } from '../../src/main.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { runCli } from '../support/cli-process.js';
+import { demoTenantYaml } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
 import { ordersCsv } from '../drops/stores/drop-contract.js';
 
@@ -150,5 +154,49 @@ describe('warehouse-ingest status', () => {
     expect(stderr.trim()).toBe(
       'warehouse-ingest: no pipeline named "nope" (there are: broken-drop, demo-drop); see "warehouse-ingest help status"',
     );
+  });
+
+  it('names the broker node the running service on this host publishes through, or why it cannot', async () => {
+    const noService = await cli(['status', '--pipeline', 'demo-drop'], { ...env, ADMIN_PORT: '1' });
+    expect(noService.stdout).toMatch(
+      /\nbroker: node unknown \(no service answered at http:\/\/127\.0\.0\.1:1\/readyz: .+\)\n$/,
+    );
+    mkdirSync(path.join(temp.dir, 'no-pipelines'), { recursive: true });
+    const serviceConfig = temp.write(
+      'service.yaml',
+      `dataDirectory: ${temp.dir}/service-data\npipelinesDirectory: ${temp.dir}/no-pipelines\nbroker:\n  exchange: ${topology.exchange}\n  queues: [{ name: ${topology.queue}, bindingKeys: ["#"] }]\n${await demoTenantYaml()}`,
+    );
+    const service = await startService({
+      env: {
+        AMQP_URL,
+        INGEST_CONFIG: serviceConfig,
+        INGEST_ENV: 'development',
+        PORT: '0',
+        ADMIN_PORT: '0',
+        HOST: '127.0.0.1',
+      },
+      log: createLogger({ level: 'silent' }),
+    });
+    try {
+      await vi.waitFor(
+        async () => {
+          const ready = await fetch(`${service.adminUrl}/readyz`);
+          expect(ready.status, await ready.text()).toBe(200);
+        },
+        { timeout: 15_000, interval: 100 },
+      );
+      const adminPort = new URL(service.adminUrl).port;
+      const { code, stdout } = await cli(['status', '--pipeline', 'demo-drop'], {
+        ...env,
+        ADMIN_PORT: adminPort,
+      });
+      expect(code).toBe(0);
+      expect(stdout).toContain(
+        `\nbroker: the service publishes through node ${nodeAddress(AMQP_URL)}\n`,
+      );
+      expect(stdout).not.toContain('guest');
+    } finally {
+      await service.stop();
+    }
   });
 });

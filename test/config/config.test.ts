@@ -59,7 +59,7 @@ describe('loadConfig', () => {
       },
     });
     expect(config.http).toMatchObject({ port: 8081, host: '127.0.0.1' });
-    expect(config.broker.url).toBe('amqp://u:p@mq:5672');
+    expect(config.broker.url).toEqual(['amqp://u:p@mq:5672']);
     expect(config.environment).toBe('sandbox');
     expect(config.tenants).toEqual([]);
   });
@@ -109,6 +109,46 @@ describe('loadConfig', () => {
     }
   });
 
+  it('takes a cluster as several broker URLs: comma-separated in AMQP_URL (and its _FILE), or a list', () => {
+    const nodes = [
+      'amqp://a:one@rabbit-1:5672/prod',
+      'amqp://b:two,still-the-password@rabbit-2:5672/prod',
+      'amqps://c:three@rabbit-3:5671/prod',
+    ];
+    expect(loadConfig({ env: { AMQP_URL: nodes.join(',') } }).broker.url).toEqual(nodes);
+    expect(loadConfig({ env: { AMQP_URL: nodes.join(', ') } }).broker.url).toEqual(nodes);
+    const file = temp.write('amqp-urls', `${nodes.join(',')}\n`);
+    expect(loadConfig({ env: { AMQP_URL_FILE: file } }).broker.url).toEqual(nodes);
+    const yaml = temp.write(
+      'cluster.yaml',
+      `broker:\n  url:\n${nodes.map((url) => `    - "${url}"`).join('\n')}\n`,
+    );
+    expect(loadConfig({ env: { INGEST_CONFIG: yaml } }).broker.url).toEqual(nodes);
+  });
+
+  it('names the node of a cluster whose URL is wrong, never printing a password', () => {
+    const problems = problemsOf(() =>
+      loadConfig({
+        env: { AMQP_URL: 'amqp://a:one@rabbit-1:5672/prod,amqp://b:tw/o@rabbit-2:5672/prod' },
+      }),
+    );
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatchObject({ field: 'broker.url' });
+    expect(problems[0]!.message).toContain('node 2 of 2: ');
+    expect(problems[0]!.message).toContain('amqp://b:****@rabbit-2:5672/prod');
+    expect(JSON.stringify(problems)).not.toContain('tw/o');
+    const listed = temp.write(
+      'bad-list.yaml',
+      'broker:\n  url: ["amqp://a@rabbit-1:5672", "http://rabbit-2"]\n',
+    );
+    expect(problemsOf(() => loadConfig({ env: { INGEST_CONFIG: listed } }))).toEqual([
+      expect.objectContaining({
+        field: 'broker.url[1]',
+        message: 'node 2 of 2: Expected an amqp:// or amqps:// URL',
+      }),
+    ]);
+  });
+
   it('refuses a broker URL whose password holds an unencoded reserved character, never printing the password', () => {
     for (const [password, reserved] of [
       ['s3cr/et', '/'],
@@ -129,7 +169,7 @@ describe('loadConfig', () => {
     const config = loadConfig({
       env: { AMQP_URL: 'amqp://ingest:s3cr%2Fet@mq.example:5672/prod' },
     });
-    expect(config.broker.url).toBe('amqp://ingest:s3cr%2Fet@mq.example:5672/prod');
+    expect(config.broker.url).toEqual(['amqp://ingest:s3cr%2Fet@mq.example:5672/prod']);
   });
 
   it('reports an exposed secrets file together with every other problem, in one run', () => {

@@ -177,9 +177,9 @@ describe('Redis Sentinel from the environment', () => {
 describe('*_FILE: a secret read from a file', () => {
   it('reads AMQP_URL_FILE at start-up, dropping the trailing newline', () => {
     const file = temp.write('amqp-url', 'amqp://ingest:from-a-file@mq.example:5672/prod\n');
-    expect(loadConfig({ env: { AMQP_URL_FILE: file } }).broker.url).toBe(
+    expect(loadConfig({ env: { AMQP_URL_FILE: file } }).broker.url).toEqual([
       'amqp://ingest:from-a-file@mq.example:5672/prod',
-    );
+    ]);
     const tenants = temp.write(
       'tenants.json',
       JSON.stringify([{ businessId: 'ACME', apiKeyHash: HASH }]),

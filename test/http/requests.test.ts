@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validRecords } from '../records/fixtures.js';
+import { nodeAddress } from '../../src/broker/connection.js';
+import { AMQP_URL } from '../support/broker.js';
 import {
   ACME,
   OTHER,
@@ -201,7 +203,11 @@ describe('routes', () => {
     expect((await t.app.request('/healthz')).status).toBe(200);
     const ready = await t.admin.request('/readyz');
     expect(ready.status).toBe(200);
-    expect(await answer(ready)).toEqual({ status: 'ready' });
+    // The node the publisher is on (host:port, nothing more of the broker URL).
+    expect(await answer(ready)).toEqual({
+      status: 'ready',
+      broker: { node: nodeAddress(AMQP_URL) },
+    });
   });
 });
 

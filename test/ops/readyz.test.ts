@@ -3,6 +3,8 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeDrops } from '../../src/drops/probe.js';
+import { nodeAddress } from '../../src/broker/connection.js';
+import { AMQP_URL } from '../support/broker.js';
 import { createLogger } from '../../src/log.js';
 import { openDrops } from '../../src/drops/open.js';
 import { buildHttpApp } from '../../src/http/build.js';
@@ -44,6 +46,7 @@ describe('GET /readyz with drops', () => {
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
       status: 'ready',
+      broker: { node: nodeAddress(AMQP_URL) },
       drops: [{ pipeline: 'reachable', source: 'local', reachable: true, ms: expect.any(Number) }],
     });
   });

@@ -77,7 +77,9 @@ export async function declareTestTopology(options: {
     async declare() {
       const ch = await channel();
       await ch.assertExchange(exchange, 'topic', { durable: true });
-      await ch.assertQueue(queue, { durable: true });
+      // The type the service declares records queues with by default (rabbitmq-topology.ts), so a
+      // test may hand this queue to the service's configuration as it is.
+      await ch.assertQueue(queue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
       for (const key of options.bindingKeys) await ch.bindQueue(queue, exchange, key);
     },
     async withChannel(fn) {

@@ -38,8 +38,13 @@ export interface HarnessOptions {
   readonly env: NodeJS.ProcessEnv;
   readonly resolver?: Resolver;
   readonly log?: Logger;
-  /** The consumer's broker address (e.g. through a TCP proxy). @default AMQP_URL */
-  readonly url?: string;
+  /** The consumer's broker address (e.g. through a TCP proxy), or a cluster's nodes. @default AMQP_URL */
+  readonly url?: string | readonly string[];
+  /**
+   * Where the harness itself inspects and cleans up, asked at its first use (on a cluster, a node
+   * the test has not taken down). @default AMQP_URL
+   */
+  readonly inspectUrl?: () => string;
   /** Pipelines with outbound files (`events` in the pipeline) and their stores. */
   readonly drops?: readonly OutboundDrop[];
   /** How often the worker reports for `events status`. @default 10000 */
@@ -92,14 +97,19 @@ export async function startEventsHarness(options: HarnessOptions): Promise<Event
     options.log ?? createLogger({ level: 'silent' }),
   );
   await consumer.start();
-  const connection: ChannelModel = await connect(AMQP_URL);
-  connection.on('error', () => undefined);
-  const channel: ConfirmChannel = await connection.createConfirmChannel();
+  let side: Promise<{ connection: ChannelModel; channel: ConfirmChannel }> | undefined;
+  const open = () =>
+    (side ??= (async () => {
+      const connection = await connect(options.inspectUrl?.() ?? AMQP_URL);
+      connection.on('error', () => undefined);
+      return { connection, channel: await connection.createConfirmChannel() };
+    })());
   const topology = eventsTopology(options.events);
   return {
     consumer,
     registry,
     async deadLetters() {
+      const { channel } = await open();
       const out: GetMessage[] = [];
       for (;;) {
         const message = await channel.get(topology.deadQueue, { noAck: true });
@@ -108,14 +118,16 @@ export async function startEventsHarness(options: HarnessOptions): Promise<Event
       }
     },
     async deadCount() {
-      return (await channel.checkQueue(topology.deadQueue)).messageCount;
+      return (await (await open()).channel.checkQueue(topology.deadQueue)).messageCount;
     },
     async publishRaw(routingKey, content, properties) {
+      const { channel } = await open();
       channel.publish(topology.exchange, routingKey, content, properties);
       await channel.waitForConfirms();
     },
     async close() {
       await consumer.close();
+      const { connection, channel } = await open();
       await deleteEventsTopology(channel, options.events);
       await connection.close().catch(() => undefined);
     },

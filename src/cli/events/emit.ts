@@ -5,7 +5,7 @@ import type { EventsConfig } from '../../events/config.js';
 import { assertEventsTopology, eventsTopology } from '../../events/topology.js';
 
 export interface EmitOptions {
-  readonly url: string;
+  readonly url: string | readonly string[];
   readonly events: EventsConfig;
   readonly businessId: string;
   readonly type: string;
@@ -30,7 +30,9 @@ export async function emitEvent(options: EmitOptions): Promise<{ id: string }> {
   try {
     const channel = await connection.createConfirmChannel();
     const topology = eventsTopology(options.events);
-    await assertEventsTopology(channel, topology, options.events.queue.type);
+    await assertEventsTopology(channel, topology, options.events.queue.type, () =>
+      connection.createChannel(),
+    );
     let returned: string | undefined;
     channel.on('return', (message: Message) => {
       returned = `unroutable (${(message.fields as { replyText?: string }).replyText ?? 'no route'})`;

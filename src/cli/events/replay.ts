@@ -45,7 +45,7 @@ export interface ReplayResult {
 }
 
 export interface ReplayOptions {
-  readonly url: string;
+  readonly url: string | readonly string[];
   readonly events: EventsConfig;
   readonly selection: ReplaySelection;
   /**

@@ -55,7 +55,7 @@ export interface EventsStatus {
 }
 
 export interface StatusOptions {
-  readonly url: string;
+  readonly url: string | readonly string[];
   readonly events: EventsConfig;
   readonly tenants: ReadonlyArray<{
     readonly businessId: string;
