@@ -4,7 +4,7 @@ import type { BatchOutcome, Ingest } from './batch.js';
 import { createIngest } from './flow.js';
 import { compileRoutingKey } from './route.js';
 
-/** What counting needs of the metrics (metrics.ts implements it; pipeline/ does not import it). */
+/** What counting needs of the metrics (metrics.ts implements it; ingest/ does not import it). */
 export interface IngestMetrics {
   timed(publisher: Publisher): Publisher;
   readonly observeBatch: (outcome: BatchOutcome) => void;
