@@ -10,9 +10,9 @@ import {
   type ClusterInfo,
   type ClusterNode,
   ctl,
-  listening,
   pidFile,
 } from '../support/rabbit-cluster.js';
+import { acceptsConnections } from '../support/tcp-probe.js';
 
 const run = promisify(execFile);
 
@@ -28,7 +28,7 @@ const DIST_PORTS = [25681, 25682, 25683];
  */
 export default async function startCluster(project: TestProject): Promise<() => Promise<void>> {
   for (const port of [...AMQP_PORTS, ...DIST_PORTS]) {
-    if (await listening(port))
+    if (await acceptsConnections(port))
       throw new Error(
         `Port ${port} is taken: the fleet project's cluster needs AMQP ports 5681–5683 and distribution ports 25681–25683 free (another run, or a cluster left behind?).`,
       );

@@ -1,10 +1,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestProject } from 'vitest/node';
 import { askRedis } from '../support/redis-ask.js';
+import { acceptsConnections } from '../support/tcp-probe.js';
 
 /**
  * A Redis Sentinel set of its own on loopback, started once per run of the `fleet` project: a
@@ -33,7 +33,7 @@ export default async function startSentinelSet(project: TestProject): Promise<()
   ensureRedisServer();
   const { masterName, master, replica, sentinels } = SENTINEL_SET;
   for (const port of [master, replica, ...sentinels])
-    if (await listening(port))
+    if (await acceptsConnections(port))
       throw new Error(
         `port ${port} is taken: the Redis Sentinel set of test/setup/redis-sentinel.ts needs 6390, 6391 and 26390-26392 (a run left over? stop the redis-server on it)`,
       );
@@ -148,17 +148,6 @@ async function settled(): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`the Redis Sentinel set did not settle within 30 s: ${last}`);
-}
-
-function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /** The OS pid of the Redis server on `port` (its pid file), to kill it hard. */

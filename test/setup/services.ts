@@ -1,4 +1,4 @@
-import net from 'node:net';
+import { acceptsConnections } from '../support/tcp-probe.js';
 
 /**
  * The suite talks to real services; `npm test` starts them first (scripts/ensure-services.sh).
@@ -22,26 +22,10 @@ export default async function checkServices(): Promise<void> {
     },
   ];
   for (const service of services) {
-    if (!(await reachable(service.host, service.port))) {
+    if (!(await acceptsConnections(service.port, { host: service.host, timeoutMs: 3000 }))) {
       throw new Error(
         `${service.name} is not reachable at ${service.host}:${service.port}. Run the tests with \`npm test\` (it starts it), or start it with ${service.start}.`,
       );
     }
   }
-}
-
-function reachable(host: string, port: number): Promise<boolean> {
-  return new Promise<boolean>((resolve) => {
-    const socket = net.connect({ host, port });
-    socket.setTimeout(3000);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(false));
-  });
 }

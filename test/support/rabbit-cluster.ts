@@ -1,8 +1,8 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { acceptsConnections } from './tcp-probe.js';
 
 const run = promisify(execFile);
 /** The scripts themselves, not the /usr/sbin wrappers (see rabbitmq-node.ts: they swap HOME, so the cookie). */
@@ -126,23 +126,6 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Whether something accepts TCP connections on the node's AMQP port. */
-export function listening(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: '127.0.0.1', port });
-    socket.setTimeout(1000);
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('timeout', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
 /**
  * Loses a node hard: `kill -9` of its Erlang VM (no goodbye to clients or peers), and waits until
  * the process is gone. `bringBack` starts it again with the same data; it rejoins the cluster.
@@ -170,7 +153,7 @@ export async function stopApp(cluster: ClusterInfo, node: ClusterNode): Promise<
 export async function bringBack(cluster: ClusterInfo, node: ClusterNode): Promise<void> {
   const pid = osPid(node);
   if (pid === undefined || !alive(pid)) await bootNode(cluster, node);
-  else if (!(await listening(node.port))) await ctl(cluster, node, ['start_app']);
+  else if (!(await acceptsConnections(node.port))) await ctl(cluster, node, ['start_app']);
   await ctl(cluster, node, ['await_startup', '--timeout', '90'], 100_000);
 }
 
