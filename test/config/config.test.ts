@@ -258,6 +258,7 @@ describe('ENVIRONMENT_VARIABLES', () => {
     ADMIN_PORT: '9123',
     AMQP_URL: 'amqp://mq.example:5672',
     REDIS_URL: 'redis://redis.example:6379/2',
+    HISTORY_URL: 'postgres://ingest@db.example:5432/history',
     LOG_LEVEL: 'debug',
     LOG_FORMAT: 'pretty',
   };
