@@ -1,35 +1,9 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { HistoryUnavailable } from '../../src/errors.js';
 import { MIGRATIONS } from '../../src/history/sql/migrations.js';
 import { createPostgresHistory } from '../../src/history/postgres/index.js';
+import { freshDatabase, onDatabase } from '../support/postgres.js';
 import { describeHistoryStore } from './store-contract.js';
-
-/**
- * The real PostgreSQL of the test machine (scripts/ensure-services.sh; trust auth), a database of
- * this file's own per run, created here and dropped after. Unreachable, the setup fails: no skip.
- */
-const SERVER = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432';
-
-async function onServer<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: `${SERVER}/postgres` });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-async function freshDatabase(label: string) {
-  const name = `history_${label}_${process.pid}_${randomBytes(4).toString('hex')}`;
-  await onServer((c) => c.query(`create database ${name}`));
-  return {
-    url: `${SERVER}/${name}`,
-    drop: () => onServer((c) => c.query(`drop database if exists ${name} with (force)`)),
-  };
-}
 
 describeHistoryStore('PostgreSQL', async () => {
   const database = await freshDatabase('contract');
@@ -45,15 +19,11 @@ describe('PostgreSQL history: a fleet', () => {
     const stores = Array.from({ length: 4 }, () => createPostgresHistory({ url: database.url }));
     try {
       await Promise.all(stores.map((store) => store.open()));
-      const versions = await onServer(async () => {
-        const client = new pg.Client({ connectionString: database.url });
-        await client.connect();
-        try {
-          return (await client.query('select version from history_migrations order by 1')).rows;
-        } finally {
-          await client.end();
-        }
-      });
+      const versions = await onDatabase(
+        async (client) =>
+          (await client.query('select version from history_migrations order by 1')).rows,
+        database.url,
+      );
       expect(versions).toEqual(MIGRATIONS.map(({ version }) => ({ version })));
     } finally {
       await Promise.all(stores.map((store) => store.close()));
