@@ -145,6 +145,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     log,
     metrics,
     () => onboarding,
+    history?.writer,
   );
   const reloader = createReloader({
     config,

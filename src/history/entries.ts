@@ -17,6 +17,8 @@ export interface Confirmed {
 }
 
 export interface BatchFacts {
+  /** The batch's id (a UUID). @default a new one; a dropped file's is its correlation id, kept by a resumed try */
+  readonly id?: string;
   readonly correlationId: string;
   readonly businessId: string;
   readonly source: BatchSource;
@@ -28,22 +30,33 @@ export interface BatchFacts {
   readonly at: Date;
 }
 
-/** One batch and its confirmed records, under a new batch id. */
+/** One batch and its confirmed records. */
 export function batchWrites(
-  facts: BatchFacts,
+  { id = randomUUID(), ...facts }: BatchFacts,
   confirmed: readonly Confirmed[] = [],
 ): HistoryWrites {
-  const id = randomUUID();
   return {
     batches: [{ id, ...facts }],
+    records: recordWrites(id, facts.businessId, facts.at, confirmed).records,
+  };
+}
+
+/** Confirmed records of a batch whose row comes apart (a dropped file's, chunk by chunk). */
+export function recordWrites(
+  batchId: string,
+  businessId: string,
+  at: Date,
+  confirmed: readonly Confirmed[],
+): HistoryWrites & { records: NonNullable<HistoryWrites['records']> } {
+  return {
     records: confirmed.map((records) => ({
-      batchId: id,
-      businessId: facts.businessId,
+      batchId,
+      businessId,
       first: records.first,
       references: records.references,
       messageIds: records.messageIds,
       ...(records.lines && { lines: records.lines }),
-      at: facts.at,
+      at,
     })),
   };
 }

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPostgresHistory } from '../../src/history/postgres/index.js';
 import type { HistoryStore } from '../../src/history/store.js';
@@ -10,8 +12,8 @@ import { tempFolder } from '../support/temp.js';
 
 /**
  * `serve` with the history on a database of this file's own: accepted and refused HTTP batches
- * are written there, off the request path, and read back by another store on the same database
- * (as another instance of a fleet would).
+ * and a dropped file's outcome are written there, off the request path, and read back by another
+ * store on the same database (as another instance of a fleet would).
  */
 const temp = tempFolder('history-http-');
 const DEMO = `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`;
@@ -23,10 +25,35 @@ let reader: HistoryStore;
 const logs = new LogCapture();
 
 beforeAll(async () => {
-  database = await freshDatabase('http');
+  database = await freshDatabase('serve');
+  const pipelines = path.join(temp.dir, 'pipelines');
+  const drop = path.join(temp.dir, 'drop');
+  mkdirSync(pipelines);
+  mkdirSync(drop);
+  temp.write(
+    'pipelines/demo-drop.yaml',
+    stringify({
+      name: 'demo-drop',
+      businessId: 'DEMO',
+      kind: 'sales-orders',
+      format: 'v2-json',
+      source: { type: 'local', path: drop },
+      readiness: { checks: 1, intervalMs: 10, quietMs: 0 },
+    }),
+  );
+  copyFileSync(
+    new URL('../../fixtures/demo/sales-orders.json', import.meta.url),
+    path.join(drop, 'orders.json'),
+  );
   const config = temp.write(
     'config.yaml',
-    [`dataDirectory: ${temp.dir}/data`, 'history:', '  enabled: true', '  flushMs: 10'].join('\n'),
+    [
+      `dataDirectory: ${temp.dir}/data`,
+      `pipelinesDirectory: ${pipelines}`,
+      'history:',
+      '  enabled: true',
+      '  flushMs: 10',
+    ].join('\n'),
   );
   service = await startService({
     env: {
@@ -97,5 +124,31 @@ describe('history: HTTP batches', () => {
       messageIds: [],
       problem: { status: 400, type: expect.stringContaining('validation-failed') },
     });
+  });
+});
+
+describe('history: dropped files', () => {
+  it("keeps a dropped file's outcome, its receipt and its records with their file", async () => {
+    const reference = (
+      JSON.parse(orders.toString()) as { identifiers: { shipmentId: string } }[]
+    )[0]!.identifiers.shipmentId;
+    const fromDrop = async () =>
+      (await reader.records({ businessId: 'DEMO' }, reference)).filter(
+        (r) => 'pipeline' in r.batch.source,
+      );
+    await vi.waitFor(async () => expect(await fromDrop()).toHaveLength(1), {
+      timeout: 20_000,
+      interval: 100,
+    });
+    const [record] = await fromDrop();
+    expect(record!.batch).toMatchObject({
+      source: { pipeline: 'demo-drop', fileName: 'orders.json' },
+      kind: 'sales-orders',
+      outcome: 'accepted',
+      receipt: { outcome: 'accepted', pipeline: 'demo-drop' },
+    });
+    const [batch] = await reader.batches({ businessId: 'DEMO' }, record!.batch.correlationId);
+    expect(batch!.messageIds).toContain(record!.messageId);
+    expect(batch!.recordCount).toBe(batch!.messageIds.length);
   });
 });
