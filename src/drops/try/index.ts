@@ -1,4 +1,4 @@
-import { batchWrites } from '../../history/entries.js';
+import { settledToHistory } from './to-history.js';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { asLocalResourceError, toProblem } from '../../errors.js';
@@ -175,20 +175,10 @@ async function tryOnce(
     return await scheduleRetry(ctx, tr, ended.state, ended.error);
   }
   if (!(await settleTry(ctx, tr, state, receipt))) return 'skipped';
-  ctx.history?.add(
-    batchWrites({
-      id: correlationId,
-      correlationId,
-      businessId: ctx.pipeline.businessId,
-      source: { pipeline: ctx.pipeline.name, fileName: tr.held.name },
-      kind: ctx.pipeline.kind,
-      recordCount: ended.end === 'published' ? ended.summary.recordCount : 0,
-      outcome: receipt.outcome,
-      ...(receipt.outcome === 'rejected' && { problem: receipt.response }),
-      receipt,
-      at: new Date(receipt.processedAt),
-    }),
-  );
+  settledToHistory(ctx, tr, receipt, {
+    correlationId,
+    recordCount: ended.end === 'published' ? ended.summary.recordCount : 0,
+  });
   tr.log.info(
     { sha256: tr.spooled.sha256, outcome: receipt.outcome, attempt: state.attempts, correlationId },
     receipt.outcome === 'rejected' ? 'file rejected' : `file ${receipt.outcome}`,
