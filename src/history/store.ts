@@ -111,6 +111,8 @@ export interface RecordRow {
   readonly businessId: string;
   readonly reference: string;
   readonly messageId: string;
+  /** Its index in the batch (0-based, as in the bulk response). */
+  readonly index: number;
   readonly line?: number;
   readonly batch: BatchEntry;
 }

@@ -6,6 +6,7 @@ import { createPostgresHistory } from '../../src/history/postgres/index.js';
 import type { HistoryStore } from '../../src/history/store.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
+import { runCli } from '../support/cli-process.js';
 import { LogCapture } from '../support/http-app.js';
 import { freshDatabase } from '../support/postgres.js';
 import { tempFolder } from '../support/temp.js';
@@ -22,6 +23,7 @@ const orders = readFileSync(new URL('../../fixtures/demo/sales-orders.json', imp
 let database: Awaited<ReturnType<typeof freshDatabase>>;
 let service: RunningService;
 let reader: HistoryStore;
+let cliEnv: NodeJS.ProcessEnv;
 const logs = new LogCapture();
 
 beforeAll(async () => {
@@ -55,14 +57,9 @@ beforeAll(async () => {
       '  flushMs: 10',
     ].join('\n'),
   );
+  cliEnv = { INGEST_CONFIG: config, INGEST_ENV: 'development', HISTORY_URL: database.url };
   service = await startService({
-    env: {
-      INGEST_CONFIG: config,
-      INGEST_ENV: 'development',
-      PORT: '0',
-      ADMIN_PORT: '0',
-      HISTORY_URL: database.url,
-    },
+    env: { ...cliEnv, PORT: '0', ADMIN_PORT: '0' },
     log: createLogger({ destination: logs }),
   });
   reader = createPostgresHistory({ url: database.url });
@@ -151,4 +148,38 @@ describe('history: dropped files', () => {
     expect(batch!.messageIds).toContain(record!.messageId);
     expect(batch!.recordCount).toBe(batch!.messageIds.length);
   });
+});
+
+describe('lineage on the history', () => {
+  it('finds a batch another instance accepted, scoped by --business when given', async () => {
+    const body = JSON.parse(orders.toString()) as Array<{ identifiers: Record<string, string> }>;
+    body[0]!.identifiers.shipmentId = 'SO-LINEAGE-1';
+    const response = await post(JSON.stringify([body[0]]));
+    expect(response.status).toBe(202);
+    const answer = (await response.json()) as { correlationId: string; messageIds: string[] };
+    await vi.waitFor(
+      async () =>
+        expect(await reader.records({ businessId: 'DEMO' }, 'SO-LINEAGE-1')).toHaveLength(1),
+      { timeout: 15_000, interval: 100 },
+    );
+    const found = await runCli(['lineage', 'SO-LINEAGE-1', '--json'], { env: cliEnv });
+    expect(found.code).toBe(0);
+    expect(JSON.parse(found.stdout)).toMatchObject({
+      source: 'history',
+      reference: 'SO-LINEAGE-1',
+      businessId: 'DEMO',
+      endpoint: '/api/v2/sales-orders',
+      correlationId: answer.correlationId,
+      messageId: answer.messageIds[0],
+      outcome: 'accepted',
+      index: 0,
+    });
+    const text = await runCli(['lineage', 'SO-LINEAGE-1'], { env: cliEnv });
+    expect(text.stdout).toContain(`correlation ${answer.correlationId}, accepted`);
+    const other = await runCli(['lineage', 'SO-LINEAGE-1', '--business', 'OTHER'], {
+      env: cliEnv,
+    });
+    expect(other.code).toBe(1);
+    expect(other.stdout).toBe('');
+  }, 60_000);
 });

@@ -77,7 +77,14 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       expect(row).toEqual({ ...accepted, messageIds: ids });
       const records = await store.records({ businessId: 'ACME' }, 'SO-1');
       expect(records).toEqual([
-        { businessId: 'ACME', reference: 'SO-1', messageId: ids[0], line: 2, batch: accepted },
+        {
+          businessId: 'ACME',
+          reference: 'SO-1',
+          messageId: ids[0],
+          index: 0,
+          line: 2,
+          batch: accepted,
+        },
       ]);
       expect((await store.records({ businessId: 'ACME' }, 'SO-2'))[0]).not.toHaveProperty('line');
     });

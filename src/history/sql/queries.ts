@@ -48,7 +48,7 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
     },
     async records(scope, reference, limit = 100) {
       const rows = await db.query<BatchDbRow & RecordDbRow>(
-        `select b.*, r.reference, r.message_id::text as message_id, r.line
+        `select b.*, r.reference, r.message_id::text as message_id, r.position, r.line
          from history_records r join history_batches b on b.id = r.batch_id
          where r.reference = $2 and ($1::text is null or r.business_id = $1)
          order by r.at desc, r.batch_id, r.position limit $3`,
@@ -59,6 +59,7 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
           businessId: row.business_id,
           reference: row.reference,
           messageId: row.message_id,
+          index: row.position,
           ...(row.line === null ? {} : { line: row.line }),
           batch: toBatch(row),
         }),
@@ -282,6 +283,7 @@ interface BatchDbRow {
 interface RecordDbRow {
   reference: string;
   message_id: string;
+  position: number;
   line: number | null;
 }
 
