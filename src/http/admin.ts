@@ -33,6 +33,11 @@ export interface Readiness extends ReadinessCheck {
   /** RabbitMQ: whether a publishing channel is open. Absent for the embedded publisher and the sandbox. */
   readonly broker?: 'reachable' | 'unreachable';
   readonly drops?: readonly DropCheck[];
+  /**
+   * The history, when it is on: whether its last write reached the store, and the rows waiting.
+   * A detail only: an unreachable history never makes the service not ready (ingest goes on).
+   */
+  readonly history?: { readonly reachable: boolean; readonly pendingRows: number };
 }
 
 const NONE: Record<string, string> = {};
@@ -94,7 +99,11 @@ function readinessHandler(deps: AdminAppDependencies) {
     if (check.ready)
       return jsonResponse(
         200,
-        { status: 'ready', ...(check.drops?.length ? { drops: check.drops } : {}) },
+        {
+          status: 'ready',
+          ...(check.drops?.length ? { drops: check.drops } : {}),
+          ...(check.history && { history: check.history }),
+        },
         context,
         NONE,
       );

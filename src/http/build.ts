@@ -130,7 +130,19 @@ export function buildHttpApp(
           })),
         ),
       ]);
-      return readinessOf(publisher, publisherCheck, routeProblems(config, publisher), dropChecks);
+      const ready = readinessOf(
+        publisher,
+        publisherCheck,
+        routeProblems(config, publisher),
+        dropChecks,
+      );
+      const { history } = parts;
+      return history
+        ? {
+            ...ready,
+            history: { reachable: history.reachable !== false, pendingRows: history.pendingRows },
+          }
+        : ready;
     },
   });
   if (apiDocsOnAdmin) mountApiDocs(admin, log, {}, config.http.publicUrls, demoCredential);

@@ -92,6 +92,13 @@ describe('history: PostgreSQL cut off under HTTP load', () => {
     expect(await metric('warehouse_ingest_history_deferred_rows_total')).toBeGreaterThan(0);
     expect(await metric('warehouse_ingest_history_dropped_rows_total')).toBe(0);
     expect(said('history unreachable')).toBe(1);
+    // A detail on /readyz, never a reason to be not ready: ingest goes on.
+    const readyz = await fetch(`${service.adminUrl}/readyz`);
+    expect(readyz.status).toBe(200);
+    expect(await readyz.json()).toMatchObject({
+      status: 'ready',
+      history: { reachable: false, pendingRows: expect.any(Number) },
+    });
 
     proxy.restore();
     await vi.waitFor(
@@ -105,5 +112,8 @@ describe('history: PostgreSQL cut off under HTTP load', () => {
     expect(await metric('warehouse_ingest_history_pending_rows')).toBe(0);
     expect(said('history unreachable')).toBe(1);
     expect(said('history reachable again')).toBe(1);
+    expect(await (await fetch(`${service.adminUrl}/readyz`)).json()).toMatchObject({
+      history: { reachable: true, pendingRows: 0 },
+    });
   }, 90_000);
 });
