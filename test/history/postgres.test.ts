@@ -31,6 +31,31 @@ describe('PostgreSQL history: a fleet', () => {
     }
   });
 
+  it('has no column that could hold a key, a key hash, a secret or a password', async () => {
+    const database = await freshDatabase('columns');
+    const store = createPostgresHistory({ url: database.url });
+    try {
+      await store.open();
+      const columns = await onDatabase(
+        async (client) =>
+          (
+            await client.query<{ name: string }>(
+              `select table_name || '.' || column_name as name from information_schema.columns
+               where table_name like 'history\\_%' order by 1`,
+            )
+          ).rows.map((row) => row.name),
+        database.url,
+      );
+      expect(columns.length).toBeGreaterThan(30);
+      expect(
+        columns.filter((name) => /key|secret|hash|password|token|signature/i.test(name)),
+      ).toEqual([]);
+    } finally {
+      await store.close();
+      await database.drop();
+    }
+  });
+
   it('answers HistoryUnavailable when the server cannot be reached', async () => {
     const store = createPostgresHistory({
       url: 'postgres://postgres@127.0.0.1:1/none',
