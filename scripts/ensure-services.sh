@@ -6,6 +6,7 @@
 # test/support/sshd.ts). Installs from Debian's packages when missing. Debian's chromium, for the test that opens /docs in a real browser
 # (test/ops/docs.test.ts drives /usr/bin/chromium with playwright-core; no browser download), and
 # promtool from Debian's prometheus package (test/ops/alert-rules.test.ts tests ops/alerts.yaml).
+# PostgreSQL on 127.0.0.1:5432 (trust auth) for the history store's tests.
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 
@@ -80,9 +81,33 @@ ensure_chromium() {
   apt_install chromium
 }
 
+# PostgreSQL on 127.0.0.1:5432 with trust auth for user postgres: the history store's PostgreSQL
+# adapter (test/history/postgres.test.ts creates a database of its own per run and drops it).
+# On a fresh install, trust is set for loopback only (tests, never a deployment's setting).
+ensure_postgres() {
+  if port_open 5432; then return 0; fi
+  if ! command -v pg_lsclusters >/dev/null 2>&1; then
+    log "installing postgresql from Debian's packages"
+    apt_install postgresql
+  fi
+  local version
+  version=$(pg_lsclusters -h | awk 'NR==1 {print $1}')
+  if [ -z "$version" ]; then log "no PostgreSQL cluster found (pg_lsclusters)"; exit 1; fi
+  local hba="/etc/postgresql/$version/main/pg_hba.conf"
+  if ! grep -qE '^host\s+all\s+all\s+127\.0\.0\.1/32\s+trust' "$hba"; then
+    log "PostgreSQL: trust auth for 127.0.0.1 (tests)"
+    as_root sed -i '1i host all all 127.0.0.1/32 trust' "$hba"
+  fi
+  log "starting PostgreSQL $version"
+  as_root pg_ctlcluster "$version" main start >&2 || true
+  for _ in $(seq 1 60); do port_open 5432 && { log "PostgreSQL is up"; return 0; }; sleep 1; done
+  log "PostgreSQL did not open 127.0.0.1:5432 within 60 s"; exit 1
+}
+
 ensure_rabbitmq
 ensure_rabbitmq_plugins
 ensure_redis
 ensure_sshd
 ensure_chromium
 ensure_promtool
+ensure_postgres

@@ -485,3 +485,15 @@ export class ShardPluginMissing extends Error {
     );
   }
 }
+
+/**
+ * The history store could not be reached (PostgreSQL down or cut off, the embedded store not
+ * open): each adapter maps its transport's failures to this once. The writer keeps what it could
+ * not write and tries again; never an error for a batch or an event. `cause` is the driver's error.
+ */
+export class HistoryUnavailable extends Error {
+  override readonly name = 'HistoryUnavailable';
+  constructor(message: string, cause?: unknown) {
+    super(message, cause === undefined ? undefined : { cause });
+  }
+}

@@ -5,6 +5,7 @@ import { openEvents } from './events/index.js';
 import { resolveEndpoints } from './events/subscriptions.js';
 import { buildHttpApp } from './http/build.js';
 import { createHttpServer, listen, type HttpServer } from './http/server.js';
+import { openHistory } from './history/index.js';
 import { openLineageJournal } from './lineage/journal.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
@@ -79,12 +80,15 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   // The profiles in force: a reload (SIGHUP) swaps them; each batch reads them when it begins.
   let onboarding = config.onboarding;
   const lineage = openLineageJournal(config, log, metrics);
+  // Opened by its writer's first write: start-up never waits for the history (PGlite takes seconds).
+  const history = openHistory(config, log, metrics.registry);
   // Scratch files a killed process of this host left (a large CSV body's spooled records, a drop's copy).
   await sweepAbandoned(spoolDirectory(config));
   const { app, admin, authenticator } = buildHttpApp(config, publisher, log, {
     metrics,
     drops: stores,
     lineage,
+    ...(history && { history: history.writer }),
     sharedState,
     stopping: () => stopping !== undefined,
     onboarding: () => onboarding,
@@ -115,6 +119,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       ...stores.map(({ store }) => store.close()),
       publisher.close(),
       lineage?.close(),
+      history?.close(),
     ]);
   };
   let url: string;
@@ -140,6 +145,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     log,
     metrics,
     () => onboarding,
+    history?.writer,
   );
   const reloader = createReloader({
     config,
@@ -212,6 +218,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
           publisher,
           { name: 'shared state', close: () => sharedState.close() },
           ...(lineage ? [{ name: 'lineage journal', close: () => lineage.close() }] : []),
+          ...(history ? [{ name: 'history', close: () => history.close() }] : []),
           { name: 'reload on SIGHUP', close: async () => void process.off('SIGHUP', onHangup) },
         ],
       })),

@@ -150,3 +150,15 @@ export const DEAD_REASONS = [
   'endpoint-removed',
 ] as const;
 export type DeadReason = (typeof DEAD_REASONS)[number];
+
+/**
+ * How a batch ends as the history keeps it: an HTTP batch's `IngestOutcome`, or the receipt
+ * outcome a dropped file was settled with (`validated`, `duplicate`, `dead` besides).
+ */
+export type HistoryBatchOutcome = IngestOutcome | ReceiptOutcome;
+
+/** Who disabled an endpoint: `gone` — it answered 410; `operator` — `events disable`. */
+export type DisabledBy = 'gone' | 'operator';
+
+/** The circuit of an endpoint as the history keeps it (events/state/circuit.ts): closed, open, half-open. */
+export type CircuitState = 'closed' | 'open' | 'half-open';

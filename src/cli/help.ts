@@ -91,8 +91,11 @@ Exit status: 0, 1 when a drop could not be read, 2 usage error.
 Finds which input carried a record — by its own number: the order id (sales orders: the
 shipment id), SKU, RGA id or work-order id — and prints one line per match: the request
 (endpoint, record index, correlation id) or the file (name, CSV line, record index, where it
-is now), the message id, and the file's receipt. Searches the HTTP lineage journal
-(lineage.directory) and the lineage kept in every drop of pipelinesDirectory.
+is now), the message id, and the file's receipt. With history.enabled, the history first:
+it holds every instance's batches when they share a PostgreSQL history (history.url,
+HISTORY_URL); when it knows nothing of the number, or cannot be opened (an embedded history
+is held by a running serve), the HTTP lineage journal (lineage.directory) and the lineage
+kept in every drop of pipelinesDirectory.
   --kind       master-data | sales-orders | purchase-orders | return-goods | work-orders
   --business   Only records of this business id.
   --pipeline   Only this pipeline's drop (the HTTP journal is then not searched).
@@ -100,7 +103,7 @@ is now), the message id, and the file's receipt. Searches the HTTP lineage journ
   --json       One JSON object per match instead of a readable line.
 
 Exit status: 0 found, 1 not found, 2 usage error, invalid configuration, or nothing found
-while a drop or the journal could not be searched (said on stderr).
+while the history, a drop or the journal could not be searched (said on stderr).
 `,
   reprocess: `Usage: warehouse-ingest reprocess --pipeline <name> [--since <date|duration>] [--status <statuses>] [--dry-run]
 

@@ -13,6 +13,7 @@ import { readState } from '../drops/state/persist.js';
 import { WORK_FOLDER } from '../stores/store.js';
 import { findInLineageFile, LINEAGE_SUFFIX } from '../lineage/drop-file.js';
 import { entryPrefix, journalFiles, type JournalEntry } from '../lineage/journal.js';
+import type { HistoryStore, Scope } from '../history/store.js';
 
 export interface LineageQuery {
   /** The record's own number: order id, SKU, RGA id, work-order id. */
@@ -47,7 +48,61 @@ export interface FileMatch extends Omit<JournalEntry, 'endpoint' | 'correlationI
   readonly location?: string;
 }
 
-export type LineageMatch = HttpMatch | FileMatch;
+/** A record as the history keeps it (every instance sharing the store): its batch, HTTP or a dropped file. */
+export interface HistoryMatch {
+  readonly source: 'history';
+  readonly reference: string;
+  readonly messageId: string;
+  readonly index: number;
+  readonly line?: number;
+  readonly kind: string;
+  readonly businessId: string;
+  readonly correlationId: string;
+  /** When the batch ended (ISO 8601, UTC). */
+  readonly at: string;
+  readonly outcome: string;
+  /** The endpoint of an HTTP batch. */
+  readonly endpoint?: string;
+  /** The pipeline and file of a dropped one. */
+  readonly pipeline?: string;
+  readonly file?: string;
+}
+
+export type LineageMatch = HttpMatch | FileMatch | HistoryMatch;
+
+/**
+ * The history's records with this number, newest first: as the operator (every business) unless
+ * the query names one. `pipeline` keeps only the files of that pipeline.
+ */
+export async function* searchHistory(
+  store: HistoryStore,
+  query: LineageQuery,
+  pipeline?: string,
+): AsyncGenerator<HistoryMatch> {
+  const scope: Scope = query.businessId ? { businessId: query.businessId } : { operator: true };
+  for (const row of await store.records(scope, query.reference)) {
+    const { batch } = row;
+    if (!matches(query, batch.kind, row.businessId)) continue;
+    if (query.since && batch.at < query.since) continue;
+    const file = 'pipeline' in batch.source ? batch.source : undefined;
+    if (pipeline !== undefined && file?.pipeline !== pipeline) continue;
+    yield {
+      source: 'history',
+      reference: row.reference,
+      messageId: row.messageId,
+      index: row.index,
+      ...(row.line !== undefined && { line: row.line }),
+      kind: batch.kind,
+      businessId: row.businessId,
+      correlationId: batch.correlationId,
+      at: batch.at.toISOString(),
+      outcome: batch.outcome,
+      ...('endpoint' in batch.source
+        ? { endpoint: batch.source.endpoint }
+        : { pipeline: batch.source.pipeline, file: batch.source.fileName }),
+    };
+  }
+}
 
 /** Entries of the HTTP journal in `directory` for the query, oldest first. */
 export async function* searchJournal(
@@ -138,12 +193,19 @@ const matches = (query: LineageQuery, kind: string, businessId: string) =>
 /** One readable line per match: the input, the line, the message id and the receipt. */
 export function describeMatch(match: LineageMatch): string {
   const head = `${match.reference} (${match.kind}, ${match.businessId}):`;
+  if (match.source === 'history') {
+    const m = match as HistoryMatch;
+    const line = m.line === undefined ? '' : `, line ${m.line}`;
+    const from =
+      m.endpoint === undefined ? `file ${m.file}, pipeline ${m.pipeline}` : `POST ${m.endpoint}`;
+    return `${head} ${from} at ${m.at}, record ${m.index}${line}, correlation ${m.correlationId}, ${m.outcome} — message ${m.messageId}`;
+  }
   if ('endpoint' in match) {
-    const m = match;
+    const m = match as HttpMatch;
     const line = m.line === undefined ? '' : `, line ${m.line}`;
     return `${head} POST ${m.endpoint} at ${m.at}, record ${m.index}${line}, correlation ${m.correlationId} — message ${m.messageId}`;
   }
-  const m = match;
+  const m = match as FileMatch;
   const line = m.line === undefined ? '' : `line ${m.line}, `;
   const where =
     m.location === undefined ? `${m.drop}, no longer in the drop` : `${m.drop}/${m.location}`;

@@ -2,9 +2,13 @@ import { parseArgs } from 'node:util';
 import { lineageDirectory, loadConfig } from '../config.js';
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
+import { historyStore } from '../history/index.js';
+import type { HistoryStore } from '../history/store.js';
+import { createLogger } from '../log.js';
 import {
   describeMatch,
   searchDrop,
+  searchHistory,
   searchJournal,
   type LineageMatch,
   type LineageQuery,
@@ -15,9 +19,12 @@ import { CannotRead, parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';
 
 /**
- * `lineage <number>`: which input carried a record — the HTTP journal and every configured
- * drop's lineage. Exit 0 found, 1 not found, 2 usage error, configuration, or a place that
- * could not be searched while nothing was found elsewhere.
+ * `lineage <number>`: which input carried a record. The history first, when it is on: it holds
+ * the batches of every instance sharing it (PostgreSQL); when it knows nothing of the number
+ * (inputs from before it, or it cannot be opened — the embedded one is held by a running
+ * `serve`), this instance's HTTP journal and every configured drop's lineage. Exit 0 found, 1
+ * not found, 2 usage error, configuration, or a place that could not be searched while nothing
+ * was found elsewhere.
  */
 export async function lineageCommand(args: string[], io: Output): Promise<number> {
   const options = {
@@ -53,6 +60,10 @@ export async function lineageCommand(args: string[], io: Output): Promise<number
   };
 
   const { config, drops } = configured();
+  const history =
+    config.environment !== 'sandbox' && config.history.enabled
+      ? historyStore(config, createLogger({ level: 'silent' }))
+      : undefined;
   try {
     const searched = drops.filter(
       ({ pipeline }) => values.pipeline === undefined || pipeline.name === values.pipeline,
@@ -76,17 +87,29 @@ export async function lineageCommand(args: string[], io: Output): Promise<number
         io.err(`warehouse-ingest: ${place} could not be searched: ${(error as Error).message}\n`);
       }
     };
-    // --pipeline names a drop: the HTTP journal is not searched then.
-    if (values.pipeline === undefined)
-      await search('the HTTP lineage journal', searchJournal(lineageDirectory(config), query));
-    for (const drop of searched)
-      await search(`drop "${drop.pipeline.name}" (${drop.store.type})`, searchDrop(drop, query));
+    if (history) await search('the history', fromHistory(history, query, values.pipeline));
+    if (found === 0) {
+      // --pipeline names a drop: the HTTP journal is not searched then.
+      if (values.pipeline === undefined)
+        await search('the HTTP lineage journal', searchJournal(lineageDirectory(config), query));
+      for (const drop of searched)
+        await search(`drop "${drop.pipeline.name}" (${drop.store.type})`, searchDrop(drop, query));
+    }
     if (found === 0 && unsearched === 0)
       io.err(`warehouse-ingest: no lineage of ${JSON.stringify(reference)}\n`);
     return found > 0 ? 0 : unsearched > 0 ? 2 : 1;
   } finally {
-    await Promise.all(drops.map(({ store }) => store.close().catch(() => undefined)));
+    await Promise.all([
+      ...drops.map(({ store }) => store.close().catch(() => undefined)),
+      history?.close().catch(() => undefined),
+    ]);
   }
+}
+
+/** The history opened (its migrations applied) and searched; a failure to open is the search's. */
+async function* fromHistory(store: HistoryStore, query: LineageQuery, pipeline?: string) {
+  await store.open();
+  yield* searchHistory(store, query, pipeline);
 }
 
 /** The configuration and every drop, as `serve` reads them; a broken one stops the search with exit 2. */

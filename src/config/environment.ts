@@ -32,7 +32,7 @@ export interface EnvironmentVariable {
 }
 
 /** Keys whose values are secrets (a broker password, key hashes): they also take `_FILE`. */
-const SECRET_KEYS: ReadonlySet<string> = new Set(['broker.url', 'tenants']);
+const SECRET_KEYS: ReadonlySet<string> = new Set(['broker.url', 'history.url', 'tenants']);
 
 interface JsonNode {
   type?: string;
@@ -196,7 +196,7 @@ function unknownVariables(env: NodeJS.ProcessEnv): ConfigProblem[] {
       problems.push({
         file: origin(name),
         field: baseKey,
-        message: `${base} takes no _FILE variant (only the secrets broker.url and tenants are read from files): set ${base} itself${baseKey === 'sharedState.redis.url' ? ', and its password from a file with INGEST_SHARED_STATE__REDIS__PASSWORD_FILE' : ''}`,
+        message: `${base} takes no _FILE variant (only the secrets broker.url, history.url and tenants are read from files): set ${base} itself${baseKey === 'sharedState.redis.url' ? ', and its password from a file with INGEST_SHARED_STATE__REDIS__PASSWORD_FILE' : ''}`,
       });
     else if (name.startsWith('INGEST_'))
       problems.push({

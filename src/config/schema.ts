@@ -6,6 +6,7 @@ import { RENAMABLE } from '../records/legacy/onboarding.js';
 import { brokerUrlProblem, splitBrokerUrls } from './broker-url.js';
 import { eventsSchema, webhooksSchema } from '../events/config.js';
 import { httpSchema, sharedStateSchema } from './http-schema.js';
+import { historySchema } from '../history/schema.js';
 
 /**
  * The configuration schema. Every field is described here once, with `.meta({ description })`;
@@ -302,6 +303,7 @@ export const configSchema = z.strictObject({
       description:
         "The journal of HTTP batches' lineage: which request carried each accepted record. A drop's lineage is kept in the drop itself. See docs/operations.md#lineage.",
     }),
+  history: historySchema,
   shutdown: z
     .strictObject({
       graceMs: z.int().min(0).max(3_600_000).meta({
@@ -348,6 +350,7 @@ export const ENVIRONMENT_VARIABLES = {
   REDIS_URL: 'sharedState.redis.url',
   REDIS_SENTINELS: 'sharedState.redis.sentinels',
   REDIS_SENTINEL_MASTER: 'sharedState.redis.masterName',
+  HISTORY_URL: 'history.url',
   ADMIN_HOST: 'admin.host',
   ADMIN_PORT: 'admin.port',
   LOG_LEVEL: 'log.level',

@@ -1,3 +1,4 @@
+import type { HistoryWriter } from '../history/writer.js';
 import path from 'node:path';
 import type { ProfilesSource } from '../records/legacy/index.js';
 import { spoolDirectory, type Config } from '../config.js';
@@ -59,6 +60,7 @@ export function createConfiguredDropRunner(
   metrics?: DropMetrics,
   /** @default the configuration's; `serve` passes the ones a reload keeps current */
   onboarding: ProfilesSource = config.onboarding,
+  history?: HistoryWriter,
 ): DropRunner {
   let lease = OWN_LEASE;
   if (!store.atomicRename && config.broker.url) {
@@ -86,6 +88,7 @@ export function createConfiguredDropRunner(
     log,
     spoolDirectory: spoolDirectory(config),
     ...(metrics ? { metrics } : {}),
+    ...(history && { history }),
   });
 }
 
@@ -97,6 +100,7 @@ export function startDropRunners(
   log: Logger,
   metrics: DropMetrics,
   onboarding: ProfilesSource = config.onboarding,
+  history?: HistoryWriter,
 ): InFlight & { stores: { name: string; close(): Promise<void> } } {
   const running = drops.map(({ pipeline, store }) => {
     const runner = createConfiguredDropRunner(
@@ -106,6 +110,7 @@ export function startDropRunners(
       log,
       metrics,
       onboarding,
+      history,
     );
     runner.start();
     log.info(

@@ -37,6 +37,11 @@ export interface Readiness extends ReadinessCheck {
   /** RabbitMQ: the node (`host:port`) the publishing connection is on, while connected. */
   readonly brokerNode?: string;
   readonly drops?: readonly DropCheck[];
+  /**
+   * The history, when it is on: whether its last write reached the store, and the rows waiting.
+   * A detail only: an unreachable history never makes the service not ready (ingest goes on).
+   */
+  readonly history?: { readonly reachable: boolean; readonly pendingRows: number };
 }
 
 const NONE: Record<string, string> = {};
@@ -102,6 +107,7 @@ function readinessHandler(deps: AdminAppDependencies) {
           status: 'ready',
           ...(check.brokerNode ? { broker: { node: check.brokerNode } } : {}),
           ...(check.drops?.length ? { drops: check.drops } : {}),
+          ...(check.history && { history: check.history }),
         },
         context,
         NONE,

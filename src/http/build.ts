@@ -28,6 +28,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { mountApiDocs } from './docs.js';
 import { createMemoryState } from '../http-state/memory.js';
 import type { SharedState } from '../http-state/state.js';
+import type { HistoryWriter } from '../history/writer.js';
 
 export interface HttpAppParts {
   /** @default a fresh set, on its own registry */
@@ -36,6 +37,8 @@ export interface HttpAppParts {
   readonly drops?: readonly OpenedDrop[];
   /** The HTTP lineage journal. @default one over `lineage.directory` (none in the sandbox) */
   readonly lineage?: LineageJournal;
+  /** The history's writer: every batch's outcome is queued to it. @default none */
+  readonly history?: HistoryWriter;
   /** True once the service is stopping: new requests are answered 503. @default never */
   readonly stopping?: () => boolean;
   /** Idempotency records, rate-limit buckets, failed logins. @default in memory (`openSharedState` opens the configured one) */
@@ -109,6 +112,7 @@ export function buildHttpApp(
     onboarding: parts.onboarding ?? config.onboarding,
     responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
     ...(lineage && { lineage }),
+    ...(parts.history && { history: parts.history }),
     spoolFile: () => path.join(spoolDirectory(config), `${SPOOL_OWNER}${randomUUID()}.messages`),
   });
   const admin = createAdminApp({
@@ -126,7 +130,19 @@ export function buildHttpApp(
           })),
         ),
       ]);
-      return readinessOf(publisher, publisherCheck, routeProblems(config, publisher), dropChecks);
+      const ready = readinessOf(
+        publisher,
+        publisherCheck,
+        routeProblems(config, publisher),
+        dropChecks,
+      );
+      const { history } = parts;
+      return history
+        ? {
+            ...ready,
+            history: { reachable: history.reachable !== false, pendingRows: history.pendingRows },
+          }
+        : ready;
     },
   });
   if (apiDocsOnAdmin) mountApiDocs(admin, log, {}, config.http.publicUrls, demoCredential);

@@ -300,6 +300,7 @@ describe('ENVIRONMENT_VARIABLES', () => {
     REDIS_URL: 'redis://redis.example:6379/2',
     REDIS_SENTINELS: 'sentinel-1:26379,[::1]:26380',
     REDIS_SENTINEL_MASTER: 'ingest',
+    HISTORY_URL: 'postgres://ingest@db.example:5432/history',
     LOG_LEVEL: 'debug',
     LOG_FORMAT: 'pretty',
   };

@@ -236,14 +236,14 @@ describe('*_FILE: a secret read from a file', () => {
         file: 'environment variable PORT_FILE',
         field: 'http.port',
         message:
-          'PORT takes no _FILE variant (only the secrets broker.url and tenants are read from files): set PORT itself',
+          'PORT takes no _FILE variant (only the secrets broker.url, history.url and tenants are read from files): set PORT itself',
       },
     ]);
     expect(
       environmentVariables()
         .filter((v) => v.secret)
         .map((v) => v.key),
-    ).toEqual(['broker.url', 'tenants']);
+    ).toEqual(['broker.url', 'history.url', 'tenants']);
   });
 });
 

@@ -7,6 +7,9 @@ import { acceptsConnections } from '../support/tcp-probe.js';
 export default async function checkServices(): Promise<void> {
   const amqpUrl = new URL(process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672');
   const redisUrl = new URL(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379');
+  const postgresUrl = new URL(
+    process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432',
+  );
   const services = [
     {
       name: 'RabbitMQ',
@@ -19,6 +22,12 @@ export default async function checkServices(): Promise<void> {
       host: redisUrl.hostname,
       port: Number(redisUrl.port || 6379),
       start: "`redis-server --daemonize yes --bind 127.0.0.1 --save ''`",
+    },
+    {
+      name: 'PostgreSQL',
+      host: postgresUrl.hostname,
+      port: Number(postgresUrl.port || 5432),
+      start: '`pg_ctlcluster 15 main start` (trust auth for 127.0.0.1)',
     },
   ];
   for (const service of services) {

@@ -1,3 +1,4 @@
+import { settledToHistory } from './to-history.js';
 import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { asLocalResourceError, toProblem } from '../../errors.js';
@@ -174,6 +175,10 @@ async function tryOnce(
     return await scheduleRetry(ctx, tr, ended.state, ended.error);
   }
   if (!(await settleTry(ctx, tr, state, receipt))) return 'skipped';
+  settledToHistory(ctx, tr, receipt, {
+    correlationId,
+    recordCount: ended.end === 'published' ? ended.summary.recordCount : 0,
+  });
   tr.log.info(
     { sha256: tr.spooled.sha256, outcome: receipt.outcome, attempt: state.attempts, correlationId },
     receipt.outcome === 'rejected' ? 'file rejected' : `file ${receipt.outcome}`,

@@ -1,3 +1,4 @@
+import { recordWrites } from '../../history/entries.js';
 import path from 'node:path';
 import { decodeFile } from '../../decode/file.js';
 import { asLocalResourceError, Interrupted } from '../../errors.js';
@@ -85,6 +86,11 @@ export async function publishFile(
       { append: false },
     );
     lineage = lineageFile;
+    // The history's records of this file, under its correlation id (kept by a resumed try, so
+    // its records and those of the tries before it are one batch); the batch row comes at settle.
+    const { history } = ctx;
+    const toHistory = (records: ConfirmedRecords) =>
+      history?.add(recordWrites(correlationId, pipeline.businessId, new Date(), [records]));
     let confirmed = resumeAfter;
     const body =
       records.mode === 'stream'
@@ -93,6 +99,7 @@ export async function publishFile(
             onSkipped: async (skipped: ConfirmedRecords) => {
               await ids.append(skipped.messageIds);
               await lineageFile.append(skipped);
+              toHistory(skipped);
             },
             onConfirmed: async (chunk: readonly string[]) => {
               await ids.append(chunk);
@@ -114,7 +121,10 @@ export async function publishFile(
       onValidated: async () => {
         state = await ctx.save(validated(state));
       },
-      onLineage: (confirmedRecords) => lineageFile.append(confirmedRecords),
+      onLineage: (confirmedRecords) => {
+        toHistory(confirmedRecords);
+        return lineageFile.append(confirmedRecords);
+      },
       correlationId,
       ...(tr.trace && { trace: tr.trace }),
       source: { type: ctx.store.type, name: pipeline.name },

@@ -4,6 +4,7 @@ import { acceptedOutcome, lost, receiptFacts, type FileTry, type TryContext } fr
 import { listPublishedBefore } from './published-before.js';
 import { planSettle, settle } from './settle-plan.js';
 import { spool } from '../spool.js';
+import { settledToHistory } from './to-history.js';
 import type { InputState } from '../state/input-state.js';
 import { dead, duplicateReceipted, settled, settling } from '../state/machine.js';
 import { idsName } from '../state/persist.js';
@@ -60,6 +61,10 @@ export async function giveUp(ctx: TryContext, tr: FileTry, state: InputState): P
   };
   const ids = listed === undefined ? undefined : tr.local.ids;
   if (!(await settleTry(ctx, tr, deadState, receipt, ids))) return 'skipped';
+  settledToHistory(ctx, tr, receipt, {
+    correlationId: state.resume?.correlationId,
+    recordCount: published,
+  });
   tr.log.error(
     { sha256: tr.spooled.sha256, attempts: deadState.attempts, reason: deadState.lastError },
     'file given up on: settled as failed, not tried again on its own',
@@ -113,6 +118,12 @@ export async function settlePublished(
   } else if (!(await settleTry(ctx, tr, earlier, receipt, ids))) {
     return 'skipped';
   }
+  // A duplicate is a batch of its own (nothing published); a completed receipt is the
+  // accepted batch its records were confirmed under.
+  settledToHistory(ctx, tr, receipt, {
+    correlationId: copy ? undefined : earlier.resume?.correlationId,
+    recordCount: copy ? 0 : (earlier.response?.recordCount ?? 0),
+  });
   tr.log.info(
     { sha256: tr.spooled.sha256, outcome: receipt.outcome },
     copy ? 'duplicate of an accepted file: not published again' : 'receipt completed',

@@ -1,0 +1,62 @@
+/**
+ * What the sources hand the history, as rows: an HTTP batch (accepted with its confirmed
+ * records, or refused with its problem details) and a dropped file's outcome with its receipt.
+ * Structural types only (the pipeline's `ConfirmedRecords` fits `Confirmed`), so the history
+ * imports nothing of the pipeline.
+ */
+import { randomUUID } from 'node:crypto';
+import type { HistoryBatchOutcome } from '../vocabulary.js';
+import type { BatchSource, HistoryWrites } from './store.js';
+
+/** Confirmed records as the pipeline reports them: parallel arrays from index `first`. */
+export interface Confirmed {
+  readonly first: number;
+  readonly messageIds: readonly string[];
+  readonly references: readonly string[];
+  readonly lines?: ReadonlyArray<number | undefined>;
+}
+
+export interface BatchFacts {
+  /** The batch's id (a UUID). @default a new one; a dropped file's is its correlation id, kept by a resumed try */
+  readonly id?: string;
+  readonly correlationId: string;
+  readonly businessId: string;
+  readonly source: BatchSource;
+  readonly kind: string;
+  readonly recordCount: number;
+  readonly outcome: HistoryBatchOutcome;
+  readonly problem?: unknown;
+  readonly receipt?: unknown;
+  readonly at: Date;
+}
+
+/** One batch and its confirmed records. */
+export function batchWrites(
+  { id = randomUUID(), ...facts }: BatchFacts,
+  confirmed: readonly Confirmed[] = [],
+): HistoryWrites {
+  return {
+    batches: [{ id, ...facts }],
+    records: recordWrites(id, facts.businessId, facts.at, confirmed).records,
+  };
+}
+
+/** Confirmed records of a batch whose row comes apart (a dropped file's, chunk by chunk). */
+export function recordWrites(
+  batchId: string,
+  businessId: string,
+  at: Date,
+  confirmed: readonly Confirmed[],
+): HistoryWrites & { records: NonNullable<HistoryWrites['records']> } {
+  return {
+    records: confirmed.map((records) => ({
+      batchId,
+      businessId,
+      first: records.first,
+      references: records.references,
+      messageIds: records.messageIds,
+      ...(records.lines && { lines: records.lines }),
+      at,
+    })),
+  };
+}

@@ -1,0 +1,115 @@
+/**
+ * The history as `serve` runs it: the store the configuration names (PostgreSQL when
+ * `history.url` is set, else the embedded one under `dataDirectory`), its writer, and the
+ * hourly prune of each table after its retention. None in the sandbox (nothing is published
+ * there) or when `history.enabled` is false. Nothing here waits for the store: the writer opens
+ * it (migrations) with its first write.
+ */
+import path from 'node:path';
+import type { Registry } from 'prom-client';
+import { safeUrl, type Logger } from '../log.js';
+import { createEmbeddedHistory } from './embedded/index.js';
+import { createHistoryMetrics } from './metrics.js';
+import { createPostgresHistory } from './postgres/index.js';
+import type { HistoryConfig } from './schema.js';
+import { PRUNED_TABLES, type HistoryStore, type PrunedTable } from './store.js';
+import { createHistoryWriter, type HistoryWriter } from './writer.js';
+
+/** The configuration the history reads. */
+export interface HistorySource {
+  readonly environment: string;
+  readonly dataDirectory: string;
+  readonly history: HistoryConfig;
+}
+
+export interface History {
+  readonly store: HistoryStore;
+  readonly writer: HistoryWriter;
+  /** Writes what is queued, stops the prune, closes the store. */
+  close(): Promise<void>;
+}
+
+const PRUNE_EVERY_MS = 3_600_000;
+
+/** The store the configuration names, not opened. */
+export function historyStore(source: HistorySource, log: Logger): HistoryStore {
+  const { history } = source;
+  if (history.url !== undefined) {
+    return createPostgresHistory({
+      url: history.url,
+      poolSize: history.poolSize,
+      onIdleError: (error) =>
+        log.warn({ reason: error.message }, 'history: an idle PostgreSQL connection failed'),
+    });
+  }
+  return createEmbeddedHistory({ directory: historyDirectory(source) });
+}
+
+export const historyDirectory = (source: HistorySource) =>
+  path.resolve(source.history.directory ?? path.join(source.dataDirectory, 'history'));
+
+export function openHistory(
+  source: HistorySource,
+  log: Logger,
+  registry: Registry,
+): History | undefined {
+  if (source.environment === 'sandbox' || !source.history.enabled) return undefined;
+  const historyLog = log.child({ component: 'history' });
+  const store = historyStore(source, historyLog);
+  const metrics = createHistoryMetrics(registry);
+  const writer = createHistoryWriter({
+    store,
+    log: historyLog,
+    metrics,
+    maxPendingRows: source.history.maxPendingRows,
+    flushMs: source.history.flushMs,
+  });
+  metrics.watch(writer);
+  historyLog.info(
+    {
+      store: store.name,
+      where: source.history.url ? safeUrl(source.history.url) : historyDirectory(source),
+    },
+    'history: opened with the first write',
+  );
+  const prune = setInterval(
+    () => void pruneOnce(store, writer, source.history, historyLog),
+    PRUNE_EVERY_MS,
+  );
+  prune.unref();
+  return {
+    store,
+    writer,
+    async close() {
+      clearInterval(prune);
+      await writer.close();
+      await store.close();
+    },
+  };
+}
+
+/** Deletes what is past each table's retention; only once the writer has reached the store. */
+export async function pruneOnce(
+  store: HistoryStore,
+  writer: HistoryWriter,
+  history: HistoryConfig,
+  log: Logger,
+  now = Date.now(),
+): Promise<void> {
+  if (writer.reachable !== true) return;
+  const olderThan = Object.fromEntries(
+    PRUNED_TABLES.map((table) => [
+      table,
+      new Date(now - history.retentionDays[table] * 86_400_000),
+    ]),
+  ) as Record<PrunedTable, Date>;
+  try {
+    const pruned = await store.prune(olderThan);
+    log.info({ pruned }, 'history: rows past their retention deleted');
+  } catch (error) {
+    log.warn(
+      { reason: (error as Error).message },
+      'history: the prune failed; tried again in an hour',
+    );
+  }
+}

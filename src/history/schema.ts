@@ -1,0 +1,67 @@
+/**
+ * The `history` part of the configuration schema (assembled by config/schema.ts): where the
+ * history is kept, for how long, and the writer's bounds. Every field is described once; the
+ * values of the defaults are in config/default.yaml.
+ */
+import { z } from 'zod';
+
+const days = (what: string) =>
+  z
+    .int()
+    .min(1)
+    .max(3650)
+    .meta({ description: `Days ${what} are kept; older rows are deleted by the hourly prune.` });
+
+export const historySchema = z
+  .strictObject({
+    enabled: z.boolean().meta({
+      description:
+        'Whether batches, records, events and delivery attempts are written to the history (lineage, attempts, endpoint state). Off, nothing is written and nothing is opened. The sandbox never writes one.',
+    }),
+    url: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'Expected a postgres:// or postgresql:// URL')
+      .optional()
+      .meta({
+        description:
+          'PostgreSQL URL: set, every instance given the same URL shares one history (a fleet); migrations are applied at start-up, once, whichever instance starts first. Unset: the embedded history, a folder under `dataDirectory`, for this process only. Never logged with its password; environment variable `HISTORY_URL` (or `HISTORY_URL_FILE`).',
+        examples: ['postgres://ingest:password@db:5432/warehouse_ingest'],
+      }),
+    directory: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({
+        description:
+          'Folder of the embedded history (when `url` is unset); one process at a time may open it. Default: `<dataDirectory>/history`.',
+        examples: ['/var/lib/warehouse-ingest/history'],
+      }),
+    poolSize: z.int().min(1).max(100).meta({
+      description: 'Connections each instance keeps to PostgreSQL at most.',
+    }),
+    retentionDays: z
+      .strictObject({
+        batches: days('batches (accepted and refused)'),
+        records: days("records (each record's business key, message id and batch)"),
+        events: days('warehouse events'),
+        attempts: days('delivery attempts'),
+      })
+      .meta({
+        description:
+          "Retention per table. An endpoint's state is current state and is never pruned.",
+      }),
+    maxPendingRows: z.int().min(1000).max(10_000_000).meta({
+      description:
+        'Rows the writer holds in memory while the history cannot be reached (or falls behind); past it the oldest are dropped and counted (`warehouse_ingest_history_dropped_rows_total`). Ingest and delivery never wait on the history.',
+    }),
+    flushMs: z.int().min(1).max(60_000).meta({
+      description:
+        'How long rows are gathered before one write: at many small batches a second, one transaction carries many. A kill loses at most what waits.',
+    }),
+  })
+  .meta({
+    description:
+      'The history: what happened to every batch, record, event and delivery, kept for a retention period and queryable per business. Embedded by default; PostgreSQL for a fleet. See docs/decisions.md#the-history-store-pglite-embedded-postgresql-for-fleets.',
+  });
+
+export type HistoryConfig = z.infer<typeof historySchema>;

@@ -1,0 +1,19 @@
+/**
+ * What the shared SQL needs of a database: a query, and a transaction on one connection. Both
+ * adapters give it (PGlite and node-postgres speak the same dialect), and map their transport's
+ * failures to `HistoryUnavailable` before they reach the SQL.
+ */
+export interface SqlQuery {
+  query<Row extends object = Record<string, unknown>>(
+    text: string,
+    params?: readonly unknown[],
+  ): Promise<Row[]>;
+  /** Runs a script of several statements, without parameters (a migration). */
+  exec(script: string): Promise<void>;
+}
+
+export interface SqlClient extends SqlQuery {
+  /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+  transaction<T>(work: (tx: SqlQuery) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}

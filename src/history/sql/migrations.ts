@@ -1,0 +1,118 @@
+/**
+ * The history's schema as numbered migrations, the same for PGlite and PostgreSQL. A migration
+ * is never edited once released: a change is a new one. `migrate` applies the missing ones in
+ * one transaction that first takes an advisory lock, so instances starting at once wait for
+ * each other and each version is applied once (PGlite has one connection: the lock is free).
+ */
+import type { SqlClient } from './client.js';
+
+interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** The advisory lock key every instance takes while it migrates (`hashtext` of a fixed name). */
+const LOCK = `select pg_advisory_xact_lock(hashtext('warehouse-ingest history migrations'))`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'batches, records, events, attempts, endpoint state',
+    sql: `
+      create table history_batches (
+        id uuid primary key,
+        correlation_id text not null,
+        business_id text not null,
+        endpoint text,
+        pipeline text,
+        file_name text,
+        kind text not null,
+        record_count integer not null,
+        outcome text not null,
+        problem jsonb,
+        receipt jsonb,
+        at timestamptz not null,
+        check ((endpoint is null) <> (pipeline is null and file_name is null))
+      );
+      create index history_batches_correlation on history_batches (correlation_id);
+      create index history_batches_business_at on history_batches (business_id, at);
+      create index history_batches_at on history_batches (at);
+
+      create table history_records (
+        batch_id uuid not null,
+        position integer not null,
+        business_id text not null,
+        reference text not null,
+        message_id uuid not null,
+        line integer,
+        at timestamptz not null,
+        primary key (batch_id, position)
+      );
+      create index history_records_reference on history_records (reference, business_id);
+      create index history_records_at on history_records (at);
+
+      create table history_events (
+        id text primary key,
+        type text not null,
+        business_id text not null,
+        payload jsonb not null,
+        received_at timestamptz not null
+      );
+      create index history_events_business on history_events (business_id, received_at);
+      create index history_events_received on history_events (received_at);
+
+      create table history_attempts (
+        id uuid primary key,
+        event_id text not null,
+        business_id text not null,
+        endpoint text not null,
+        at timestamptz not null,
+        end_as text not null,
+        status integer,
+        duration_ms integer not null,
+        response_excerpt text,
+        error text
+      );
+      create index history_attempts_event on history_attempts (event_id, at);
+      create index history_attempts_endpoint on history_attempts (business_id, endpoint, at);
+      create index history_attempts_at on history_attempts (at);
+
+      create table history_endpoints (
+        business_id text not null,
+        endpoint text not null,
+        enabled boolean not null,
+        disabled_by text,
+        failing_since timestamptz,
+        circuit text not null,
+        updated_at timestamptz not null,
+        primary key (business_id, endpoint)
+      );
+    `,
+  },
+];
+
+/** Applies the migrations this database lacks; answers the versions it applied (none when current). */
+export async function migrate(db: SqlClient): Promise<number[]> {
+  return db.transaction(async (tx) => {
+    await tx.query(LOCK);
+    await tx.query(`create table if not exists history_migrations (
+      version integer primary key,
+      name text not null,
+      applied_at timestamptz not null default now()
+    )`);
+    const rows = await tx.query<{ version: number }>('select version from history_migrations');
+    const done = new Set(rows.map((row) => row.version));
+    const applied: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.version)) continue;
+      await tx.exec(migration.sql);
+      await tx.query('insert into history_migrations (version, name) values ($1, $2)', [
+        migration.version,
+        migration.name,
+      ]);
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+}

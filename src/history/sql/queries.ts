@@ -1,0 +1,368 @@
+/**
+ * The history store in SQL, shared by both adapters: each gives a `SqlClient` and its name.
+ * Writes are idempotent (a writer that lost the answer to a commit writes the same rows again:
+ * every row has a key the writer made), and column arrays go through `unnest`, so a flush of
+ * thousands of rows is a few statements, not one per row. Every read is scoped: `$1` is the
+ * business id, or null for the operator's view.
+ */
+import type { SqlClient, SqlQuery } from './client.js';
+import { migrate } from './migrations.js';
+import {
+  PRUNED_TABLES,
+  RESPONSE_EXCERPT_CHARS,
+  type AttemptEntry,
+  type BatchEntry,
+  type EndpointStateEntry,
+  type EventEntry,
+  type HistoryStore,
+  type HistoryWrites,
+  type PrunedTable,
+  type RecordEntries,
+  type RecordRow,
+  type Scope,
+} from '../store.js';
+
+/** Rows per insert statement: bounds the size of one statement's arrays for a file of a million records. */
+const CHUNK = 5000;
+
+const scoped = (scope: Scope) => ('businessId' in scope ? scope.businessId : null);
+const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+
+export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
+  return {
+    name,
+    async open() {
+      await migrate(db);
+    },
+    write: (writes) => db.transaction((tx) => writeAll(tx, writes)),
+    async batches(scope, correlationId) {
+      const rows = await db.query<BatchDbRow>(
+        `select b.*, coalesce((select array_agg(r.message_id::text order by r.position)
+            from history_records r where r.batch_id = b.id), '{}') as message_ids
+         from history_batches b
+         where b.correlation_id = $2 and ($1::text is null or b.business_id = $1)
+         order by b.at, b.id`,
+        [scoped(scope), correlationId],
+      );
+      return rows.map((row) => ({ ...toBatch(row), messageIds: row.message_ids }));
+    },
+    async records(scope, reference, limit = 100) {
+      const rows = await db.query<BatchDbRow & RecordDbRow>(
+        `select b.*, r.reference, r.message_id::text as message_id, r.position, r.line
+         from history_records r join history_batches b on b.id = r.batch_id
+         where r.reference = $2 and ($1::text is null or r.business_id = $1)
+         order by r.at desc, r.batch_id, r.position limit $3`,
+        [scoped(scope), reference, limit],
+      );
+      return rows.map(
+        (row): RecordRow => ({
+          businessId: row.business_id,
+          reference: row.reference,
+          messageId: row.message_id,
+          index: row.position,
+          ...(row.line === null ? {} : { line: row.line }),
+          batch: toBatch(row),
+        }),
+      );
+    },
+    async event(scope, id) {
+      const [row] = await db.query<EventDbRow>(
+        `select * from history_events where id = $2 and ($1::text is null or business_id = $1)`,
+        [scoped(scope), id],
+      );
+      return row && toEvent(row);
+    },
+    async attempts(scope, eventId) {
+      const rows = await db.query<AttemptDbRow>(
+        `select * from history_attempts
+         where event_id = $2 and ($1::text is null or business_id = $1) order by at, id`,
+        [scoped(scope), eventId],
+      );
+      return rows.map(toAttempt);
+    },
+    async endpointStates(scope) {
+      const rows = await db.query<EndpointDbRow>(
+        `select * from history_endpoints where ($1::text is null or business_id = $1)
+         order by business_id, endpoint`,
+        [scoped(scope)],
+      );
+      return rows.map(toEndpoint);
+    },
+    async prune(olderThan) {
+      const pruned = {} as Record<PrunedTable, number>;
+      for (const table of PRUNED_TABLES) {
+        const [row] = await db.query<{ n: number }>(
+          `with gone as (delete from history_${table} where ${TIME_COLUMN[table]} < $1 returning 1)
+           select count(*)::int as n from gone`,
+          [olderThan[table].toISOString()],
+        );
+        pruned[table] = row?.n ?? 0;
+      }
+      return pruned;
+    },
+    close: () => db.close(),
+  };
+}
+
+const TIME_COLUMN: Record<PrunedTable, string> = {
+  batches: 'at',
+  records: 'at',
+  events: 'received_at',
+  attempts: 'at',
+};
+
+async function writeAll(tx: SqlQuery, writes: HistoryWrites): Promise<void> {
+  for (const part of chunks(writes.batches ?? [])) await insertBatches(tx, part);
+  for (const part of chunks(recordRows(writes.records ?? []))) await insertRecords(tx, part);
+  for (const part of chunks(writes.events ?? [])) await insertEvents(tx, part);
+  for (const part of chunks(writes.attempts ?? [])) await insertAttempts(tx, part);
+  for (const state of writes.endpointStates ?? []) await upsertEndpoint(tx, state);
+}
+
+function* chunks<T>(rows: readonly T[]): Generator<readonly T[]> {
+  for (let i = 0; i < rows.length; i += CHUNK) yield rows.slice(i, i + CHUNK);
+}
+
+const column = <T, V>(rows: readonly T[], pick: (row: T) => V | undefined) =>
+  rows.map((row) => pick(row) ?? null);
+
+function insertBatches(tx: SqlQuery, rows: readonly BatchEntry[]) {
+  const source = <K extends string>(row: BatchEntry, key: K) =>
+    key in row.source ? (row.source as Record<K, string>)[key] : undefined;
+  return tx.query(
+    `insert into history_batches (id, correlation_id, business_id, endpoint, pipeline, file_name,
+       kind, record_count, outcome, problem, receipt, at)
+     select id, correlation_id, business_id, endpoint, pipeline, file_name, kind, record_count,
+       outcome, problem::jsonb, receipt::jsonb, at
+     from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+       $7::text[], $8::int[], $9::text[], $10::text[], $11::text[], $12::timestamptz[])
+       as t(id, correlation_id, business_id, endpoint, pipeline, file_name, kind, record_count,
+         outcome, problem, receipt, at)
+     on conflict (id) do nothing`,
+    [
+      column(rows, (r) => r.id),
+      column(rows, (r) => r.correlationId),
+      column(rows, (r) => r.businessId),
+      column(rows, (r) => source(r, 'endpoint')),
+      column(rows, (r) => source(r, 'pipeline')),
+      column(rows, (r) => source(r, 'fileName')),
+      column(rows, (r) => r.kind),
+      column(rows, (r) => r.recordCount),
+      column(rows, (r) => r.outcome),
+      column(rows, (r) => json(r.problem)),
+      column(rows, (r) => json(r.receipt)),
+      column(rows, (r) => r.at.toISOString()),
+    ],
+  );
+}
+
+interface RecordRowIn {
+  readonly batchId: string;
+  readonly position: number;
+  readonly businessId: string;
+  readonly reference: string;
+  readonly messageId: string;
+  readonly line: number | undefined;
+  readonly at: string;
+}
+
+function recordRows(entries: readonly RecordEntries[]): RecordRowIn[] {
+  const rows: RecordRowIn[] = [];
+  for (const entry of entries) {
+    const at = entry.at.toISOString();
+    for (let i = 0; i < entry.messageIds.length; i++) {
+      rows.push({
+        batchId: entry.batchId,
+        position: entry.first + i,
+        businessId: entry.businessId,
+        reference: entry.references[i] ?? '',
+        messageId: entry.messageIds[i]!,
+        line: entry.lines?.[i],
+        at,
+      });
+    }
+  }
+  return rows;
+}
+
+function insertRecords(tx: SqlQuery, rows: readonly RecordRowIn[]) {
+  return tx.query(
+    `insert into history_records (batch_id, position, business_id, reference, message_id, line, at)
+     select * from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::uuid[], $6::int[],
+       $7::timestamptz[])
+     on conflict (batch_id, position) do nothing`,
+    [
+      column(rows, (r) => r.batchId),
+      column(rows, (r) => r.position),
+      column(rows, (r) => r.businessId),
+      column(rows, (r) => r.reference),
+      column(rows, (r) => r.messageId),
+      column(rows, (r) => r.line),
+      column(rows, (r) => r.at),
+    ],
+  );
+}
+
+function insertEvents(tx: SqlQuery, rows: readonly EventEntry[]) {
+  return tx.query(
+    `insert into history_events (id, type, business_id, payload, received_at)
+     select id, type, business_id, payload::jsonb, received_at
+     from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
+       as t(id, type, business_id, payload, received_at)
+     on conflict (id) do nothing`,
+    [
+      column(rows, (r) => r.id),
+      column(rows, (r) => r.type),
+      column(rows, (r) => r.businessId),
+      column(rows, (r) => JSON.stringify(r.payload ?? null)),
+      column(rows, (r) => r.receivedAt.toISOString()),
+    ],
+  );
+}
+
+function insertAttempts(tx: SqlQuery, rows: readonly AttemptEntry[]) {
+  return tx.query(
+    `insert into history_attempts (id, event_id, business_id, endpoint, at, end_as, status,
+       duration_ms, response_excerpt, error)
+     select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+       $6::text[], $7::int[], $8::int[], $9::text[], $10::text[])
+     on conflict (id) do nothing`,
+    [
+      column(rows, (r) => r.id),
+      column(rows, (r) => r.eventId),
+      column(rows, (r) => r.businessId),
+      column(rows, (r) => r.endpoint),
+      column(rows, (r) => r.at.toISOString()),
+      column(rows, (r) => r.end),
+      column(rows, (r) => r.status),
+      column(rows, (r) => Math.round(r.durationMs)),
+      column(rows, (r) => r.responseExcerpt?.slice(0, RESPONSE_EXCERPT_CHARS)),
+      column(rows, (r) => r.error?.slice(0, RESPONSE_EXCERPT_CHARS)),
+    ],
+  );
+}
+
+/** The newest state wins: a state older than the one kept (a slow worker's) changes nothing. */
+function upsertEndpoint(tx: SqlQuery, state: EndpointStateEntry) {
+  return tx.query(
+    `insert into history_endpoints as e (business_id, endpoint, enabled, disabled_by,
+       failing_since, circuit, updated_at)
+     values ($1, $2, $3, $4, $5, $6, $7)
+     on conflict (business_id, endpoint) do update set enabled = excluded.enabled,
+       disabled_by = excluded.disabled_by, failing_since = excluded.failing_since,
+       circuit = excluded.circuit, updated_at = excluded.updated_at
+     where excluded.updated_at >= e.updated_at`,
+    [
+      state.businessId,
+      state.endpoint,
+      state.enabled,
+      state.disabledBy ?? null,
+      state.failingSince?.toISOString() ?? null,
+      state.circuit,
+      state.updatedAt.toISOString(),
+    ],
+  );
+}
+
+interface BatchDbRow {
+  id: string;
+  correlation_id: string;
+  business_id: string;
+  endpoint: string | null;
+  pipeline: string | null;
+  file_name: string | null;
+  kind: string;
+  record_count: number;
+  outcome: BatchEntry['outcome'];
+  problem: unknown;
+  receipt: unknown;
+  at: Date;
+  message_ids: string[];
+}
+
+interface RecordDbRow {
+  reference: string;
+  message_id: string;
+  position: number;
+  line: number | null;
+}
+
+function toBatch(row: BatchDbRow): BatchEntry {
+  return {
+    id: row.id,
+    correlationId: row.correlation_id,
+    businessId: row.business_id,
+    source:
+      row.endpoint === null
+        ? { pipeline: row.pipeline ?? '', fileName: row.file_name ?? '' }
+        : { endpoint: row.endpoint },
+    kind: row.kind,
+    recordCount: row.record_count,
+    outcome: row.outcome,
+    ...(row.problem === null ? {} : { problem: row.problem }),
+    ...(row.receipt === null ? {} : { receipt: row.receipt }),
+    at: new Date(row.at),
+  };
+}
+
+interface EventDbRow {
+  id: string;
+  type: string;
+  business_id: string;
+  payload: unknown;
+  received_at: Date;
+}
+
+const toEvent = (row: EventDbRow): EventEntry => ({
+  id: row.id,
+  type: row.type,
+  businessId: row.business_id,
+  payload: row.payload,
+  receivedAt: new Date(row.received_at),
+});
+
+interface AttemptDbRow {
+  id: string;
+  event_id: string;
+  business_id: string;
+  endpoint: string;
+  at: Date;
+  end_as: AttemptEntry['end'];
+  status: number | null;
+  duration_ms: number;
+  response_excerpt: string | null;
+  error: string | null;
+}
+
+const toAttempt = (row: AttemptDbRow): AttemptEntry => ({
+  id: row.id,
+  eventId: row.event_id,
+  businessId: row.business_id,
+  endpoint: row.endpoint,
+  at: new Date(row.at),
+  end: row.end_as,
+  durationMs: row.duration_ms,
+  ...(row.status === null ? {} : { status: row.status }),
+  ...(row.response_excerpt === null ? {} : { responseExcerpt: row.response_excerpt }),
+  ...(row.error === null ? {} : { error: row.error }),
+});
+
+interface EndpointDbRow {
+  business_id: string;
+  endpoint: string;
+  enabled: boolean;
+  disabled_by: EndpointStateEntry['disabledBy'] | null;
+  failing_since: Date | null;
+  circuit: EndpointStateEntry['circuit'];
+  updated_at: Date;
+}
+
+const toEndpoint = (row: EndpointDbRow): EndpointStateEntry => ({
+  businessId: row.business_id,
+  endpoint: row.endpoint,
+  enabled: row.enabled,
+  ...(row.disabled_by === null ? {} : { disabledBy: row.disabled_by }),
+  ...(row.failing_since === null ? {} : { failingSince: new Date(row.failing_since) }),
+  circuit: row.circuit,
+  updatedAt: new Date(row.updated_at),
+});

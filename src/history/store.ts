@@ -1,0 +1,142 @@
+/**
+ * The history port: what happened to each batch, record, event and delivery, kept for a
+ * retention period and shared by every instance using the same store (issue 28). One interface,
+ * two adapters (`embedded/`: PGlite, a folder under `dataDirectory`; `postgres/`: a pool on a
+ * fleet's database), both running the same SQL (`sql/`).
+ *
+ * Tenancy is in the signature: every read takes a `Scope`, either one business (a partner's or
+ * an operator's question about one business) or the operator's whole view, said explicitly. No
+ * read returns another business's rows. Nothing secret is ever written: no column holds a key, a
+ * key hash or a webhook secret, and the writes below carry none.
+ */
+import type { AttemptEnd, CircuitState, DisabledBy, HistoryBatchOutcome } from '../vocabulary.js';
+
+/** Whose rows a read may return: one business's, or every business's for an operator. */
+export type Scope = { readonly businessId: string } | { readonly operator: true };
+
+/** Where a batch came from: an HTTP endpoint, or a pipeline's dropped file. */
+export type BatchSource =
+  | { readonly endpoint: string }
+  | { readonly pipeline: string; readonly fileName: string };
+
+/** One batch (an HTTP request, one try of a dropped file that settled it), accepted or refused. */
+export interface BatchEntry {
+  /** Unique per entry (the writer makes it); records point to it. */
+  readonly id: string;
+  readonly correlationId: string;
+  readonly businessId: string;
+  readonly source: BatchSource;
+  readonly kind: string;
+  readonly recordCount: number;
+  readonly outcome: HistoryBatchOutcome;
+  /** The problem details a refusal answered (or a failure receipt carried). */
+  readonly problem?: unknown;
+  /** The receipt a dropped file got. */
+  readonly receipt?: unknown;
+  readonly at: Date;
+}
+
+/** The confirmed records of a batch, as parallel arrays (no object per record). */
+export interface RecordEntries {
+  readonly batchId: string;
+  /** Index in the batch (0-based) of the first of these records. */
+  readonly first: number;
+  readonly businessId: string;
+  /** Each record's business key (its own number); `''` when it has none. */
+  readonly references: readonly string[];
+  readonly messageIds: readonly string[];
+  /** Each record's first file line, where known. */
+  readonly lines?: ReadonlyArray<number | undefined>;
+  readonly at: Date;
+}
+
+/** A warehouse event as received. */
+export interface EventEntry {
+  readonly id: string;
+  readonly type: string;
+  readonly businessId: string;
+  readonly payload: unknown;
+  readonly receivedAt: Date;
+}
+
+/** One delivery attempt of an event at an endpoint. */
+export interface AttemptEntry {
+  /** Unique per attempt (the writer makes it), so writing it again after a lost answer adds nothing. */
+  readonly id: string;
+  readonly eventId: string;
+  readonly businessId: string;
+  /** The endpoint's id, or its full URL when it has none. */
+  readonly endpoint: string;
+  readonly at: Date;
+  readonly end: AttemptEnd;
+  /** The HTTP status, when one came back. */
+  readonly status?: number;
+  readonly durationMs: number;
+  /** The start of the answer's body; the store keeps at most `RESPONSE_EXCERPT_CHARS` of it. */
+  readonly responseExcerpt?: string;
+  readonly error?: string;
+}
+
+/** What every worker knows of an endpoint, shared. */
+export interface EndpointStateEntry {
+  readonly businessId: string;
+  readonly endpoint: string;
+  readonly enabled: boolean;
+  readonly disabledBy?: DisabledBy;
+  readonly failingSince?: Date;
+  readonly circuit: CircuitState;
+  readonly updatedAt: Date;
+}
+
+/** Characters of an answer's body kept per attempt. */
+export const RESPONSE_EXCERPT_CHARS = 1024;
+
+/** Everything a writer flushes at once: written in one transaction. */
+export interface HistoryWrites {
+  readonly batches?: readonly BatchEntry[];
+  readonly records?: readonly RecordEntries[];
+  readonly events?: readonly EventEntry[];
+  readonly attempts?: readonly AttemptEntry[];
+  /** Replaces the state of each (business, endpoint) named. */
+  readonly endpointStates?: readonly EndpointStateEntry[];
+}
+
+/** A batch as read back, with its records' message ids in batch order. */
+export interface BatchRow extends BatchEntry {
+  readonly messageIds: readonly string[];
+}
+
+/** Where a record went: its message id, and the batch and line it came in. */
+export interface RecordRow {
+  readonly businessId: string;
+  readonly reference: string;
+  readonly messageId: string;
+  /** Its index in the batch (0-based, as in the bulk response). */
+  readonly index: number;
+  readonly line?: number;
+  readonly batch: BatchEntry;
+}
+
+/** The tables that are pruned, each after its own number of days. Endpoint state is current state, never pruned. */
+export const PRUNED_TABLES = ['batches', 'records', 'events', 'attempts'] as const;
+export type PrunedTable = (typeof PRUNED_TABLES)[number];
+
+export interface HistoryStore {
+  /** `embedded` or `postgres`: for logs and `/readyz`. */
+  readonly name: string;
+  /** Applies the migrations not applied yet; safe when several instances start at once. */
+  open(): Promise<void>;
+  /** Writes everything in one transaction; throws `HistoryUnavailable` when the store cannot be reached. */
+  write(writes: HistoryWrites): Promise<void>;
+  /** The batches of a correlation id (a retried request may share one), oldest first. */
+  batches(scope: Scope, correlationId: string): Promise<BatchRow[]>;
+  /** Every record with this business key, newest first, at most `limit`. */
+  records(scope: Scope, reference: string, limit?: number): Promise<RecordRow[]>;
+  event(scope: Scope, id: string): Promise<EventEntry | undefined>;
+  /** An event's attempts, oldest first. */
+  attempts(scope: Scope, eventId: string): Promise<AttemptEntry[]>;
+  endpointStates(scope: Scope): Promise<EndpointStateEntry[]>;
+  /** Deletes the rows of each table older than its cut-off; answers how many per table. */
+  prune(olderThan: Readonly<Record<PrunedTable, Date>>): Promise<Record<PrunedTable, number>>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,319 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  RESPONSE_EXCERPT_CHARS,
+  type BatchEntry,
+  type HistoryStore,
+} from '../../src/history/store.js';
+
+/** A history under test: stores opened on one fresh database (as several instances would). */
+export interface HistoryFixture {
+  /** A new store instance on the fixture's database, not opened yet. */
+  store(): HistoryStore;
+  cleanup(): Promise<void>;
+}
+
+const at = (iso: string) => new Date(iso);
+
+function batch(overrides: Partial<BatchEntry> = {}): BatchEntry {
+  return {
+    id: randomUUID(),
+    correlationId: randomUUID(),
+    businessId: 'ACME',
+    source: { endpoint: '/api/v2/sales-orders' },
+    kind: 'sales-orders',
+    recordCount: 2,
+    outcome: 'accepted',
+    at: at('2026-11-20T10:00:00.000Z'),
+    ...overrides,
+  };
+}
+
+/**
+ * The behaviour every history store promises, run by each adapter's test file with its own
+ * fixture (PGlite in a temporary folder; a database of its own on the real PostgreSQL).
+ */
+export function describeHistoryStore(name: string, makeFixture: () => Promise<HistoryFixture>) {
+  describe(`HistoryStore contract: ${name}`, () => {
+    let fixture: HistoryFixture;
+    let store: HistoryStore;
+    beforeAll(async () => {
+      fixture = await makeFixture();
+      // Migrations applied twice: by a first instance, closed, then by the one the tests use.
+      const first = fixture.store();
+      await first.open();
+      await first.close();
+      store = fixture.store();
+      await store.open();
+    });
+    afterAll(async () => {
+      await store?.close();
+      await fixture?.cleanup();
+    });
+
+    it('opens again on a migrated database, and twice on the same instance', async () => {
+      await store.open();
+      expect(await store.endpointStates({ operator: true })).toEqual([]);
+    });
+
+    it('keeps an accepted batch with its records, read back by correlation id and business key', async () => {
+      const accepted = batch();
+      const ids = [randomUUID(), randomUUID()];
+      await store.write({
+        batches: [accepted],
+        records: [
+          {
+            batchId: accepted.id,
+            businessId: 'ACME',
+            first: 0,
+            references: ['SO-1', 'SO-2'],
+            messageIds: ids,
+            lines: [2, undefined],
+            at: accepted.at,
+          },
+        ],
+      });
+      const [row] = await store.batches({ businessId: 'ACME' }, accepted.correlationId);
+      expect(row).toEqual({ ...accepted, messageIds: ids });
+      const records = await store.records({ businessId: 'ACME' }, 'SO-1');
+      expect(records).toEqual([
+        {
+          businessId: 'ACME',
+          reference: 'SO-1',
+          messageId: ids[0],
+          index: 0,
+          line: 2,
+          batch: accepted,
+        },
+      ]);
+      expect((await store.records({ businessId: 'ACME' }, 'SO-2'))[0]).not.toHaveProperty('line');
+    });
+
+    it('keeps a refused batch with its problem details, and a dropped file with its receipt', async () => {
+      const refused = batch({
+        outcome: 'rejected',
+        recordCount: 1,
+        problem: { type: 'validation-failed', status: 400, errors: [{ index: 0 }] },
+      });
+      const dropped = batch({
+        source: { pipeline: 'acme-orders', fileName: 'orders-1.csv' },
+        outcome: 'accepted',
+        receipt: { outcome: 'accepted', records: 2 },
+      });
+      await store.write({ batches: [refused, dropped] });
+      expect(await store.batches({ businessId: 'ACME' }, refused.correlationId)).toEqual([
+        { ...refused, messageIds: [] },
+      ]);
+      expect(await store.batches({ operator: true }, dropped.correlationId)).toEqual([
+        { ...dropped, messageIds: [] },
+      ]);
+    });
+
+    it('writes the same rows again without doubling them (a commit whose answer was lost)', async () => {
+      const again = batch();
+      const writes = {
+        batches: [again],
+        records: [
+          {
+            batchId: again.id,
+            businessId: 'ACME',
+            first: 0,
+            references: ['SO-AGAIN'],
+            messageIds: [randomUUID()],
+            at: again.at,
+          },
+        ],
+      };
+      await store.write(writes);
+      await store.write(writes);
+      expect(await store.batches({ businessId: 'ACME' }, again.correlationId)).toHaveLength(1);
+      expect(await store.records({ businessId: 'ACME' }, 'SO-AGAIN')).toHaveLength(1);
+    });
+
+    it("never answers a business's query with another business's rows; the operator sees both", async () => {
+      const shared = randomUUID();
+      const ours = batch({ correlationId: shared, businessId: 'ACME' });
+      const theirs = batch({ correlationId: shared, businessId: 'GLOBEX' });
+      const record = (b: BatchEntry) => ({
+        batchId: b.id,
+        businessId: b.businessId,
+        first: 0,
+        references: ['SHARED-NUMBER'],
+        messageIds: [randomUUID()],
+        at: b.at,
+      });
+      const eventId = `evt-${randomUUID()}`;
+      await store.write({
+        batches: [ours, theirs],
+        records: [record(ours), record(theirs)],
+        events: [
+          {
+            id: eventId,
+            type: 'sales-order.shipped',
+            businessId: 'GLOBEX',
+            payload: { data: { shipmentId: 'S-1' } },
+            receivedAt: at('2026-11-20T10:00:00Z'),
+          },
+        ],
+        attempts: [
+          {
+            id: randomUUID(),
+            eventId,
+            businessId: 'GLOBEX',
+            endpoint: 'globex-orders',
+            at: at('2026-11-20T10:00:01Z'),
+            end: 'delivered',
+            status: 200,
+            durationMs: 12,
+          },
+        ],
+        endpointStates: [
+          {
+            businessId: 'GLOBEX',
+            endpoint: 'globex-orders',
+            enabled: true,
+            circuit: 'closed',
+            updatedAt: at('2026-11-20T10:00:01Z'),
+          },
+        ],
+      });
+      const acme = { businessId: 'ACME' };
+      expect((await store.batches(acme, shared)).map((b) => b.businessId)).toEqual(['ACME']);
+      expect((await store.records(acme, 'SHARED-NUMBER')).map((r) => r.businessId)).toEqual([
+        'ACME',
+      ]);
+      expect(await store.event(acme, eventId)).toBeUndefined();
+      expect(await store.attempts(acme, eventId)).toEqual([]);
+      expect(await store.endpointStates(acme)).toEqual([]);
+      const operator = { operator: true } as const;
+      expect((await store.batches(operator, shared)).map((b) => b.businessId).sort()).toEqual([
+        'ACME',
+        'GLOBEX',
+      ]);
+      expect(await store.records(operator, 'SHARED-NUMBER')).toHaveLength(2);
+      expect((await store.event({ businessId: 'GLOBEX' }, eventId))?.payload).toEqual({
+        data: { shipmentId: 'S-1' },
+      });
+    });
+
+    it('keeps every attempt of an event in order, its response excerpt capped', async () => {
+      const eventId = `evt-${randomUUID()}`;
+      const long = 'x'.repeat(RESPONSE_EXCERPT_CHARS * 3);
+      await store.write({
+        events: [
+          {
+            id: eventId,
+            type: 'purchase-order.received',
+            businessId: 'ACME',
+            payload: {},
+            receivedAt: at('2026-11-20T11:00:00Z'),
+          },
+        ],
+        attempts: [
+          {
+            id: randomUUID(),
+            eventId,
+            businessId: 'ACME',
+            endpoint: 'https://hooks.example.com/a',
+            at: at('2026-11-20T11:00:01Z'),
+            end: 'failed',
+            status: 503,
+            durationMs: 30.4,
+            responseExcerpt: long,
+          },
+          {
+            id: randomUUID(),
+            eventId,
+            businessId: 'ACME',
+            endpoint: 'https://hooks.example.com/a',
+            at: at('2026-11-20T11:00:31Z'),
+            end: 'failed',
+            durationMs: 5000,
+            error: 'timed out',
+          },
+        ],
+      });
+      const attempts = await store.attempts({ businessId: 'ACME' }, eventId);
+      expect(attempts.map((a) => [a.end, a.status, a.durationMs, a.error])).toEqual([
+        ['failed', 503, 30, undefined],
+        ['failed', undefined, 5000, 'timed out'],
+      ]);
+      expect(attempts[0]!.responseExcerpt).toHaveLength(RESPONSE_EXCERPT_CHARS);
+    });
+
+    it("keeps an endpoint's newest state: an older one written later changes nothing", async () => {
+      const state = {
+        businessId: 'INITECH',
+        endpoint: 'initech-hook',
+        enabled: false,
+        disabledBy: 'gone',
+        failingSince: at('2026-11-20T09:00:00Z'),
+        circuit: 'open',
+        updatedAt: at('2026-11-20T12:00:00Z'),
+      } as const;
+      await store.write({ endpointStates: [state] });
+      await store.write({
+        endpointStates: [
+          { ...state, enabled: true, circuit: 'closed', updatedAt: at('2026-11-20T11:00:00Z') },
+        ],
+      });
+      expect(await store.endpointStates({ businessId: 'INITECH' })).toEqual([state]);
+      const enabled = {
+        businessId: 'INITECH',
+        endpoint: 'initech-hook',
+        enabled: true,
+        circuit: 'closed',
+        updatedAt: at('2026-11-20T13:00:00Z'),
+      } as const;
+      await store.write({ endpointStates: [enabled] });
+      expect(await store.endpointStates({ businessId: 'INITECH' })).toEqual([enabled]);
+    });
+
+    it('prunes each table after its own cut-off', async () => {
+      const old = batch({ businessId: 'PRUNE', at: at('2020-01-01T00:00:00Z') });
+      const recent = batch({ businessId: 'PRUNE', at: at('2026-11-25T00:00:00Z') });
+      const records = (b: BatchEntry) => ({
+        batchId: b.id,
+        businessId: 'PRUNE',
+        first: 0,
+        references: ['P-1'],
+        messageIds: [randomUUID()],
+        at: b.at,
+      });
+      await store.write({ batches: [old, recent], records: [records(old), records(recent)] });
+      const cut = at('2026-01-01T00:00:00Z');
+      const pruned = await store.prune({
+        batches: cut,
+        records: at('2000-01-01T00:00:00Z'),
+        events: cut,
+        attempts: cut,
+      });
+      expect(pruned.batches).toBeGreaterThanOrEqual(1);
+      expect(pruned.records).toBe(0);
+      expect(await store.batches({ businessId: 'PRUNE' }, old.correlationId)).toEqual([]);
+      expect(await store.batches({ businessId: 'PRUNE' }, recent.correlationId)).toHaveLength(1);
+    });
+
+    it('writes a file of many records in one call', async () => {
+      const big = batch({ recordCount: 12_000 });
+      const n = 12_000;
+      await store.write({
+        batches: [big],
+        records: [
+          {
+            batchId: big.id,
+            businessId: 'ACME',
+            first: 0,
+            references: Array.from({ length: n }, (_, i) => `BIG-${i}`),
+            messageIds: Array.from({ length: n }, () => randomUUID()),
+            lines: Array.from({ length: n }, (_, i) => i + 2),
+            at: big.at,
+          },
+        ],
+      });
+      const [row] = await store.batches({ businessId: 'ACME' }, big.correlationId);
+      expect(row!.messageIds).toHaveLength(n);
+      expect((await store.records({ businessId: 'ACME' }, 'BIG-11999'))[0]!.line).toBe(12_001);
+    });
+  });
+}
