@@ -1,12 +1,11 @@
 /**
  * What the sources hand the history, as rows: an HTTP batch (accepted with its confirmed
  * records, or refused with its problem details) and a dropped file's outcome with its receipt.
- * Structural types only (the pipeline's `ConfirmedRecords` fits `Confirmed`), so the history
- * imports nothing of the pipeline.
+ * Structural types only (the ingest flow's `ConfirmedRecords` fits `Confirmed`), so the history
+ * imports nothing of the ingest flow.
  */
 import { randomUUID } from 'node:crypto';
-import type { HistoryBatchOutcome } from '../vocabulary.js';
-import type { BatchSource, HistoryWrites } from './store.js';
+import type { BatchEntry, HistoryWrites } from './store.js';
 
 /** Confirmed records as the pipeline reports them: parallel arrays from index `first`. */
 export interface Confirmed {
@@ -16,19 +15,11 @@ export interface Confirmed {
   readonly lines?: ReadonlyArray<number | undefined>;
 }
 
-export interface BatchFacts {
-  /** The batch's id (a UUID). @default a new one; a dropped file's is its correlation id, kept by a resumed try */
+/** A batch as a source knows it: the entry, its id made here unless the source has one. */
+export type BatchFacts = Omit<BatchEntry, 'id'> & {
+  /** @default a new UUID; a dropped file's is its correlation id, kept by a resumed try */
   readonly id?: string;
-  readonly correlationId: string;
-  readonly businessId: string;
-  readonly source: BatchSource;
-  readonly kind: string;
-  readonly recordCount: number;
-  readonly outcome: HistoryBatchOutcome;
-  readonly problem?: unknown;
-  readonly receipt?: unknown;
-  readonly at: Date;
-}
+};
 
 /** One batch and its confirmed records. */
 export function batchWrites(

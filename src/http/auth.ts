@@ -126,7 +126,9 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
           const results = await Promise.all(
             (stored ?? [await decoyHash()]).map((hash) => verify(apiKey, hash)),
           );
-          return results.reduce((any, matched) => any || matched, false) && stored !== undefined;
+          return (
+            results.reduce((found, matched) => found || matched, false) && stored !== undefined
+          );
         })();
         const pending = check;
         checking.set(cacheKey, pending);
