@@ -274,11 +274,12 @@ async function followed(load: KeyedLoad, oldMaster: number) {
         stateLogs.lines.some(
           (l) => l.msg === `shared state: on the master at 127.0.0.1:${newMaster}`,
         ),
-      { timeout: 15_000, interval: 20 },
+      // Past the connection watchdog's 10 s (redis-connection.ts), should ioredis go quiet.
+      { timeout: 30_000, interval: 20 },
     )
     .toBe(true);
   await expect
-    .poll(() => load.freshAccepted(switchedAt), { timeout: 15_000, interval: 20 })
+    .poll(() => load.freshAccepted(switchedAt), { timeout: 30_000, interval: 20 })
     .toBeGreaterThan(20);
   return { newMaster, switchedAt };
 }
