@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import { safeUrl, type Logger } from '../log.js';
 import { createEmbeddedHistory } from './embedded/index.js';
 import { createHistoryMetrics } from './metrics.js';
+import { openedOnce } from './opened.js';
 import { createPostgresHistory } from './postgres/index.js';
 import type { HistoryConfig } from './schema.js';
 import { PRUNED_TABLES, type HistoryStore, type PrunedTable } from './store.js';
@@ -55,7 +56,7 @@ export function openHistory(
 ): History | undefined {
   if (source.environment === 'sandbox' || !source.history.enabled) return undefined;
   const historyLog = log.child({ component: 'history' });
-  const store = historyStore(source, historyLog);
+  const store = openedOnce(historyStore(source, historyLog));
   const metrics = createHistoryMetrics(registry);
   const writer = createHistoryWriter({
     store,

@@ -117,6 +117,30 @@ export interface RecordRow {
   readonly batch: BatchEntry;
 }
 
+/** What a list of batches is narrowed to; every field optional. */
+export interface BatchFilter {
+  /** At or after. */
+  readonly since?: Date;
+  /** Before. */
+  readonly until?: Date;
+  readonly outcome?: HistoryBatchOutcome;
+  readonly kind?: string;
+  /** An HTTP endpoint's path (`/api/v2/sales-orders`) or a pipeline's name. */
+  readonly source?: string;
+}
+
+/** Where a page of batches ends: the next page starts after it (newest first). */
+export interface BatchCursor {
+  readonly at: Date;
+  readonly id: string;
+}
+
+export interface BatchPage {
+  readonly items: readonly BatchEntry[];
+  /** Absent on the last page. */
+  readonly next?: BatchCursor;
+}
+
 /** The tables that are pruned, each after its own number of days. Endpoint state is current state, never pruned. */
 export const PRUNED_TABLES = ['batches', 'records', 'events', 'attempts'] as const;
 export type PrunedTable = (typeof PRUNED_TABLES)[number];
@@ -129,9 +153,22 @@ export interface HistoryStore {
   /** Writes everything in one transaction; throws `HistoryUnavailable` when the store cannot be reached. */
   write(writes: HistoryWrites): Promise<void>;
   /** The batches of a correlation id (a retried request may share one), oldest first. */
-  batches(scope: Scope, correlationId: string): Promise<BatchRow[]>;
+  batches(
+    scope: Scope,
+    correlationId: string,
+    options?: {
+      /** Message ids read per batch at most (the first, in batch order). @default all */
+      readonly messageIds?: number;
+    },
+  ): Promise<BatchRow[]>;
   /** Every record with this business key, newest first, at most `limit`. */
   records(scope: Scope, reference: string, limit?: number): Promise<RecordRow[]>;
+  /** Batches newest first, `limit` at most, after `after` (the previous page's `next`). */
+  listBatches(
+    scope: Scope,
+    filter: BatchFilter,
+    page: { readonly limit: number; readonly after?: BatchCursor },
+  ): Promise<BatchPage>;
   event(scope: Scope, id: string): Promise<EventEntry | undefined>;
   /** An event's attempts, oldest first. */
   attempts(scope: Scope, eventId: string): Promise<AttemptEntry[]>;

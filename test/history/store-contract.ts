@@ -196,6 +196,64 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       });
     });
 
+    it('lists batches newest first, page by page, narrowed by each filter, one business at a time', async () => {
+      const business = `PAGES-${randomUUID().slice(0, 8)}`;
+      const other = `PAGES-${randomUUID().slice(0, 8)}`;
+      const minute = (m: number) => at(`2026-11-21T10:${String(m).padStart(2, '0')}:00.000Z`);
+      const ours = Array.from({ length: 7 }, (_, m) =>
+        batch({
+          businessId: business,
+          at: minute(m),
+          ...(m % 2 === 1 && { outcome: 'rejected', recordCount: 0 }),
+          ...(m === 6 && {
+            source: { pipeline: 'acme-sftp', fileName: 'orders.csv' },
+            kind: 'purchase-orders',
+          }),
+        }),
+      );
+      // Two in the same instant: the id orders them, and neither is skipped at a page's edge.
+      const twin = batch({ businessId: business, at: minute(3) });
+      await store.write({
+        batches: [...ours, twin, batch({ businessId: other, at: minute(5) })],
+      });
+      const scope = { businessId: business };
+      const all: string[] = [];
+      let after: Awaited<ReturnType<HistoryStore['listBatches']>>['next'];
+      let pages = 0;
+      do {
+        const page = await store.listBatches(scope, {}, { limit: 3, ...(after && { after }) });
+        all.push(...page.items.map((b) => b.correlationId));
+        after = page.next;
+        pages += 1;
+      } while (after);
+      expect(pages).toBe(3);
+      expect(all).toHaveLength(8);
+      expect(new Set(all).size).toBe(8);
+      expect(all[0]).toBe(ours[6]!.correlationId);
+      expect(all.at(-1)).toBe(ours[0]!.correlationId);
+
+      const only = async (filter: Parameters<HistoryStore['listBatches']>[1]) =>
+        (await store.listBatches(scope, filter, { limit: 50 })).items.map((b) => b.correlationId);
+      expect(await only({ outcome: 'rejected' })).toEqual(
+        [5, 3, 1].map((m) => ours[m]!.correlationId),
+      );
+      expect(await only({ since: minute(5) })).toEqual([6, 5].map((m) => ours[m]!.correlationId));
+      expect(await only({ until: minute(1) })).toEqual([ours[0]!.correlationId]);
+      expect(await only({ source: 'acme-sftp' })).toEqual([ours[6]!.correlationId]);
+      expect(await only({ kind: 'purchase-orders' })).toEqual([ours[6]!.correlationId]);
+      expect(
+        await only({ source: '/api/v2/sales-orders', since: minute(4), until: minute(6) }),
+      ).toEqual([ours[5]!.correlationId, ours[4]!.correlationId]);
+      const operator = await store.listBatches(
+        { operator: true },
+        { since: minute(5), until: minute(6) },
+        { limit: 50 },
+      );
+      expect(operator.items.map((b) => b.businessId)).toEqual(
+        expect.arrayContaining([business, other]),
+      );
+    });
+
     it('keeps every attempt of an event in order, its response excerpt capped', async () => {
       const eventId = `evt-${randomUUID()}`;
       const long = 'x'.repeat(RESPONSE_EXCERPT_CHARS * 3);

@@ -24,6 +24,7 @@ function fakeStore() {
     },
     batches: async () => [],
     records: async () => [],
+    listBatches: async () => ({ items: [] }),
     event: async () => undefined,
     attempts: async () => [],
     endpointStates: async () => [],
