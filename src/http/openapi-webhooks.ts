@@ -65,7 +65,7 @@ export function webhooks(): Record<string, unknown> {
       {
         post: {
           tags: ['Events (webhooks)'],
-          operationId: `webhook-${entry.type.replace('.', '-')}`,
+          operationId: `webhook-${entry.type.replaceAll('.', '-')}`,
           summary: entry.description,
           description: `What the service POSTs to a business's endpoint when the warehouse sends a \`${entry.type}\` event (endpoints subscribe per tenant in the configuration, \`tenants[].webhooks\`). Signed with the endpoint's secret; retried on the endpoint's schedule until it answers 2xx.`,
           security: [],
