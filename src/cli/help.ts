@@ -133,8 +133,10 @@ Publishes one event to the events exchange exactly as the warehouse does (docs/e
 prints its id once the broker confirmed it. A running "serve" delivers it to the business's
 webhooks; without one it waits in the delivery queue.
   --business        The business id (a tenant's businessId).
-  --type            The event type, kind.action: sales-order.shipped, purchase-order.received …
-  --data            A file holding the event's data (a JSON object). Default: {}.
+  --type            The event type, one of the event catalog's (docs/event-catalog.md):
+                    sales-order.shipped, purchase-order.received …
+  --data            A file holding the event's data (a JSON object), checked against the type's
+                    schema in the catalog. Default: {}.
   --id              The event id (webhook-id). Default: a random UUID.
   --correlation-id  The ingest batch the event answers.
 

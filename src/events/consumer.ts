@@ -5,6 +5,7 @@ import type { EventsConfig } from './config.js';
 import { createDeliverer } from './destinations/webhook/deliver.js';
 import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
 import { deadForDefect, handleEvent, type HandlerContext, type Park } from './handle.js';
+import { createContractCheck } from './contract.js';
 import { createLanes } from './lanes.js';
 import { EndpointStates } from './state/endpoint.js';
 import type { EventsMetrics } from './metrics.js';
@@ -123,6 +124,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     metrics: options.metrics,
     endpointStates: new EndpointStates(),
     log: log.child({ component: 'events' }),
+    checkContract: createContractCheck(options.metrics, log.child({ component: 'events' })),
   };
   let kept: KeptConnection | undefined;
   let closed = false;

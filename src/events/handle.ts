@@ -56,6 +56,8 @@ export interface HandlerContext {
   /** What this worker knows of each endpoint (state/endpoint.ts). */
   readonly endpointStates: EndpointStates;
   readonly log: Logger;
+  /** Holds an arriving event against the event catalog (contract.ts); never stops its delivery. */
+  readonly checkContract: (event: WarehouseEvent) => void;
 }
 
 const at = (delayMs: number) => new Date(Date.now() + delayMs).toISOString();
@@ -111,6 +113,8 @@ export async function handleEvent(
   }
   const { event } = parsed;
   const only = properties.headers?.[ENDPOINT_HEADER];
+  // Once per event: a retry copy (it names its endpoint) was checked when it first arrived.
+  if (only === undefined) context.checkContract(event);
   const subscribed = (context.endpoints.get(event.businessId) ?? []).filter((endpoint) =>
     only === undefined ? endpoint.matches(event.type) : endpoint.id === String(only),
   );

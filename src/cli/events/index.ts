@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config.js';
 import { loadPipelines } from '../../drops/definition.js';
-import { emitEvent } from './emit.js';
+import { catalogProblem, emitEvent } from './emit.js';
 import { replayDeadLetters } from './replay.js';
 import { eventsStatus } from './status.js';
 import { CannotRead, parse, type Output } from '../check-commands.js';
@@ -44,6 +44,9 @@ async function emit(args: string[], io: Output): Promise<number> {
     if (typeof data !== 'object' || data === null || Array.isArray(data))
       throw new CannotRead(`${values.data}: expected a JSON object (the event's data)`);
   }
+  // Before the configuration and the broker: an event the catalog refuses is never published.
+  const problem = catalogProblem(values.type, data);
+  if (problem) throw new UsageError(problem, 'events');
   const config = loadConfig();
   if (!config.broker.url)
     throw new UsageError('events emit needs a broker: set AMQP_URL', 'events');
