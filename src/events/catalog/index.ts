@@ -76,8 +76,8 @@ const purchaseOrderReceived = eventType({
 const returnGoodsReceived = eventType({
   type: 'return-goods.received',
   description: 'Goods of a return goods authorisation came back into the warehouse.',
-  data: z.looseObject({ rgaNumber: reference('return goods authorisation'), lines }),
-  example: { rgaNumber: 'RGA-3', lines: [{ sku: 'A-1', qty: 1 }] },
+  data: z.looseObject({ returnAuthorizationId: reference('return authorization'), lines }),
+  example: { returnAuthorizationId: 'RGA-3', lines: [{ sku: 'A-1', qty: 1 }] },
 });
 
 const workOrderCompleted = eventType({
