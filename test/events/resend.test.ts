@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { emitEvent } from '../../src/cli/events/emit.js';
+import { recoverCommand } from '../../src/cli/events/resend-command.js';
 import { createEmbeddedHistory } from '../../src/history/embedded/index.js';
 import { createPostgresHistory } from '../../src/history/postgres/index.js';
 import type { AttemptEntry, EventEntry, HistoryStore } from '../../src/history/store.js';
@@ -325,6 +326,33 @@ describe('events recover', () => {
     expect(operator.stdout).toContain(globex.id);
     expect(operator.stdout).toContain('would be resent to endpoint main of 2 businesses');
   }, 120_000);
+
+  it('draws a progress bar on a terminal, and resends a duration back from now', async () => {
+    const failed = eventRow('ACME', 'sales-order.shipped', new Date(Date.now() - 60_000));
+    await store.write({
+      events: [failed],
+      attempts: [attemptRow(failed, 'main', new Date(), 'failed')],
+    });
+    for (const [name, value] of Object.entries(env)) vi.stubEnv(name, value);
+    const written = { out: '', err: '', terminal: '' };
+    try {
+      const code = await recoverCommand(
+        ['--endpoint', acmeMain.url, '--since', '5m', '--business', 'ACME'],
+        { out: (text) => (written.out += text), err: (text) => (written.err += text) },
+        {
+          out: { write: (text: string) => (written.out += text) },
+          err: { write: (text: string) => (written.terminal += text), isTTY: true, columns: 120 },
+        },
+      );
+      expect(code).toBe(0);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(written.out).toContain(`${failed.id}\tsales-order.shipped\tACME`);
+    expect(written.terminal).toContain(`[########################] 1/1  ${failed.id}`);
+    expect(written.err).toContain("resent 1 event(s) to ACME's endpoint main");
+    await expect.poll(() => of(acmeMain, failed.id).length).toBe(1);
+  }, 60_000);
 
   it('says an endpoint no business has, and a time it cannot read', async () => {
     const unknown = await runCli(['events', 'recover', '--endpoint', 'nowhere', '--since', '2h'], {
