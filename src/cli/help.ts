@@ -160,8 +160,9 @@ id (webhook-id), type, business, occurrence time and data, signed afresh at deli
 sends one event, delivered or dead, to every endpoint subscribed to it now, or with --endpoint
 (a webhook's id or URL) to that one alone; it prints the id. recover resends to one endpoint
 every event whose attempts there since --since (an ISO 8601 time or a duration: 2h, 7d) all
-failed, oldest first: one line per event on stdout, a progress bar on stderr on a terminal, a
-summary line; --dry-run lists them and sends nothing. Without --business both read every
+failed, oldest first (those still parked for a retry there are left to it): one line per
+event on stdout, a progress bar on stderr on a terminal, a summary line; --dry-run lists them
+and sends nothing. Without --business both read every
 business's history (operator scope, said on stderr); with it, only that business's events.
 
 Environment: AMQP_URL (required), INGEST_CONFIG, INGEST_ENV.

@@ -1,16 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { connect } from 'amqplib';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { emitEvent } from '../../src/cli/events/emit.js';
 import { recoverCommand } from '../../src/cli/events/resend-command.js';
+import { ENDPOINT_HEADER } from '../../src/events/retry.js';
+import { webhookEndpointId } from '../../src/events/subscriptions.js';
+import { assertEventsTopology, eventsTopology } from '../../src/events/topology.js';
 import { createEmbeddedHistory } from '../../src/history/embedded/index.js';
 import { createPostgresHistory } from '../../src/history/postgres/index.js';
 import type { AttemptEntry, EventEntry, HistoryStore } from '../../src/history/store.js';
 import { AMQP_URL } from '../support/broker.js';
 import { runCli } from '../support/cli-process.js';
 import {
+  deleteEventsTopology,
   startEventsHarness,
   testEventsConfig,
   webhook,
@@ -352,6 +357,63 @@ describe('events recover', () => {
     expect(written.terminal).toContain(`[########################] 1/1  ${failed.id}`);
     expect(written.err).toContain("resent 1 event(s) to ACME's endpoint main");
     await expect.poll(() => of(acmeMain, failed.id).length).toBe(1);
+  }, 60_000);
+
+  it('leaves to their retry schedule the events still parked for that endpoint', async () => {
+    // A schedule of its own, so a parked copy waits ten minutes (no worker runs on it).
+    const long = testEventsConfig({ retrySchedule: [0, 600_000] });
+    const config = temp.write(
+      'long-config.yaml',
+      readFileSync(String(env.INGEST_CONFIG), 'utf8').replace(
+        `events: ${JSON.stringify(events)}`,
+        `events: ${JSON.stringify(long)}`,
+      ),
+    );
+    const parked = eventRow('ACME', 'sales-order.shipped', new Date(Date.now() - 120_000));
+    const over = eventRow('ACME', 'sales-order.shipped', new Date(Date.now() - 60_000));
+    await store.write({
+      events: [parked, over],
+      attempts: [parked, over].map((e) => attemptRow(e, 'main', new Date(), 'failed')),
+    });
+    const connection = await connect(AMQP_URL);
+    try {
+      const channel = await connection.createConfirmChannel();
+      const topology = eventsTopology(long);
+      await assertEventsTopology(channel, topology, long.queue.type, () =>
+        connection.createChannel(),
+      );
+      const main = webhookEndpointId('ACME', { id: 'main', url: acmeMain.url });
+      channel.sendToQueue(topology.retryQueues.get(600_000)!, Buffer.from('{}'), {
+        messageId: parked.id,
+        type: parked.type,
+        headers: { 'business-id': 'ACME', [ENDPOINT_HEADER]: main },
+      });
+      await channel.waitForConfirms();
+      for (const [name, value] of Object.entries({ ...env, INGEST_CONFIG: config }))
+        vi.stubEnv(name, value);
+      const written = { out: '', err: '' };
+      const io = { out: (t: string) => (written.out += t), err: (t: string) => (written.err += t) };
+      try {
+        const code = await recoverCommand(
+          ['--endpoint', 'main', '--since', '10m', '--business', 'ACME', '--dry-run'],
+          io,
+          { out: { write: io.out }, err: { write: io.err } },
+        );
+        expect(code).toBe(0);
+      } finally {
+        vi.unstubAllEnvs();
+      }
+      expect(written.out).toContain(over.id);
+      expect(written.out).not.toContain(parked.id);
+      expect(written.err).toContain(
+        "left 1 event(s) to their retry schedule at ACME's endpoint main",
+      );
+      // Looked at, not taken: the parked copy is still there.
+      expect((await channel.checkQueue(topology.retryQueues.get(600_000)!)).messageCount).toBe(1);
+      await deleteEventsTopology(channel, long);
+    } finally {
+      await connection.close();
+    }
   }, 60_000);
 
   it('says an endpoint no business has, and a time it cannot read', async () => {

@@ -11,6 +11,7 @@ import { UsageError } from '../help.js';
 import { createProgress, type ProgressStreams } from '../progress.js';
 import { parseSince } from '../reprocess.js';
 import { endpointTargets, withHistory, type EndpointTarget } from './from-history.js';
+import { parkedFor } from './parked.js';
 import { resendEvents, type Resend } from './resend.js';
 
 const OPERATOR_SCOPE =
@@ -73,7 +74,7 @@ export async function resendCommand(args: string[], io: Output): Promise<number>
 /**
  * `events recover --endpoint <id|url> --since <time|duration> [--business <id>] [--dry-run]`:
  * every event whose attempts at that endpoint since then all failed, resent to that endpoint
- * alone, oldest first. Exit 0 done (or nothing to do), 1 broker trouble, 2 usage error or the
+ * alone, oldest first; those still parked for a retry there are left to it. Exit 0 done (or nothing to do), 1 broker trouble, 2 usage error or the
  * history unreadable.
  */
 export async function recoverCommand(
@@ -109,7 +110,7 @@ export async function recoverCommand(
       `${OPERATOR_SCOPE.trimEnd()}; endpoint ${values.endpoint} of ${targets.map((t) => t.businessId).join(', ')}\n`,
     );
   // One query per business: an endpoint's names, and the id it is targeted by, are its business's.
-  const resends = await withHistory(config, 'recover', async (store) => {
+  const undelivered = await withHistory(config, 'recover', async (store) => {
     const found: Resend[] = [];
     for (const target of targets)
       for (const event of await store.undeliveredSince(
@@ -124,6 +125,16 @@ export async function recoverCommand(
     );
   });
   const where = describe(targets, values.endpoint);
+  const parked = await parkedFor({
+    url,
+    events: config.events,
+    endpoints: new Set(targets.map((target) => target.header)),
+  });
+  const resends = undelivered.filter(({ event }) => !parked.has(event.id));
+  if (resends.length < undelivered.length)
+    io.err(
+      `left ${undelivered.length - resends.length} event(s) to their retry schedule at ${where}: a worker tries them again (events status shows when)\n`,
+    );
   const line = ({ event }: Resend) =>
     `${event.id}\t${event.type}\t${event.businessId}\toccurred ${occurred(event)}`;
   if (values['dry-run']) {
