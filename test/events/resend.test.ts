@@ -327,9 +327,9 @@ describe('events recover', () => {
     const operator = await runCli([...args, '--dry-run'], { env });
     expect(operator, operator.stderr).toMatchObject({ code: 0 });
     expect(operator.stderr).toContain("operator scope: every business's history");
-    expect(operator.stderr).toContain('endpoint main of ACME, GLOBEX');
+    expect(operator.stderr).toContain('the endpoint of ACME (main), GLOBEX (main)');
     expect(operator.stdout).toContain(globex.id);
-    expect(operator.stdout).toContain('would be resent to endpoint main of 2 businesses');
+    expect(operator.stdout).toContain('would be resent to the endpoints of 2 businesses');
   }, 120_000);
 
   it('draws a progress bar on a terminal, and resends a duration back from now', async () => {

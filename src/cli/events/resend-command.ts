@@ -107,7 +107,7 @@ export async function recoverCommand(
   const targets = endpointTargets(config.tenants, values.endpoint, values.business);
   if (!values.business)
     io.err(
-      `${OPERATOR_SCOPE.trimEnd()}; endpoint ${values.endpoint} of ${targets.map((t) => t.businessId).join(', ')}\n`,
+      `${OPERATOR_SCOPE.trimEnd()}; the endpoint of ${targets.map((t) => `${t.businessId} (${t.label})`).join(', ')}\n`,
     );
   // One query per business: an endpoint's names, and the id it is targeted by, are its business's.
   const undelivered = await withHistory(config, 'recover', async (store) => {
@@ -124,7 +124,7 @@ export async function recoverCommand(
         occurred(a.event).localeCompare(occurred(b.event)) || a.event.id.localeCompare(b.event.id),
     );
   });
-  const where = describe(targets, values.endpoint);
+  const where = describe(targets);
   const parked = await parkedFor({
     url,
     events: config.events,
@@ -161,11 +161,12 @@ export async function recoverCommand(
   return 0;
 }
 
-function describe(targets: readonly EndpointTarget[], endpoint: string): string {
+/** By label (an id, or a host): never the URL's path or query, which may hold a token. */
+function describe(targets: readonly EndpointTarget[]): string {
   const [only] = targets;
   return targets.length === 1 && only
     ? `${only.businessId}'s endpoint ${only.label}`
-    : `endpoint ${endpoint} of ${targets.length} businesses`;
+    : `the endpoints of ${targets.length} businesses`;
 }
 
 /** A duration back from now or an ISO 8601 time, as `reprocess` and `events replay` take it. */
