@@ -357,7 +357,8 @@ export class HistoryReadFailed extends IngestError {
   readonly status = 503;
   constructor(cause: unknown) {
     super({
-      detail: 'The history cannot be read just now; batches are still taken. Retry after `Retry-After` seconds.',
+      detail:
+        'The history cannot be read just now; batches are still taken. Retry after `Retry-After` seconds.',
       cause,
       headers: { 'retry-after': '5' },
     });
@@ -403,9 +404,9 @@ export function toProblem(
     : error instanceof HistoryUnavailable
       ? new HistoryReadFailed(error)
       : new InternalError({
-        detail: 'The request could not be processed. It has been logged.',
-        cause: error,
-      });
+          detail: 'The request could not be processed. It has been logged.',
+          cause: error,
+        });
   const problem: ProblemDetails = {
     type: problemType(known.code),
     title: reasonPhrase(known.status),

@@ -11,7 +11,8 @@ Commands:
   status       Inputs of each drop per state, and the last failures with their reasons
   lineage      Find which request or file carried a record number, its message id and receipt
   reprocess    Try again a pipeline's failed inputs (after master data was fixed)
-  events       Outbound events: emit one as the warehouse would, status, replay dead letters
+  events       Outbound events: emit one as the warehouse would, status, replay dead letters,
+               resend one from the history, recover an endpoint's failed ones since a time
   healthcheck  Ask the running service's admin listener for /healthz (the container's HEALTHCHECK)
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
@@ -128,6 +129,9 @@ an S3 drop's lease), 2 usage error.
        warehouse-ingest events status [--business <id>] [--json]
        warehouse-ingest events replay [--business <id>] [--id <event id>] [--since <date|duration>]
                                       [--force]
+       warehouse-ingest events resend --id <event id> [--endpoint <id|url>] [--business <id>]
+       warehouse-ingest events recover --endpoint <id|url> --since <time|duration> [--business <id>]
+                                       [--dry-run]
 
 Publishes one event to the events exchange exactly as the warehouse does (docs/events.md), and
 prints its id once the broker confirmed it. A running "serve" delivers it to the business's
@@ -152,8 +156,20 @@ Letters of an endpoint a running worker reports backed off or disabled (410) sta
 are, and a line on stderr says so: replayed now they would go back to dead without an attempt.
   --force           Replay them anyway.
 
+resend and recover read the history (history.enabled; an embedded one only while serve is
+stopped) and publish events to the delivery queue again as the warehouse sent them: the same
+id (webhook-id), type, business, occurrence time and data, signed afresh at delivery. resend
+sends one event, delivered or dead, to every endpoint subscribed to it now, or with --endpoint
+(a webhook's id or URL) to that one alone; it prints the id. recover resends to one endpoint
+every event whose attempts there since --since (an ISO 8601 time or a duration: 2h, 7d) all
+failed, oldest first (those still parked for a retry there are left to it): one line per
+event on stdout, a progress bar on stderr on a terminal, a summary line; --dry-run lists them
+and sends nothing. Without --business both read every
+business's history (operator scope, said on stderr); with it, only that business's events.
+
 Environment: AMQP_URL (required), INGEST_CONFIG, INGEST_ENV.
-Exit status: 0 done, 1 broker trouble, 2 usage error or unreadable --data file.
+Exit status: 0 done, 1 broker trouble or (resend) no such event in the history, 2 usage error,
+unreadable --data file, the history off or unreadable.
 `,
   'hash-key': `Usage: warehouse-ingest hash-key <key | ->
 

@@ -14,27 +14,18 @@ export function openedOnce(store: HistoryStore): HistoryStore {
       opening = undefined;
       throw error;
     }));
-  // Called on the store, not detached: an adapter's methods may use `this`.
-  const after =
-    <K extends Exclude<keyof HistoryStore, 'name' | 'open' | 'close'>>(method: K) =>
-    async (...args: Parameters<HistoryStore[K]>): Promise<Awaited<ReturnType<HistoryStore[K]>>> => {
-      await open();
-      const call = store[method] as (
-        ...a: Parameters<HistoryStore[K]>
-      ) => Promise<Awaited<ReturnType<HistoryStore[K]>>>;
-      return call.apply(store, args);
-    };
-  return {
-    name: store.name,
-    open,
-    write: after('write'),
-    batches: after('batches'),
-    records: after('records'),
-    listBatches: after('listBatches'),
-    event: after('event'),
-    attempts: after('attempts'),
-    endpointStates: after('endpointStates'),
-    prune: after('prune'),
-    close: () => store.close(),
-  };
+  // Every other method (a read, a write, the prune) waits for the opening first; a Proxy, so a
+  // method added to the port is covered without a list to keep in step. Called on the store
+  // itself: an adapter's methods may use `this`.
+  return new Proxy(store, {
+    get(target, key, receiver) {
+      if (key === 'open') return open;
+      const value = Reflect.get(target, key, receiver) as unknown;
+      if (key === 'close' || typeof value !== 'function') return value;
+      return async (...args: unknown[]) => {
+        await open();
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
 }

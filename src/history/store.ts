@@ -57,6 +57,11 @@ export interface EventEntry {
   readonly businessId: string;
   readonly payload: unknown;
   readonly receivedAt: Date;
+  /** When it happened (the warehouse's `timestamp`): a resend carries it again. Absent: `receivedAt`. */
+  readonly occurredAt?: Date;
+  /** The ingest batch and records it answers, when the warehouse sent them (part of the webhook body). */
+  readonly correlationId?: string;
+  readonly messageIds?: readonly string[];
 }
 
 /** One delivery attempt of an event at an endpoint. */
@@ -172,6 +177,12 @@ export interface HistoryStore {
   event(scope: Scope, id: string): Promise<EventEntry | undefined>;
   /** An event's attempts, oldest first. */
   attempts(scope: Scope, eventId: string): Promise<AttemptEntry[]>;
+  /**
+   * The events attempted at an endpoint since `since` whose attempts there since then all failed
+   * (none `delivered`), oldest first (by occurrence): what `events recover` resends. `endpoints`
+   * are the names the endpoint has in the attempts (its id, and its URL from before it had one).
+   */
+  undeliveredSince(scope: Scope, endpoints: readonly string[], since: Date): Promise<EventEntry[]>;
   endpointStates(scope: Scope): Promise<EndpointStateEntry[]>;
   /** Deletes the rows of each table older than its cut-off; answers how many per table. */
   prune(olderThan: Readonly<Record<PrunedTable, Date>>): Promise<Record<PrunedTable, number>>;

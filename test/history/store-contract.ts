@@ -299,6 +299,114 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       expect(attempts[0]!.responseExcerpt).toHaveLength(RESPONSE_EXCERPT_CHARS);
     });
 
+    it("keeps an event's occurrence time, correlation id and message ids (a resend's body)", async () => {
+      const full = {
+        id: `evt-${randomUUID()}`,
+        type: 'sales-order.shipped',
+        businessId: 'ACME',
+        payload: { orderNumber: 'SO-9' },
+        receivedAt: at('2026-11-20T10:00:02Z'),
+        occurredAt: at('2026-11-20T10:00:00Z'),
+        correlationId: 'batch-9',
+        messageIds: ['m-1', 'm-2'],
+      };
+      const bare = {
+        id: `evt-${randomUUID()}`,
+        type: 'sales-order.shipped',
+        businessId: 'ACME',
+        payload: {},
+        receivedAt: at('2026-11-20T10:00:03Z'),
+      };
+      await store.write({ events: [full, bare] });
+      expect(await store.event({ businessId: 'ACME' }, full.id)).toEqual(full);
+      expect(await store.event({ businessId: 'ACME' }, bare.id)).toEqual(bare);
+    });
+
+    it('finds the events whose attempts at an endpoint since a time all failed, oldest first, per scope', async () => {
+      const business = `REC-${randomUUID().slice(0, 8)}`;
+      const other = `${business}-OTHER`;
+      const event = (name: string, occurred: string, businessId = business) => ({
+        id: `${name}-${randomUUID()}`,
+        type: 'sales-order.shipped',
+        businessId,
+        payload: { name },
+        receivedAt: at('2026-11-21T12:00:00Z'),
+        occurredAt: at(occurred),
+      });
+      const attempt = (
+        e: { id: string; businessId: string },
+        time: string,
+        end: 'delivered' | 'failed' | 'gone',
+        endpoint = 'main',
+      ) => ({
+        id: randomUUID(),
+        eventId: e.id,
+        businessId: e.businessId,
+        endpoint,
+        at: at(time),
+        end,
+        durationMs: 5,
+      });
+      const failedLate = event('failed-late', '2026-11-21T10:30:00Z');
+      const failedEarly = event('failed-early', '2026-11-21T10:10:00Z');
+      const recovered = event('recovered', '2026-11-21T10:05:00Z');
+      const before = event('before', '2026-11-21T09:00:00Z');
+      const elsewhere = event('elsewhere', '2026-11-21T10:00:00Z');
+      const byUrl = event('by-url', '2026-11-21T10:20:00Z');
+      const theirs = event('theirs', '2026-11-21T10:00:00Z', other);
+      const deliveredBefore = event('delivered-before', '2026-11-21T08:00:00Z');
+      await store.write({
+        events: [
+          failedLate,
+          failedEarly,
+          recovered,
+          before,
+          elsewhere,
+          byUrl,
+          theirs,
+          deliveredBefore,
+        ],
+        attempts: [
+          attempt(failedLate, '2026-11-21T10:30:01Z', 'failed'),
+          attempt(failedLate, '2026-11-21T10:31:01Z', 'failed'),
+          attempt(failedEarly, '2026-11-21T10:10:01Z', 'gone'),
+          attempt(recovered, '2026-11-21T10:05:01Z', 'failed'),
+          attempt(recovered, '2026-11-21T10:06:01Z', 'delivered'),
+          attempt(before, '2026-11-21T09:00:01Z', 'failed'),
+          attempt(elsewhere, '2026-11-21T10:00:01Z', 'failed', 'backup'),
+          attempt(byUrl, '2026-11-21T10:20:01Z', 'failed', 'https://hooks.example.com/a'),
+          attempt(theirs, '2026-11-21T10:00:01Z', 'failed'),
+          // Delivered before the window, failed (a resend) within it: recovered again.
+          attempt(deliveredBefore, '2026-11-21T08:00:01Z', 'delivered'),
+          attempt(deliveredBefore, '2026-11-21T10:40:00Z', 'failed'),
+        ],
+      });
+      const since = at('2026-11-21T10:00:00Z');
+      const names = ['main', 'https://hooks.example.com/a'];
+      const ids = (events: { id: string }[]) => events.map((e) => e.id);
+      expect(ids(await store.undeliveredSince({ businessId: business }, names, since))).toEqual([
+        deliveredBefore.id,
+        failedEarly.id,
+        byUrl.id,
+        failedLate.id,
+      ]);
+      const [first] = await store.undeliveredSince({ businessId: business }, names, since);
+      expect(first).toEqual(deliveredBefore);
+      expect(
+        ids(await store.undeliveredSince({ businessId: business }, ['backup'], since)),
+      ).toEqual([elsewhere.id]);
+      expect(ids(await store.undeliveredSince({ businessId: other }, names, since))).toEqual([
+        theirs.id,
+      ]);
+      const operator = ids(await store.undeliveredSince({ operator: true }, ['main'], since));
+      expect(operator).toContain(theirs.id);
+      expect(operator).toContain(failedLate.id);
+      expect(operator).not.toContain(byUrl.id);
+      expect(
+        await store.undeliveredSince({ businessId: business }, names, at('2026-11-22T00:00:00Z')),
+      ).toEqual([]);
+    });
+
     it("keeps an endpoint's newest state: an older one written later changes nothing", async () => {
       const state = {
         businessId: 'INITECH',

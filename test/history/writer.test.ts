@@ -27,6 +27,7 @@ function fakeStore() {
     listBatches: async () => ({ items: [] }),
     event: async () => undefined,
     attempts: async () => [],
+    undeliveredSince: async () => [],
     endpointStates: async () => [],
     prune: async () => ({ batches: 0, records: 0, events: 0, attempts: 0 }),
     close: async () => undefined,

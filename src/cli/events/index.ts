@@ -5,6 +5,7 @@ import { loadConfig } from '../../config.js';
 import { loadPipelines } from '../../drops/definition.js';
 import { catalogProblem, emitEvent } from './emit.js';
 import { replayDeadLetters } from './replay.js';
+import { recoverCommand, resendCommand } from './resend-command.js';
 import { eventsStatus } from './status.js';
 import { CannotRead, parse, type Output } from '../check-commands.js';
 import { UsageError } from '../help.js';
@@ -170,8 +171,12 @@ export async function eventsCommand(
   if (sub === 'emit') return emit(rest, io);
   if (sub === 'replay') return replay(rest, io, streams);
   if (sub === 'status') return status(rest, io);
+  if (sub === 'resend') return resendCommand(rest, io);
+  if (sub === 'recover') return recoverCommand(rest, io, streams);
   throw new UsageError(
-    sub ? `unknown events command "${sub}"` : 'events needs a command: emit, status or replay',
+    sub
+      ? `unknown events command "${sub}"`
+      : 'events needs a command: emit, status, replay, resend or recover',
     'events',
   );
 }

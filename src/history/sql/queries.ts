@@ -82,6 +82,18 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
       );
       return rows.map(toAttempt);
     },
+    async undeliveredSince(scope, endpoints, since) {
+      const rows = await db.query<EventDbRow>(
+        `select e.* from history_events e join (
+           select event_id, business_id from history_attempts
+           where endpoint = any($2::text[]) and at >= $3 and ($1::text is null or business_id = $1)
+           group by event_id, business_id having bool_and(end_as <> 'delivered')
+         ) failed on failed.event_id = e.id and failed.business_id = e.business_id
+         order by coalesce(e.occurred_at, e.received_at), e.id`,
+        [scoped(scope), [...endpoints], since.toISOString()],
+      );
+      return rows.map(toEvent);
+    },
     async endpointStates(scope) {
       const rows = await db.query<EndpointDbRow>(
         `select * from history_endpoints where ($1::text is null or business_id = $1)
@@ -207,10 +219,13 @@ function insertRecords(tx: SqlQuery, rows: readonly RecordRowIn[]) {
 
 function insertEvents(tx: SqlQuery, rows: readonly EventEntry[]) {
   return tx.query(
-    `insert into history_events (id, type, business_id, payload, received_at)
-     select id, type, business_id, payload::jsonb, received_at
-     from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
-       as t(id, type, business_id, payload, received_at)
+    `insert into history_events (id, type, business_id, payload, received_at, occurred_at,
+       correlation_id, message_ids)
+     select id, type, business_id, payload::jsonb, received_at, occurred_at, correlation_id,
+       message_ids::jsonb
+     from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+       $6::timestamptz[], $7::text[], $8::text[])
+       as t(id, type, business_id, payload, received_at, occurred_at, correlation_id, message_ids)
      on conflict (id) do nothing`,
     [
       column(rows, (r) => r.id),
@@ -218,6 +233,9 @@ function insertEvents(tx: SqlQuery, rows: readonly EventEntry[]) {
       column(rows, (r) => r.businessId),
       column(rows, (r) => JSON.stringify(r.payload ?? null)),
       column(rows, (r) => r.receivedAt.toISOString()),
+      column(rows, (r) => r.occurredAt?.toISOString()),
+      column(rows, (r) => r.correlationId),
+      column(rows, (r) => json(r.messageIds)),
     ],
   );
 }
@@ -279,6 +297,9 @@ interface EventDbRow {
   business_id: string;
   payload: unknown;
   received_at: Date;
+  occurred_at: Date | null;
+  correlation_id: string | null;
+  message_ids: string[] | null;
 }
 
 const toEvent = (row: EventDbRow): EventEntry => ({
@@ -287,6 +308,9 @@ const toEvent = (row: EventDbRow): EventEntry => ({
   businessId: row.business_id,
   payload: row.payload,
   receivedAt: new Date(row.received_at),
+  ...(row.occurred_at === null ? {} : { occurredAt: new Date(row.occurred_at) }),
+  ...(row.correlation_id === null ? {} : { correlationId: row.correlation_id }),
+  ...(row.message_ids === null ? {} : { messageIds: row.message_ids }),
 });
 
 interface AttemptDbRow {
