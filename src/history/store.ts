@@ -175,6 +175,8 @@ export interface HistoryStore {
     page: { readonly limit: number; readonly after?: BatchCursor },
   ): Promise<BatchPage>;
   event(scope: Scope, id: string): Promise<EventEntry | undefined>;
+  /** The events that answer any of these records (by message id), oldest first, 100 at most. */
+  eventsAbout(scope: Scope, messageIds: readonly string[]): Promise<EventEntry[]>;
   /** An event's attempts, oldest first. */
   attempts(scope: Scope, eventId: string): Promise<AttemptEntry[]>;
   /**

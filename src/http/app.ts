@@ -13,6 +13,7 @@ import { LEGACY } from '../records/legacy/index.js';
 import type { HistoryStore } from '../history/store.js';
 import { mountApiDocs } from './docs.js';
 import { listBatchesHandler, oneBatchHandler } from './partner-batches.js';
+import { recordHandler } from './partner-records.js';
 import { v2BatchHandler } from './v2.js';
 import { problemPage } from './problem-pages.js';
 import {
@@ -132,6 +133,7 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
   for (const [path, handler] of [
     ['/api/v2/batches', listBatchesHandler(reads)],
     ['/api/v2/batches/:correlationId', oneBatchHandler(reads)],
+    ['/api/v2/records/:kind/:key', recordHandler(reads)],
   ] as const) {
     app.get(path, guard(handler));
     app.all(path, onlyMethods('GET'));

@@ -22,6 +22,21 @@ const EXAMPLE = {
 
 export function partnerSchemas(): Record<string, JsonSchema> {
   return {
+    BatchSource: {
+      description: 'An HTTP endpoint, or a pipeline and the name of the file dropped there.',
+      oneOf: [
+        {
+          type: 'object',
+          required: ['endpoint'],
+          properties: { endpoint: { type: 'string', example: '/api/v2/sales-orders' } },
+        },
+        {
+          type: 'object',
+          required: ['pipeline', 'fileName'],
+          properties: { pipeline: { type: 'string' }, fileName: { type: 'string' } },
+        },
+      ],
+    },
     Batch: {
       type: 'object',
       description:
@@ -30,20 +45,7 @@ export function partnerSchemas(): Record<string, JsonSchema> {
       properties: {
         correlationId: { type: 'string', description: 'What its answer or receipt named.' },
         receivedAt: { type: 'string', format: 'date-time' },
-        source: {
-          oneOf: [
-            {
-              type: 'object',
-              required: ['endpoint'],
-              properties: { endpoint: { type: 'string', example: '/api/v2/sales-orders' } },
-            },
-            {
-              type: 'object',
-              required: ['pipeline', 'fileName'],
-              properties: { pipeline: { type: 'string' }, fileName: { type: 'string' } },
-            },
-          ],
-        },
+        source: ref('BatchSource'),
         kind: { type: 'string', enum: [...KIND_NAMES] },
         outcome: { type: 'string', enum: [...HISTORY_BATCH_OUTCOMES] },
         recordCount: {
@@ -67,6 +69,70 @@ export function partnerSchemas(): Record<string, JsonSchema> {
         },
       },
       example: { items: [EXAMPLE], next: 'MTc3MjQ0MjQ0NzIxMi4xYjk0Y2JmNi0uLi4' },
+    },
+    RecordHistory: {
+      type: 'object',
+      required: ['kind', 'key', 'state', 'batches', 'events'],
+      properties: {
+        kind: { type: 'string', enum: [...KIND_NAMES] },
+        key: { type: 'string' },
+        state: {
+          type: 'string',
+          description: '`accepted`, or the type of the latest event the warehouse sent about it.',
+        },
+        batches: {
+          type: 'array',
+          description: 'Newest first, 100 at most.',
+          items: {
+            type: 'object',
+            required: ['correlationId', 'receivedAt', 'source', 'messageId', 'index'],
+            properties: {
+              correlationId: { type: 'string' },
+              receivedAt: { type: 'string', format: 'date-time' },
+              source: ref('BatchSource'),
+              messageId: { type: 'string', format: 'uuid' },
+              index: { type: 'integer', minimum: 0, description: 'Its position in the batch.' },
+              line: { type: 'integer', minimum: 1, description: 'Its first line in a CSV file.' },
+            },
+          },
+        },
+        events: {
+          type: 'array',
+          description: 'Oldest first, 100 at most.',
+          items: {
+            type: 'object',
+            required: ['id', 'type', 'receivedAt'],
+            properties: {
+              id: { type: 'string', description: 'The `webhook-id` it was delivered with.' },
+              type: { type: 'string', example: 'sales-order.shipped' },
+              occurredAt: { type: 'string', format: 'date-time' },
+              receivedAt: { type: 'string', format: 'date-time' },
+            },
+          },
+        },
+      },
+      example: {
+        kind: 'sales-orders',
+        key: 'SO-2026-000187',
+        state: 'sales-order.shipped',
+        batches: [
+          {
+            correlationId: 'order-import-2026-03-02-0001',
+            receivedAt: '2026-03-02T09:14:07.212Z',
+            source: { endpoint: '/api/v2/sales-orders' },
+            messageId: '0d9f2b0e-4a36-4f8e-9c49-8b1f7e0f4a11',
+            index: 0,
+          },
+        ],
+        events: [
+          {
+            id: 'evt-2026-03-02-0042',
+            type: 'sales-order.shipped',
+            occurredAt: '2026-03-02T15:40:00.000Z',
+            receivedAt: '2026-03-02T15:40:01.118Z',
+          },
+        ],
+      },
     },
     BatchDetail: {
       allOf: [
@@ -177,6 +243,7 @@ export function partnerPaths(): Record<string, unknown> {
         },
       },
     },
+    '/api/v2/records/{kind}/{key}': recordPath(ok, reads),
     '/api/v2/batches/{correlationId}': {
       get: {
         tags: [TAG],
@@ -202,6 +269,50 @@ export function partnerPaths(): Record<string, unknown> {
           ),
           ...reads,
         },
+      },
+    },
+  };
+}
+
+/** GET /api/v2/records/{kind}/{key} (partner-records.ts). */
+function recordPath(
+  ok: (schema: string, description: string) => unknown,
+  reads: Record<string, unknown>,
+) {
+  return {
+    get: {
+      tags: [TAG],
+      operationId: 'get-record',
+      summary: 'One of your records, by its own number',
+      description:
+        "The batches that carried it (each with the message id it got), the warehouse's events about it, and its state: `accepted`, then the type of the latest event about it.",
+      parameters: [
+        {
+          name: 'kind',
+          in: 'path',
+          required: true,
+          schema: { type: 'string', enum: [...KIND_NAMES] },
+          example: 'sales-orders',
+        },
+        {
+          name: 'key',
+          in: 'path',
+          required: true,
+          description: "The record's own number (a sales order's `identifiers.shipmentId`, …).",
+          schema: { type: 'string', minLength: 1 },
+          example: 'SO-2026-000187',
+        },
+      ],
+      responses: {
+        '200': ok('RecordHistory', 'The record, its batches and events.'),
+        '404': problem(
+          404,
+          "no accepted record of yours of this kind has this number (another business's answers the same), the kind is unknown, or no history is kept.",
+          false,
+          {},
+          ['not-found'],
+        ),
+        ...reads,
       },
     },
   };

@@ -96,7 +96,16 @@ function batchView(batch: BatchEntry) {
   };
 }
 
-function historyOf(deps: PartnerReadDependencies): HistoryStore {
+/** The router gives path segments as sent (percent-encoded); a malformed escape finds nothing. */
+export function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+export function historyOf(deps: PartnerReadDependencies): HistoryStore {
   if (deps.history) return deps.history;
   throw new NotFound({
     detail:
@@ -135,7 +144,7 @@ export function oneBatchHandler(deps: PartnerReadDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
-    const correlationId = event.context.params?.correlationId ?? '';
+    const correlationId = decoded(event.context.params?.correlationId ?? '');
     const entries = await historyOf(deps).batches({ businessId }, correlationId, {
       messageIds: MESSAGE_IDS_SHOWN,
     });

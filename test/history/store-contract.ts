@@ -254,6 +254,33 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       );
     });
 
+    it('finds the events that answer a record by its message id, within one business', async () => {
+      const [ours, other, theirs] = [randomUUID(), randomUUID(), randomUUID()];
+      const event = (id: string, businessId: string, messageIds: string[], minute: number) => ({
+        id,
+        type: minute === 1 ? 'sales-order.picked' : 'sales-order.shipped',
+        businessId,
+        payload: { orderNumber: 'SO-ABOUT' },
+        receivedAt: at(`2026-11-22T10:0${minute}:00Z`),
+        occurredAt: at(`2026-11-22T10:0${minute}:00Z`),
+        messageIds,
+      });
+      await store.write({
+        events: [
+          event(`evt-${randomUUID()}`, 'ACME', [other, ours], 2),
+          event(`evt-${randomUUID()}`, 'ACME', [ours], 1),
+          event(`evt-${randomUUID()}`, 'ACME', [other], 3),
+          event(`evt-${randomUUID()}`, 'GLOBEX', [theirs, ours], 4),
+        ],
+      });
+      const found = await store.eventsAbout({ businessId: 'ACME' }, [ours]);
+      expect(found.map((e) => e.type)).toEqual(['sales-order.picked', 'sales-order.shipped']);
+      expect(found.every((e) => e.businessId === 'ACME')).toBe(true);
+      expect(await store.eventsAbout({ businessId: 'ACME' }, [theirs])).toEqual([]);
+      expect(await store.eventsAbout({ businessId: 'ACME' }, [])).toEqual([]);
+      expect(await store.eventsAbout({ operator: true }, [ours])).toHaveLength(3);
+    });
+
     it('keeps every attempt of an event in order, its response excerpt capped', async () => {
       const eventId = `evt-${randomUUID()}`;
       const long = 'x'.repeat(RESPONSE_EXCERPT_CHARS * 3);

@@ -26,6 +26,7 @@ function fakeStore() {
     records: async () => [],
     listBatches: async () => ({ items: [] }),
     event: async () => undefined,
+    eventsAbout: async () => [],
     attempts: async () => [],
     undeliveredSince: async () => [],
     endpointStates: async () => [],

@@ -98,6 +98,13 @@ export const MIGRATIONS: readonly Migration[] = [
         add column correlation_id text, add column message_ids jsonb;
     `,
   },
+  {
+    version: 3,
+    name: 'events: found by the message ids they answer (a record and its events)',
+    sql: `
+      create index history_events_message_ids on history_events using gin (message_ids);
+    `,
+  },
 ];
 
 /** Applies the migrations this database lacks; answers the versions it applied (none when current). */

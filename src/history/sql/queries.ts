@@ -94,6 +94,16 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
       );
       return rows.map(toEvent);
     },
+    async eventsAbout(scope, messageIds) {
+      if (messageIds.length === 0) return [];
+      const rows = await db.query<EventDbRow>(
+        `select * from history_events
+         where message_ids ?| $2::text[] and ($1::text is null or business_id = $1)
+         order by coalesce(occurred_at, received_at), id limit 100`,
+        [scoped(scope), [...messageIds]],
+      );
+      return rows.map(toEvent);
+    },
     async endpointStates(scope) {
       const rows = await db.query<EndpointDbRow>(
         `select * from history_endpoints where ($1::text is null or business_id = $1)

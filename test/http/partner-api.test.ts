@@ -1,7 +1,8 @@
 /**
- * The partner API's batch reads, through the real app over the real broker, with the history on
- * a PostgreSQL database of this file's own: a business finds its own batches again — what a
- * `202` or a `400` said — page by page and filtered, and never another business's.
+ * The partner API's reads, through the real app over the real broker, with the history on a
+ * PostgreSQL database of this file's own: a business finds its own batches again — what a `202`
+ * or a `400` said — page by page and filtered, and its records with the warehouse's events about
+ * them; never another business's.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -188,6 +189,62 @@ describe('GET /api/v2/batches/{correlationId}', () => {
     const body = (r: Response) => r.json() as Promise<{ type: string }>;
     expect((await body(theirs)).type).toBe((await body(unknown)).type);
     expect((await get(`/api/v2/batches/${otherCorrelationId}`, OTHER)).status).toBe(200);
+  });
+});
+
+describe('GET /api/v2/records/{kind}/{key}', () => {
+  it('gives the batch that carried a record, its message id, and its state from the events about it', async () => {
+    const path = '/api/v2/records/sales-orders/SO-PARTNER-0';
+    const before = await get(path);
+    expect(before.status).toBe(200);
+    expect(await before.json()).toEqual({
+      kind: 'sales-orders',
+      key: 'SO-PARTNER-0',
+      state: 'accepted',
+      batches: [
+        {
+          correlationId: sent[0]!.correlationId,
+          receivedAt: expect.any(String),
+          source: { endpoint: '/api/v2/sales-orders' },
+          messageId: sent[0]!.messageIds[0],
+          index: 0,
+        },
+      ],
+      events: [],
+    });
+    // What the events consumer writes when the warehouse answers the record.
+    const shipped = {
+      id: `evt-${sent[0]!.correlationId}`,
+      type: 'sales-order.shipped',
+      businessId: 'ACME',
+      payload: { orderNumber: 'SO-PARTNER-0' },
+      occurredAt: new Date('2026-11-26T08:00:00Z'),
+      receivedAt: new Date('2026-11-26T08:00:01Z'),
+      messageIds: [sent[0]!.messageIds[0]!],
+    };
+    await store.write({ events: [shipped] });
+    const after = (await (await get(path)).json()) as { state: string; events: unknown[] };
+    expect(after.state).toBe('sales-order.shipped');
+    expect(after.events).toEqual([
+      {
+        id: shipped.id,
+        type: 'sales-order.shipped',
+        occurredAt: '2026-11-26T08:00:00.000Z',
+        receivedAt: '2026-11-26T08:00:01.000Z',
+      },
+    ]);
+  });
+
+  it("answers another business's record, another kind and an unknown kind with 404", async () => {
+    expect((await get('/api/v2/records/sales-orders/SO-PARTNER-0', OTHER)).status).toBe(404);
+    expect((await get('/api/v2/records/sales-orders/SO-PARTNER-OTHER')).status).toBe(404);
+    expect((await get('/api/v2/records/sales-orders/SO-PARTNER-OTHER', OTHER)).status).toBe(200);
+    expect((await get('/api/v2/records/work-orders/SO-PARTNER-0')).status).toBe(404);
+    expect((await get('/api/v2/records/invoices/SO-PARTNER-0')).status).toBe(404);
+    // A refused batch's records are not in the history: only its batch is.
+    expect((await get('/api/v2/records/sales-orders/SO-PARTNER-2')).status).toBe(404);
+    // A malformed escape in the path is a malformed URL, never a 5xx.
+    expect((await get('/api/v2/records/sales-orders/%E0%A4%A')).status).toBe(400);
   });
 });
 

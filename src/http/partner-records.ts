@@ -1,0 +1,75 @@
+import type { H3Event } from 'h3';
+import { NotFound } from '../errors.js';
+import type { EventEntry, RecordRow } from '../history/store.js';
+import { KIND_NAMES } from '../records/kind.js';
+import { decoded, historyOf, type PartnerReadDependencies } from './partner-batches.js';
+import { jsonResponse, requestContext } from './respond.js';
+
+/**
+ * GET /api/v2/records/{kind}/{key}: one of the business's records by its own number (a sales
+ * order's `shipmentId`, …), from the history: the batches that carried it with the message id
+ * each gave it, the warehouse's events about it, and its state.
+ *
+ * The interface leaves a record's states "not shown"; these are what the service sees of it:
+ * `accepted` once a batch carrying it was confirmed by the broker, then the type of the latest
+ * event the warehouse sent about it (`sales-order.shipped`, …). A record only ever refused is not
+ * in the history (a refused batch has no records): its batch is, under `GET /api/v2/batches`.
+ */
+const KINDS = new Set<string>(KIND_NAMES);
+
+/** Carriers shown at most: a number sent again and again stays one small answer. */
+const CARRIERS_SHOWN = 100;
+
+const carrier = (row: RecordRow) => ({
+  correlationId: row.batch.correlationId,
+  receivedAt: row.batch.at.toISOString(),
+  source: row.batch.source,
+  messageId: row.messageId,
+  index: row.index,
+  ...(row.line !== undefined && { line: row.line }),
+});
+
+const eventView = (event: EventEntry) => ({
+  id: event.id,
+  type: event.type,
+  ...(event.occurredAt && { occurredAt: event.occurredAt.toISOString() }),
+  receivedAt: event.receivedAt.toISOString(),
+});
+
+export function recordHandler(deps: PartnerReadDependencies) {
+  return async (event: H3Event): Promise<Response> => {
+    const context = requestContext(event, deps.log);
+    const businessId = await deps.admission.admit(event, context);
+    const kind = event.context.params?.kind ?? '';
+    const key = decoded(event.context.params?.key ?? '');
+    const history = historyOf(deps);
+    if (!KINDS.has(kind))
+      throw new NotFound({
+        detail: `No record kind ${JSON.stringify(kind.slice(0, 50))}: one of ${KIND_NAMES.join(', ')}.`,
+      });
+    const scope = { businessId };
+    const carriers = (await history.records(scope, key, CARRIERS_SHOWN)).filter(
+      (row) => row.batch.kind === kind,
+    );
+    if (carriers.length === 0)
+      throw new NotFound({
+        detail: `No ${kind} record of yours numbered ${JSON.stringify(key.slice(0, 100))} was accepted within the history's retention.`,
+      });
+    const events = await history.eventsAbout(
+      scope,
+      carriers.map((row) => row.messageId),
+    );
+    return jsonResponse(
+      200,
+      {
+        kind,
+        key,
+        state: events.at(-1)?.type ?? 'accepted',
+        batches: carriers.map(carrier),
+        events: events.map(eventView),
+      },
+      context,
+      deps.responseHeaders,
+    );
+  };
+}
