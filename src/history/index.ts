@@ -12,7 +12,12 @@ import { createEmbeddedHistory } from './embedded/index.js';
 import { createHistoryMetrics } from './metrics.js';
 import { createPostgresHistory } from './postgres/index.js';
 import type { HistoryConfig } from './schema.js';
-import { PRUNED_TABLES, type HistoryStore, type PrunedTable } from './store.js';
+import {
+  PRUNED_TABLES,
+  type EndpointStateEntry,
+  type HistoryStore,
+  type PrunedTable,
+} from './store.js';
 import { createHistoryWriter, type HistoryWriter } from './writer.js';
 
 /** The configuration the history reads. */
@@ -25,6 +30,8 @@ export interface HistorySource {
 export interface History {
   readonly store: HistoryStore;
   readonly writer: HistoryWriter;
+  /** Every business's endpoint states (the events worker's start-up), the store opened first. */
+  endpointStates(): Promise<EndpointStateEntry[]>;
   /** Writes what is queued, stops the prune, closes the store. */
   close(): Promise<void>;
 }
@@ -55,7 +62,18 @@ export function openHistory(
 ): History | undefined {
   if (source.environment === 'sandbox' || !source.history.enabled) return undefined;
   const historyLog = log.child({ component: 'history' });
-  const store = historyStore(source, historyLog);
+  const opened = historyStore(source, historyLog);
+  // Opened once, whoever comes first (the writer's first write, a read): the embedded store's
+  // lock and PGlite's start-up must not be taken twice at once.
+  let opening: Promise<void> | undefined;
+  const store: HistoryStore = {
+    ...opened,
+    open: () =>
+      (opening ??= opened.open().catch((error: unknown) => {
+        opening = undefined;
+        throw error;
+      })),
+  };
   const metrics = createHistoryMetrics(registry);
   const writer = createHistoryWriter({
     store,
@@ -80,6 +98,10 @@ export function openHistory(
   return {
     store,
     writer,
+    async endpointStates() {
+      await store.open();
+      return store.endpointStates({ operator: true });
+    },
     async close() {
       clearInterval(prune);
       await writer.close();
