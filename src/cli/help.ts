@@ -11,7 +11,8 @@ Commands:
   status       Inputs of each drop per state, and the last failures with their reasons
   lineage      Find which request or file carried a record number, its message id and receipt
   reprocess    Try again a pipeline's failed inputs (after master data was fixed)
-  events       Outbound events: emit one as the warehouse would, status, replay dead letters
+  events       Outbound events: emit one as the warehouse would, status, replay dead letters,
+               disable or enable an endpoint
   healthcheck  Ask the running service's admin listener for /healthz (the container's HEALTHCHECK)
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
@@ -128,6 +129,8 @@ an S3 drop's lease), 2 usage error.
        warehouse-ingest events status [--business <id>] [--json]
        warehouse-ingest events replay [--business <id>] [--id <event id>] [--since <date|duration>]
                                       [--force]
+       warehouse-ingest events disable --endpoint <id|url|file:<pipeline>> [--business <id>]
+       warehouse-ingest events enable --endpoint <id|url|file:<pipeline>> [--business <id>]
 
 Publishes one event to the events exchange exactly as the warehouse does (docs/events.md), and
 prints its id once the broker confirmed it. A running "serve" delivers it to the business's
@@ -140,7 +143,14 @@ webhooks; without one it waits in the delivery queue.
 
 status shows, per business and endpoint, the events parked for a retry (and the next attempt),
 the dead letters and the last failure, read from the broker without taking anything; then the
-malformed events dead-lettered. Deliveries and "failing since" are per worker, on /metrics.
+malformed events dead-lettered. With the history on, each endpoint's line adds what it keeps:
+attempts delivered and failed, "failing since", whether it is disabled (after a 410 or by an
+operator), and its last attempts; --business reads only that business's rows.
+
+disable stops delivery to one endpoint in every running worker at once (its events are
+dead-lettered, reason endpoint-disabled) and keeps the decision in the history, so workers
+started later keep it; enable undoes it, or a disable after a 410. The endpoint is named by its
+id, or its URL when it has none; --business when several businesses have one so named.
 
 replay moves dead letters (events.queue.name + ".dead") back to the delivery queue with their
 attempts reset — all, or those of one business, one event id, or dead-lettered since a date
@@ -151,6 +161,8 @@ are, and a line on stderr says so: replayed now they would go back to dead witho
   --force           Replay them anyway.
 
 Environment: AMQP_URL (required), INGEST_CONFIG, INGEST_ENV.
+Environment: the history as "serve" has it (history.url, or the embedded folder; a running
+worker holds the embedded one, and then reads and writes go through it only).
 Exit status: 0 done, 1 broker trouble, 2 usage error or unreadable --data file.
 `,
   'hash-key': `Usage: warehouse-ingest hash-key <key | ->

@@ -117,6 +117,17 @@ export interface RecordRow {
   readonly batch: BatchEntry;
 }
 
+/** An endpoint's attempts as kept (within their retention): how they ended, and the last few. */
+export interface EndpointActivity {
+  readonly businessId: string;
+  readonly endpoint: string;
+  readonly delivered: number;
+  /** Attempts that did not deliver (failed, answered 410, or could not be sent). */
+  readonly failed: number;
+  /** Newest first. */
+  readonly lastAttempts: readonly AttemptEntry[];
+}
+
 /** The tables that are pruned, each after its own number of days. Endpoint state is current state, never pruned. */
 export const PRUNED_TABLES = ['batches', 'records', 'events', 'attempts'] as const;
 export type PrunedTable = (typeof PRUNED_TABLES)[number];
@@ -136,6 +147,8 @@ export interface HistoryStore {
   /** An event's attempts, oldest first. */
   attempts(scope: Scope, eventId: string): Promise<AttemptEntry[]>;
   endpointStates(scope: Scope): Promise<EndpointStateEntry[]>;
+  /** Per endpoint with attempts: their counts and the `last` newest (default 5). */
+  endpointActivity(scope: Scope, last?: number): Promise<EndpointActivity[]>;
   /** Deletes the rows of each table older than its cut-off; answers how many per table. */
   prune(olderThan: Readonly<Record<PrunedTable, Date>>): Promise<Record<PrunedTable, number>>;
   close(): Promise<void>;

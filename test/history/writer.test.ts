@@ -27,6 +27,7 @@ function fakeStore() {
     event: async () => undefined,
     attempts: async () => [],
     endpointStates: async () => [],
+    endpointActivity: async () => [],
     prune: async () => ({ batches: 0, records: 0, events: 0, attempts: 0 }),
     close: async () => undefined,
   };
