@@ -235,7 +235,8 @@ async function status(args: string[], io: Output): Promise<number> {
     io.out(`history: could not be read (${report.history.unavailable}); workers' reports only\n`);
   for (const e of endpoints) {
     const state = disabledNote(e);
-    const named = e.name && e.name !== e.endpoint ? ` [${e.name}]` : '';
+    // The name `events disable` takes, when the label does not start with it (an endpoint without an id).
+    const named = e.name && !e.endpoint.startsWith(`${e.name} `) ? ` [${e.name}]` : '';
     const next = e.nextAttemptAt ? `, next attempt ${e.nextAttemptAt}` : '';
     io.out(
       `${e.businessId}  ${e.endpoint}${named}${state}: ${e.delivered} delivered, ${e.retrying} retrying${next}, ${e.dead} dead\n`,
