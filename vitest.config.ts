@@ -18,7 +18,7 @@ const UNIT = [
   'test/drops/try/owed.test.ts',
   'test/history/{writer,prune}.test.ts',
   'test/docs/**/*.test.ts',
-  'test/events/{config,outbound-config,subscriptions}.test.ts',
+  'test/events/{catalog,config,outbound-config,subscriptions}.test.ts',
   'test/events/state/**/*.test.ts',
   'test/events/destinations/webhook/{deadlines,sign,ssrf-addresses}.test.ts',
   'test/events/destinations/file/format.test.ts',

@@ -1,5 +1,6 @@
 // Regenerates the files derived from the zod schemas (npm run docs:generate): the pipeline and
-// config JSON Schemas and docs/configuration.md. test/docs/generated.test.ts checks they are current.
+// config JSON Schemas, docs/configuration.md, and the event catalog (docs/event-catalog.md and
+// docs/events/schemas/). test/docs/generated.test.ts checks they are current.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

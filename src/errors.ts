@@ -91,6 +91,12 @@ export class MalformedBody extends IngestError {
   readonly status = 400;
 }
 
+/** A query parameter of a read (a filter, a cursor, a limit) is not one the route takes. */
+export class InvalidQuery extends IngestError {
+  readonly code = 'invalid-query';
+  readonly status = 400;
+}
+
 export class Unauthorized extends IngestError {
   readonly code = 'unauthorized';
   readonly status = 401;
@@ -342,6 +348,23 @@ export class UnusableFileName extends IngestError {
   readonly status = 422;
 }
 
+/**
+ * A read of the history (the partner API) while its store cannot be reached: nothing is wrong
+ * with the request, and ingest goes on; the reads come back with the store.
+ */
+export class HistoryReadFailed extends IngestError {
+  readonly code = 'history-unavailable';
+  readonly status = 503;
+  constructor(cause: unknown) {
+    super({
+      detail:
+        'The history cannot be read just now; batches are still taken. Retry after `Retry-After` seconds.',
+      cause,
+      headers: { 'retry-after': '5' },
+    });
+  }
+}
+
 export class InternalError extends IngestError {
   readonly code = 'internal-error';
   readonly status = 500;
@@ -378,10 +401,12 @@ export function toProblem(
 ): { problem: ProblemDetails; headers: Record<string, string> } {
   const known = isIngestError(error)
     ? error
-    : new InternalError({
-        detail: 'The request could not be processed. It has been logged.',
-        cause: error,
-      });
+    : error instanceof HistoryUnavailable
+      ? new HistoryReadFailed(error)
+      : new InternalError({
+          detail: 'The request could not be processed. It has been logged.',
+          cause: error,
+        });
   const problem: ProblemDetails = {
     type: problemType(known.code),
     title: reasonPhrase(known.status),

@@ -88,7 +88,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     metrics,
     drops: stores,
     lineage,
-    ...(history && { history: history.writer }),
+    ...(history && { history: history.writer, historyStore: history.store }),
     sharedState,
     stopping: () => stopping !== undefined,
     onboarding: () => onboarding,

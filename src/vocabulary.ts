@@ -158,6 +158,10 @@ export type DeadReason = (typeof DEAD_REASONS)[number];
  * outcome a dropped file was settled with (`validated`, `duplicate`, `dead` besides).
  */
 export type HistoryBatchOutcome = IngestOutcome | ReceiptOutcome;
+/** Every outcome a batch in the history may have (a filter of the partner API). */
+export const HISTORY_BATCH_OUTCOMES: readonly HistoryBatchOutcome[] = [
+  ...new Set([...INGEST_OUTCOMES, ...RECEIPT_OUTCOMES]),
+];
 
 /** Who disabled an endpoint: `gone` — it answered 410; `operator` — `events disable`. */
 export type DisabledBy = 'gone' | 'operator';

@@ -4,12 +4,14 @@ import { z } from 'zod';
 import { environmentVariables } from '../../src/config/environment.js';
 import { configSchema } from '../../src/config/schema.js';
 import { pipelineJsonSchema } from '../../src/drops/definition.js';
+import { eventCatalogFiles } from './event-catalog.js';
 import { type JsonSchema, slug, tables } from './reference.js';
 
 /**
  * Everything generated from the zod schemas, as (path, content) pairs: the JSON Schemas editors
- * complete config and pipeline files from, and the configuration reference page. Pure, so the
- * drift test (test/docs/generated.test.ts) can compare it with what is committed.
+ * complete config and pipeline files from, the configuration reference page, and the event
+ * catalog's JSON Schemas and page. Pure, so the drift test (test/docs/generated.test.ts) can
+ * compare it with what is committed.
  */
 
 export interface GeneratedFile {
@@ -118,5 +120,6 @@ export function generatedFiles(): GeneratedFile[] {
     { path: 'pipelines/pipeline.schema.json', content: json(pipelineJsonSchema()) },
     { path: 'config/config.schema.json', content: json(configJsonSchema()) },
     { path: 'docs/configuration.md', content: `${configurationPage().trimEnd()}\n` },
+    ...eventCatalogFiles(),
   ];
 }

@@ -12,6 +12,7 @@ Commands:
   lineage      Find which request or file carried a record number, its message id and receipt
   reprocess    Try again a pipeline's failed inputs (after master data was fixed)
   events       Outbound events: emit one as the warehouse would, status, replay dead letters,
+               resend one from the history, recover an endpoint's failed ones since a time,
                disable or enable an endpoint
   healthcheck  Ask the running service's admin listener for /healthz (the container's HEALTHCHECK)
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
@@ -129,6 +130,9 @@ an S3 drop's lease), 2 usage error.
        warehouse-ingest events status [--business <id>] [--json]
        warehouse-ingest events replay [--business <id>] [--id <event id>] [--since <date|duration>]
                                       [--force]
+       warehouse-ingest events resend --id <event id> [--endpoint <id|url>] [--business <id>]
+       warehouse-ingest events recover --endpoint <id|url> --since <time|duration> [--business <id>]
+                                       [--dry-run]
        warehouse-ingest events disable --endpoint <id|url|file:<pipeline>> [--business <id>]
        warehouse-ingest events enable --endpoint <id|url|file:<pipeline>> [--business <id>]
 
@@ -136,8 +140,10 @@ Publishes one event to the events exchange exactly as the warehouse does (docs/e
 prints its id once the broker confirmed it. A running "serve" delivers it to the business's
 webhooks; without one it waits in the delivery queue.
   --business        The business id (a tenant's businessId).
-  --type            The event type, kind.action: sales-order.shipped, purchase-order.received …
-  --data            A file holding the event's data (a JSON object). Default: {}.
+  --type            The event type, one of the event catalog's (docs/event-catalog.md):
+                    sales-order.shipped, purchase-order.received …
+  --data            A file holding the event's data (a JSON object), checked against the type's
+                    schema in the catalog. Default: {}.
   --id              The event id (webhook-id). Default: a random UUID.
   --correlation-id  The ingest batch the event answers.
 
@@ -160,10 +166,22 @@ Letters of an endpoint a running worker reports backed off or disabled (410) sta
 are, and a line on stderr says so: replayed now they would go back to dead without an attempt.
   --force           Replay them anyway.
 
+resend and recover read the history (history.enabled; an embedded one only while serve is
+stopped) and publish events to the delivery queue again as the warehouse sent them: the same
+id (webhook-id), type, business, occurrence time and data, signed afresh at delivery. resend
+sends one event, delivered or dead, to every endpoint subscribed to it now, or with --endpoint
+(a webhook's id or URL) to that one alone; it prints the id. recover resends to one endpoint
+every event whose attempts there since --since (an ISO 8601 time or a duration: 2h, 7d) all
+failed, oldest first (those still parked for a retry there are left to it): one line per
+event on stdout, a progress bar on stderr on a terminal, a summary line; --dry-run lists them
+and sends nothing. Without --business both read every
+business's history (operator scope, said on stderr); with it, only that business's events.
+
 Environment: AMQP_URL (required), INGEST_CONFIG, INGEST_ENV.
-Environment: the history as "serve" has it (history.url, or the embedded folder; a running
-worker holds the embedded one, and then reads and writes go through it only).
-Exit status: 0 done, 1 broker trouble, 2 usage error or unreadable --data file.
+Environment: the history as "serve" has it (history.url, or the embedded folder, which a
+running worker holds: disable and enable then reach the workers, which write it).
+Exit status: 0 done, 1 broker trouble or (resend) no such event in the history, 2 usage error,
+unreadable --data file, the history off or unreadable.
 `,
   'hash-key': `Usage: warehouse-ingest hash-key <key | ->
 

@@ -6,6 +6,7 @@ import { bindControlQueue, parseControl, publishControl } from './control.js';
 import { createDeliverer } from './destinations/webhook/deliver.js';
 import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
 import { deadForDefect, handleEvent, type HandlerContext, type Park } from './handle.js';
+import { createContractCheck } from './contract.js';
 import { createLanes } from './lanes.js';
 import { EndpointStates } from './state/endpoint.js';
 import type { EventsMetrics } from './metrics.js';
@@ -145,6 +146,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
       }
     },
     log: log.child({ component: 'events' }),
+    checkContract: createContractCheck(options.metrics, log.child({ component: 'events' })),
   };
   let controlChannel: ConfirmChannel | undefined;
   /** The history's endpoint states, read once (waited for, briefly, before the first consume). */

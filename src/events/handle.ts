@@ -61,6 +61,8 @@ export interface HandlerContext {
   /** Tells every worker an endpoint answered 410 (control.ts); absent in tests of one worker. */
   readonly announceGone?: (endpoint: Destination, at: number) => void;
   readonly log: Logger;
+  /** Holds an arriving event against the event catalog (contract.ts); never stops its delivery. */
+  readonly checkContract: (event: WarehouseEvent) => void;
 }
 
 const at = (delayMs: number) => new Date(Date.now() + delayMs).toISOString();
@@ -116,6 +118,8 @@ export async function handleEvent(
   }
   const { event } = parsed;
   const only = properties.headers?.[ENDPOINT_HEADER];
+  // Once per event: a retry copy (it names its endpoint) was checked when it first arrived.
+  if (only === undefined) context.checkContract(event);
   if (only === undefined) context.record?.received(event);
   const subscribed = (context.endpoints.get(event.businessId) ?? []).filter((endpoint) =>
     only === undefined ? endpoint.matches(event.type) : endpoint.id === String(only),

@@ -6,6 +6,7 @@ import {
   type DeliveryOutcome,
   type EndpointCondition,
 } from '../vocabulary.js';
+import { EVENT_TYPES } from './catalog/index.js';
 
 export interface EventsMetrics {
   delivery(outcome: DeliveryOutcome, businessId: string): void;
@@ -13,6 +14,8 @@ export interface EventsMetrics {
   attempt(): (result: AttemptEnd) => void;
   deadLetter(reason: DeadReason): void;
   setEndpoints(state: EndpointCondition, count: number): void;
+  /** An event that breaks the event catalog: its type's data did not match, or (undefined) its type is not listed. */
+  contractMismatch(type: string | undefined): void;
 }
 
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30];
@@ -53,8 +56,15 @@ export function createEventsMetrics(
     labelNames: ['state'] as const,
     registers,
   });
+  const mismatches = new Counter({
+    name: 'warehouse_ingest_event_contract_mismatches_total',
+    help: 'Events delivered although they break the event catalog: by type whose data does not match its schema, or type="other" for a type the catalog does not list.',
+    labelNames: ['type'] as const,
+    registers,
+  });
   // Every reason from 0, so `increase(…) > 0` sees the first dead letter of each.
   for (const reason of DEAD_REASONS) dead.inc({ reason }, 0);
+  for (const type of [...Object.keys(EVENT_TYPES), 'other']) mismatches.inc({ type }, 0);
   endpoints.set({ state: 'failing' }, 0);
   endpoints.set({ state: 'disabled' }, 0);
   endpoints.set({ state: 'backed-off' }, 0);
@@ -79,5 +89,7 @@ export function createEventsMetrics(
     },
     deadLetter: (reason) => dead.inc({ reason }),
     setEndpoints: (state, count) => endpoints.set({ state }, count),
+    // Catalog types only as labels (`other` for the rest): an invented type cannot grow the series.
+    contractMismatch: (type) => mismatches.inc({ type: type ?? 'other' }),
   };
 }

@@ -68,6 +68,9 @@ export function historyRecord(sink: HistorySink): EventsRecord {
             businessId: event.businessId,
             payload: event.data,
             receivedAt: new Date(),
+            occurredAt: event.occurredAt,
+            ...(event.correlationId !== undefined && { correlationId: event.correlationId }),
+            ...(event.messageIds !== undefined && { messageIds: event.messageIds }),
           },
         ],
       });

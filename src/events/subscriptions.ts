@@ -76,6 +76,7 @@ export function webhookEndpointId(
 export function webhookEndpointName(webhook: Pick<WebhookConfig, 'id' | 'url'>): string {
   if (webhook.id) return webhook.id;
   const url = new URL(webhook.url);
+  if (!url.username && !url.password) return webhook.url; // as configured: `events recover` finds it so
   url.username = '';
   url.password = '';
   return url.href;

@@ -10,6 +10,7 @@ import type { Registry } from 'prom-client';
 import { safeUrl, type Logger } from '../log.js';
 import { createEmbeddedHistory } from './embedded/index.js';
 import { createHistoryMetrics } from './metrics.js';
+import { openedOnce } from './opened.js';
 import { createPostgresHistory } from './postgres/index.js';
 import type { HistoryConfig } from './schema.js';
 import {
@@ -30,7 +31,7 @@ export interface HistorySource {
 export interface History {
   readonly store: HistoryStore;
   readonly writer: HistoryWriter;
-  /** Every business's endpoint states (the events worker's start-up), the store opened first. */
+  /** Every business's endpoint states (the events worker's start-up), once the store is open. */
   endpointStates(): Promise<EndpointStateEntry[]>;
   /** Writes what is queued, stops the prune, closes the store. */
   close(): Promise<void>;
@@ -62,18 +63,7 @@ export function openHistory(
 ): History | undefined {
   if (source.environment === 'sandbox' || !source.history.enabled) return undefined;
   const historyLog = log.child({ component: 'history' });
-  const opened = historyStore(source, historyLog);
-  // Opened once, whoever comes first (the writer's first write, a read): the embedded store's
-  // lock and PGlite's start-up must not be taken twice at once.
-  let opening: Promise<void> | undefined;
-  const store: HistoryStore = {
-    ...opened,
-    open: () =>
-      (opening ??= opened.open().catch((error: unknown) => {
-        opening = undefined;
-        throw error;
-      })),
-  };
+  const store = openedOnce(historyStore(source, historyLog));
   const metrics = createHistoryMetrics(registry);
   const writer = createHistoryWriter({
     store,
@@ -98,10 +88,7 @@ export function openHistory(
   return {
     store,
     writer,
-    async endpointStates() {
-      await store.open();
-      return store.endpointStates({ operator: true });
-    },
+    endpointStates: () => store.endpointStates({ operator: true }),
     async close() {
       clearInterval(prune);
       await writer.close();

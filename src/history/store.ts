@@ -57,6 +57,11 @@ export interface EventEntry {
   readonly businessId: string;
   readonly payload: unknown;
   readonly receivedAt: Date;
+  /** When it happened (the warehouse's `timestamp`): a resend carries it again. Absent: `receivedAt`. */
+  readonly occurredAt?: Date;
+  /** The ingest batch and records it answers, when the warehouse sent them (part of the webhook body). */
+  readonly correlationId?: string;
+  readonly messageIds?: readonly string[];
 }
 
 /** One delivery attempt of an event at an endpoint. */
@@ -128,6 +133,30 @@ export interface EndpointActivity {
   readonly lastAttempts: readonly AttemptEntry[];
 }
 
+/** What a list of batches is narrowed to; every field optional. */
+export interface BatchFilter {
+  /** At or after. */
+  readonly since?: Date;
+  /** Before. */
+  readonly until?: Date;
+  readonly outcome?: HistoryBatchOutcome;
+  readonly kind?: string;
+  /** An HTTP endpoint's path (`/api/v2/sales-orders`) or a pipeline's name. */
+  readonly source?: string;
+}
+
+/** Where a page of batches ends: the next page starts after it (newest first). */
+export interface BatchCursor {
+  readonly at: Date;
+  readonly id: string;
+}
+
+export interface BatchPage {
+  readonly items: readonly BatchEntry[];
+  /** Absent on the last page. */
+  readonly next?: BatchCursor;
+}
+
 /** The tables that are pruned, each after its own number of days. Endpoint state is current state, never pruned. */
 export const PRUNED_TABLES = ['batches', 'records', 'events', 'attempts'] as const;
 export type PrunedTable = (typeof PRUNED_TABLES)[number];
@@ -140,12 +169,31 @@ export interface HistoryStore {
   /** Writes everything in one transaction; throws `HistoryUnavailable` when the store cannot be reached. */
   write(writes: HistoryWrites): Promise<void>;
   /** The batches of a correlation id (a retried request may share one), oldest first. */
-  batches(scope: Scope, correlationId: string): Promise<BatchRow[]>;
+  batches(
+    scope: Scope,
+    correlationId: string,
+    options?: {
+      /** Message ids read per batch at most (the first, in batch order). @default all */
+      readonly messageIds?: number;
+    },
+  ): Promise<BatchRow[]>;
   /** Every record with this business key, newest first, at most `limit`. */
   records(scope: Scope, reference: string, limit?: number): Promise<RecordRow[]>;
+  /** Batches newest first, `limit` at most, after `after` (the previous page's `next`). */
+  listBatches(
+    scope: Scope,
+    filter: BatchFilter,
+    page: { readonly limit: number; readonly after?: BatchCursor },
+  ): Promise<BatchPage>;
   event(scope: Scope, id: string): Promise<EventEntry | undefined>;
   /** An event's attempts, oldest first. */
   attempts(scope: Scope, eventId: string): Promise<AttemptEntry[]>;
+  /**
+   * The events attempted at an endpoint since `since` whose attempts there since then all failed
+   * (none `delivered`), oldest first (by occurrence): what `events recover` resends. `endpoints`
+   * are the names the endpoint has in the attempts (its id, and its URL from before it had one).
+   */
+  undeliveredSince(scope: Scope, endpoints: readonly string[], since: Date): Promise<EventEntry[]>;
   endpointStates(scope: Scope): Promise<EndpointStateEntry[]>;
   /** Per endpoint with attempts: their counts and the `last` newest (default 5). */
   endpointActivity(scope: Scope, last?: number): Promise<EndpointActivity[]>;

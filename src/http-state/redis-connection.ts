@@ -94,36 +94,9 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   /** WAIT gives up before the command time-out would replace the connection. */
   const waitMs = Math.max(1, Math.floor(options.commandTimeoutMs / 2));
 
-  /**
-   * While the state is unreachable, a connection that has gone quiet — not ready, and no try to
-   * reconnect for this long — is replaced by a new one. Seen in the fleet tests behind Sentinel
-   * (about one run in four on Node 24): after the master was killed, ioredis's connection stayed
-   * down without another try, and every keyed request got 503 for good. ioredis tries again at
-   * least every 5 s (`retryStrategy`), so twice that is silence, not back-off.
-   */
-  const QUIET_MS = 10_000;
-  let lastActivity = 0;
-  let watchdog: NodeJS.Timeout | undefined;
-  const watch = () => {
-    clearInterval(watchdog);
-    lastActivity = Date.now();
-    watchdog = setInterval(() => {
-      if (closing || !outage) {
-        clearInterval(watchdog);
-        return;
-      }
-      if (current.status !== 'ready' && Date.now() - lastActivity >= QUIET_MS) {
-        lastActivity = Date.now();
-        replace(current, `no try to reconnect for ${QUIET_MS / 1000} s`);
-      }
-    }, 1000);
-    watchdog.unref();
-  };
-
   const unreachable = (redis: Redis, error: Error) => {
     if (outage || !opened || redis !== current || closing) return;
     outage = true;
-    watch();
     log.warn(
       { sharedState: where, error: error.message },
       'shared state unreachable: Idempotency-Key requests answered 503, limits kept per instance meanwhile',
@@ -166,11 +139,16 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
         else unreachable(redis, error);
       }),
     );
-    // Signs that ioredis is still trying (see QUIET_MS).
-    for (const event of ['connect', 'reconnecting', 'error'])
-      redis.on(event, () => {
-        if (redis === current) lastActivity = Date.now();
-      });
+    // ioredis ends a client whose reconnect failed inside its connector, with no try left: behind
+    // Sentinel, a `+switch-master` announced while a reconnect asks a sentinel where the master
+    // is closes the connector under that reconnect ("Connection is closed."). Once the state was
+    // reachable, only a connection this module retired or closed may end; any other is replaced
+    // at once (before, a failed start is the caller's to report).
+    redis.on('end', () =>
+      guarded(() => {
+        if (opened && !retired.has(redis)) replace(redis, 'ioredis stopped reconnecting');
+      }),
+    );
     redis.on('ready', () =>
       guarded(() => {
         if (redis !== current) return;
@@ -186,18 +164,20 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     return redis;
   };
 
+  /** Connections this module dropped (replaced, or closed): their end is expected. */
+  const retired = new WeakSet<Redis>();
   let current = connect();
 
   /** Drops `redis` (its calls fail now) and makes a new connection, unless that was done already. */
   function replace(redis: Redis, reason: string): void {
     if (redis !== current || closing) return;
+    retired.add(redis);
     log.error({ sharedState: where, reason }, 'shared state connection reset');
     unreachable(redis, new Error(reason));
     redis.disconnect();
     redis.stream?.destroy();
     const next = connect();
     current = next;
-    lastActivity = Date.now();
     replaced += 1;
     setTimeout(
       () => {
@@ -282,6 +262,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
         await current.connect();
         opened = true;
       } catch (error) {
+        retired.add(current);
         current.disconnect();
         throw new SharedStateUnavailable(
           `cannot reach the shared state at ${where}: ${(error as Error).message}`,
@@ -291,7 +272,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     },
     async close() {
       closing = true;
-      clearInterval(watchdog);
+      retired.add(current);
       try {
         await current.quit();
       } catch {

@@ -10,7 +10,9 @@ import {
 import type { RequestObservation } from '../metrics.js';
 import { KINDS } from '../records/index.js';
 import { LEGACY } from '../records/legacy/index.js';
+import type { HistoryStore } from '../history/store.js';
 import { mountApiDocs } from './docs.js';
+import { listBatchesHandler, oneBatchHandler } from './partner-batches.js';
 import { v2BatchHandler } from './v2.js';
 import { problemPage } from './problem-pages.js';
 import {
@@ -33,6 +35,8 @@ export interface HttpAppDependencies extends V1Dependencies {
   readonly demoCredential?: boolean;
   /** `/docs` and `/openapi.json` on this app (false: on the admin listener instead). @default true */
   readonly apiDocs?: boolean;
+  /** The history's reads, for the partner API (`GET /api/v2/batches`…). @default none: those answer 404 */
+  readonly historyStore?: HistoryStore;
 }
 
 /** Where the time of a request starts when nothing made its `RequestContext` (docs, assets). */
@@ -118,6 +122,21 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
     app.post(path, guard(v1BatchHandler(kind, converter, deps), headers));
     app.all(path, onlyMethods('POST', headers));
   }
+  // The partner API's reads: a business's own batches, from the history.
+  const reads = {
+    admission: deps.admission,
+    log: deps.log,
+    responseHeaders: extra,
+    ...(deps.historyStore && { history: deps.historyStore }),
+  };
+  for (const [path, handler] of [
+    ['/api/v2/batches', listBatchesHandler(reads)],
+    ['/api/v2/batches/:correlationId', oneBatchHandler(reads)],
+  ] as const) {
+    app.get(path, guard(handler));
+    app.all(path, onlyMethods('GET'));
+  }
+
   const stock = '/api/v1/customer/:accountId/stock';
   app.get(stock, guard(stockHandler(deps), { ...extra, deprecation: `@${V1_DEPRECATED_SINCE}` }));
   app.all(stock, onlyMethods('GET'));

@@ -28,6 +28,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { mountApiDocs } from './docs.js';
 import { createMemoryState } from '../http-state/memory.js';
 import type { SharedState } from '../http-state/state.js';
+import type { HistoryStore } from '../history/store.js';
 import type { HistoryWriter } from '../history/writer.js';
 
 export interface HttpAppParts {
@@ -39,6 +40,8 @@ export interface HttpAppParts {
   readonly lineage?: LineageJournal;
   /** The history's writer: every batch's outcome is queued to it. @default none */
   readonly history?: HistoryWriter;
+  /** The history's reads (the partner API). @default none */
+  readonly historyStore?: HistoryStore;
   /** True once the service is stopping: new requests are answered 503. @default never */
   readonly stopping?: () => boolean;
   /** Idempotency records, rate-limit buckets, failed logins. @default in memory (`openSharedState` opens the configured one) */
@@ -113,6 +116,7 @@ export function buildHttpApp(
     responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
     ...(lineage && { lineage }),
     ...(parts.history && { history: parts.history }),
+    ...(parts.historyStore && { historyStore: parts.historyStore }),
     spoolFile: () => path.join(spoolDirectory(config), `${SPOOL_OWNER}${randomUUID()}.messages`),
   });
   const admin = createAdminApp({

@@ -12,6 +12,7 @@ import {
 } from './openapi-schemas.js';
 import { batchResponses, HEADERS, openResponses, PARAMETERS } from './openapi-responses.js';
 import { requestExamples } from './openapi-examples.js';
+import { WEBHOOK_PARAMETERS, webhookSchemas, webhooks } from './openapi-webhooks.js';
 
 /**
  * GET /openapi.json: OpenAPI 3.1, built from the schemas the service validates with, so the
@@ -302,8 +303,14 @@ export function openApiDocument(options: OpenApiOptions = {}): Record<string, un
       },
       { name: 'Operations', description: 'Liveness for load balancers.' },
       { name: 'Documentation', description: 'This document and its pages.' },
+      {
+        name: 'Events (webhooks)',
+        description:
+          "What the service sends to a business's endpoint, one webhook per event type of the event catalog (Standard Webhooks).",
+      },
     ],
     paths: paths(),
+    webhooks: webhooks(),
     components: {
       securitySchemes: {
         basicAuth: {
@@ -312,9 +319,9 @@ export function openApiDocument(options: OpenApiOptions = {}): Record<string, un
           description: 'User-id: the business id. Password: its API key.',
         },
       },
-      parameters: PARAMETERS,
+      parameters: { ...PARAMETERS, ...WEBHOOK_PARAMETERS },
       headers: HEADERS,
-      schemas: schemas(),
+      schemas: { ...schemas(), ...webhookSchemas() },
     },
   };
 }

@@ -22,6 +22,11 @@ export const PROBLEM_TYPES: Readonly<Record<string, { status: number; meaning: s
     meaning:
       '`Idempotency-Key` is not 1-255 printable ASCII characters (bare, or a structured-field string in quotes). The body was not read.',
   },
+  'invalid-query': {
+    status: 400,
+    meaning:
+      'A query parameter of a read is not one it takes: an unknown filter value, a time that is not ISO 8601, a `limit` out of range, or a `cursor` this service did not give. `errors` names each parameter.',
+  },
   'request-aborted': {
     status: 400,
     meaning:
@@ -61,6 +66,11 @@ export const PROBLEM_TYPES: Readonly<Record<string, { status: number; meaning: s
     status: 422,
     meaning:
       'Not an HTTP answer: the problem in the receipt of a dropped file whose name is too long to be claimed and receipted (255 bytes at most, with room for the claim and receipt names). The file was moved to `failed/` under a shortened name and not processed: give it a shorter name and drop it again.',
+  },
+  'history-unavailable': {
+    status: 503,
+    meaning:
+      'A read of the history (`GET /api/v2/batches`…) while its database cannot be reached. Batches are still taken. Retry after `Retry-After` seconds.',
   },
   'idempotency-unavailable': {
     status: 503,

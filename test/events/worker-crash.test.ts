@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { connect } from 'amqplib';
 import { afterAll, expect, it } from 'vitest';
 import { emitEvent } from '../../src/cli/events/emit.js';
@@ -60,7 +61,17 @@ it('a worker killed (SIGKILL) mid-delivery loses nothing: the next one redeliver
   // The first through the CLI, as a newcomer or a partner's integration test would; the rest
   // through the same function, without a process start each.
   const emitted = await runCli(
-    ['events', 'emit', '--business', 'ACME', '--type', 'sales-order.shipped'],
+    [
+      'events',
+      'emit',
+      '--business',
+      'ACME',
+      '--type',
+      'sales-order.shipped',
+      // The catalog's data for the type: emit refuses data that does not match it.
+      '--data',
+      fileURLToPath(new URL('../../fixtures/demo/sales-order-shipped.json', import.meta.url)),
+    ],
     { env },
   );
   expect(emitted, emitted.stderr).toMatchObject({ code: 0 });

@@ -274,7 +274,6 @@ async function followed(load: KeyedLoad, oldMaster: number) {
         stateLogs.lines.some(
           (l) => l.msg === `shared state: on the master at 127.0.0.1:${newMaster}`,
         ),
-      // Past the connection watchdog's 10 s (redis-connection.ts), should ioredis go quiet.
       { timeout: 30_000, interval: 20 },
     )
     .toBe(true);

@@ -196,6 +196,64 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       });
     });
 
+    it('lists batches newest first, page by page, narrowed by each filter, one business at a time', async () => {
+      const business = `PAGES-${randomUUID().slice(0, 8)}`;
+      const other = `PAGES-${randomUUID().slice(0, 8)}`;
+      const minute = (m: number) => at(`2026-11-21T10:${String(m).padStart(2, '0')}:00.000Z`);
+      const ours = Array.from({ length: 7 }, (_, m) =>
+        batch({
+          businessId: business,
+          at: minute(m),
+          ...(m % 2 === 1 && { outcome: 'rejected', recordCount: 0 }),
+          ...(m === 6 && {
+            source: { pipeline: 'acme-sftp', fileName: 'orders.csv' },
+            kind: 'purchase-orders',
+          }),
+        }),
+      );
+      // Two in the same instant: the id orders them, and neither is skipped at a page's edge.
+      const twin = batch({ businessId: business, at: minute(3) });
+      await store.write({
+        batches: [...ours, twin, batch({ businessId: other, at: minute(5) })],
+      });
+      const scope = { businessId: business };
+      const all: string[] = [];
+      let after: Awaited<ReturnType<HistoryStore['listBatches']>>['next'];
+      let pages = 0;
+      do {
+        const page = await store.listBatches(scope, {}, { limit: 3, ...(after && { after }) });
+        all.push(...page.items.map((b) => b.correlationId));
+        after = page.next;
+        pages += 1;
+      } while (after);
+      expect(pages).toBe(3);
+      expect(all).toHaveLength(8);
+      expect(new Set(all).size).toBe(8);
+      expect(all[0]).toBe(ours[6]!.correlationId);
+      expect(all.at(-1)).toBe(ours[0]!.correlationId);
+
+      const only = async (filter: Parameters<HistoryStore['listBatches']>[1]) =>
+        (await store.listBatches(scope, filter, { limit: 50 })).items.map((b) => b.correlationId);
+      expect(await only({ outcome: 'rejected' })).toEqual(
+        [5, 3, 1].map((m) => ours[m]!.correlationId),
+      );
+      expect(await only({ since: minute(5) })).toEqual([6, 5].map((m) => ours[m]!.correlationId));
+      expect(await only({ until: minute(1) })).toEqual([ours[0]!.correlationId]);
+      expect(await only({ source: 'acme-sftp' })).toEqual([ours[6]!.correlationId]);
+      expect(await only({ kind: 'purchase-orders' })).toEqual([ours[6]!.correlationId]);
+      expect(
+        await only({ source: '/api/v2/sales-orders', since: minute(4), until: minute(6) }),
+      ).toEqual([ours[5]!.correlationId, ours[4]!.correlationId]);
+      const operator = await store.listBatches(
+        { operator: true },
+        { since: minute(5), until: minute(6) },
+        { limit: 50 },
+      );
+      expect(operator.items.map((b) => b.businessId)).toEqual(
+        expect.arrayContaining([business, other]),
+      );
+    });
+
     it('keeps every attempt of an event in order, its response excerpt capped', async () => {
       const eventId = `evt-${randomUUID()}`;
       const long = 'x'.repeat(RESPONSE_EXCERPT_CHARS * 3);
@@ -239,6 +297,114 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
         ['failed', undefined, 5000, 'timed out'],
       ]);
       expect(attempts[0]!.responseExcerpt).toHaveLength(RESPONSE_EXCERPT_CHARS);
+    });
+
+    it("keeps an event's occurrence time, correlation id and message ids (a resend's body)", async () => {
+      const full = {
+        id: `evt-${randomUUID()}`,
+        type: 'sales-order.shipped',
+        businessId: 'ACME',
+        payload: { orderNumber: 'SO-9' },
+        receivedAt: at('2026-11-20T10:00:02Z'),
+        occurredAt: at('2026-11-20T10:00:00Z'),
+        correlationId: 'batch-9',
+        messageIds: ['m-1', 'm-2'],
+      };
+      const bare = {
+        id: `evt-${randomUUID()}`,
+        type: 'sales-order.shipped',
+        businessId: 'ACME',
+        payload: {},
+        receivedAt: at('2026-11-20T10:00:03Z'),
+      };
+      await store.write({ events: [full, bare] });
+      expect(await store.event({ businessId: 'ACME' }, full.id)).toEqual(full);
+      expect(await store.event({ businessId: 'ACME' }, bare.id)).toEqual(bare);
+    });
+
+    it('finds the events whose attempts at an endpoint since a time all failed, oldest first, per scope', async () => {
+      const business = `REC-${randomUUID().slice(0, 8)}`;
+      const other = `${business}-OTHER`;
+      const event = (name: string, occurred: string, businessId = business) => ({
+        id: `${name}-${randomUUID()}`,
+        type: 'sales-order.shipped',
+        businessId,
+        payload: { name },
+        receivedAt: at('2026-11-21T12:00:00Z'),
+        occurredAt: at(occurred),
+      });
+      const attempt = (
+        e: { id: string; businessId: string },
+        time: string,
+        end: 'delivered' | 'failed' | 'gone',
+        endpoint = 'main',
+      ) => ({
+        id: randomUUID(),
+        eventId: e.id,
+        businessId: e.businessId,
+        endpoint,
+        at: at(time),
+        end,
+        durationMs: 5,
+      });
+      const failedLate = event('failed-late', '2026-11-21T10:30:00Z');
+      const failedEarly = event('failed-early', '2026-11-21T10:10:00Z');
+      const recovered = event('recovered', '2026-11-21T10:05:00Z');
+      const before = event('before', '2026-11-21T09:00:00Z');
+      const elsewhere = event('elsewhere', '2026-11-21T10:00:00Z');
+      const byUrl = event('by-url', '2026-11-21T10:20:00Z');
+      const theirs = event('theirs', '2026-11-21T10:00:00Z', other);
+      const deliveredBefore = event('delivered-before', '2026-11-21T08:00:00Z');
+      await store.write({
+        events: [
+          failedLate,
+          failedEarly,
+          recovered,
+          before,
+          elsewhere,
+          byUrl,
+          theirs,
+          deliveredBefore,
+        ],
+        attempts: [
+          attempt(failedLate, '2026-11-21T10:30:01Z', 'failed'),
+          attempt(failedLate, '2026-11-21T10:31:01Z', 'failed'),
+          attempt(failedEarly, '2026-11-21T10:10:01Z', 'gone'),
+          attempt(recovered, '2026-11-21T10:05:01Z', 'failed'),
+          attempt(recovered, '2026-11-21T10:06:01Z', 'delivered'),
+          attempt(before, '2026-11-21T09:00:01Z', 'failed'),
+          attempt(elsewhere, '2026-11-21T10:00:01Z', 'failed', 'backup'),
+          attempt(byUrl, '2026-11-21T10:20:01Z', 'failed', 'https://hooks.example.com/a'),
+          attempt(theirs, '2026-11-21T10:00:01Z', 'failed'),
+          // Delivered before the window, failed (a resend) within it: recovered again.
+          attempt(deliveredBefore, '2026-11-21T08:00:01Z', 'delivered'),
+          attempt(deliveredBefore, '2026-11-21T10:40:00Z', 'failed'),
+        ],
+      });
+      const since = at('2026-11-21T10:00:00Z');
+      const names = ['main', 'https://hooks.example.com/a'];
+      const ids = (events: { id: string }[]) => events.map((e) => e.id);
+      expect(ids(await store.undeliveredSince({ businessId: business }, names, since))).toEqual([
+        deliveredBefore.id,
+        failedEarly.id,
+        byUrl.id,
+        failedLate.id,
+      ]);
+      const [first] = await store.undeliveredSince({ businessId: business }, names, since);
+      expect(first).toEqual(deliveredBefore);
+      expect(
+        ids(await store.undeliveredSince({ businessId: business }, ['backup'], since)),
+      ).toEqual([elsewhere.id]);
+      expect(ids(await store.undeliveredSince({ businessId: other }, names, since))).toEqual([
+        theirs.id,
+      ]);
+      const operator = ids(await store.undeliveredSince({ operator: true }, ['main'], since));
+      expect(operator).toContain(theirs.id);
+      expect(operator).toContain(failedLate.id);
+      expect(operator).not.toContain(byUrl.id);
+      expect(
+        await store.undeliveredSince({ businessId: business }, names, at('2026-11-22T00:00:00Z')),
+      ).toEqual([]);
     });
 
     it("keeps an endpoint's newest state: an older one written later changes nothing", async () => {

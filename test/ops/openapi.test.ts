@@ -1,5 +1,7 @@
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVENT_TYPES } from '../../src/events/catalog/index.js';
+import { exampleBody } from '../../src/events/catalog/json-schema.js';
 import { KIND_NAMES } from '../../src/records/index.js';
 import { openApiDocument } from '../../src/http/openapi.js';
 import { createTestApp, type TestApp } from '../support/http-app.js';
@@ -132,4 +134,55 @@ describe('GET /openapi.json', () => {
       );
     },
   );
+
+  it('has one webhook per event type of the catalog, with the Standard Webhooks headers, its body schema and example', () => {
+    const { webhooks, components } = JSON.parse(text) as {
+      webhooks: Record<
+        string,
+        {
+          post: {
+            security: unknown[];
+            parameters: Array<{ $ref: string }>;
+            requestBody: {
+              content: {
+                'application/json': {
+                  schema: { $ref: string };
+                  examples: { example: { value: unknown } };
+                };
+              };
+            };
+            responses: Record<string, unknown>;
+          };
+        }
+      >;
+      components: {
+        parameters: Record<string, { name: string; in: string; required: boolean }>;
+        schemas: Record<string, { properties: Record<string, { const?: string }> }>;
+      };
+    };
+    expect(Object.keys(webhooks)).toEqual(Object.keys(EVENT_TYPES));
+    for (const [type, entry] of Object.entries(EVENT_TYPES)) {
+      const { post } = webhooks[type]!;
+      expect(post.security, type).toEqual([]);
+      expect(
+        post.parameters.map((p) => components.parameters[p.$ref.split('/').pop()!]),
+        type,
+      ).toEqual(
+        ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((name) => ({
+          name,
+          in: 'header',
+          required: true,
+          description: expect.any(String),
+          schema: expect.any(Object),
+          example: expect.any(String),
+        })),
+      );
+      const media = post.requestBody.content['application/json'];
+      const schema = components.schemas[media.schema.$ref.split('/').pop()!]!;
+      expect(schema.properties.type!.const).toBe(type);
+      expect(schema.properties).toHaveProperty(['data', 'required']);
+      expect(media.examples.example.value).toEqual(exampleBody(entry));
+      expect(Object.keys(post.responses)).toEqual(['200', '410']);
+    }
+  });
 });

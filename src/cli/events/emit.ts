@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Message } from 'amqplib';
 import { openBrokerConnection } from '../../broker/connection.js';
+import { checkEventData, EVENT_TYPES } from '../../events/catalog/index.js';
 import type { EventsConfig } from '../../events/config.js';
 import { assertEventsTopology, eventsTopology } from '../../events/topology.js';
 
@@ -14,6 +15,19 @@ export interface EmitOptions {
   readonly id?: string;
   readonly correlationId?: string;
   readonly messageIds?: readonly string[];
+}
+
+/**
+ * What keeps `events emit` from publishing this event: a type the event catalog does not list, or
+ * data that does not match the type's schema (each field as `<path>: <message>`). A test event is
+ * what a connector is written against, so it must be one the catalog documents.
+ */
+export function catalogProblem(type: string, data: unknown): string | undefined {
+  const check = checkEventData(type, data);
+  if (check.ok) return undefined;
+  if (check.unknownType)
+    return `unknown event type "${type}": the event catalog (docs/event-catalog.md) lists ${Object.keys(EVENT_TYPES).join(', ')}`;
+  return `the data is not ${type} data (docs/event-catalog.md): ${check.issues.join('; ')}`;
 }
 
 /**

@@ -5,8 +5,9 @@ import { loadConfig } from '../../config.js';
 import { loadPipelines } from '../../drops/definition.js';
 import { historyStore } from '../../history/index.js';
 import { createLogger } from '../../log.js';
-import { emitEvent } from './emit.js';
+import { catalogProblem, emitEvent } from './emit.js';
 import { replayDeadLetters } from './replay.js';
+import { recoverCommand, resendCommand } from './resend-command.js';
 import { eventsStatus, type EndpointStatus } from './status.js';
 import { switchEndpoint, targetsOf } from './switch.js';
 import { CannotRead, parse, type Output } from '../check-commands.js';
@@ -47,6 +48,9 @@ async function emit(args: string[], io: Output): Promise<number> {
     if (typeof data !== 'object' || data === null || Array.isArray(data))
       throw new CannotRead(`${values.data}: expected a JSON object (the event's data)`);
   }
+  // Before the configuration and the broker: an event the catalog refuses is never published.
+  const problem = catalogProblem(values.type, data);
+  if (problem) throw new UsageError(problem, 'events');
   const config = loadConfig();
   if (!config.broker.url)
     throw new UsageError('events emit needs a broker: set AMQP_URL', 'events');
@@ -268,11 +272,13 @@ export async function eventsCommand(
   if (sub === 'emit') return emit(rest, io);
   if (sub === 'replay') return replay(rest, io, streams);
   if (sub === 'status') return status(rest, io);
+  if (sub === 'resend') return resendCommand(rest, io);
+  if (sub === 'recover') return recoverCommand(rest, io, streams);
   if (sub === 'disable' || sub === 'enable') return switchCommand(sub, rest, io);
   throw new UsageError(
     sub
       ? `unknown events command "${sub}"`
-      : 'events needs a command: emit, status, replay, disable or enable',
+      : 'events needs a command: emit, status, replay, resend, recover, disable or enable',
     'events',
   );
 }

@@ -90,6 +90,14 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: "events: occurrence time, correlation id and message ids (a resend's webhook body)",
+    sql: `
+      alter table history_events add column occurred_at timestamptz,
+        add column correlation_id text, add column message_ids jsonb;
+    `,
+  },
 ];
 
 /** Applies the migrations this database lacks; answers the versions it applied (none when current). */

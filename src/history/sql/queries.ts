@@ -6,7 +6,9 @@
  * business id, or null for the operator's view.
  */
 import type { SqlClient, SqlQuery } from './client.js';
+import { listBatches } from './batch-pages.js';
 import { migrate } from './migrations.js';
+import { type BatchDbRow, scoped, toBatch } from './rows.js';
 import {
   PRUNED_TABLES,
   RESPONSE_EXCERPT_CHARS,
@@ -19,13 +21,11 @@ import {
   type PrunedTable,
   type RecordEntries,
   type RecordRow,
-  type Scope,
 } from '../store.js';
 
 /** Rows per insert statement: bounds the size of one statement's arrays for a file of a million records. */
 const CHUNK = 5000;
 
-const scoped = (scope: Scope) => ('businessId' in scope ? scope.businessId : null);
 const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
 
 export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
@@ -35,14 +35,15 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
       await migrate(db);
     },
     write: (writes) => db.transaction((tx) => writeAll(tx, writes)),
-    async batches(scope, correlationId) {
+    async batches(scope, correlationId, options = {}) {
       const rows = await db.query<BatchDbRow>(
-        `select b.*, coalesce((select array_agg(r.message_id::text order by r.position)
-            from history_records r where r.batch_id = b.id), '{}') as message_ids
+        `select b.*, coalesce((select array_agg(m.id order by m.position) from (
+            select r.message_id::text as id, r.position from history_records r
+            where r.batch_id = b.id order by r.position limit $3) m), '{}') as message_ids
          from history_batches b
          where b.correlation_id = $2 and ($1::text is null or b.business_id = $1)
          order by b.at, b.id`,
-        [scoped(scope), correlationId],
+        [scoped(scope), correlationId, options.messageIds ?? null],
       );
       return rows.map((row) => ({ ...toBatch(row), messageIds: row.message_ids }));
     },
@@ -65,6 +66,7 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
         }),
       );
     },
+    listBatches: (scope, filter, page) => listBatches(db, scope, filter, page),
     async event(scope, id) {
       const [row] = await db.query<EventDbRow>(
         `select * from history_events where id = $2 and ($1::text is null or business_id = $1)`,
@@ -79,6 +81,18 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
         [scoped(scope), eventId],
       );
       return rows.map(toAttempt);
+    },
+    async undeliveredSince(scope, endpoints, since) {
+      const rows = await db.query<EventDbRow>(
+        `select e.* from history_events e join (
+           select event_id, business_id from history_attempts
+           where endpoint = any($2::text[]) and at >= $3 and ($1::text is null or business_id = $1)
+           group by event_id, business_id having bool_and(end_as <> 'delivered')
+         ) failed on failed.event_id = e.id and failed.business_id = e.business_id
+         order by coalesce(e.occurred_at, e.received_at), e.id`,
+        [scoped(scope), [...endpoints], since.toISOString()],
+      );
+      return rows.map(toEvent);
     },
     async endpointStates(scope) {
       const rows = await db.query<EndpointDbRow>(
@@ -240,10 +254,13 @@ function insertRecords(tx: SqlQuery, rows: readonly RecordRowIn[]) {
 
 function insertEvents(tx: SqlQuery, rows: readonly EventEntry[]) {
   return tx.query(
-    `insert into history_events (id, type, business_id, payload, received_at)
-     select id, type, business_id, payload::jsonb, received_at
-     from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
-       as t(id, type, business_id, payload, received_at)
+    `insert into history_events (id, type, business_id, payload, received_at, occurred_at,
+       correlation_id, message_ids)
+     select id, type, business_id, payload::jsonb, received_at, occurred_at, correlation_id,
+       message_ids::jsonb
+     from unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
+       $6::timestamptz[], $7::text[], $8::text[])
+       as t(id, type, business_id, payload, received_at, occurred_at, correlation_id, message_ids)
      on conflict (id) do nothing`,
     [
       column(rows, (r) => r.id),
@@ -251,6 +268,9 @@ function insertEvents(tx: SqlQuery, rows: readonly EventEntry[]) {
       column(rows, (r) => r.businessId),
       column(rows, (r) => JSON.stringify(r.payload ?? null)),
       column(rows, (r) => r.receivedAt.toISOString()),
+      column(rows, (r) => r.occurredAt?.toISOString()),
+      column(rows, (r) => r.correlationId),
+      column(rows, (r) => json(r.messageIds)),
     ],
   );
 }
@@ -299,45 +319,11 @@ function upsertEndpoint(tx: SqlQuery, state: EndpointStateEntry) {
   );
 }
 
-interface BatchDbRow {
-  id: string;
-  correlation_id: string;
-  business_id: string;
-  endpoint: string | null;
-  pipeline: string | null;
-  file_name: string | null;
-  kind: string;
-  record_count: number;
-  outcome: BatchEntry['outcome'];
-  problem: unknown;
-  receipt: unknown;
-  at: Date;
-  message_ids: string[];
-}
-
 interface RecordDbRow {
   reference: string;
   message_id: string;
   position: number;
   line: number | null;
-}
-
-function toBatch(row: BatchDbRow): BatchEntry {
-  return {
-    id: row.id,
-    correlationId: row.correlation_id,
-    businessId: row.business_id,
-    source:
-      row.endpoint === null
-        ? { pipeline: row.pipeline ?? '', fileName: row.file_name ?? '' }
-        : { endpoint: row.endpoint },
-    kind: row.kind,
-    recordCount: row.record_count,
-    outcome: row.outcome,
-    ...(row.problem === null ? {} : { problem: row.problem }),
-    ...(row.receipt === null ? {} : { receipt: row.receipt }),
-    at: new Date(row.at),
-  };
 }
 
 interface EventDbRow {
@@ -346,6 +332,9 @@ interface EventDbRow {
   business_id: string;
   payload: unknown;
   received_at: Date;
+  occurred_at: Date | null;
+  correlation_id: string | null;
+  message_ids: string[] | null;
 }
 
 const toEvent = (row: EventDbRow): EventEntry => ({
@@ -354,6 +343,9 @@ const toEvent = (row: EventDbRow): EventEntry => ({
   businessId: row.business_id,
   payload: row.payload,
   receivedAt: new Date(row.received_at),
+  ...(row.occurred_at === null ? {} : { occurredAt: new Date(row.occurred_at) }),
+  ...(row.correlation_id === null ? {} : { correlationId: row.correlation_id }),
+  ...(row.message_ids === null ? {} : { messageIds: row.message_ids }),
 });
 
 interface AttemptDbRow {
