@@ -102,7 +102,7 @@ const codes = (status: number) =>
     .filter(([, p]) => p.status === status)
     .map(([code]) => `\`/problems/${code}\``);
 
-function problem(
+export function problem(
   status: number,
   description: string,
   v1: boolean,

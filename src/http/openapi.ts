@@ -12,6 +12,7 @@ import {
 } from './openapi-schemas.js';
 import { batchResponses, HEADERS, openResponses, PARAMETERS } from './openapi-responses.js';
 import { requestExamples } from './openapi-examples.js';
+import { PARTNER_TAG, partnerPaths, partnerSchemas } from './openapi-partner.js';
 import { WEBHOOK_PARAMETERS, webhookSchemas, webhooks } from './openapi-webhooks.js';
 
 /**
@@ -301,6 +302,7 @@ export function openApiDocument(options: OpenApiOptions = {}): Record<string, un
         name: 'v1 (deprecated)',
         description: 'For integrations moving from the previous vendor; converted to v2.',
       },
+      PARTNER_TAG,
       { name: 'Operations', description: 'Liveness for load balancers.' },
       { name: 'Documentation', description: 'This document and its pages.' },
       {
@@ -309,7 +311,7 @@ export function openApiDocument(options: OpenApiOptions = {}): Record<string, un
           "What the service sends to a business's endpoint, one webhook per event type of the event catalog (Standard Webhooks).",
       },
     ],
-    paths: paths(),
+    paths: { ...paths(), ...partnerPaths() },
     webhooks: webhooks(),
     components: {
       securitySchemes: {
@@ -321,7 +323,7 @@ export function openApiDocument(options: OpenApiOptions = {}): Record<string, un
       },
       parameters: { ...PARAMETERS, ...WEBHOOK_PARAMETERS },
       headers: HEADERS,
-      schemas: { ...schemas(), ...webhookSchemas() },
+      schemas: { ...schemas(), ...partnerSchemas(), ...webhookSchemas() },
     },
   };
 }

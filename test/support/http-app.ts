@@ -3,6 +3,8 @@ import { hashApiKey } from '../../src/api-keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { buildHttpApp } from '../../src/http/build.js';
+import type { HistoryStore } from '../../src/history/store.js';
+import type { HistoryWriter } from '../../src/history/writer.js';
 import type { SharedState } from '../../src/http-state/state.js';
 import { createPublisher } from '../../src/publish/index.js';
 import type { Publisher } from '../../src/publish/publisher.js';
@@ -87,6 +89,8 @@ export interface TestAppOptions {
   routingKey?: string;
   /** e.g. the Redis state (test/support/redis.ts). @default in memory */
   sharedState?: SharedState;
+  /** The history: batches are written to `writer`, the partner API reads `store`. @default none */
+  history?: { writer: HistoryWriter; store: HistoryStore };
 }
 
 /**
@@ -119,12 +123,13 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
   const log = createLogger({ level: 'debug', destination: logs });
   const publisher = createPublisher(config, log);
   await publisher.start();
-  const { app, admin } = buildHttpApp(
-    config,
-    publisher,
-    log,
-    options.sharedState ? { sharedState: options.sharedState } : {},
-  );
+  const { app, admin } = buildHttpApp(config, publisher, log, {
+    ...(options.sharedState && { sharedState: options.sharedState }),
+    ...(options.history && {
+      history: options.history.writer,
+      historyStore: options.history.store,
+    }),
+  });
 
   return {
     app,
