@@ -146,6 +146,8 @@ describe('events and the history', () => {
       database.url,
     );
     expect(rows.filter((row) => row.id === id)).toEqual([{ id, payload: { orderId: 'SO-1' } }]);
+    // What a resend needs to send the same body: when it happened.
+    expect((await reader.event(scope, id))?.occurredAt).toBeInstanceOf(Date);
     // An endpoint without an id is named by its full URL, never host:port alone.
     await expect
       .poll(async () =>
