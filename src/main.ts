@@ -131,7 +131,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     await closeAll();
     throw error;
   }
-  const events = openEvents(config, endpoints, log, metrics.registry, stores);
+  const events = openEvents(config, endpoints, log, metrics.registry, stores, history);
   try {
     await events?.start();
   } catch (error) {

@@ -138,7 +138,8 @@ export type MalformedReason = (typeof MALFORMED_REASONS)[number];
  * Why an event was dead-lettered (header `x-dead-reason`). Besides a malformed event:
  * `event-rejected` — a destination can never take this event; `unhandled` — handling it failed
  * unexpectedly (a defect: the detail says where); `attempts-exhausted`; `endpoint-gone` —
- * answered 410; `endpoint-removed` — a retry for an endpoint no longer configured (removed,
+ * answered 410 (or disabled after one); `endpoint-disabled` — disabled by an operator
+ * (`events disable`); `endpoint-removed` — a retry for an endpoint no longer configured (removed,
  * disabled, or its URL changed without an `id`).
  */
 export const DEAD_REASONS = [
@@ -147,6 +148,7 @@ export const DEAD_REASONS = [
   'unhandled',
   'attempts-exhausted',
   'endpoint-gone',
+  'endpoint-disabled',
   'endpoint-removed',
 ] as const;
 export type DeadReason = (typeof DEAD_REASONS)[number];

@@ -12,7 +12,8 @@ Commands:
   lineage      Find which request or file carried a record number, its message id and receipt
   reprocess    Try again a pipeline's failed inputs (after master data was fixed)
   events       Outbound events: emit one as the warehouse would, status, replay dead letters,
-               resend one from the history, recover an endpoint's failed ones since a time
+               resend one from the history, recover an endpoint's failed ones since a time,
+               disable or enable an endpoint
   healthcheck  Ask the running service's admin listener for /healthz (the container's HEALTHCHECK)
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
   help         This text, or "help <command>" for one command
@@ -132,6 +133,8 @@ an S3 drop's lease), 2 usage error.
        warehouse-ingest events resend --id <event id> [--endpoint <id|url>] [--business <id>]
        warehouse-ingest events recover --endpoint <id|url> --since <time|duration> [--business <id>]
                                        [--dry-run]
+       warehouse-ingest events disable --endpoint <id|url|file:<pipeline>> [--business <id>]
+       warehouse-ingest events enable --endpoint <id|url|file:<pipeline>> [--business <id>]
 
 Publishes one event to the events exchange exactly as the warehouse does (docs/events.md), and
 prints its id once the broker confirmed it. A running "serve" delivers it to the business's
@@ -146,7 +149,14 @@ webhooks; without one it waits in the delivery queue.
 
 status shows, per business and endpoint, the events parked for a retry (and the next attempt),
 the dead letters and the last failure, read from the broker without taking anything; then the
-malformed events dead-lettered. Deliveries and "failing since" are per worker, on /metrics.
+malformed events dead-lettered. With the history on, each endpoint's line adds what it keeps:
+attempts delivered and failed, "failing since", whether it is disabled (after a 410 or by an
+operator), and its last attempts; --business reads only that business's rows.
+
+disable stops delivery to one endpoint in every running worker at once (its events are
+dead-lettered, reason endpoint-disabled) and keeps the decision in the history, so workers
+started later keep it; enable undoes it, or a disable after a 410. The endpoint is named by its
+id, or its URL when it has none; --business when several businesses have one so named.
 
 replay moves dead letters (events.queue.name + ".dead") back to the delivery queue with their
 attempts reset — all, or those of one business, one event id, or dead-lettered since a date
@@ -168,6 +178,8 @@ and sends nothing. Without --business both read every
 business's history (operator scope, said on stderr); with it, only that business's events.
 
 Environment: AMQP_URL (required), INGEST_CONFIG, INGEST_ENV.
+Environment: the history as "serve" has it (history.url, or the embedded folder, which a
+running worker holds: disable and enable then reach the workers, which write it).
 Exit status: 0 done, 1 broker trouble or (resend) no such event in the history, 2 usage error,
 unreadable --data file, the history off or unreadable.
 `,

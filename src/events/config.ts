@@ -179,7 +179,7 @@ export const webhookSchema = z.strictObject({
     .optional()
     .meta({
       description:
-        "The endpoint's name within its business, unique there; shown by `events status`. Retries waiting on the broker name their endpoint by it, so they follow a change of `url`. Without it the endpoint is known by its URL: after a URL change its waiting retries are dead-lettered (`endpoint-removed`) and `events replay` sends them to the business's current endpoints.",
+        "The endpoint's name within its business, unique there; shown by `events status`, and how the history and `events disable`/`enable` name it (without one, its full URL). Retries waiting on the broker name their endpoint by it, so they follow a change of `url`. Without it the endpoint is known by its URL: after a URL change its waiting retries are dead-lettered (`endpoint-removed`) and `events replay` sends them to the business's current endpoints.",
       examples: ['main', 'erp-connector'],
     }),
   url: z.url({ protocol: /^https?$/ }).meta({

@@ -2,6 +2,7 @@ import type { ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { brokerNodeOf, keepBrokerConnection, type KeptConnection } from '../broker/connection.js';
 import type { Logger } from '../log.js';
 import type { EventsConfig } from './config.js';
+import { bindControlQueue, parseControl, publishControl } from './control.js';
 import { createDeliverer } from './destinations/webhook/deliver.js';
 import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
 import { deadForDefect, handleEvent, type HandlerContext, type Park } from './handle.js';
@@ -18,6 +19,8 @@ import {
 import type { Resolver } from './destinations/webhook/ssrf.js';
 import { destinationsByBusiness, type Destination } from './destinations/index.js';
 import type { Endpoint } from './subscriptions.js';
+import { historyRecord } from './record.js';
+import { applyDecision, fromWord, loadEndpointStates, type EventsHistory } from './shared-state.js';
 import { assertEventsTopology, eventsTopology } from './topology.js';
 import {
   assertWorkersQueueTolerant,
@@ -43,6 +46,8 @@ export interface EventsConsumerOptions {
   readonly reconnect?: { readonly initialDelayMs: number; readonly maxDelayMs: number };
   /** How often this worker reports its figures for `events status` (worker-report.ts). @default 10000 */
   readonly reportIntervalMs?: number;
+  /** Where events, attempts and endpoint states are kept; absent when the history is off. */
+  readonly history?: EventsHistory;
 }
 
 export interface EventsConsumer {
@@ -123,9 +128,29 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     ),
     metrics: options.metrics,
     endpointStates: new EndpointStates(),
+    ...(options.history && { record: historyRecord(options.history.writer) }),
+    announceGone: (endpoint, at) => {
+      // Best effort: a word lost with a connection leaves the other workers to meet the 410
+      // themselves (once each); the history has the decision for every later start.
+      try {
+        if (controlChannel && kept?.current)
+          publishControl(controlChannel, topology.queue, {
+            action: 'disable',
+            businessId: endpoint.businessId,
+            endpoint: endpoint.name,
+            by: 'gone',
+            at: new Date(at).toISOString(),
+          });
+      } catch {
+        // the channel closed under us
+      }
+    },
     log: log.child({ component: 'events' }),
     checkContract: createContractCheck(options.metrics, log.child({ component: 'events' })),
   };
+  let controlChannel: ConfirmChannel | undefined;
+  /** The history's endpoint states, read once (waited for, briefly, before the first consume). */
+  let statesLoaded: Promise<void> | undefined;
   let kept: KeptConnection | undefined;
   let closed = false;
   const inFlight = new Set<Promise<void>>();
@@ -172,6 +197,19 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
       channel.on('close', () => {
         if (!closed && kept?.current === model) void model.close().catch(() => undefined);
       });
+    // Words first, then the states kept: a decision taken while they are read is not missed.
+    const control = await bindControlQueue(consuming, topology.queue);
+    await consuming.consume(
+      control,
+      (message) => {
+        const word = message && parseControl(message.content);
+        if (word) applyDecision(context, fromWord(word));
+      },
+      { noAck: true },
+    );
+    controlChannel = confirms;
+    if (options.history)
+      await (statesLoaded ??= loadEndpointStates(context, options.history, () => closed));
     await consuming.prefetch(options.events.prefetch);
     const parking = confirmedChannel(confirms, '', PARK_CONFIRM_TIMEOUT_MS);
     const { consumerTag } = await consuming.consume(topology.queue, (message) => {

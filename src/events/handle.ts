@@ -20,6 +20,7 @@ import type { AttemptResult, Destination } from './destinations/index.js';
 import { parseEvent, type WarehouseEvent } from './event.js';
 import { BUSY, type Lanes } from './lanes.js';
 import type { EventsMetrics } from './metrics.js';
+import type { EventsRecord } from './record.js';
 import type { DeadReason } from '../vocabulary.js';
 import {
   afterFailure,
@@ -55,6 +56,10 @@ export interface HandlerContext {
   readonly metrics: EventsMetrics;
   /** What this worker knows of each endpoint (state/endpoint.ts). */
   readonly endpointStates: EndpointStates;
+  /** The history's side of it (record.ts); absent when the history is off. */
+  readonly record?: EventsRecord;
+  /** Tells every worker an endpoint answered 410 (control.ts); absent in tests of one worker. */
+  readonly announceGone?: (endpoint: Destination, at: number) => void;
   readonly log: Logger;
   /** Holds an arriving event against the event catalog (contract.ts); never stops its delivery. */
   readonly checkContract: (event: WarehouseEvent) => void;
@@ -115,6 +120,7 @@ export async function handleEvent(
   const only = properties.headers?.[ENDPOINT_HEADER];
   // Once per event: a retry copy (it names its endpoint) was checked when it first arrived.
   if (only === undefined) context.checkContract(event);
+  if (only === undefined) context.record?.received(event);
   const subscribed = (context.endpoints.get(event.businessId) ?? []).filter((endpoint) =>
     only === undefined ? endpoint.matches(event.type) : endpoint.id === String(only),
   );
@@ -173,9 +179,10 @@ async function forEndpoint(
   };
   const log = context.log;
   const mine = { [ENDPOINT_HEADER]: endpoint.id, [ATTEMPTS_HEADER]: attemptsMade };
-  if (endpointStates.get(endpoint.id).disabled) {
+  const { disabled, disabledBy } = endpointStates.get(endpoint.id);
+  if (disabled) {
     metrics.delivery('dead', event.businessId);
-    return dead(context, 'endpoint-gone', mine);
+    return dead(context, disabledBy === 'operator' ? 'endpoint-disabled' : 'endpoint-gone', mine);
   }
   // A backed-off endpoint is not even queued in its lane: its events move on at once.
   const { circuit } = endpointStates.get(endpoint.id);
@@ -192,7 +199,7 @@ async function forEndpoint(
   if (result.outcome === 'delivered') {
     metrics.delivery('delivered', event.businessId);
     const { state, recovered } = delivered(endpointStates.get(endpoint.id));
-    setEndpointState(context, endpoint.id, state);
+    setEndpointState(context, endpoint, state);
     if (recovered) log.info(about, 'endpoint recovered');
     log.info({ ...about, status: result.status, file: result.file }, 'event delivered');
     return undefined;
@@ -206,19 +213,17 @@ async function forEndpoint(
     return dead(context, 'event-rejected', { ...mine, [LAST_FAILURE_HEADER]: result.reason });
   }
   if (result.outcome === 'gone') {
-    setEndpointState(context, endpoint.id, gone(endpointStates.get(endpoint.id)));
+    const now = Date.now();
+    setEndpointState(context, endpoint, gone(endpointStates.get(endpoint.id), now));
+    context.announceGone?.(endpoint, now);
     metrics.delivery('gone', event.businessId);
     log.error(
       about,
-      'endpoint answered 410 Gone: disabled in this worker until restart (set enabled: false or fix the receiver)',
+      'endpoint answered 410 Gone: disabled in every worker until `events enable` (or set enabled: false, or fix the receiver)',
     );
     return dead(context, 'endpoint-gone', mine);
   }
-  setEndpointState(
-    context,
-    endpoint.id,
-    attemptFailed(endpointStates.get(endpoint.id), Date.now()),
-  );
+  setEndpointState(context, endpoint, attemptFailed(endpointStates.get(endpoint.id), Date.now()));
   const failure = { ...mine, [ATTEMPTS_HEADER]: attempt, [LAST_FAILURE_HEADER]: result.reason };
   const next = afterFailure(context.schedule, attempt);
   if (next.action === 'dead') {
@@ -251,20 +256,27 @@ function notAttempted(circuit: Circuit): AttemptResult {
   };
 }
 
-/** Keeps an endpoint's new state, and the gauge of endpoints per condition with it. */
-function setEndpointState(context: HandlerContext, endpointId: string, state: EndpointState): void {
-  context.endpointStates.set(endpointId, state);
+/** Keeps an endpoint's new state, the gauge of endpoints per condition, and the history's row. */
+export function setEndpointState(
+  context: HandlerContext,
+  endpoint: Destination,
+  state: EndpointState,
+): void {
+  const before = context.endpointStates.get(endpoint.id);
+  if (state === before) return;
+  context.endpointStates.set(endpoint.id, state);
+  context.record?.changed(endpoint, before, state);
   const counts = context.endpointStates.conditions();
   context.metrics.setEndpoints('failing', counts.failing);
   context.metrics.setEndpoints('backed-off', counts['backed-off']);
   context.metrics.setEndpoints('disabled', counts.disabled);
 }
 
-function setCircuit(context: HandlerContext, endpointId: string, circuit: Circuit): void {
+function setCircuit(context: HandlerContext, endpoint: Destination, circuit: Circuit): void {
   setEndpointState(
     context,
-    endpointId,
-    withCircuit(context.endpointStates.get(endpointId), circuit),
+    endpoint,
+    withCircuit(context.endpointStates.get(endpoint.id), circuit),
   );
 }
 
@@ -283,16 +295,19 @@ async function attemptIn(
   const decision = decide(circuit, Date.now());
   if (decision === 'skip') return notAttempted(circuit);
   if (decision === 'probe') {
-    setCircuit(context, endpoint.id, probing(circuit));
+    setCircuit(context, endpoint, probing(circuit));
     log.info(about, 'endpoint backed off: probing it with this event');
   }
   const end = metrics.attempt();
+  const at = new Date();
+  const started = performance.now();
   const outcome = await endpoint.attempt(event);
   end(outcome.outcome);
+  context.record?.attempted(endpoint, event, at, performance.now() - started, outcome);
   const current = endpointStates.get(endpoint.id).circuit;
   if (outcome.outcome === 'rejected') {
     // Not the endpoint's doing: a probe that could not be made leaves the circuit as it was.
-    if (decision === 'probe') setCircuit(context, endpoint.id, circuit);
+    if (decision === 'probe') setCircuit(context, endpoint, circuit);
   } else if (outcome.outcome === 'failed') {
     const next = failed(current, Date.now(), context.circuit);
     if (next.state === 'open' && current.state !== 'open')
@@ -300,8 +315,8 @@ async function attemptIn(
         { ...about, failures: next.failures, coolDownMs: next.coolDownMs },
         'endpoint keeps failing: backed off, its events move to their next retry without an attempt',
       );
-    setCircuit(context, endpoint.id, next);
+    setCircuit(context, endpoint, next);
   } else if (current.failures > 0 || current.state !== 'closed')
-    setCircuit(context, endpoint.id, succeeded(current));
+    setCircuit(context, endpoint, succeeded(current));
   return outcome;
 }

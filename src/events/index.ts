@@ -4,6 +4,7 @@ import type { EventsConfig } from './config.js';
 import { createEventsConsumer, type EventsConsumer } from './consumer.js';
 import { createEventsMetrics } from './metrics.js';
 import { fileDestinations, type OutboundDrop } from './destinations/file/index.js';
+import type { EventsHistory } from './shared-state.js';
 import type { Endpoint, SubscriptionSource } from './subscriptions.js';
 
 export interface EventsSource extends SubscriptionSource {
@@ -17,7 +18,8 @@ export interface EventsSource extends SubscriptionSource {
 /**
  * The outbound half as `serve` runs it, given the endpoints `resolveEndpoints` made at start-up
  * (before anything connects) and the opened drops (a pipeline declaring `events` gets its
- * outbound folder). Undefined without a broker: events arrive only through RabbitMQ.
+ * outbound folder), and the history when it is on (events, attempts, endpoint states).
+ * Undefined without a broker: events arrive only through RabbitMQ.
  */
 export function openEvents(
   config: EventsSource,
@@ -25,6 +27,7 @@ export function openEvents(
   log: Logger,
   registry: Registry,
   drops: readonly OutboundDrop[] = [],
+  history?: EventsHistory,
 ): EventsConsumer | undefined {
   if (!config.broker.url) {
     log.info('events: no broker configured (AMQP_URL); webhooks are not delivered');
@@ -43,6 +46,7 @@ export function openEvents(
         config.tenants.map((tenant) => tenant.businessId),
       ),
       reconnect: config.broker.reconnect,
+      ...(history && { history }),
     },
     log,
   );

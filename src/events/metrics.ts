@@ -52,7 +52,7 @@ export function createEventsMetrics(
   });
   const endpoints = new Gauge({
     name: 'warehouse_ingest_event_endpoints',
-    help: 'Webhook endpoints and outbound folders failing (last attempt failed), backed-off (failing continuously: no attempts during a cool-down) or disabled (answered 410), as this worker sees them.',
+    help: 'Webhook endpoints and outbound folders failing (last attempt failed), backed-off (failing continuously: no attempts during a cool-down) or disabled (answered 410, or disabled by an operator; shared by every worker), as this worker sees them.',
     labelNames: ['state'] as const,
     registers,
   });

@@ -24,6 +24,8 @@ export interface Endpoint {
   readonly kind: 'webhook';
   /** Stable across restarts and config reordering; carried in retry messages (no secret in it). */
   readonly id: string;
+  /** How the history, `events status` and `events disable` name it (`webhookEndpointName`). */
+  readonly name: string;
   readonly businessId: string;
   readonly url: URL;
   /** For logs and metrics: host[:port] only, never the path, query or credentials. */
@@ -64,6 +66,20 @@ export function webhookEndpointId(
   webhook: Pick<WebhookConfig, 'id' | 'url'>,
 ): string {
   return endpointId(businessId, webhook.id ? `id:${webhook.id}` : webhook.url);
+}
+
+/**
+ * How the history and an operator name a webhook: its configured `id`, or its full URL when it
+ * has none (two endpoints on one host stay apart) without any user or password in it. A URL
+ * holding a token in its path or query is kept so: give such an endpoint an `id`.
+ */
+export function webhookEndpointName(webhook: Pick<WebhookConfig, 'id' | 'url'>): string {
+  if (webhook.id) return webhook.id;
+  const url = new URL(webhook.url);
+  if (!url.username && !url.password) return webhook.url; // as configured: `events recover` finds it so
+  url.username = '';
+  url.password = '';
+  return url.href;
 }
 
 /**
@@ -183,6 +199,7 @@ export function resolveEndpoints(
       endpoints.push({
         kind: 'webhook',
         id: webhookEndpointId(tenant.businessId, webhook),
+        name: webhookEndpointName(webhook),
         businessId: tenant.businessId,
         url,
         host: url.host,

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Channel } from 'amqplib';
 import type { EndpointStates } from './state/endpoint.js';
+import type { DisabledBy } from '../vocabulary.js';
 
 /**
  * What only a worker knows — deliveries it made, which endpoints it sees failing or has backed
@@ -29,8 +30,9 @@ export interface EndpointReport {
   readonly backedOffUntil?: string;
   /** A probe is under way after a back-off. */
   readonly probing?: true;
-  /** Answered 410: disabled in this worker. */
+  /** Disabled (after a 410, or by an operator: the same in every worker). */
   readonly disabled?: true;
+  readonly disabledBy?: DisabledBy;
 }
 
 export interface WorkerReport {
@@ -53,7 +55,7 @@ export function buildReport(
   now: Date,
 ): WorkerReport {
   const endpoints: Record<string, EndpointReport> = {};
-  for (const [id, { delivered, failingSince, circuit, disabled }] of states.entries()) {
+  for (const [id, { delivered, failingSince, circuit, disabled, disabledBy }] of states.entries()) {
     endpoints[id] = {
       delivered,
       ...(failingSince !== undefined ? { failingSince: new Date(failingSince).toISOString() } : {}),
@@ -61,7 +63,7 @@ export function buildReport(
         ? { backedOffUntil: new Date(circuit.until).toISOString() }
         : {}),
       ...(circuit.state === 'half-open' ? { probing: true as const } : {}),
-      ...(disabled ? { disabled: true as const } : {}),
+      ...(disabled ? { disabled: true as const, ...(disabledBy && { disabledBy }) } : {}),
     };
   }
   return {

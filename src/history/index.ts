@@ -13,7 +13,12 @@ import { createHistoryMetrics } from './metrics.js';
 import { openedOnce } from './opened.js';
 import { createPostgresHistory } from './postgres/index.js';
 import type { HistoryConfig } from './schema.js';
-import { PRUNED_TABLES, type HistoryStore, type PrunedTable } from './store.js';
+import {
+  PRUNED_TABLES,
+  type EndpointStateEntry,
+  type HistoryStore,
+  type PrunedTable,
+} from './store.js';
 import { createHistoryWriter, type HistoryWriter } from './writer.js';
 
 /** The configuration the history reads. */
@@ -26,6 +31,8 @@ export interface HistorySource {
 export interface History {
   readonly store: HistoryStore;
   readonly writer: HistoryWriter;
+  /** Every business's endpoint states (the events worker's start-up), once the store is open. */
+  endpointStates(): Promise<EndpointStateEntry[]>;
   /** Writes what is queued, stops the prune, closes the store. */
   close(): Promise<void>;
 }
@@ -81,6 +88,7 @@ export function openHistory(
   return {
     store,
     writer,
+    endpointStates: () => store.endpointStates({ operator: true }),
     async close() {
       clearInterval(prune);
       await writer.close();

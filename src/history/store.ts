@@ -122,6 +122,17 @@ export interface RecordRow {
   readonly batch: BatchEntry;
 }
 
+/** An endpoint's attempts as kept (within their retention): how they ended, and the last few. */
+export interface EndpointActivity {
+  readonly businessId: string;
+  readonly endpoint: string;
+  readonly delivered: number;
+  /** Attempts that did not deliver (failed, answered 410, or could not be sent). */
+  readonly failed: number;
+  /** Newest first. */
+  readonly lastAttempts: readonly AttemptEntry[];
+}
+
 /** What a list of batches is narrowed to; every field optional. */
 export interface BatchFilter {
   /** At or after. */
@@ -186,6 +197,8 @@ export interface HistoryStore {
    */
   undeliveredSince(scope: Scope, endpoints: readonly string[], since: Date): Promise<EventEntry[]>;
   endpointStates(scope: Scope): Promise<EndpointStateEntry[]>;
+  /** Per endpoint with attempts: their counts and the `last` newest (default 5). */
+  endpointActivity(scope: Scope, last?: number): Promise<EndpointActivity[]>;
   /** Deletes the rows of each table older than its cut-off; answers how many per table. */
   prune(olderThan: Readonly<Record<PrunedTable, Date>>): Promise<Record<PrunedTable, number>>;
   close(): Promise<void>;

@@ -133,6 +133,7 @@ describe('poison events never block the delivery queue', () => {
     const throwing: Endpoint = {
       kind: 'webhook',
       id: 'throws',
+      name: 'throws',
       businessId: 'BETA',
       url: new URL(receiver.url),
       host: 'test',

@@ -462,6 +462,42 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       expect(await store.endpointStates({ businessId: 'INITECH' })).toEqual([enabled]);
     });
 
+    it("counts each endpoint's attempts and keeps its last few, newest first, one business's alone", async () => {
+      const eventId = `evt-${randomUUID()}`;
+      const attempt = (
+        businessId: string,
+        endpoint: string,
+        second: number,
+        end: 'delivered' | 'failed' | 'gone',
+      ) => ({
+        id: randomUUID(),
+        eventId,
+        businessId,
+        endpoint,
+        at: at(`2026-11-20T14:00:${String(second).padStart(2, '0')}Z`),
+        end,
+        durationMs: 1,
+      });
+      await store.write({
+        attempts: [
+          attempt('ACTIVE-A', 'hook', 1, 'failed'),
+          attempt('ACTIVE-A', 'hook', 2, 'failed'),
+          attempt('ACTIVE-A', 'hook', 3, 'delivered'),
+          attempt('ACTIVE-A', 'https://a.example/x', 4, 'gone'),
+          attempt('ACTIVE-B', 'hook', 5, 'delivered'),
+        ],
+      });
+      const ours = await store.endpointActivity({ businessId: 'ACTIVE-A' }, 2);
+      expect(ours.map((e) => [e.endpoint, e.delivered, e.failed, e.lastAttempts.length])).toEqual([
+        ['hook', 1, 2, 2],
+        ['https://a.example/x', 0, 1, 1],
+      ]);
+      expect(ours[0]!.lastAttempts.map((a) => a.end)).toEqual(['delivered', 'failed']);
+      expect(ours.every((e) => e.businessId === 'ACTIVE-A')).toBe(true);
+      const all = await store.endpointActivity({ operator: true });
+      expect(all.filter((e) => e.businessId.startsWith('ACTIVE-'))).toHaveLength(3);
+    });
+
     it('prunes each table after its own cut-off', async () => {
       const old = batch({ businessId: 'PRUNE', at: at('2020-01-01T00:00:00Z') });
       const recent = batch({ businessId: 'PRUNE', at: at('2026-11-25T00:00:00Z') });

@@ -30,6 +30,7 @@ function fakeStore() {
     attempts: async () => [],
     undeliveredSince: async () => [],
     endpointStates: async () => [],
+    endpointActivity: async () => [],
     prune: async () => ({ batches: 0, records: 0, events: 0, attempts: 0 }),
     close: async () => undefined,
   };

@@ -11,6 +11,8 @@ import { createEventsConsumer, type EventsConsumer } from '../../src/events/cons
 import { createEventsMetrics } from '../../src/events/metrics.js';
 import type { Resolver } from '../../src/events/destinations/webhook/ssrf.js';
 import { fileDestinations, type OutboundDrop } from '../../src/events/destinations/file/index.js';
+import { controlExchangeName } from '../../src/events/control.js';
+import type { EventsHistory } from '../../src/events/shared-state.js';
 import { resolveEndpoints } from '../../src/events/subscriptions.js';
 import { eventsTopology } from '../../src/events/topology.js';
 import { workersQueueName } from '../../src/events/worker-report.js';
@@ -49,6 +51,10 @@ export interface HarnessOptions {
   readonly drops?: readonly OutboundDrop[];
   /** How often the worker reports for `events status`. @default 10000 */
   readonly reportIntervalMs?: number;
+  /** Where the worker keeps events, attempts and endpoint states. @default none (history off) */
+  readonly history?: EventsHistory;
+  /** Leave the topology in place on close (another worker of the test goes on with it). */
+  readonly keepTopology?: boolean;
 }
 
 export interface EventsHarness {
@@ -93,6 +99,7 @@ export async function startEventsHarness(options: HarnessOptions): Promise<Event
       ...(options.resolver ? { resolver: options.resolver } : {}),
       reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
       ...(options.reportIntervalMs ? { reportIntervalMs: options.reportIntervalMs } : {}),
+      ...(options.history ? { history: options.history } : {}),
     },
     options.log ?? createLogger({ level: 'silent' }),
   );
@@ -128,7 +135,7 @@ export async function startEventsHarness(options: HarnessOptions): Promise<Event
     async close() {
       await consumer.close();
       const { connection, channel } = await open();
-      await deleteEventsTopology(channel, options.events);
+      if (!options.keepTopology) await deleteEventsTopology(channel, options.events);
       await connection.close().catch(() => undefined);
     },
   };
@@ -145,4 +152,5 @@ export async function deleteEventsTopology(channel: Channel, events: EventsConfi
   ])
     await channel.deleteQueue(queue).catch(() => undefined);
   await channel.deleteExchange(topology.exchange).catch(() => undefined);
+  await channel.deleteExchange(controlExchangeName(topology.queue)).catch(() => undefined);
 }

@@ -3,10 +3,13 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config.js';
 import { loadPipelines } from '../../drops/definition.js';
+import { historyStore } from '../../history/index.js';
+import { createLogger } from '../../log.js';
 import { catalogProblem, emitEvent } from './emit.js';
 import { replayDeadLetters } from './replay.js';
 import { recoverCommand, resendCommand } from './resend-command.js';
-import { eventsStatus } from './status.js';
+import { eventsStatus, type EndpointStatus } from './status.js';
+import { switchEndpoint, targetsOf } from './switch.js';
 import { CannotRead, parse, type Output } from '../check-commands.js';
 import { UsageError } from '../help.js';
 import { createProgress, type ProgressStreams } from '../progress.js';
@@ -111,6 +114,96 @@ async function replay(args: string[], io: Output, streams: ProgressStreams): Pro
   return 0;
 }
 
+/** The history the configuration names, not opened; undefined when it is off (or in the sandbox). */
+function configuredHistory(config: ReturnType<typeof loadConfig>) {
+  return config.environment !== 'sandbox' && config.history.enabled
+    ? historyStore(config, createLogger({ level: 'silent' }))
+    : undefined;
+}
+
+/** `events disable` / `events enable`: one endpoint, in every running worker at once, and in the history. */
+async function switchCommand(
+  action: 'disable' | 'enable',
+  args: string[],
+  io: Output,
+): Promise<number> {
+  const { values } = parse('events', () =>
+    parseArgs({
+      args,
+      options: { endpoint: { type: 'string' }, business: { type: 'string' } },
+      strict: true,
+    }),
+  );
+  if (!values.endpoint)
+    throw new UsageError(
+      `events ${action} needs --endpoint <id|url> (or file:<pipeline>)`,
+      'events',
+    );
+  const config = loadConfig();
+  if (!config.broker.url)
+    throw new UsageError(`events ${action} needs a broker: set AMQP_URL`, 'events');
+  const outbound = loadPipelines(path.resolve(config.pipelinesDirectory));
+  const targets = targetsOf({
+    tenants: config.tenants,
+    outbound,
+    endpoint: values.endpoint,
+    ...(values.business !== undefined && { businessId: values.business }),
+  });
+  if (targets.length === 0)
+    throw new UsageError(
+      `no configured endpoint is named ${JSON.stringify(values.endpoint)}${values.business ? ` in business ${values.business}` : ''}`,
+      'events',
+    );
+  const businesses = new Set(targets.map((t) => t.businessId));
+  if (businesses.size > 1)
+    throw new UsageError(
+      `${JSON.stringify(values.endpoint)} names an endpoint of several businesses (${[...businesses].join(', ')}): add --business`,
+      'events',
+    );
+  const history = configuredHistory(config);
+  const { history: kept } = await switchEndpoint(
+    {
+      url: config.broker.url,
+      events: config.events,
+      tenants: config.tenants,
+      outbound,
+      action,
+      endpoint: values.endpoint,
+      ...(history && { history }),
+    },
+    targets,
+  );
+  for (const target of targets) io.out(`${action}d ${target.businessId} ${target.endpoint}\n`);
+  if (typeof kept === 'object')
+    io.err(
+      `warning: the history could not be written (${kept.unavailable}); running workers that have this endpoint keep the decision there\n`,
+    );
+  return 0;
+}
+
+/** The history's lines of an endpoint in `events status`. */
+function historyLines(e: EndpointStatus): string[] {
+  if (!e.history) return [];
+  const h = e.history;
+  const lines = [`    history: ${h.delivered} delivered, ${h.failed} failed attempt(s)`];
+  if (h.failingSince && h.enabled) lines.push(`    failing since ${h.failingSince} (history)`);
+  for (const a of h.lastAttempts)
+    lines.push(
+      `    ${a.at} ${a.end}${a.status === undefined ? '' : ` ${a.status}`} in ${a.durationMs} ms${a.error ? `: ${a.error}` : ''}`,
+    );
+  return lines;
+}
+
+/** How an endpoint's line says it is disabled: in the configuration, by an operator, after a 410. */
+function disabledNote(e: EndpointStatus): string {
+  if (!e.enabled) return ' (disabled)';
+  if (e.history && !e.history.enabled)
+    return e.history.disabledBy === 'operator'
+      ? ' (disabled by an operator)'
+      : ' (disabled after 410)';
+  return e.disabledByWorker ? ' (disabled after 410)' : '';
+}
+
 /** `events status`: per business and endpoint, what waits for a retry and what is dead, from the broker. */
 async function status(args: string[], io: Output): Promise<number> {
   const { values } = parse('events', () =>
@@ -123,11 +216,14 @@ async function status(args: string[], io: Output): Promise<number> {
   const config = loadConfig();
   if (!config.broker.url)
     throw new UsageError('events status needs a broker: set AMQP_URL', 'events');
+  const history = configuredHistory(config);
   const report = await eventsStatus({
     url: config.broker.url,
     events: config.events,
     tenants: config.tenants,
     outbound: loadPipelines(path.resolve(config.pipelinesDirectory)),
+    ...(history && { history }),
+    ...(values.business !== undefined && { businessId: values.business }),
   });
   const endpoints = report.endpoints.filter(
     (e) => values.business === undefined || e.businessId === values.business,
@@ -139,11 +235,15 @@ async function status(args: string[], io: Output): Promise<number> {
   io.out(
     `waiting in ${config.events.queue.name}: ${report.waiting}; ${report.workers} worker(s) reporting\n`,
   );
+  if (typeof report.history === 'object')
+    io.out(`history: could not be read (${report.history.unavailable}); workers' reports only\n`);
   for (const e of endpoints) {
-    const state = !e.enabled ? ' (disabled)' : e.disabledByWorker ? ' (disabled after 410)' : '';
+    const state = disabledNote(e);
+    // The name `events disable` takes, when the label does not start with it (an endpoint without an id).
+    const named = e.name && !e.endpoint.startsWith(`${e.name} `) ? ` [${e.name}]` : '';
     const next = e.nextAttemptAt ? `, next attempt ${e.nextAttemptAt}` : '';
     io.out(
-      `${e.businessId}  ${e.endpoint}${state}: ${e.delivered} delivered, ${e.retrying} retrying${next}, ${e.dead} dead\n`,
+      `${e.businessId}  ${e.endpoint}${named}${state}: ${e.delivered} delivered, ${e.retrying} retrying${next}, ${e.dead} dead\n`,
     );
     if (e.failingSince) {
       const off = e.backedOffUntil
@@ -155,6 +255,7 @@ async function status(args: string[], io: Output): Promise<number> {
     }
     if (e.lastFailure)
       io.out(`    last failure${e.lastFailureAt ? ` ${e.lastFailureAt}` : ''}: ${e.lastFailure}\n`);
+    for (const line of historyLines(e)) io.out(`${line}\n`);
   }
   const malformed = Object.entries(report.malformed);
   if (malformed.length > 0)
@@ -173,10 +274,11 @@ export async function eventsCommand(
   if (sub === 'status') return status(rest, io);
   if (sub === 'resend') return resendCommand(rest, io);
   if (sub === 'recover') return recoverCommand(rest, io, streams);
+  if (sub === 'disable' || sub === 'enable') return switchCommand(sub, rest, io);
   throw new UsageError(
     sub
       ? `unknown events command "${sub}"`
-      : 'events needs a command: emit, status, replay, resend or recover',
+      : 'events needs a command: emit, status, replay, resend, recover, disable or enable',
     'events',
   );
 }

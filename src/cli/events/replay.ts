@@ -168,7 +168,7 @@ export async function replayDeadLetters(options: ReplayOptions): Promise<ReplayR
 
 /**
  * Endpoints a running worker reports as unable to take an event now, with why: backed off until a
- * time (or probing), or disabled by a 410 (until that worker restarts).
+ * time (or probing), or disabled (after a 410 or by an operator, until `events enable`).
  */
 async function unavailableEndpoints(
   connection: Awaited<ReturnType<typeof openBrokerConnection>>,
@@ -188,7 +188,9 @@ async function unavailableEndpoints(
       if (figures.disabled)
         held.set(
           id,
-          `disabled after a 410 in worker ${report.worker} (restart it once the receiver is fixed)`,
+          figures.disabledBy === 'operator'
+            ? `disabled by an operator (events enable to deliver again)`
+            : `disabled after a 410 in worker ${report.worker} (events enable once the receiver is fixed)`,
         );
       else if (figures.backedOffUntil && Date.parse(figures.backedOffUntil) > now && !held.has(id))
         held.set(id, `backed off until ${figures.backedOffUntil} in worker ${report.worker}`);

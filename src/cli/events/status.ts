@@ -8,7 +8,13 @@ import {
   LAST_FAILURE_HEADER,
   NEXT_ATTEMPT_HEADER,
 } from '../../events/retry.js';
-import { endpointLabel, webhookEndpointId } from '../../events/subscriptions.js';
+import {
+  endpointLabel,
+  webhookEndpointId,
+  webhookEndpointName,
+} from '../../events/subscriptions.js';
+import type { AttemptEntry, HistoryStore, Scope } from '../../history/store.js';
+import type { AttemptEnd, DisabledBy } from '../../vocabulary.js';
 import { fileDestinationId } from '../../events/destinations/file/index.js';
 import { eventsTopology } from '../../events/topology.js';
 import {
@@ -24,7 +30,12 @@ export interface EndpointStatus {
   readonly businessId: string;
   /** Host and port only; `(removed endpoint <id>)` for letters of an endpoint no longer configured. */
   readonly endpoint: string;
+  /** As the history and `events disable` name it: its id, or its full URL (`file:<pipeline>` for a folder). */
+  readonly name?: string;
+  /** Set to false in the configuration. */
   readonly enabled: boolean;
+  /** What the history keeps of it (when the history is on and could be read). */
+  history?: EndpointHistory;
   /** Events parked for a retry (or deferred) for this endpoint. */
   retrying: number;
   /** The soonest of their next attempts (ISO 8601). */
@@ -44,6 +55,26 @@ export interface EndpointStatus {
   disabledByWorker?: boolean;
 }
 
+/** An endpoint as the history keeps it: the state every worker shares, and its attempts. */
+export interface EndpointHistory {
+  /** False once disabled (after a 410, or by `events disable`) until `events enable`. */
+  enabled: boolean;
+  disabledBy?: DisabledBy;
+  /** When its current run of failed attempts began, as the last worker to change it wrote. */
+  failingSince?: string;
+  /** Attempts kept (within the retention) that delivered, and that did not. */
+  delivered: number;
+  failed: number;
+  /** The newest few, newest first. */
+  lastAttempts: Array<{
+    at: string;
+    end: AttemptEnd;
+    status?: number;
+    durationMs: number;
+    error?: string;
+  }>;
+}
+
 export interface EventsStatus {
   /** Events waiting in the delivery queue (not yet taken by a worker). */
   readonly waiting: number;
@@ -52,6 +83,8 @@ export interface EventsStatus {
   readonly malformed: Record<string, number>;
   /** Workers whose latest report is fresh (they are consuming now). */
   readonly workers: number;
+  /** Whether the history was read (`unavailable`: the reason it could not be); absent when it is off. */
+  readonly history?: 'read' | { readonly unavailable: string };
 }
 
 export interface StatusOptions {
@@ -67,6 +100,10 @@ export interface StatusOptions {
     readonly businessId: string;
     readonly events?: { readonly path: string } | undefined;
   }>;
+  /** The history, not opened; absent when it is off. */
+  readonly history?: HistoryStore;
+  /** Only this business's endpoints, and only its rows read from the history (a partner's or an operator's question about one business). */
+  readonly businessId?: string;
 }
 
 const text = (value: unknown) =>
@@ -96,6 +133,7 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
       byId.set(webhookEndpointId(tenant.businessId, webhook), {
         businessId: tenant.businessId,
         endpoint: endpointLabel(webhook, index),
+        name: webhookEndpointName(webhook),
         enabled: webhook.enabled,
         retrying: 0,
         dead: 0,
@@ -106,6 +144,7 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
       byId.set(fileDestinationId(pipeline.businessId, pipeline.name), {
         businessId: pipeline.businessId,
         endpoint: `file:${pipeline.name}/${pipeline.events.path}`,
+        name: `file:${pipeline.name}`,
         enabled: true,
         retrying: 0,
         dead: 0,
@@ -172,7 +211,17 @@ export async function eventsStatus(options: StatusOptions): Promise<EventsStatus
       }
     await channel.close(); // puts every browsed message back
     await untilReturned(connection, topology.deadQueue, dead.length);
-    return { waiting, endpoints: [...byId.values()], malformed, workers: reports.length };
+    const endpoints = [...byId.values()].filter(
+      (e) => options.businessId === undefined || e.businessId === options.businessId,
+    );
+    const history = options.history && (await addHistory(endpoints, options.history, options));
+    return {
+      waiting,
+      endpoints,
+      malformed,
+      workers: reports.length,
+      ...(history && { history }),
+    };
   } finally {
     await connection.close().catch(() => undefined);
   }
@@ -241,3 +290,62 @@ function addReport(status: EndpointStatus, figures: EndpointReport): void {
   if (figures.probing) status.probing = true;
   if (figures.disabled) status.disabledByWorker = true;
 }
+
+const LAST_ATTEMPTS = 5;
+
+/**
+ * Adds what the history keeps to each configured endpoint, read with the business's scope when
+ * one is asked for (no other business's rows are read). A history that cannot be opened or read
+ * (the embedded one is held by the running worker) leaves the broker's and workers' view alone.
+ */
+async function addHistory(
+  endpoints: readonly EndpointStatus[],
+  store: HistoryStore,
+  options: Pick<StatusOptions, 'businessId'>,
+): Promise<EventsStatus['history']> {
+  const scope: Scope =
+    options.businessId === undefined ? { operator: true } : { businessId: options.businessId };
+  try {
+    await store.open();
+    const [states, activity] = await Promise.all([
+      store.endpointStates(scope),
+      store.endpointActivity(scope, LAST_ATTEMPTS),
+    ]);
+    const key = (businessId: string, name: string) => `${businessId}\n${name}`;
+    const byName = new Map<string, EndpointStatus>();
+    for (const status of endpoints)
+      if (status.name !== undefined) byName.set(key(status.businessId, status.name), status);
+    const of = (businessId: string, name: string) => {
+      const status = byName.get(key(businessId, name));
+      if (status) status.history ??= { enabled: true, delivered: 0, failed: 0, lastAttempts: [] };
+      return status?.history;
+    };
+    for (const state of states) {
+      const history = of(state.businessId, state.endpoint);
+      if (!history) continue;
+      history.enabled = state.enabled;
+      if (state.disabledBy && !state.enabled) history.disabledBy = state.disabledBy;
+      if (state.failingSince) history.failingSince = state.failingSince.toISOString();
+    }
+    for (const seen of activity) {
+      const history = of(seen.businessId, seen.endpoint);
+      if (!history) continue;
+      history.delivered = seen.delivered;
+      history.failed = seen.failed;
+      history.lastAttempts = seen.lastAttempts.map(attemptLine);
+    }
+    return 'read';
+  } catch (error) {
+    return { unavailable: (error as Error).message };
+  } finally {
+    await store.close().catch(() => undefined);
+  }
+}
+
+const attemptLine = (attempt: AttemptEntry): EndpointHistory['lastAttempts'][number] => ({
+  at: attempt.at.toISOString(),
+  end: attempt.end,
+  ...(attempt.status !== undefined && { status: attempt.status }),
+  durationMs: attempt.durationMs,
+  ...(attempt.error !== undefined && { error: attempt.error }),
+});

@@ -13,9 +13,16 @@ export type AttemptResult =
       readonly status?: number;
       /** Outbound files: `written`, or `existing` when the name was already there. */
       readonly file?: 'written' | 'existing';
+      /** The start of the answer's body (webhooks), for the history. */
+      readonly excerpt?: string;
     }
-  | { readonly outcome: 'gone'; readonly status: 410 }
-  | { readonly outcome: 'failed'; readonly reason: string; readonly status?: number }
+  | { readonly outcome: 'gone'; readonly status: 410; readonly excerpt?: string }
+  | {
+      readonly outcome: 'failed';
+      readonly reason: string;
+      readonly status?: number;
+      readonly excerpt?: string;
+    }
   | { readonly outcome: 'rejected'; readonly reason: string };
 
 /**
@@ -28,6 +35,8 @@ export interface Destination {
   readonly kind: 'webhook' | 'file';
   /** Stable across restarts and config reordering; carried in retry messages (no secret in it). */
   readonly id: string;
+  /** How the history and an operator name it: a webhook's id or full URL, a folder's `file:<pipeline>`. */
+  readonly name: string;
   readonly businessId: string;
   /** For logs and metrics: a webhook's host[:port], a folder's store and path; never a secret. */
   readonly host: string;

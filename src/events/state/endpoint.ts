@@ -1,21 +1,31 @@
-import type { EndpointCondition } from '../../vocabulary.js';
+import type { DisabledBy, EndpointCondition } from '../../vocabulary.js';
 import { CLOSED, isBackedOff, type Circuit } from './circuit.js';
 
 /**
  * What one worker knows of one destination (a webhook endpoint or an outbound folder), as pure
  * transitions: the handler keeps one `EndpointState` per endpoint id (`EndpointStates`) and
- * reports each attempt's end. In memory, per worker: a restart forgets a disabled endpoint
- * (docs/events.md "Disabled endpoints" says so).
+ * reports each attempt's end. Disabling and enabling are told to every worker (control.ts) and
+ * kept in the history, so a disabled endpoint stays disabled across workers and restarts; the
+ * rest (failures, circuit, deliveries) is this worker's own.
  *
  *     healthy ─ attempt failed ─→ failing ─ delivered ─→ healthy
- *        └──────────┴────── answered 410 ─→ disabled (no more attempts)
+ *        └──────────┴── answered 410, or `events disable` ─→ disabled (no more attempts)
+ *                                        `events enable` ─→ healthy
+ *
+ * Disabling and enabling carry the time they were decided (`changedAt`): a word older than the
+ * one this worker applied (a late start-up read of the history, a slow control message) changes
+ * nothing, so every worker ends in the state of the newest decision.
  *
  * The circuit (circuit.ts) is part of it: whether attempts are made at all while it keeps failing.
  */
 export interface EndpointState {
   readonly circuit: Circuit;
-  /** Answered 410 Gone: its events are dead-lettered without an attempt. */
+  /** Answered 410 Gone, or disabled by an operator: its events are dead-lettered without an attempt. */
   readonly disabled: boolean;
+  /** Who disabled it (while `disabled`). */
+  readonly disabledBy?: DisabledBy;
+  /** When it was last disabled or enabled (ms since the epoch). */
+  readonly changedAt?: number;
   /** When its current run of failures began (ms since the epoch); absent once it delivers. */
   readonly failingSince?: number;
   /** Events delivered by this worker since it started (for `events status`). */
@@ -38,9 +48,26 @@ export function attemptFailed(state: EndpointState, now: number): EndpointState 
   return state.failingSince === undefined ? { ...state, failingSince: now } : state;
 }
 
-/** It answered 410 Gone: disabled. */
-export function gone(state: EndpointState): EndpointState {
-  return { ...state, disabled: true };
+/** Disabled by `by` at `at`, unless a newer decision was applied already. */
+export function disabled(state: EndpointState, by: DisabledBy, at: number): EndpointState {
+  if (state.changedAt !== undefined && at < state.changedAt) return state;
+  if (state.disabled && state.disabledBy === by && state.changedAt === at) return state;
+  return { ...state, disabled: true, disabledBy: by, changedAt: at };
+}
+
+/** It answered 410 Gone at `now`: disabled. */
+export function gone(state: EndpointState, now: number): EndpointState {
+  return disabled(state, 'gone', now);
+}
+
+/**
+ * Enabled at `at` (`events enable`), unless a newer decision was applied already: a fresh start,
+ * with no failures counted and the circuit closed.
+ */
+export function enabled(state: EndpointState, at: number): EndpointState {
+  if (state.changedAt !== undefined && at < state.changedAt) return state;
+  if (!state.disabled) return state.changedAt === at ? state : { ...state, changedAt: at };
+  return { circuit: CLOSED, disabled: false, delivered: state.delivered, changedAt: at };
 }
 
 export function withCircuit(state: EndpointState, circuit: Circuit): EndpointState {

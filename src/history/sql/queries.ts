@@ -112,6 +112,41 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
       );
       return rows.map(toEndpoint);
     },
+    async endpointActivity(scope, last = 5) {
+      const counts = await db.query<{
+        business_id: string;
+        endpoint: string;
+        delivered: number;
+        failed: number;
+      }>(
+        `select business_id, endpoint,
+           count(*) filter (where end_as = 'delivered')::int as delivered,
+           count(*) filter (where end_as <> 'delivered')::int as failed
+         from history_attempts where ($1::text is null or business_id = $1)
+         group by business_id, endpoint order by business_id, endpoint`,
+        [scoped(scope)],
+      );
+      const recent = await db.query<AttemptDbRow>(
+        `select * from (select a.*, row_number() over (partition by business_id, endpoint
+             order by at desc, id) as n
+           from history_attempts a where ($1::text is null or business_id = $1)) ranked
+         where n <= $2 order by business_id, endpoint, at desc, id`,
+        [scoped(scope), last],
+      );
+      const key = (businessId: string, endpoint: string) => `${businessId}\n${endpoint}`;
+      const lastOf = new Map<string, AttemptEntry[]>();
+      for (const row of recent) {
+        const k = key(row.business_id, row.endpoint);
+        lastOf.set(k, [...(lastOf.get(k) ?? []), toAttempt(row)]);
+      }
+      return counts.map((row) => ({
+        businessId: row.business_id,
+        endpoint: row.endpoint,
+        delivered: row.delivered,
+        failed: row.failed,
+        lastAttempts: lastOf.get(key(row.business_id, row.endpoint)) ?? [],
+      }));
+    },
     async prune(olderThan) {
       const pruned = {} as Record<PrunedTable, number>;
       for (const table of PRUNED_TABLES) {

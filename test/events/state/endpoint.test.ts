@@ -4,6 +4,8 @@ import {
   attemptFailed,
   conditions,
   delivered,
+  disabled as disable,
+  enabled,
   EndpointStates,
   gone,
   HEALTHY,
@@ -29,10 +31,38 @@ describe('endpoint state', () => {
     expect(second).toEqual({ state: { ...HEALTHY, delivered: 2 }, recovered: false });
   });
 
-  it('410 disables it, and nothing but a new worker enables it again', () => {
-    const disabled = gone(attemptFailed(HEALTHY, 1));
-    expect(disabled.disabled).toBe(true);
+  it('410 disables it (by gone), and a delivery does not enable it again', () => {
+    const disabled = gone(attemptFailed(HEALTHY, 1), 5);
+    expect(disabled).toMatchObject({ disabled: true, disabledBy: 'gone', changedAt: 5 });
     expect(delivered(disabled).state.disabled).toBe(true);
+  });
+
+  it('an operator disables it; enabling is a fresh start (no failures, circuit closed)', () => {
+    const open = withCircuit(
+      attemptFailed(HEALTHY, 1),
+      failed(failed({ state: 'closed', failures: 0 }, 1, settings), 2, settings),
+    );
+    const off = disable(open, 'operator', 10);
+    expect(off).toMatchObject({ disabled: true, disabledBy: 'operator', changedAt: 10 });
+    const on = enabled(off, 20);
+    expect(on).toEqual({ circuit: HEALTHY.circuit, disabled: false, delivered: 0, changedAt: 20 });
+    expect(on).not.toHaveProperty('failingSince');
+    expect(on).not.toHaveProperty('disabledBy');
+  });
+
+  it('a decision older than the one applied changes nothing, whichever comes late', () => {
+    const on = enabled(gone(HEALTHY, 10), 20);
+    expect(disable(on, 'gone', 15)).toBe(on);
+    const off = disable(enabled(HEALTHY, 10), 'operator', 30);
+    expect(enabled(off, 25)).toBe(off);
+    expect(enabled(off, 30).disabled).toBe(false);
+  });
+
+  it('the same decision told twice (a worker hears its own word) is no change', () => {
+    const off = gone(HEALTHY, 10);
+    expect(disable(off, 'gone', 10)).toBe(off);
+    const on = enabled(off, 20);
+    expect(enabled(on, 20)).toBe(on);
   });
 
   it('counts endpoints per condition for the gauge', () => {
@@ -41,7 +71,7 @@ describe('endpoint state', () => {
       failed(failed({ state: 'closed', failures: 0 }, 1, settings), 2, settings),
     );
     expect(open.circuit.state).toBe('open');
-    expect(conditions([HEALTHY, open, gone(HEALTHY), attemptFailed(HEALTHY, 3)])).toEqual({
+    expect(conditions([HEALTHY, open, gone(HEALTHY, 1), attemptFailed(HEALTHY, 3)])).toEqual({
       failing: 2,
       'backed-off': 1,
       disabled: 1,

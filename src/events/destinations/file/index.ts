@@ -83,6 +83,7 @@ export function fileDestination(
   return {
     kind: 'file',
     id: fileDestinationId(drop.pipeline.businessId, drop.pipeline.name),
+    name: `file:${drop.pipeline.name}`,
     businessId: drop.pipeline.businessId,
     host: `${drop.store.type}:${drop.store.where.replace(/\/+$/, '')}/${spec.path}`,
     matches: (type) => matchers.some((match) => match(type)),

@@ -74,18 +74,18 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
         bodyTimeout: options.timeoutMs,
       });
       const status = response.statusCode;
-      if (status >= 200 && status < 300) {
-        // Read to the end (up to the cap) so the connection goes back to the pool; nothing is kept.
-        await response.body.dump({ limit: options.responseBodyLimitBytes });
-        return { outcome: 'delivered', status };
-      }
+      // Read to the end (up to the cap) so the connection goes back to the pool; the start is
+      // kept for the history (attempts' response excerpt).
       const excerpt = await readCapped(response.body, options.responseBodyLimitBytes);
-      if (status === 410) return { outcome: 'gone', status };
+      const kept = excerpt ? { excerpt: excerpt.slice(0, EXCERPT_CHARS) } : {};
+      if (status >= 200 && status < 300) return { outcome: 'delivered', status, ...kept };
+      if (status === 410) return { outcome: 'gone', status, ...kept };
       const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
       return {
         outcome: 'failed',
         status,
         reason: `HTTP ${status}${redirect}${excerpt ? `: ${oneLine(excerpt)}` : ''}`,
+        ...kept,
       };
     } catch (error) {
       // undici refuses a request it cannot build (a header value it cannot carry) before sending.
@@ -109,15 +109,22 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   };
 }
 
-/** Reads at most `limit` bytes for the log, then stops reading (the connection is dropped if more came). */
+/** Characters of an answer's body an attempt reports (the history keeps as many: RESPONSE_EXCERPT_CHARS). */
+const EXCERPT_CHARS = 1024;
+
+/**
+ * Reads at most `limit` bytes, keeping the first few (enough for `EXCERPT_CHARS` characters),
+ * then stops reading (the connection is dropped if more came).
+ */
 async function readCapped(
   body: AsyncIterable<Buffer> & { destroy(): unknown },
   limit: number,
 ): Promise<string> {
+  const keep = Math.min(limit, EXCERPT_CHARS * 4);
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
-    if (size < limit) chunks.push(chunk.subarray(0, limit - size));
+    if (size < keep) chunks.push(chunk.subarray(0, keep - size));
     size += chunk.length;
     if (size > limit) {
       body.destroy();

@@ -7,6 +7,7 @@ export function webhookDestination(endpoint: Endpoint, deliverer: Deliverer): De
   return {
     kind: 'webhook',
     id: endpoint.id,
+    name: endpoint.name,
     businessId: endpoint.businessId,
     host: endpoint.host,
     matches: endpoint.matches,
