@@ -25,7 +25,8 @@ export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [
 export const QUEUE_TYPES = ['quorum', 'classic'] as const;
 export type QueueType = (typeof QUEUE_TYPES)[number];
 
-export const eventsSchema = z.strictObject({
+// Completed with `operatorWebhook` below, once the webhook schema it reuses is defined.
+const eventsDeliverySchema = z.strictObject({
   exchange: z
     .string()
     .min(1)
@@ -231,3 +232,21 @@ export const webhooksSchema = z
   })
   .optional()
   .meta({ description: "The business's webhook endpoints (docs/events.md). Default: none." });
+
+export const operatorWebhookSchema = webhookSchema.omit({ id: true }).meta({
+  description:
+    'The operator webhook: receives `endpoint.disabled` (an endpoint answered 410, or `events disable`) and `message.attempt.exhausted` (an event dead-lettered after its last scheduled attempt), as Standard Webhooks signed with its own secret, through the same SSRF rules, retry schedule and dead-letter queue as every endpoint (docs/events.md "Operator webhook"). Nothing about its own failures is sent to it.',
+  examples: [
+    {
+      url: 'https://ops.example/warehouse-ingest',
+      secret: { env: 'OPERATOR_WEBHOOK_SECRET' },
+      events: ['endpoint.disabled', 'message.attempt.exhausted'],
+    },
+  ],
+});
+
+export type OperatorWebhookConfig = z.infer<typeof operatorWebhookSchema>;
+
+export const eventsSchema = eventsDeliverySchema.extend({
+  operatorWebhook: operatorWebhookSchema.optional(),
+});
