@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { emitEvent } from '../../src/cli/events/emit.js';
+import { eventsSchema, type EventsConfig } from '../../src/events/config.js';
+import { OPERATOR_BUSINESS } from '../../src/events/operator.js';
+import { webhookEndpointId } from '../../src/events/subscriptions.js';
+import { AMQP_URL } from '../support/broker.js';
+import { closedAfterEach } from '../support/closing.js';
+import { startEventsHarness, testEventsConfig, webhook } from '../support/events-harness.js';
+import { startWebhookReceiver, testSecret, type Behaviour } from '../support/webhook-receiver.js';
+
+/**
+ * The operator webhook: told of an endpoint disabled by a 410 and of an event given up on, as
+ * Standard Webhooks signed with its own secret (checked by the `standardwebhooks` package).
+ */
+const PARTNER = testSecret(8);
+const OPERATOR = testSecret(9);
+const env = { ACME_KEY: PARTNER, OPERATOR_KEY: OPERATOR };
+const open = closedAfterEach();
+
+async function setUp(partnerBehaviour: Behaviour, schedule: number[]) {
+  const partner = await startWebhookReceiver([PARTNER]);
+  const operator = await startWebhookReceiver([OPERATOR, PARTNER]);
+  open.push(partner, operator);
+  partner.setBehaviour(partnerBehaviour);
+  const base = testEventsConfig({ retrySchedule: schedule });
+  const events: EventsConfig = eventsSchema.parse({
+    ...base,
+    operatorWebhook: { url: operator.url, secret: { env: 'OPERATOR_KEY' } },
+  });
+  const acme = webhook(partner.url, 'ACME_KEY', { id: 'main' });
+  const harness = await startEventsHarness({
+    events,
+    env,
+    tenants: [{ businessId: 'ACME', webhooks: [acme] }],
+  });
+  open.push(harness);
+  const emit = () =>
+    emitEvent({ url: AMQP_URL, events, businessId: 'ACME', type: 'sales-order.shipped', data: {} });
+  const endpoint = {
+    id: webhookEndpointId('ACME', acme),
+    kind: 'webhook',
+    host: new URL(partner.url).host,
+  };
+  return { partner, operator, harness, events, emit, endpoint };
+}
+
+describe('the operator webhook', () => {
+  it('receives a signed endpoint.disabled after an endpoint answered 410', async () => {
+    const { operator, harness, emit, endpoint } = await setUp(() => 410, [0, 100]);
+    const { id } = await emit();
+    await expect.poll(() => operator.received.length).toBe(1);
+    const [notice] = operator.received;
+    expect(notice?.verifiedWith).toEqual([OPERATOR]);
+    expect(notice?.id).not.toBe(id);
+    expect(notice?.body).toEqual({
+      type: 'endpoint.disabled',
+      timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      businessId: OPERATOR_BUSINESS,
+      data: { businessId: 'ACME', endpoint, disabledBy: 'gone', eventId: id, reason: 'HTTP 410' },
+    });
+    expect(await harness.deadCount()).toBe(1);
+    // The next event for the disabled endpoint is dead-lettered without telling the operator again.
+    await emit();
+    await expect.poll(() => harness.deadCount()).toBe(2);
+    expect(operator.received).toHaveLength(1);
+  });
+
+  it('receives a signed message.attempt.exhausted when an event is dead-lettered after its last attempt', async () => {
+    const { partner, operator, harness, events, emit, endpoint } = await setUp(() => 503, [0, 100]);
+    const { id } = await emit();
+    await expect.poll(() => operator.received.length).toBe(1);
+    expect(partner.received).toHaveLength(2);
+    const [notice] = operator.received;
+    expect(notice?.verifiedWith).toEqual([OPERATOR]);
+    expect(notice?.body).toMatchObject({
+      type: 'message.attempt.exhausted',
+      businessId: OPERATOR_BUSINESS,
+      data: {
+        businessId: 'ACME',
+        endpoint,
+        eventId: id,
+        eventType: 'sales-order.shipped',
+        attempts: 2,
+        lastFailure: 'HTTP 503: status 503',
+        deadLetterQueue: `${events.queue.name}.dead`,
+      },
+    });
+    const [letter] = await harness.deadLetters();
+    expect(letter?.properties.messageId).toBe(id);
+    expect(letter?.properties.headers?.['x-dead-reason']).toBe('attempts-exhausted');
+  });
+});
