@@ -91,17 +91,17 @@ export interface OperatorPark {
 
 /**
  * The operator event an endpoint's dead letter causes, as a park for the delivery queue (handle.ts
- * publishes it with the dead letter); undefined when no operator webhook is configured, or when
+ * publishes it with the dead letter); undefined when no operator webhook is configured (or it is disabled), or when
  * the endpoint is the operator webhook itself — its own failures would feed it events about
  * themselves without end: they are logged and dead-lettered like any other.
  */
 export function operatorPark(
-  endpoints: ReadonlyMap<string, unknown>,
+  endpoints: ReadonlyMap<string, readonly unknown[]>,
   deliveryQueue: string,
   endpoint: EndpointRef & { readonly businessId: string },
   message: (endpoint: EndpointRef) => OperatorMessage,
 ): OperatorPark | undefined {
-  if (endpoint.businessId === OPERATOR_BUSINESS || !endpoints.has(OPERATOR_BUSINESS))
+  if (endpoint.businessId === OPERATOR_BUSINESS || !endpoints.get(OPERATOR_BUSINESS)?.length)
     return undefined;
   const { id, kind, host } = endpoint;
   return { queue: deliveryQueue, headers: {}, message: message({ id, kind, host }) };

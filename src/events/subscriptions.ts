@@ -192,14 +192,18 @@ export function resolveEndpoints(
     byBusiness.set(tenant.businessId, endpoints);
   });
   const operator = config.events?.operatorWebhook;
-  if (operator?.enabled) {
-    // Known by a fixed id: retries waiting for it follow a change of its URL.
+  if (operator) {
+    // Known by a fixed id: retries waiting for it follow a change of its URL. Disabled, it has no
+    // endpoint (its waiting retries are dead-lettered endpoint-removed, as a business's would be).
     const identity = endpointId(OPERATOR_BUSINESS, 'id:operator');
     const about = `operator webhook, endpoint ${new URL(operator.url).host}`;
     const place = { field: 'events.operatorWebhook.secret', about, env, problems };
-    byBusiness.set(OPERATOR_BUSINESS, [
-      resolveWebhook(OPERATOR_BUSINESS, identity, operator, place, config),
-    ]);
+    byBusiness.set(
+      OPERATOR_BUSINESS,
+      operator.enabled
+        ? [resolveWebhook(OPERATOR_BUSINESS, identity, operator, place, config)]
+        : [],
+    );
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return byBusiness;

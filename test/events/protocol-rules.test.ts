@@ -57,7 +57,7 @@ describe('parseRetryAfter', () => {
 });
 
 describe('operatorPark', () => {
-  const endpoints = new Map([[OPERATOR_BUSINESS, []]]);
+  const endpoints = new Map([[OPERATOR_BUSINESS, [{}]]]);
   const build = () => ({ content: Buffer.from('{}'), properties: { messageId: 'x', type: 'a.b' } });
   const endpoint = { id: 'e1', kind: 'webhook', host: 'h' } as const;
 
