@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { parseRetryAfter } from '../../src/events/destinations/webhook/deliver.js';
 import { operatorPark, OPERATOR_BUSINESS } from '../../src/events/operator.js';
 import { afterFailure } from '../../src/events/retry.js';
+import { eventsSchema } from '../../src/events/config.js';
+import { resolveEndpoints, webhookProblems } from '../../src/events/subscriptions.js';
+import { testSecret } from '../support/webhook-receiver.js';
 
 /** Pure: which retry queue a receiver's Retry-After picks, and how the header is read. */
 describe('afterFailure with a Retry-After', () => {
@@ -75,5 +78,39 @@ describe('operatorPark', () => {
     expect(
       operatorPark(endpoints, 'q', { ...endpoint, businessId: OPERATOR_BUSINESS }, build),
     ).toBe(undefined);
+  });
+});
+
+describe('the operator webhook in the configuration', () => {
+  const operatorWebhook = (url: string) =>
+    eventsSchema.parse({ operatorWebhook: { url, secret: { env: 'OPS_KEY' } } });
+
+  it('is resolved as the one endpoint of the reserved business, its secret read like any other', () => {
+    const config = {
+      environment: 'development' as const,
+      tenants: [],
+      events: operatorWebhook('http://127.0.0.1:9/ops'),
+    };
+    const endpoints = resolveEndpoints(config, { OPS_KEY: testSecret(3) });
+    expect(endpoints.get(OPERATOR_BUSINESS)?.map((e) => e.host)).toEqual(['127.0.0.1:9']);
+    expect(() => resolveEndpoints(config, {})).toThrow(
+      expect.objectContaining({
+        problems: [
+          expect.objectContaining({
+            field: 'events.operatorWebhook.secret',
+            message: expect.stringContaining('operator webhook'),
+          }),
+        ],
+      }),
+    );
+  });
+
+  it('keeps the production rules (https, no loopback) of every endpoint', () => {
+    const problems = webhookProblems({
+      environment: 'production',
+      tenants: [],
+      events: operatorWebhook('http://127.0.0.1/ops'),
+    });
+    expect(problems.map((p) => p.field)).toEqual(['events.operatorWebhook.url']);
   });
 });
