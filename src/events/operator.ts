@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ConfirmChannel, Options } from 'amqplib';
 import type { DisabledBy } from '../vocabulary.js';
+import type { EventsConfig } from './config.js';
 
 /**
  * Events for the operator (`events.operatorWebhook`, docs/events.md "Operator webhook"): an
@@ -108,21 +109,24 @@ export function operatorPark(
 }
 
 /**
- * Publishes one operator event (e.g. `events disable`'s `endpoint.disabled`) to the delivery
- * queue on a confirm channel, resolving once the broker confirmed it. Publish only when an
- * operator webhook is configured: a worker without one dead-letters the event `unknown-business`.
+ * Publishes one operator event (e.g. `events disable`'s `endpoint.disabled`) to the delivery queue
+ * on a confirm channel, resolving once the broker confirmed it; false, and nothing published,
+ * when no operator webhook is configured (or it is disabled). Every worker must share that
+ * configuration: one without it dead-letters the event `unknown-business`.
  */
 export async function publishOperatorEvent(
   channel: ConfirmChannel,
-  deliveryQueue: string,
+  events: Pick<EventsConfig, 'operatorWebhook' | 'queue'>,
   message: OperatorMessage,
-): Promise<void> {
+): Promise<boolean> {
+  if (!events.operatorWebhook?.enabled) return false;
   await new Promise<void>((resolve, reject) =>
     channel.sendToQueue(
-      deliveryQueue,
+      events.queue.name,
       message.content,
       { ...message.properties, persistent: true, mandatory: true },
       (error: unknown) => (error ? reject(error) : resolve()),
     ),
   );
+  return true;
 }

@@ -1,7 +1,12 @@
+import { connect } from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { emitEvent } from '../../src/cli/events/emit.js';
 import { eventsSchema, type EventsConfig } from '../../src/events/config.js';
-import { OPERATOR_BUSINESS } from '../../src/events/operator.js';
+import {
+  endpointDisabledMessage,
+  OPERATOR_BUSINESS,
+  publishOperatorEvent,
+} from '../../src/events/operator.js';
 import { webhookEndpointId } from '../../src/events/subscriptions.js';
 import { AMQP_URL } from '../support/broker.js';
 import { closedAfterEach } from '../support/closing.js';
@@ -22,7 +27,8 @@ async function setUp(partnerBehaviour: Behaviour, schedule: number[]) {
   const operator = await startWebhookReceiver([OPERATOR, PARTNER]);
   open.push(partner, operator);
   partner.setBehaviour(partnerBehaviour);
-  const base = testEventsConfig({ retrySchedule: schedule });
+  // One attempt at a time per endpoint: the operator webhook gets its events in queue order.
+  const base = testEventsConfig({ retrySchedule: schedule, concurrencyPerEndpoint: 1 });
   const events: EventsConfig = eventsSchema.parse({
     ...base,
     operatorWebhook: { url: operator.url, secret: { env: 'OPERATOR_KEY' } },
@@ -44,9 +50,27 @@ async function setUp(partnerBehaviour: Behaviour, schedule: number[]) {
   return { partner, operator, harness, events, emit, endpoint };
 }
 
+/** What a command (`events disable`) does: publish an operator event with confirms. */
+async function publishAsCommand(events: EventsConfig, reason: string): Promise<boolean> {
+  const connection = await connect(AMQP_URL);
+  try {
+    const channel = await connection.createConfirmChannel();
+    const endpoint = { id: 'e-1', kind: 'webhook', host: 'h.example' } as const;
+    const message = endpointDisabledMessage({
+      businessId: 'ACME',
+      endpoint,
+      disabledBy: 'operator',
+      reason,
+    });
+    return await publishOperatorEvent(channel, events, message);
+  } finally {
+    await connection.close();
+  }
+}
+
 describe('the operator webhook', () => {
   it('receives a signed endpoint.disabled after an endpoint answered 410', async () => {
-    const { operator, harness, emit, endpoint } = await setUp(() => 410, [0, 100]);
+    const { operator, harness, events, emit, endpoint } = await setUp(() => 410, [0, 100]);
     const { id } = await emit();
     await expect.poll(() => operator.received.length).toBe(1);
     const [notice] = operator.received;
@@ -59,10 +83,17 @@ describe('the operator webhook', () => {
       data: { businessId: 'ACME', endpoint, disabledBy: 'gone', eventId: id, reason: 'HTTP 410' },
     });
     expect(await harness.deadCount()).toBe(1);
-    // The next event for the disabled endpoint is dead-lettered without telling the operator again.
+    // The next event for the disabled endpoint is dead-lettered without telling the operator
+    // again: what reaches it next is an operator's disable, published after that event.
     await emit();
     await expect.poll(() => harness.deadCount()).toBe(2);
-    expect(operator.received).toHaveLength(1);
+    expect(await publishAsCommand(events, 'by hand')).toBe(true);
+    await expect.poll(() => operator.received.length).toBe(2);
+    expect(operator.received[1]?.verifiedWith).toEqual([OPERATOR]);
+    expect(operator.received[1]?.body).toMatchObject({
+      type: 'endpoint.disabled',
+      data: { businessId: 'ACME', disabledBy: 'operator', reason: 'by hand' },
+    });
   });
 
   it('receives a signed message.attempt.exhausted when an event is dead-lettered after its last attempt', async () => {
@@ -88,5 +119,9 @@ describe('the operator webhook', () => {
     const [letter] = await harness.deadLetters();
     expect(letter?.properties.messageId).toBe(id);
     expect(letter?.properties.headers?.['x-dead-reason']).toBe('attempts-exhausted');
+  });
+
+  it('takes nothing from a command when no operator webhook is configured', async () => {
+    expect(await publishAsCommand(testEventsConfig(), 'by hand')).toBe(false);
   });
 });
