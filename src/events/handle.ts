@@ -182,6 +182,8 @@ async function forEndpoint(
     businessId: event.businessId,
     endpoint: endpoint.host,
     attempt,
+    // The warehouse's trace, as the inbound half's lines carry theirs.
+    ...(event.trace ? { traceId: event.trace.traceId } : {}),
   };
   const log = context.log;
   const mine = { [ENDPOINT_HEADER]: endpoint.id, [ATTEMPTS_HEADER]: attemptsMade };

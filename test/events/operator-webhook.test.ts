@@ -118,6 +118,12 @@ describe('the operator webhook', () => {
     });
     const [letter] = await harness.deadLetters();
     expect(letter?.properties.messageId).toBe(id);
+    // The service's own event: not held against the warehouse's event catalog.
+    expect(
+      await harness.registry.getSingleMetricAsString(
+        'warehouse_ingest_event_contract_mismatches_total',
+      ),
+    ).toContain('type="other"} 0');
     expect(letter?.properties.headers?.['x-dead-reason']).toBe('attempts-exhausted');
   });
 

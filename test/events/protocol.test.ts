@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { emitEvent } from '../../src/cli/events/emit.js';
 import { retryQueueName } from '../../src/events/retry.js';
 import type { EventsConfig } from '../../src/events/config.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { AMQP_URL } from '../support/broker.js';
 import { closedAfterEach } from '../support/closing.js';
 import { startEventsHarness, testEventsConfig, webhook } from '../support/events-harness.js';
@@ -13,7 +14,11 @@ const SECRET = testSecret(7);
 const env = { ACME_KEY: SECRET };
 const open = closedAfterEach();
 
-async function setUp(behaviour: Behaviour, events: EventsConfig = testEventsConfig()) {
+async function setUp(
+  behaviour: Behaviour,
+  events: EventsConfig = testEventsConfig(),
+  log?: Logger,
+) {
   const receiver = await startWebhookReceiver([SECRET]);
   open.push(receiver);
   receiver.setBehaviour(behaviour);
@@ -21,6 +26,7 @@ async function setUp(behaviour: Behaviour, events: EventsConfig = testEventsConf
     events,
     env,
     tenants: [{ businessId: 'ACME', webhooks: [webhook(receiver.url, 'ACME_KEY')] }],
+    ...(log ? { log } : {}),
   });
   open.push(harness);
   const emit = (type = 'sales-order.shipped') =>
@@ -113,7 +119,15 @@ describe('traceparent on each delivery', () => {
   const W3C = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
 
   it("continues the event's trace with a span of its own per attempt (retries too), tracestate passed on", async () => {
-    const { receiver, harness } = await setUp((_, nth) => (nth === 1 ? 500 : 204));
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger({
+      destination: { write: (line: string) => lines.push(JSON.parse(line)) },
+    });
+    const { receiver, harness } = await setUp(
+      (_, nth) => (nth === 1 ? 500 : 204),
+      testEventsConfig(),
+      log,
+    );
     await harness.publishRaw('sales-order.shipped.ACME', Buffer.from('{}'), {
       persistent: true,
       messageId: 'evt-traced',
@@ -131,6 +145,10 @@ describe('traceparent on each delivery', () => {
     const spans = parents.map((m) => m?.[2]);
     expect(new Set([...spans, SPAN]).size).toBe(3);
     expect(receiver.received.map((r) => r.headers.tracestate)).toEqual(['vendor=1', 'vendor=1']);
+    // Its delivery log lines carry the trace id, as the inbound half's do.
+    await expect
+      .poll(() => lines.find((line) => line.msg === 'event delivered')?.traceId)
+      .toBe(TRACE);
   });
 
   it('begins a trace for an event that came without one (or with an invalid one)', async () => {
