@@ -14,7 +14,7 @@ import {
 
 /**
  * W3C Trace Context for every batch: one trace per HTTP request and one per try of a dropped
- * file. The trace id goes on the log lines of the request or file, and `traceparent` (with
+ * file; each webhook attempt continues its event's trace. The trace id goes on the log lines of the request or file, and `traceparent` (with
  * `tracestate` when the caller sent one) on every AMQP message the batch publishes, so a
  * consumer continues the same trace.
  *
@@ -94,6 +94,15 @@ export function requestTrace(
     'HTTP request',
     startTime,
   );
+}
+
+/**
+ * One attempt to deliver an event to a webhook: a client span continuing the event's trace (its
+ * `traceparent` as the warehouse sent it), or a new trace when the event carried none. Its
+ * `traceparent` goes on the POST, so the receiver continues the trace from this attempt.
+ */
+export function deliveryTrace(parent: ParentTrace | undefined): Trace {
+  return begin(parent, SpanKind.CLIENT, 'POST', performance.now());
 }
 
 /** A new trace for one try of a dropped file. */

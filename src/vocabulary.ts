@@ -106,9 +106,10 @@ export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
 
 /**
  * How one attempt at a destination ended: `delivered`; `failed` (tried again later); `gone` (410);
- * `rejected` (the destination can never take this event: a header or name it cannot carry).
+ * `rejected` (the destination can never take this event: a header or name it cannot carry);
+ * `aborted` (the receiver answered `webhook-delivery: abort-message`: no more attempts of this event).
  */
-export type AttemptEnd = 'delivered' | 'failed' | 'gone' | 'rejected';
+export type AttemptEnd = 'delivered' | 'failed' | 'gone' | 'rejected' | 'aborted';
 
 /** How a destination's endpoint looks to this worker: `failing` (its last attempt failed), `backed-off` (cooling down), `disabled` (410). */
 export type EndpointCondition = 'failing' | 'backed-off' | 'disabled';
@@ -140,7 +141,8 @@ export type MalformedReason = (typeof MALFORMED_REASONS)[number];
  * unexpectedly (a defect: the detail says where); `attempts-exhausted`; `endpoint-gone` —
  * answered 410 (or disabled after one); `endpoint-disabled` — disabled by an operator
  * (`events disable`); `endpoint-removed` — a retry for an endpoint no longer configured (removed,
- * disabled, or its URL changed without an `id`).
+ * disabled, or its URL changed without an `id`); `receiver-aborted` — the receiver answered
+ * `webhook-delivery: abort-message` (this one event, not the endpoint).
  */
 export const DEAD_REASONS = [
   ...MALFORMED_REASONS,
@@ -150,6 +152,7 @@ export const DEAD_REASONS = [
   'endpoint-gone',
   'endpoint-disabled',
   'endpoint-removed',
+  'receiver-aborted',
 ] as const;
 export type DeadReason = (typeof DEAD_REASONS)[number];
 

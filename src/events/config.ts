@@ -25,7 +25,8 @@ export const DEFAULT_RETRY_SCHEDULE: readonly number[] = [
 export const QUEUE_TYPES = ['quorum', 'classic'] as const;
 export type QueueType = (typeof QUEUE_TYPES)[number];
 
-export const eventsSchema = z.strictObject({
+// Completed with `operatorWebhook` below, once the webhook schema it reuses is defined.
+const eventsDeliverySchema = z.strictObject({
   exchange: z
     .string()
     .min(1)
@@ -231,3 +232,40 @@ export const webhooksSchema = z
   })
   .optional()
   .meta({ description: "The business's webhook endpoints (docs/events.md). Default: none." });
+
+export const operatorWebhookSchema = webhookSchema
+  .omit({ id: true })
+  .extend({
+    url: webhookSchema.shape.url.meta({
+      description:
+        "The operator's endpoint receiving POSTs. https in production (http only with allowPrivateNetwork). Never logged whole: logs show its host.",
+      examples: ['https://ops.example/warehouse-ingest'],
+    }),
+    secret: webhookSchema.shape.secret.meta({
+      description:
+        "Its signing secret (its own, not a business's), or a list of two during a rotation.",
+      examples: [{ env: 'OPERATOR_WEBHOOK_SECRET' }, { file: '/run/secrets/operator-webhook' }],
+    }),
+    events: webhookSchema.shape.events.meta({
+      description:
+        'Operator event types sent here: `endpoint.disabled`, `message.attempt.exhausted` (patterns as for a business). Default: both.',
+      examples: [['endpoint.disabled']],
+    }),
+  })
+  .meta({
+    description:
+      'The operator webhook: receives `endpoint.disabled` (an endpoint answered 410, or `events disable`) and `message.attempt.exhausted` (an event dead-lettered after its last scheduled attempt), as Standard Webhooks signed with its own secret, through the same SSRF rules, retry schedule and dead-letter queue as every endpoint (docs/events.md "Operator webhook"). Nothing about its own failures is sent to it.',
+    examples: [
+      {
+        url: 'https://ops.example/warehouse-ingest',
+        secret: { env: 'OPERATOR_WEBHOOK_SECRET' },
+        events: ['endpoint.disabled', 'message.attempt.exhausted'],
+      },
+    ],
+  });
+
+export type OperatorWebhookConfig = z.infer<typeof operatorWebhookSchema>;
+
+export const eventsSchema = eventsDeliverySchema.extend({
+  operatorWebhook: operatorWebhookSchema.optional(),
+});

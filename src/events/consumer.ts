@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import type { EventsConfig } from './config.js';
 import { bindControlQueue, parseControl, publishControl } from './control.js';
 import { createDeliverer } from './destinations/webhook/deliver.js';
-import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
+import { confirmedChannel, type ConfirmedChannel, type MessageCopy } from '../broker/confirms.js';
 import { deadForDefect, handleEvent, type HandlerContext, type Park } from './handle.js';
 import { createContractCheck } from './contract.js';
 import { createLanes } from './lanes.js';
@@ -75,28 +75,43 @@ const PARK_CONFIRM_TIMEOUT_MS = 30_000;
 
 /**
  * Publishes the parks with confirms and `mandatory`; resolves only when the broker has put every
- * copy in its queue (a copy for a queue that is gone is returned, and rejects).
+ * copy in its queue (a copy for a queue that is gone is returned, and rejects). A park with a
+ * message of its own (an operator event) is published as that message.
  */
 function publishParks(parking: ConfirmedChannel, message: ConsumeMessage, parks: readonly Park[]) {
+  return parking.publishCopies(
+    parks.map((park) =>
+      park.message
+        ? {
+            messageId: park.message.properties.messageId,
+            routingKey: park.queue,
+            body: park.message.content,
+            properties: park.message.properties,
+          }
+        : copyOf(message, park),
+    ),
+  );
+}
+
+/** The event's copy for one park: its properties, the warehouse's headers and ours. */
+function copyOf(message: ConsumeMessage, park: Park): MessageCopy {
   const { properties } = message;
   const inherited = Object.fromEntries(
     Object.entries(properties.headers ?? {}).filter(([key]) => !OWN_HEADERS.includes(key)),
   );
   const messageId = String(properties.messageId ?? '');
-  return parking.publishCopies(
-    parks.map((park) => ({
-      messageId,
-      routingKey: park.queue,
-      body: message.content,
-      properties: {
-        messageId: properties.messageId,
-        type: properties.type,
-        timestamp: properties.timestamp ?? park.timestamp,
-        contentType: properties.contentType,
-        headers: { ...inherited, ...park.headers },
-      },
-    })),
-  );
+  return {
+    messageId,
+    routingKey: park.queue,
+    body: message.content,
+    properties: {
+      messageId: properties.messageId,
+      type: properties.type,
+      timestamp: properties.timestamp ?? park.timestamp,
+      contentType: properties.contentType,
+      headers: { ...inherited, ...park.headers },
+    },
+  };
 }
 
 /**

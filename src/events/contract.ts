@@ -2,6 +2,7 @@ import type { Logger } from '../log.js';
 import { checkEventData } from './catalog/index.js';
 import type { WarehouseEvent } from './event.js';
 import type { EventsMetrics } from './metrics.js';
+import { OPERATOR_BUSINESS } from './operator.js';
 
 /** Distinct types a worker logs a mismatch for; past them only the metric counts (types are the producer's to invent). */
 const LOGGED_TYPES_LIMIT = 100;
@@ -19,6 +20,8 @@ export function createContractCheck(
 ): (event: WarehouseEvent) => void {
   const logged = new Set<string>();
   return (event) => {
+    // Operator events are the service's own (operator.ts), not the warehouse's: not in its catalog.
+    if (event.businessId === OPERATOR_BUSINESS) return;
     const check = checkEventData(event.type, event.data);
     if (check.ok) return;
     metrics.contractMismatch(check.unknownType ? undefined : event.type);

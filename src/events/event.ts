@@ -1,11 +1,13 @@
 import type { MessageProperties } from 'amqplib';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from '../decode/json.js';
+import { parseTraceparent, type ParentTrace } from '../tracing.js';
 import type { MalformedReason } from '../vocabulary.js';
 
 /**
  * A warehouse event as it arrives on the events exchange (docs/events.md "Inbound contract"):
  * `messageId` = event id, `type` = event type, `timestamp` (seconds), header `business-id`,
- * optional headers `correlation-id` and `message-ids`; the body is the event's `data` object.
+ * optional headers `correlation-id`, `message-ids` and `traceparent`/`tracestate` (W3C); the body
+ * is the event's `data` object.
  */
 export interface WarehouseEvent {
   readonly id: string;
@@ -17,6 +19,8 @@ export interface WarehouseEvent {
   readonly correlationId?: string;
   /** Message ids of the ingested records this event answers. */
   readonly messageIds?: readonly string[];
+  /** The trace the warehouse sent it in (`traceparent`); each webhook attempt continues it. */
+  readonly trace?: ParentTrace;
   /**
    * The webhook body (`webhookBody`) as JSON text, rendered once while parsing: every attempt and
    * every endpoint sends these bytes, and an event that cannot be rendered is refused there, before
@@ -103,6 +107,8 @@ export function parseEvent(
   const messageIds = Array.isArray(rawIds)
     ? rawIds.map(text).filter((v): v is string => v !== undefined)
     : undefined;
+  // An invalid traceparent is ignored, as on HTTP: the attempt begins a trace of its own.
+  const trace = parseTraceparent(text(headers.traceparent), text(headers.tracestate));
   const fields = {
     id,
     type,
@@ -112,6 +118,7 @@ export function parseEvent(
     data: data as Record<string, unknown>,
     ...(correlationId ? { correlationId } : {}),
     ...(messageIds?.length ? { messageIds } : {}),
+    ...(trace ? { trace } : {}),
   };
   return { ok: true, event: warehouseEvent(fields) };
 }

@@ -20,6 +20,12 @@ import type { AttemptResult, Destination } from './destinations/index.js';
 import { parseEvent, type WarehouseEvent } from './event.js';
 import { BUSY, type Lanes } from './lanes.js';
 import type { EventsMetrics } from './metrics.js';
+import {
+  attemptsExhaustedMessage,
+  endpointDisabledMessage,
+  operatorPark,
+  type OperatorMessage,
+} from './operator.js';
 import type { EventsRecord } from './record.js';
 import type { DeadReason } from '../vocabulary.js';
 import {
@@ -44,6 +50,10 @@ export interface Park {
    * event's time across retries, so its webhook body and outbound file name do not change.
    */
   readonly timestamp?: number;
+  /** A message of its own instead of a copy of the event: an operator event (operator.ts). */
+  readonly message?: OperatorMessage;
+  /** Published with this park, in the same confirmed batch: the operator event it causes. */
+  readonly notice?: Park | undefined;
 }
 
 export interface HandlerContext {
@@ -158,7 +168,9 @@ export async function handleEvent(
   const timestamp = Math.floor(event.occurredAt.getTime() / 1000);
   return parks
     .filter((park): park is Park => park !== undefined)
-    .map((park) => ({ ...park, timestamp }));
+    .flatMap(({ notice, ...park }) =>
+      notice ? [{ ...park, timestamp }, notice] : [{ ...park, timestamp }],
+    );
 }
 
 async function forEndpoint(
@@ -176,6 +188,8 @@ async function forEndpoint(
     businessId: event.businessId,
     endpoint: endpoint.host,
     attempt,
+    // The warehouse's trace, as the inbound half's lines carry theirs.
+    ...(event.trace ? { traceId: event.trace.traceId } : {}),
   };
   const log = context.log;
   const mine = { [ENDPOINT_HEADER]: endpoint.id, [ATTEMPTS_HEADER]: attemptsMade };
@@ -212,6 +226,15 @@ async function forEndpoint(
     );
     return dead(context, 'event-rejected', { ...mine, [LAST_FAILURE_HEADER]: result.reason });
   }
+  if (result.outcome === 'aborted') {
+    metrics.delivery('dead', event.businessId);
+    log.warn(
+      { ...about, reason: result.reason },
+      'the receiver asked for no more attempts of this event: dead-lettered at once',
+    );
+    const aborted = { ...mine, [ATTEMPTS_HEADER]: attempt, [LAST_FAILURE_HEADER]: result.reason };
+    return dead(context, 'receiver-aborted', aborted);
+  }
   if (result.outcome === 'gone') {
     const now = Date.now();
     setEndpointState(context, endpoint, gone(endpointStates.get(endpoint.id), now));
@@ -221,22 +244,43 @@ async function forEndpoint(
       about,
       'endpoint answered 410 Gone: disabled in every worker until `events enable` (or set enabled: false, or fix the receiver)',
     );
-    return dead(context, 'endpoint-gone', mine);
+    const disabled = { disabledBy: 'gone', eventId: event.id, reason: 'HTTP 410' } as const;
+    return {
+      ...dead(context, 'endpoint-gone', mine),
+      notice: operatorPark(context.endpoints, context.topology.queue, endpoint, (ref) =>
+        endpointDisabledMessage({ businessId: event.businessId, endpoint: ref, ...disabled }),
+      ),
+    };
   }
   setEndpointState(context, endpoint, attemptFailed(endpointStates.get(endpoint.id), Date.now()));
   const failure = { ...mine, [ATTEMPTS_HEADER]: attempt, [LAST_FAILURE_HEADER]: result.reason };
-  const next = afterFailure(context.schedule, attempt);
+  const next = afterFailure(context.schedule, attempt, result.retryAfterMs, [
+    ...context.topology.retryQueues.keys(),
+  ]);
   if (next.action === 'dead') {
     metrics.delivery('dead', event.businessId);
     log.error(
       { ...about, reason: result.reason },
       'delivery failed for the last time: dead-lettered',
     );
-    return dead(context, 'attempts-exhausted', failure);
+    const exhausted = {
+      businessId: event.businessId,
+      eventId: event.id,
+      eventType: event.type,
+      attempts: attempt,
+      lastFailure: result.reason,
+      deadLetterQueue: context.topology.deadQueue,
+    };
+    return {
+      ...dead(context, 'attempts-exhausted', failure),
+      notice: operatorPark(context.endpoints, context.topology.queue, endpoint, (ref) =>
+        attemptsExhaustedMessage({ ...exhausted, endpoint: ref }),
+      ),
+    };
   }
   metrics.delivery('retrying', event.businessId);
   log.warn(
-    { ...about, reason: result.reason, retryInMs: next.delayMs },
+    { ...about, reason: result.reason, retryInMs: next.delayMs, retryAfterMs: result.retryAfterMs },
     'delivery failed: retry parked',
   );
   const queue = context.topology.retryQueues.get(next.delayMs) as string;

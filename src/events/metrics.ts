@@ -7,6 +7,7 @@ import {
   type EndpointCondition,
 } from '../vocabulary.js';
 import { EVENT_TYPES } from './catalog/index.js';
+import { OPERATOR_BUSINESS } from './operator.js';
 
 export interface EventsMetrics {
   delivery(outcome: DeliveryOutcome, businessId: string): void;
@@ -22,14 +23,14 @@ const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15, 30
 
 /**
  * Series of the outbound half, on the app's registry. Business ids are labels only for
- * configured tenants (`other` otherwise), so an event for an invented id cannot grow the series.
+ * configured tenants and the operator webhook's (`other` otherwise), so an event for an invented id cannot grow the series.
  * No URL, host or secret is ever a label.
  */
 export function createEventsMetrics(
   registry: Registry,
   businesses: readonly string[],
 ): EventsMetrics {
-  const known = new Set(businesses);
+  const known = new Set([...businesses, OPERATOR_BUSINESS]);
   const registers = [registry];
   const deliveries = new Counter({
     name: 'warehouse_ingest_event_deliveries_total',

@@ -46,11 +46,29 @@ export type NextStep =
   | { readonly action: 'retry'; readonly delayMs: number; readonly attempt: number }
   | { readonly action: 'dead' };
 
-/** After `attemptsMade` failed attempts: wait `schedule[attemptsMade]`, or give up when none is left. */
-export function afterFailure(schedule: readonly number[], attemptsMade: number): NextStep {
-  const delayMs = schedule[attemptsMade];
-  if (delayMs === undefined) return { action: 'dead' };
-  return { action: 'retry', delayMs, attempt: attemptsMade + 1 };
+/**
+ * After `attemptsMade` failed attempts: wait `schedule[attemptsMade]`, or give up when none is left.
+ * A receiver's `Retry-After` (`retryAfterMs`) makes the wait at least that long — on one of the
+ * retry queues that exist (`delays`, one per distinct delay: never a queue per value a receiver
+ * sends), the smallest that is long enough, capped by the schedule's longest step so a receiver
+ * cannot park an event for longer than the operator allows. It still counts as an attempt.
+ */
+export function afterFailure(
+  schedule: readonly number[],
+  attemptsMade: number,
+  retryAfterMs?: number,
+  delays: readonly number[] = schedule.slice(1),
+): NextStep {
+  const scheduled = schedule[attemptsMade];
+  if (scheduled === undefined) return { action: 'dead' };
+  const attempt = attemptsMade + 1;
+  if (retryAfterMs === undefined || retryAfterMs <= scheduled)
+    return { action: 'retry', delayMs: scheduled, attempt };
+  const longest = Math.max(...schedule.slice(1), scheduled);
+  const usable = delays.filter((delay) => delay >= scheduled && delay <= longest);
+  const enough = usable.filter((delay) => delay >= retryAfterMs);
+  const delayMs = enough.length > 0 ? Math.min(...enough) : Math.max(scheduled, ...usable);
+  return { action: 'retry', delayMs, attempt };
 }
 
 export function attemptsOf(headers: Record<string, unknown> | undefined): number {

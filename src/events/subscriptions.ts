@@ -3,9 +3,10 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { ConfigError, type ConfigProblem } from '../errors.js';
 import { exposedSecretFile } from '../secret-files.js';
-import type { SecretReference, WebhookConfig } from './config.js';
+import type { OperatorWebhookConfig, SecretReference, WebhookConfig } from './config.js';
 import { parseSecret, type SigningKey } from './destinations/webhook/sign.js';
 import { assertPublicAddress } from './destinations/webhook/ssrf.js';
+import { OPERATOR_BUSINESS } from './operator.js';
 
 /** What subscriptions need of the configuration (structural, so config.ts can call in without a cycle). */
 export interface SubscriptionSource {
@@ -14,6 +15,8 @@ export interface SubscriptionSource {
     readonly businessId: string;
     readonly webhooks?: readonly WebhookConfig[] | undefined;
   }>;
+  /** The operator webhook, resolved as the one endpoint of `OPERATOR_BUSINESS` (operator.ts). */
+  readonly events?: { readonly operatorWebhook?: OperatorWebhookConfig | undefined };
 }
 
 /**
@@ -115,29 +118,32 @@ function isRefusedWithoutDns(hostname: string): boolean {
 export function webhookProblems(config: SubscriptionSource): Array<Omit<ConfigProblem, 'file'>> {
   const problems: Array<Omit<ConfigProblem, 'file'>> = [];
   if (config.environment !== 'production') return problems;
-  config.tenants.forEach((tenant, t) => {
-    (tenant.webhooks ?? []).forEach((webhook, w) => {
-      if (webhook.allowPrivateNetwork) return;
-      const url = new URL(webhook.url);
-      const field = `tenants[${t}].webhooks[${w}].url`;
-      if (url.protocol !== 'https:')
-        problems.push({
-          field,
-          message: 'Must be https in production (or set allowPrivateNetwork: true)',
-        });
-      else if (isRefusedWithoutDns(url.hostname))
-        problems.push({
-          field,
-          message:
-            'Loopback or private destination refused in production (or set allowPrivateNetwork: true)',
-        });
-      if (url.username || url.password)
-        problems.push({
-          field,
-          message: 'Must not carry credentials; authenticity is the signature',
-        });
-    });
-  });
+  const webhooks = config.tenants.flatMap((tenant, t) =>
+    (tenant.webhooks ?? []).map((webhook, w) => ({ webhook, at: `tenants[${t}].webhooks[${w}]` })),
+  );
+  const operator = config.events?.operatorWebhook;
+  if (operator) webhooks.push({ webhook: operator, at: 'events.operatorWebhook' });
+  for (const { webhook, at } of webhooks) {
+    if (webhook.allowPrivateNetwork) continue;
+    const url = new URL(webhook.url);
+    const field = `${at}.url`;
+    if (url.protocol !== 'https:')
+      problems.push({
+        field,
+        message: 'Must be https in production (or set allowPrivateNetwork: true)',
+      });
+    else if (isRefusedWithoutDns(url.hostname))
+      problems.push({
+        field,
+        message:
+          'Loopback or private destination refused in production (or set allowPrivateNetwork: true)',
+      });
+    if (url.username || url.password)
+      problems.push({
+        field,
+        message: 'Must not carry credentials; authenticity is the signature',
+      });
+  }
   return problems;
 }
 
@@ -187,29 +193,68 @@ export function resolveEndpoints(
     (tenant.webhooks ?? []).forEach((webhook, w) => {
       if (!webhook.enabled) return;
       const field = `tenants[${t}].webhooks[${w}].secret`;
-      const refs = Array.isArray(webhook.secret) ? webhook.secret : [webhook.secret];
-      const url = new URL(webhook.url);
-      const about = `tenant ${tenant.businessId}, endpoint ${url.host}`;
-      const keys = refs
-        .map((ref, i) =>
-          readSecret(ref, env, refs.length > 1 ? `${field}[${i}]` : field, about, problems),
-        )
-        .filter((key): key is SigningKey => key !== undefined);
-      const matchers = webhook.events.map(compilePattern);
-      endpoints.push({
-        kind: 'webhook',
-        id: webhookEndpointId(tenant.businessId, webhook),
-        name: webhookEndpointName(webhook),
-        businessId: tenant.businessId,
-        url,
-        host: url.host,
-        keys,
-        allowPrivateNetwork: webhook.allowPrivateNetwork || config.environment !== 'production',
-        matches: (type) => matchers.some((match) => match(type)),
-      });
+      const about = `tenant ${tenant.businessId}, endpoint ${new URL(webhook.url).host}`;
+      const identity = webhookEndpointId(tenant.businessId, webhook);
+      endpoints.push(
+        resolveWebhook(
+          tenant.businessId,
+          identity,
+          webhook,
+          { field, about, env, problems },
+          config,
+        ),
+      );
     });
     byBusiness.set(tenant.businessId, endpoints);
   });
+  const operator = config.events?.operatorWebhook;
+  if (operator) {
+    // Known by a fixed id: retries waiting for it follow a change of its URL. Disabled, it has no
+    // endpoint (its waiting retries are dead-lettered endpoint-removed, as a business's would be).
+    const identity = endpointId(OPERATOR_BUSINESS, 'id:operator');
+    const about = `operator webhook, endpoint ${new URL(operator.url).host}`;
+    const place = { field: 'events.operatorWebhook.secret', about, env, problems };
+    byBusiness.set(
+      OPERATOR_BUSINESS,
+      operator.enabled
+        ? [resolveWebhook(OPERATOR_BUSINESS, identity, operator, place, config)]
+        : [],
+    );
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return byBusiness;
+}
+
+/** One configured webhook as an endpoint; a secret that cannot be read is added to `problems`. */
+function resolveWebhook(
+  businessId: string,
+  id: string,
+  webhook: Omit<WebhookConfig, 'id'>,
+  place: { field: string; about: string; env: NodeJS.ProcessEnv; problems: ConfigProblem[] },
+  config: Pick<SubscriptionSource, 'environment'>,
+): Endpoint {
+  const { field, about, env, problems } = place;
+  const refs = Array.isArray(webhook.secret) ? webhook.secret : [webhook.secret];
+  const url = new URL(webhook.url);
+  const keys = refs
+    .map((ref, i) =>
+      readSecret(ref, env, refs.length > 1 ? `${field}[${i}]` : field, about, problems),
+    )
+    .filter((key): key is SigningKey => key !== undefined);
+  const matchers = webhook.events.map(compilePattern);
+  return {
+    kind: 'webhook',
+    id,
+    // The operator webhook has no `id` of its own: its URL names it.
+    name: webhookEndpointName({
+      url: webhook.url,
+      ...('id' in webhook && { id: webhook.id as string | undefined }),
+    }),
+    businessId,
+    url,
+    host: url.host,
+    keys,
+    allowPrivateNetwork: webhook.allowPrivateNetwork || config.environment !== 'production',
+    matches: (type) => matchers.some((match) => match(type)),
+  };
 }

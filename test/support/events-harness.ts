@@ -90,7 +90,10 @@ export async function startEventsHarness(options: HarnessOptions): Promise<Event
       url: options.url ?? AMQP_URL,
       events: options.events,
       environment,
-      webhooks: resolveEndpoints({ environment, tenants: options.tenants }, options.env),
+      webhooks: resolveEndpoints(
+        { environment, tenants: options.tenants, events: options.events },
+        options.env,
+      ),
       files: fileDestinations(options.drops ?? [], options.events.deliveryTimeoutMs),
       metrics: createEventsMetrics(
         registry,

@@ -1,4 +1,9 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
@@ -9,10 +14,18 @@ export interface ReceivedWebhook {
   readonly signature: string;
   readonly body: Record<string, unknown>;
   readonly verifiedWith: readonly string[];
+  /** Every request header as received (`traceparent`, …). */
+  readonly headers: IncomingHttpHeaders;
 }
 
-/** What the receiver does with a request: answer now with a status, or hold it (never answer). */
-export type Behaviour = (received: ReceivedWebhook, nth: number) => number | 'hang';
+/**
+ * What the receiver does with a request: answer now with a status (and headers), or hold it
+ * (never answer).
+ */
+export type Behaviour = (
+  received: ReceivedWebhook,
+  nth: number,
+) => number | 'hang' | { status: number; headers: Record<string, string> };
 
 export interface WebhookReceiver {
   /** `http://127.0.0.1:<port>/hook` */
@@ -63,6 +76,7 @@ export async function startWebhookReceiver(secrets: readonly string[]): Promise<
       signature: headers['webhook-signature'],
       body: JSON.parse(raw) as Record<string, unknown>,
       verifiedWith,
+      headers: request.headers,
     };
     received.push(webhook);
     const answer = behaviour(webhook, received.length);
@@ -71,7 +85,9 @@ export async function startWebhookReceiver(secrets: readonly string[]): Promise<
       response.on('close', () => held.delete(response));
       return;
     }
-    response.writeHead(answer, { 'content-type': 'text/plain' }).end(`status ${answer}`);
+    const { status, headers: extra } =
+      typeof answer === 'number' ? { status: answer, headers: {} } : answer;
+    response.writeHead(status, { 'content-type': 'text/plain', ...extra }).end(`status ${status}`);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

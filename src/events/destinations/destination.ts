@@ -4,7 +4,9 @@ import type { WarehouseEvent } from '../event.js';
  * How one attempt ended. `gone`: the endpoint answered 410 and wants nothing more. `rejected`:
  * the event itself cannot be sent to this destination (a header or name it cannot carry), so
  * trying again cannot help and the endpoint is not to blame: it is dead-lettered at once and
- * the endpoint's circuit does not count it.
+ * the endpoint's circuit does not count it. `aborted`: the receiver answered
+ * `webhook-delivery: abort-message`: it wants no more attempts of this one event (its other
+ * events go on), so it is dead-lettered at once.
  */
 export type AttemptResult =
   | {
@@ -21,6 +23,14 @@ export type AttemptResult =
       readonly outcome: 'failed';
       readonly reason: string;
       readonly status?: number;
+      readonly excerpt?: string;
+      /** A 429 or 503's `Retry-After`, in ms: the next attempt waits at least this long. */
+      readonly retryAfterMs?: number;
+    }
+  | {
+      readonly outcome: 'aborted';
+      readonly reason: string;
+      readonly status: number;
       readonly excerpt?: string;
     }
   | { readonly outcome: 'rejected'; readonly reason: string };

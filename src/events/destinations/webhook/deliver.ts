@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { Agent, buildConnector, request } from 'undici';
+import { deliveryTrace } from '../../../tracing.js';
 import type { WarehouseEvent } from '../../event.js';
 import type { AttemptResult } from '../destination.js';
 import { createDeadlines } from './deadlines.js';
@@ -58,10 +59,15 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
   async function attempt(endpoint: Endpoint, event: WarehouseEvent): Promise<AttemptResult> {
     const body = event.body;
     const signal = deadlines.start();
+    // Each attempt is a span of the event's trace (a new trace when the event came without one).
+    const trace = deliveryTrace(event.trace);
+    let result: AttemptResult | undefined;
     try {
       const headers = {
         'content-type': 'application/json',
         'user-agent': options.userAgent ?? 'warehouse-ingest-webhooks',
+        traceparent: trace.traceparent,
+        ...(trace.tracestate ? { tracestate: trace.tracestate } : {}),
         ...signatureHeaders(endpoint.keys, event.id, Math.floor(Date.now() / 1000), body),
       };
       const response = await request(endpoint.url, {
@@ -78,25 +84,49 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
       // kept for the history (attempts' response excerpt).
       const excerpt = await readCapped(response.body, options.responseBodyLimitBytes);
       const kept = excerpt ? { excerpt: excerpt.slice(0, EXCERPT_CHARS) } : {};
-      if (status >= 200 && status < 300) return { outcome: 'delivered', status, ...kept };
-      if (status === 410) return { outcome: 'gone', status, ...kept };
+      if (status >= 200 && status < 300)
+        return (result = { outcome: 'delivered', status, ...kept });
+      if (status === 410) return (result = { outcome: 'gone', status, ...kept });
+      if (headerText(response.headers[ABORT_HEADER])?.toLowerCase() === 'abort-message')
+        return (result = {
+          outcome: 'aborted',
+          status,
+          reason: `HTTP ${status} with ${ABORT_HEADER}: abort-message${excerpt ? `: ${oneLine(excerpt)}` : ''}`,
+          ...kept,
+        });
       const redirect = status >= 300 && status < 400 ? ' (redirects are not followed)' : '';
-      return {
+      const retryAfterMs =
+        status === 429 || status === 503
+          ? parseRetryAfter(headerText(response.headers['retry-after']), Date.now())
+          : undefined;
+      return (result = {
         outcome: 'failed',
         status,
         reason: `HTTP ${status}${redirect}${excerpt ? `: ${oneLine(excerpt)}` : ''}`,
         ...kept,
-      };
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      });
     } catch (error) {
       // undici refuses a request it cannot build (a header value it cannot carry) before sending.
       if ((error as { code?: string })?.code === 'UND_ERR_INVALID_ARG')
-        return {
+        return (result = {
           outcome: 'rejected',
           reason: `Request not sent: ${oneLine((error as Error).message)}`,
-        };
-      return { outcome: 'failed', reason: failureReason(error, options.timeoutMs) };
+        });
+      return (result = { outcome: 'failed', reason: failureReason(error, options.timeoutMs) });
     } finally {
       deadlines.end(signal);
+      const status = result && 'status' in result ? result.status : undefined;
+      trace.end({
+        attributes: {
+          'http.request.method': 'POST',
+          'server.address': endpoint.url.hostname,
+          'warehouse_ingest.event_type': event.type,
+          'warehouse_ingest.outcome': result?.outcome ?? 'failed',
+          ...(status === undefined ? {} : { 'http.response.status_code': status }),
+        },
+        failed: result?.outcome !== 'delivered',
+      });
     }
   }
 
@@ -111,6 +141,26 @@ export function createDeliverer(options: DelivererOptions): Deliverer {
 
 /** Characters of an answer's body an attempt reports (the history keeps as many: RESPONSE_EXCERPT_CHARS). */
 const EXCERPT_CHARS = 1024;
+
+/** A receiver's answer header: `abort-message` asks for no more attempts of this one event. */
+const ABORT_HEADER = 'webhook-delivery';
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/**
+ * `Retry-After` (RFC 9110 §10.2.3) in ms from `now`: delay-seconds or an HTTP date (a date in
+ * the past is 0); undefined when absent or neither.
+ */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d{1,10}$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  if (Number.isNaN(date) || !/[a-z]/i.test(text)) return undefined;
+  return Math.max(0, date - now);
+}
 
 /**
  * Reads at most `limit` bytes, keeping the first few (enough for `EXCERPT_CHARS` characters),
