@@ -2,7 +2,7 @@ import { brokerNodeOf, brokerNodes, nodeAddress } from '../broker/connection.js'
 import { PublishFailed, PublishNacked } from '../errors.js';
 import { safeUrl, type Logger } from '../log.js';
 import type { Publisher, ReadinessCheck } from './publisher.js';
-import { recordProperties } from './rabbitmq-properties.js';
+import { type MessageFormat, recordProperties } from './rabbitmq-properties.js';
 import { createChannelSupervisor, type RabbitMqState, within } from './rabbitmq-supervisor.js';
 import { checkTopology, type Topology } from './rabbitmq-topology.js';
 
@@ -35,6 +35,11 @@ export interface RabbitMqOptions {
     shards?: number;
   }>;
   // Queue arguments: `x-queue-type` is `quorum` unless given (rabbitmq-topology.ts, `queueArguments`).
+  /**
+   * What each message carries besides its body and id (rabbitmq-properties.ts).
+   * @default 'full'
+   */
+  messageFormat?: MessageFormat;
   /**
    * How long a `publish` call may wait for every confirm. A blocked or silent broker would
    * otherwise hold HTTP requests forever; past this the batch fails with 503 and is retried.
@@ -92,6 +97,7 @@ export function createRabbitMqPublisher(
     },
     log,
   );
+  const properties = recordProperties(options.messageFormat ?? 'full');
   let lastNackReopen = 0;
   const inFlight = new Set<Promise<void>>();
   let closing: Promise<void> | undefined;
@@ -139,7 +145,7 @@ export function createRabbitMqPublisher(
         throw new PublishFailed(
           'The message broker is not reachable right now; the batch was not accepted.',
         );
-      const outcome = current.send(messages, recordProperties);
+      const outcome = current.send(messages, properties);
       outcome.catch((error: unknown) => {
         // A nack: the queue could not take a message. After a node loss a channel may keep
         // addressing a quorum queue leader that is gone (seen on RabbitMQ 3.10 after kill -9,
