@@ -7,6 +7,10 @@
 // (the issue requires them, and they cost the broker ~13% per message: leaving them out would
 // compare two different message formats, not two implementations of one endpoint). That includes
 // the W3C `traceparent` header the service puts on every message (a new trace per request).
+// FIELDS: which of the service's optional properties and headers the messages carry, a comma list
+// of `correlationId`, `type`, `timestamp`, `business-id`, `source`, `source-name`, `traceparent`,
+// or `all` (the default: the service's full format) or `none` (lean: `messageId`, `contentType`,
+// persistent, mandatory only); bench/format.mjs prices each field with it.
 // PUBLISH=0: no broker at all — validate, make ids, answer 202 (what the service's sandbox does).
 // GUARANTEES=1 (with PUBLISH=0): the same endpoint with the per-request guarantees issue 15 keeps on in the service,
 // built from the service's own modules at their cost and nothing else: the JSON body read with the
@@ -32,7 +36,22 @@ const {
   BENCH_PATH,
   PUBLISH = '1',
   GUARANTEES = '0',
+  FIELDS = 'all',
 } = process.env;
+const ALL_FIELDS = [
+  'correlationId',
+  'type',
+  'timestamp',
+  'business-id',
+  'source',
+  'source-name',
+  'traceparent',
+];
+const fields = new Set(
+  FIELDS === 'all' ? ALL_FIELDS : FIELDS === 'none' ? [] : FIELDS.split(',').map((f) => f.trim()),
+);
+for (const f of fields) if (!ALL_FIELDS.includes(f)) throw new Error(`FIELDS: unknown field ${f}`);
+const HEADER_FIELDS = ALL_FIELDS.slice(3);
 const schema = KINDS['sales-orders'].schema;
 const publishing = PUBLISH !== '0';
 const guarantees = GUARANTEES === '1' ? await guaranteed() : undefined;
@@ -68,11 +87,23 @@ if (publishing) {
 /** Publishes every record; resolves with their ids once the broker confirmed all of them. */
 function publishAll(records, correlationId) {
   const timestamp = Math.floor(Date.now() / 1000);
-  const headers = {
+  const all = {
     'business-id': BENCH_BUSINESS_ID,
     source: 'http',
     'source-name': BENCH_PATH,
     traceparent: `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`,
+  };
+  const headers = Object.fromEntries(
+    HEADER_FIELDS.filter((f) => fields.has(f)).map((f) => [f, all[f]]),
+  );
+  const properties = {
+    persistent: true,
+    mandatory: true,
+    contentType: 'application/json',
+    ...(fields.has('correlationId') ? { correlationId } : {}),
+    ...(fields.has('type') ? { type: 'sales-orders' } : {}),
+    ...(fields.has('timestamp') ? { timestamp } : {}),
+    ...(Object.keys(headers).length ? { headers } : {}),
   };
   return new Promise((resolve, reject) => {
     let pending = records.length;
@@ -88,16 +119,7 @@ function publishAll(records, correlationId) {
         BENCH_EXCHANGE,
         BENCH_ROUTING_KEY,
         body,
-        {
-          persistent: true,
-          mandatory: true,
-          messageId,
-          correlationId,
-          type: 'sales-orders',
-          contentType: 'application/json',
-          timestamp,
-          headers,
-        },
+        { ...properties, messageId },
         confirmed,
       );
       return messageId;

@@ -1,7 +1,10 @@
-// npm run bench [-- --only=json|paced|sandbox|shards|csv|drops|events] [--profile[=latency]]
+// npm run bench [-- --only=json|paced|sandbox|shards|format|cluster|csv|drops|events] [--profile[=latency]]
 // --only=json: only this file's parts (service vs baseline, v2 JSON batches: throughput, sequential
 // latency, paced open loop, sandbox); --only=paced / --only=sandbox: one of those alone;
-// --only=shards: 100-record batches into 1, 2 and 4 queues (bench/shards.mjs); --only=csv: the v1 CSV
+// --only=shards: 100-record batches into 1, 2 and 4 queues (bench/shards.mjs); --only=format: what
+// each message property and header costs (bench/format.mjs); --only=cluster: a three-node cluster's
+// quorum queues and shards next to this broker's classic and quorum queue (bench/cluster.mjs,
+// about 3 minutes); --only=csv: the v1 CSV
 // part (bench/csv.mjs: HTTP CSV and file drops at volume, the bare loop, the v2-JSON drop);
 // --only=drops: the file drops, bare loop and JSON drop alone; --only=events: webhook deliveries
 // (bench/events.mjs); no flag: all of them, JSON first.
@@ -13,7 +16,8 @@
 // BENCH_PACED_RATE (400 requests/s), BENCH_PACED_SECONDS (8), BENCH_SANDBOX_SECONDS (5),
 // BENCH_WARMUP_SECONDS (3: each load type, on each server, before it is measured), BENCH_ROUNDS (2:
 // runs of each measured part per server, alternated; the figures are their means),
-// BENCH_QUEUE_COUNTS (1,2,4), BENCH_SHARD_SECONDS (6), BENCH_QUORUM (1: also 1 quorum queue; 0: not).
+// BENCH_QUEUE_COUNTS (1,2,4), BENCH_SHARD_SECONDS (6), BENCH_QUORUM (1: also 1 quorum queue; 0: not),
+// BENCH_FORMAT_SECONDS (6), BENCH_CLUSTER_SECONDS (6), BENCH_CLUSTER (1: the cluster in a full run; 0: not).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -23,6 +27,7 @@ import { summarise } from './cpuprofile.mjs';
 import { load, round } from './load.mjs';
 import { paced } from './paced.mjs';
 import { runShardsBench } from './shards.mjs';
+import { runFormatBench } from './format.mjs';
 import { printTargets } from './targets.mjs';
 import { BUSINESS_ID, PATH, basicAuth, batches } from './payloads.mjs';
 import { cleanupCsv, runCsvBench } from './csv.mjs';
@@ -60,7 +65,7 @@ const RESULTS = path.join(ROOT, 'bench/results');
 const profileArg = process.argv.find((a) => a === '--profile' || a.startsWith('--profile='));
 const PROFILE = profileArg && (profileArg.split('=')[1] || 'throughput');
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-const PARTS = ['json', 'paced', 'sandbox', 'shards', 'csv', 'drops', 'events'];
+const PARTS = ['json', 'paced', 'sandbox', 'shards', 'format', 'cluster', 'csv', 'drops', 'events'];
 if (ONLY !== undefined && !PARTS.includes(ONLY)) {
   console.error(
     `bench: --only=${ONLY}: expected one of ${PARTS.map((p) => `--only=${p}`).join(', ')}`,
@@ -121,6 +126,8 @@ async function main() {
     amqpUrl: AMQP_URL,
     exchange: EXCHANGE,
     queue: QUEUE,
+    // The bench's queue is classic (broker.mjs), the baseline's too; the service's default is quorum.
+    queueArguments: { 'x-queue-type': 'classic' },
     businessId: BUSINESS_ID,
     apiKey,
     nodeArgs: nodeArgs('service'),
@@ -622,6 +629,13 @@ async function selected() {
   if (ONLY === undefined || ['json', 'paced', 'sandbox'].includes(ONLY)) await main();
   if ((ONLY === undefined && !PROFILE) || ONLY === 'shards')
     await runShardsBench({ amqpUrl: AMQP_URL, resultsDir: RESULTS });
+  if ((ONLY === undefined && !PROFILE) || ONLY === 'format')
+    await runFormatBench({ amqpUrl: AMQP_URL, resultsDir: RESULTS });
+  if ((ONLY === undefined && !PROFILE && process.env.BENCH_CLUSTER !== '0') || ONLY === 'cluster')
+    await (await import('./cluster.mjs')).runClusterBench({
+      amqpUrl: AMQP_URL,
+      resultsDir: RESULTS,
+    });
   if (ONLY === undefined || ONLY === 'csv' || ONLY === 'drops')
     await runCsvBench({
       amqpUrl: AMQP_URL,

@@ -1,7 +1,14 @@
 // Starting, probing and stopping the two servers. Every child is tracked so run.mjs can kill
 // them on any exit path (normal end, error, Ctrl-C).
 import { execFile, fork, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -129,14 +136,47 @@ export function machineBusyMs() {
   }
 }
 
-/** The local RabbitMQ (beam.smp) process, to account its CPU too; undefined if not on this machine. */
-export function brokerPid() {
-  for (const entry of readdirSync('/proc').filter((e) => /^\d+$/.test(e))) {
+/**
+ * The local RabbitMQ (beam.smp) process listening on `port`, to account its CPU too; undefined if
+ * not on this machine. By the listening socket, not by name alone: a test run's or the cluster
+ * bench's nodes are beam.smp processes too.
+ */
+export function brokerPid(port = 5672) {
+  const beams = readdirSync('/proc')
+    .filter((e) => /^\d+$/.test(e))
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'beam.smp';
+      } catch {
+        return false;
+      }
+    });
+  const inodes = listeningInodes(port);
+  for (const pid of beams) {
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'beam.smp') return Number(entry);
+      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+        const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+        const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+        if (inode && inodes.has(inode)) return Number(pid);
+      }
     } catch {}
   }
-  return undefined;
+  return beams.length === 1 ? Number(beams[0]) : undefined;
+}
+
+/** Inodes of the TCP sockets listening on `port` (/proc/net/tcp and tcp6, state 0A). */
+function listeningInodes(port) {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set();
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    try {
+      for (const line of readFileSync(file, 'utf8').split('\n').slice(1)) {
+        const f = line.trim().split(/\s+/);
+        if (f[1]?.endsWith(`:${hex}`) && f[3] === '0A') inodes.add(f[9]);
+      }
+    } catch {}
+  }
+  return inodes;
 }
 
 function freePort() {
@@ -175,7 +215,7 @@ async function waitFor(child, probe, timeoutMs, what) {
  * `node dist/cli.js serve` in production mode with a one-tenant bench config. `environment:
  * 'sandbox'` runs the same config without a broker (validates, answers, publishes nothing);
  * `shards` spreads the bench queue over N queues (broker.queues[].shards); `queueArguments` e.g.
- * `{ 'x-queue-type': 'quorum' }`.
+ * `{ 'x-queue-type': 'quorum' }`; `messageFormat`: broker.messageFormat (the default when omitted).
  */
 export async function startService({
   amqpUrl,
@@ -187,6 +227,7 @@ export async function startService({
   environment = 'production',
   shards,
   queueArguments,
+  messageFormat,
   name = 'service',
 }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'ingest-bench-'));
@@ -202,6 +243,7 @@ export async function startService({
       '      bindingKeys: ["#"]',
       ...(shards ? [`      shards: ${shards}`] : []),
       ...(queueArguments ? [`      arguments: ${JSON.stringify(queueArguments)}`] : []),
+      ...(messageFormat ? [`  messageFormat: ${JSON.stringify(messageFormat)}`] : []),
       'tenants:',
       `  - businessId: ${JSON.stringify(businessId)}`,
       `    apiKeyHash: ${JSON.stringify(await hashKey(apiKey))}`,
@@ -251,7 +293,8 @@ export async function startService({
 /**
  * bench/baseline-server.mjs, forked; it reports its port over IPC once listening. `publish:
  * false` = PUBLISH=0: validate, make ids, answer 202, no broker; `guarantees` = GUARANTEES=1 (with
- * PUBLISH=0): the same with the service's per-request guarantees (see baseline-server.mjs).
+ * PUBLISH=0): the same with the service's per-request guarantees (see baseline-server.mjs); `fields`
+ * = FIELDS: the message properties and headers it sends (`all`, `none` or a comma list).
  */
 export async function startBaseline({
   amqpUrl,
@@ -263,6 +306,7 @@ export async function startBaseline({
   nodeArgs = [],
   publish = true,
   guarantees = false,
+  fields = 'all',
   name = 'baseline',
 }) {
   const env = {
@@ -277,6 +321,7 @@ export async function startBaseline({
     BENCH_PATH: endpoint,
     PUBLISH: publish ? '1' : '0',
     GUARANTEES: guarantees ? '1' : '0',
+    FIELDS: fields,
   };
   const child = track(
     fork(path.join(ROOT, 'bench/baseline-server.mjs'), {

@@ -64,7 +64,8 @@ export async function runShardsBench({ amqpUrl, resultsDir }) {
         businessId: BUSINESS_ID,
         apiKey,
         shards: sharded ? setting.queues : undefined,
-        queueArguments: setting.type === 'quorum' ? { 'x-queue-type': 'quorum' } : undefined,
+        // Spelled out: the service's queues are quorum unless told otherwise.
+        queueArguments: { 'x-queue-type': setting.type },
       });
       try {
         const run = (seconds) =>

@@ -216,6 +216,11 @@ const brokerSchema = z
       description:
         'Durable queues declared and bound at start-up. Readiness requires every kind of every tenant to reach one.',
     }),
+    messageFormat: z.enum(['full', 'lean']).meta({
+      description:
+        "What each record's message carries besides its body, `messageId`, `contentType` and persistence. `full`: also `correlationId`, `type`, `timestamp` and the headers `business-id`, `source`, `source-name` and `traceparent` (`tracestate`). `lean`: none of them — consumers then tell the kind and business from the routing key only, and lose the batch's correlation id, the publish time, the source and the trace; worth it only where the broker is the bottleneck. docs/delivery-guarantee.md#messages-on-the-broker prices each field.",
+      examples: ['lean'],
+    }),
     publishTimeoutMs: z.int().positive().meta({
       description: "Longest wait for a batch's confirms before it fails with `503`.",
     }),

@@ -13,7 +13,7 @@ import type { IngestOutcome } from '../vocabulary.js';
 
 export type { Candidate } from '../decode/candidate.js';
 
-/** Where a batch came from: written on every message and every log line of the batch. */
+/** Where a batch came from: written on every message (the full message format) and every log line of the batch. */
 export interface BatchSource {
   /** `http`, `local`, `sftp`, `s3`, `reprocess`. */
   readonly type: string;
@@ -28,7 +28,7 @@ interface BatchBase {
   readonly correlationId: string;
   /**
    * The W3C trace the batch belongs to (its HTTP request, or the try of its file): written on
-   * every message as `traceparent` (and `tracestate`). @default none
+   * every message as `traceparent` (and `tracestate`) in the full message format. @default none
    */
   readonly trace?: { readonly traceparent: string; readonly tracestate?: string };
   readonly source: BatchSource;

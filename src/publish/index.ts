@@ -4,8 +4,10 @@ import { createEmbeddedPublisher } from './embedded.js';
 import { createNonePublisher } from './none.js';
 import type { Publisher } from './publisher.js';
 import { createRabbitMqPublisher } from './rabbitmq.js';
+import type { MessageFormat } from './rabbitmq-properties.js';
 
 export type { OutboundMessage, Publisher, ReadinessCheck } from './publisher.js';
+export type { MessageFormat } from './rabbitmq-properties.js';
 export {
   createRabbitMqPublisher,
   type RabbitMqOptions,
@@ -36,6 +38,7 @@ export interface PublisherSource {
       readonly arguments?: Readonly<Record<string, unknown>> | undefined;
       readonly shards?: number | undefined;
     }>;
+    readonly messageFormat: MessageFormat;
     readonly publishTimeoutMs: number;
     readonly reconnect: { readonly initialDelayMs: number; readonly maxDelayMs: number };
   };
@@ -54,6 +57,7 @@ export function createPublisher(config: PublisherSource, log: Logger): Publisher
           ...(q.arguments ? { arguments: q.arguments } : {}),
           ...(q.shards ? { shards: q.shards } : {}),
         })),
+        messageFormat: config.broker.messageFormat,
         publishTimeoutMs: config.broker.publishTimeoutMs,
         reconnect: { ...config.broker.reconnect },
         clientName: 'warehouse-ingest',

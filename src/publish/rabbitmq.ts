@@ -1,22 +1,12 @@
-import type { ChannelModel, Options } from 'amqplib';
-import {
-  brokerNodeOf,
-  brokerNodes,
-  nodeAddress,
-  openBrokerConnection,
-} from '../broker/connection.js';
-import { PublishFailed, PublishNacked, QueueTypeMismatch, ShardPluginMissing } from '../errors.js';
-import { reconnectDelay } from '../backoff.js';
+import { brokerNodeOf, brokerNodes, nodeAddress } from '../broker/connection.js';
+import { PublishFailed, PublishNacked } from '../errors.js';
 import { safeUrl, type Logger } from '../log.js';
-import type { OutboundMessage, Publisher, ReadinessCheck } from './publisher.js';
-import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
-import {
-  assertTopology,
-  checkTopology,
-  messageOf,
-  TopologyError,
-  type Topology,
-} from './rabbitmq-topology.js';
+import type { Publisher, ReadinessCheck } from './publisher.js';
+import { type MessageFormat, recordProperties } from './rabbitmq-properties.js';
+import { createChannelSupervisor, type RabbitMqState, within } from './rabbitmq-supervisor.js';
+import { checkTopology, type Topology } from './rabbitmq-topology.js';
+
+export type { RabbitMqState } from './rabbitmq-supervisor.js';
 
 export interface RabbitMqOptions {
   /**
@@ -46,6 +36,11 @@ export interface RabbitMqOptions {
   }>;
   // Queue arguments: `x-queue-type` is `quorum` unless given (rabbitmq-topology.ts, `queueArguments`).
   /**
+   * What each message carries besides its body and id (rabbitmq-properties.ts).
+   * @default 'full'
+   */
+  messageFormat?: MessageFormat;
+  /**
    * How long a `publish` call may wait for every confirm. A blocked or silent broker would
    * otherwise hold HTTP requests forever; past this the batch fails with 503 and is retried.
    * @default 10000
@@ -63,12 +58,6 @@ export interface RabbitMqOptions {
   connectTimeoutMs?: number;
 }
 
-/**
- * `connecting` until the first success, `connected` while a publishing channel is open,
- * `reconnecting` after a loss, `closed` after `close()`.
- */
-export type RabbitMqState = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'closed';
-
 export interface RabbitMqPublisher extends Publisher {
   readonly state: RabbitMqState;
   readonly connected: boolean;
@@ -78,23 +67,7 @@ export interface RabbitMqPublisher extends Publisher {
   onStateChange(listener: (state: RabbitMqState) => void): () => void;
 }
 
-/** Resolves with the promise's value, or with `fallback` after `ms`. Used where a dying socket could hang a call. */
-function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<T>((resolve) => (timer = setTimeout(resolve, ms, fallback)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-const CLOSE_GRACE_MS = 2000;
-
-/**
- * Recovery is a small hand-written loop rather than amqplib's `recovery` option: we must also
- * reopen the publishing channel when it alone closes (a 404 on a deleted exchange leaves the
- * connection up), which the built-in recovery does not do, and one loop for both cases is
- * easier to follow than the library's events plus a second loop. It also avoids the built-in
- * wrapper's trap of channel calls that wait forever while disconnected: here, while no channel
- * is open, `publish` fails at once with 503.
- */
+/** The publisher over one supervised confirm channel (rabbitmq-supervisor.ts keeps it open). */
 export function createRabbitMqPublisher(
   options: RabbitMqOptions,
   parentLog: Logger,
@@ -111,248 +84,74 @@ export function createRabbitMqPublisher(
   );
   const topology: Topology = { exchange: options.exchange, queues: options.queues ?? [] };
   const publishTimeoutMs = options.publishTimeoutMs ?? 10_000;
-  const initialDelayMs = options.reconnect?.initialDelayMs ?? 500;
-  const maxDelayMs = options.reconnect?.maxDelayMs ?? 30_000;
-
-  let state: RabbitMqState = 'idle';
-  const listeners = new Set<(state: RabbitMqState) => void>();
-  let connection: ChannelModel | undefined;
-  let lostWith: Error | undefined;
-  let lostNode: string | undefined;
-  let lastNackReopen = 0;
-  let blockedBy: string | undefined;
-  let publishing: ConfirmedChannel | undefined;
-  const inFlight = new Set<Promise<void>>();
-  let stopping = false;
-  let requestStop!: () => void;
-  const stopRequested = new Promise<{ error?: Error }>(
-    (resolve) => (requestStop = () => resolve({})),
+  const supervisor = createChannelSupervisor(
+    {
+      urls,
+      nodes,
+      clientName: options.clientName ?? 'warehouse-ingest publisher',
+      connectTimeoutMs: options.connectTimeoutMs,
+      topology,
+      publishTimeoutMs,
+      initialDelayMs: options.reconnect?.initialDelayMs ?? 500,
+      maxDelayMs: options.reconnect?.maxDelayMs ?? 30_000,
+    },
+    log,
   );
-  let started: Promise<void> | undefined;
-  /** Whether `start()` has answered: a topology the broker cannot take fails it only until then. */
-  let startSettled = false;
-  let supervisor: Promise<void> = Promise.resolve();
+  const properties = recordProperties(options.messageFormat ?? 'full');
+  let lastNackReopen = 0;
+  const inFlight = new Set<Promise<void>>();
   let closing: Promise<void> | undefined;
 
-  function setState(next: RabbitMqState): void {
-    if (state === next) return;
-    state = next;
-    for (const listener of listeners) listener(next);
-  }
-
-  async function openConnection(): Promise<ChannelModel> {
-    const model = await openBrokerConnection({
-      url: urls,
-      nodes,
-      name: options.clientName ?? 'warehouse-ingest publisher',
-      ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
-    });
-    // 'error' is always followed by 'close' with the same error; the loop logs it there.
-    model.on('error', () => {});
-    model.on('close', (error?: Error) => {
-      if (connection === model) connection = undefined;
-      lostWith = error;
-      lostNode = brokerNodeOf(model);
-    });
-    model.on('blocked', (reason: string) => {
-      blockedBy = reason;
-      log.warn(
-        { reason },
-        'the broker is blocking publishes (resource alarm); batches will time out until it unblocks',
-      );
-    });
-    model.on('unblocked', () => {
-      blockedBy = undefined;
-      log.info('the broker unblocked publishes');
-    });
-    return model;
-  }
-
-  function pause(ms: number): Promise<unknown> {
-    return within(stopRequested, ms, {});
-  }
-
-  /** Connects, declares topology, opens the confirm channel; again after any loss, until `close()`. */
-  async function supervise(firstAttemptDone: (error?: unknown) => void): Promise<void> {
-    let failures = 0;
-    let everConnected = false;
-    while (!stopping) {
-      try {
-        if (!connection) {
-          const model = await openConnection();
-          if (stopping) {
-            await within(
-              model.close().catch(() => {}),
-              CLOSE_GRACE_MS,
-              undefined,
-            );
-            break;
-          }
-          connection = model;
-        }
-        await assertTopology(connection, topology);
-        const channel = confirmedChannel(
-          await connection.createConfirmChannel(),
-          topology.exchange,
-          publishTimeoutMs,
-        );
-        if (stopping) {
-          channel.channel.close().catch(() => {});
-          break;
-        }
-        publishing = channel;
-        log.info(
-          { afterFailedAttempts: failures, node: brokerNodeOf(connection) },
-          everConnected ? 'reconnected to the message broker' : 'connected to the message broker',
-        );
-        everConnected = true;
-        failures = 0;
-        setState('connected');
-        firstAttemptDone();
-        const { error } = await Promise.race([channel.closed, stopRequested]);
-        publishing = undefined;
-        if (stopping) break;
-        setState('reconnecting');
-        if (connection)
-          log.warn(
-            { reason: error?.message, node: brokerNodeOf(connection) },
-            'the broker closed the publishing channel; reopening it',
-          );
-        else
-          log.warn(
-            { reason: lostWith ? messageOf(lostWith) : 'closed', node: lostNode },
-            urls.length > 1
-              ? 'lost the connection to the message broker node; failing over to the next node'
-              : 'lost the connection to the message broker; reconnecting',
-          );
-      } catch (error) {
-        if (stopping) break; // our own close() cut the attempt short: not a failure to report
-        if (!startSettled && fatalAtStart(error)) {
-          // The configuration and the broker disagree in a way waiting cannot fix: stop the start.
-          log.error({ reason: messageOf(error) }, 'the broker cannot take the configured topology');
-          setState('closed');
-          const model = connection;
-          connection = undefined;
-          if (model)
-            await within(
-              model.close().catch(() => {}),
-              CLOSE_GRACE_MS,
-              undefined,
-            );
-          firstAttemptDone(error);
-          return;
-        }
-        failures += 1;
-        setState(everConnected ? 'reconnecting' : 'connecting');
-        const retryInMs = reconnectDelay(failures, initialDelayMs, maxDelayMs);
-        if (error instanceof TopologyError || fatalAtStart(error)) {
-          log.error(
-            { reason: error.message, retryInMs },
-            'the broker refused the configured topology; fix the broker or the configuration',
-          );
-        } else {
-          log.warn(
-            { reason: messageOf(error), attempt: failures, retryInMs },
-            'could not connect to the message broker',
-          );
-        }
-        firstAttemptDone();
-        await pause(retryInMs);
-        continue;
-      }
-      if (!stopping) await pause(reconnectDelay(0, initialDelayMs, maxDelayMs));
-    }
-  }
-
   async function readiness(): Promise<ReadinessCheck> {
-    const model = connection;
-    if (state === 'closed') return { ready: false, problems: ['the publisher is closed'] };
-    if (!model || !publishing)
+    const model = supervisor.connection;
+    if (supervisor.state === 'closed')
+      return { ready: false, problems: ['the publisher is closed'] };
+    if (!model || !supervisor.publishing)
       return { ready: false, problems: [`not connected to the message broker at ${target}`] };
     const budget = Math.min(publishTimeoutMs, 5000);
     const problems = await within(checkTopology(model, topology), budget, [
       `the broker did not answer the topology check within ${budget} ms`,
     ]);
+    const blockedBy = supervisor.blockedBy;
     if (blockedBy !== undefined) problems.push(`the broker is blocking publishes: ${blockedBy}`);
     return { ready: problems.length === 0, problems };
-  }
-
-  async function shutDown(): Promise<void> {
-    stopping = true;
-    // Let in-flight batches get their confirms while the channel is still open.
-    await within(Promise.all(inFlight), publishTimeoutMs, undefined);
-    setState('closed');
-    requestStop();
-    const channel = publishing?.channel;
-    const model = connection;
-    publishing = undefined;
-    connection = undefined;
-    if (channel)
-      await within(
-        channel.close().catch(() => {}),
-        CLOSE_GRACE_MS,
-        undefined,
-      );
-    if (model)
-      await within(
-        model.close().catch(() => {}),
-        CLOSE_GRACE_MS,
-        undefined,
-      );
-    await supervisor;
-    log.info('closed the connection to the message broker');
   }
 
   return {
     name: 'rabbitmq',
     target,
     get state() {
-      return state;
+      return supervisor.state;
     },
     get connected() {
-      return state === 'connected';
+      return supervisor.state === 'connected';
     },
     get node() {
-      const model = connection;
-      return model && publishing ? brokerNodeOf(model) : undefined;
+      const model = supervisor.connection;
+      return model && supervisor.publishing ? brokerNodeOf(model) : undefined;
     },
     onStateChange(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
+      return supervisor.onStateChange(listener);
     },
     start() {
-      if (started) return started;
-      setState('connecting');
-      started = new Promise<void>((resolve, reject) => {
-        const firstAttemptDone = (error?: unknown) => {
-          startSettled = true;
-          if (error) reject(error);
-          else resolve();
-        };
-        supervisor = supervise(firstAttemptDone).catch((error: unknown) => {
-          // Unreachable by design (every step is caught inside); never let it pass silently.
-          log.error({ reason: messageOf(error) }, 'the broker connection supervisor stopped');
-          resolve();
-        });
-      });
-      return started;
+      return supervisor.start();
     },
     async publish(messages) {
       if (messages.length === 0) return; // nothing to confirm, even while the broker is away
-      if (stopping)
+      if (supervisor.stopping)
         throw new PublishFailed('The service is shutting down; the batch was not accepted.');
-      const current = publishing;
+      const current = supervisor.publishing;
       if (!current)
         throw new PublishFailed(
           'The message broker is not reachable right now; the batch was not accepted.',
         );
-      const outcome = current.send(messages, recordProperties);
+      const outcome = current.send(messages, properties);
       outcome.catch((error: unknown) => {
         // A nack: the queue could not take a message. After a node loss a channel may keep
         // addressing a quorum queue leader that is gone (seen on RabbitMQ 3.10 after kill -9,
         // nacks for a minute and more): a fresh channel asks for the leader again. At most one a
         // second, so a queue that refuses for another reason (a length limit) is not thrashed.
-        if (!(error instanceof PublishNacked) || publishing !== current) return;
+        if (!(error instanceof PublishNacked) || supervisor.publishing !== current) return;
         if (Date.now() - lastNackReopen < 1000) return;
         lastNackReopen = Date.now();
         log.warn('the broker refused messages (nack); opening a fresh publishing channel');
@@ -368,27 +167,8 @@ export function createRabbitMqPublisher(
     },
     readiness,
     close() {
-      closing ??= shutDown();
+      closing ??= supervisor.stop(() => Promise.all(inFlight));
       return closing;
     },
-  };
-}
-
-/** Errors of the first attempt that end the start instead of a retry (errors.ts says why for each). */
-function fatalAtStart(error: unknown): error is QueueTypeMismatch | ShardPluginMissing {
-  return error instanceof QueueTypeMismatch || error instanceof ShardPluginMissing;
-}
-
-/** A record's AMQP properties (delivery-guarantee.md lists them). */
-function recordProperties(message: OutboundMessage): Options.Publish {
-  return {
-    persistent: true,
-    mandatory: true,
-    messageId: message.messageId,
-    correlationId: message.correlationId,
-    type: message.type,
-    contentType: 'application/json',
-    timestamp: Math.floor(message.timestamp / 1000),
-    headers: message.headers,
   };
 }

@@ -19,6 +19,17 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config.http)).toBe(true);
   });
 
+  it('publishes the full message format unless broker.messageFormat says lean', () => {
+    expect(loadConfig({ env: {} }).broker.messageFormat).toBe('full');
+    expect(
+      loadConfig({ env: { INGEST_BROKER__MESSAGE_FORMAT: 'lean' } }).broker.messageFormat,
+    ).toBe('lean');
+    const problems = problemsOf(() =>
+      loadConfig({ env: { INGEST_BROKER__MESSAGE_FORMAT: 'bare' } }),
+    );
+    expect(problems[0]).toMatchObject({ field: 'broker.messageFormat' });
+  });
+
   it('listens on loopback in development, on every interface in production and sandbox, unless HOST says otherwise', () => {
     expect(loadConfig({ env: {} }).http.host).toBe('127.0.0.1');
     expect(loadConfig({ env: { INGEST_ENV: 'production', AMQP_URL: 'amqp://mq' } }).http.host).toBe(

@@ -76,6 +76,33 @@ describe('RabbitMQ publisher', () => {
     expect(logText()).not.toContain('guest:guest');
   });
 
+  it('with messageFormat lean, publishes the id, the content type and persistence, nothing else', async () => {
+    const topology = await topologyFor(['sales-orders.*']);
+    const { publisher } = await startedPublisher(topology.exchange, { messageFormat: 'lean' });
+
+    const messages = makeMessages(2, 'sales-orders.b-1');
+    await publisher.publish(messages);
+
+    const received = await topology.messages();
+    expect(received).toHaveLength(2);
+    received.forEach((got, index) => {
+      const sent = messages[index]!;
+      expect(got.routingKey).toBe('sales-orders.b-1');
+      expect(got.content).toEqual(JSON.parse(sent.body.toString('utf8')));
+      expect(got.properties).toMatchObject({
+        messageId: sent.messageId,
+        contentType: 'application/json',
+        deliveryMode: 2,
+      });
+      expect(got.properties.correlationId).toBeUndefined();
+      expect(got.properties.type).toBeUndefined();
+      expect(got.properties.timestamp).toBeUndefined();
+      // Only what the broker adds itself (a quorum queue's x-delivery-count).
+      const ours = Object.keys(got.properties.headers ?? {}).filter((k) => !k.startsWith('x-'));
+      expect(ours).toEqual([]);
+    });
+  });
+
   it('resolves a 5000-message batch only when all of them are in the queue', async () => {
     const topology = await topologyFor(['#']);
     const { publisher } = await startedPublisher(topology.exchange);

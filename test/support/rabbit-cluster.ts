@@ -1,5 +1,15 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { acceptsConnections } from './tcp-probe.js';
@@ -9,8 +19,8 @@ const run = promisify(execFile);
 export const RABBIT_BIN = '/usr/lib/rabbitmq/bin';
 
 /**
- * One node of the test run's three-node cluster, as the global setup (test/setup/rabbit-cluster.ts)
- * started it. Plain data, so it can be handed to the test workers with `provide`/`inject`.
+ * One node of a three-node cluster, as `startRabbitCluster` started it (for the fleet project's
+ * global setup, test/setup/rabbit-cluster.ts, or the cluster bench, bench/cluster.mjs). Plain data, so it can be handed to the test workers with `provide`/`inject`.
  */
 export interface ClusterNode {
   /** `n1` … `n3`: the short name tests use. */
@@ -168,4 +178,102 @@ export function nodeByPort(cluster: ClusterInfo, hostPort: string): ClusterNode 
   const node = cluster.nodes.find((n) => n.port === port);
   if (!node) throw new Error(`no cluster node listens on ${hostPort}`);
   return node;
+}
+
+export interface StartClusterOptions {
+  /** One AMQP port a node; fixed, so the ports can be checked free first. */
+  readonly amqpPorts: readonly number[];
+  /** Erlang distribution ports, one a node. */
+  readonly distPorts: readonly number[];
+  /** Who runs it (`fleet`, `bench`): in node names, folder names and errors. */
+  readonly label: string;
+}
+
+export interface StartedCluster {
+  readonly cluster: ClusterInfo;
+  /** Seconds from the first boot to three running nodes. */
+  readonly seconds: number;
+  /** Kills every node (`kill -9`) and removes the folders. */
+  teardown(): Promise<void>;
+}
+
+/**
+ * A three-node RabbitMQ cluster on this machine, nodes n1..n3 with names unique to the run and
+ * folders under one temp dir owned by rabbitmq; they share a cookie of their own (not the
+ * machine's broker's) and the one epmd. The consistent-hash plugin is enabled. Anything wrong
+ * throws, after tearing down what was started.
+ */
+export async function startRabbitCluster(options: StartClusterOptions): Promise<StartedCluster> {
+  const { amqpPorts, distPorts, label } = options;
+  for (const port of [...amqpPorts, ...distPorts]) {
+    if (await acceptsConnections(port))
+      throw new Error(
+        `Port ${port} is taken: the ${label} cluster needs AMQP ports ${amqpPorts.join(', ')} and distribution ports ${distPorts.join(', ')} free (another run, or a cluster left behind?).`,
+      );
+  }
+  const root = mkdtempSync(path.join(tmpdir(), `rabbit-cluster-${label}-`));
+  const home = path.join(root, 'home');
+  mkdirSync(home);
+  writeFileSync(path.join(home, '.erlang.cookie'), randomBytes(16).toString('hex'));
+  chmodSync(path.join(home, '.erlang.cookie'), 0o400);
+  const run_ = `${label === 'fleet' ? '' : `${label}-`}${process.pid}-${randomBytes(3).toString('hex')}`;
+  const nodes: ClusterNode[] = amqpPorts.map((port, i) => {
+    const id = `n${i + 1}`;
+    const dir = path.join(root, id);
+    mkdirSync(dir);
+    writeFileSync(
+      path.join(dir, 'rabbitmq.conf'),
+      `listeners.tcp.default = 127.0.0.1:${port}\nloopback_users = none\n`,
+    );
+    writeFileSync(path.join(dir, 'plugins'), '[rabbitmq_consistent_hash_exchange].\n');
+    writeFileSync(path.join(dir, 'rabbitmq-env.conf'), '');
+    return {
+      id,
+      nodeName: `${id}-${run_}@localhost`,
+      port,
+      distPort: distPorts[i] as number,
+      dir,
+      url: `amqp://guest:guest@127.0.0.1:${port}`,
+    };
+  });
+  await run('chown', ['-R', 'rabbitmq:rabbitmq', root]);
+  chmodSync(root, 0o755);
+  const cluster: ClusterInfo = { nodes, home };
+
+  const teardown = async () => {
+    for (const node of nodes) {
+      try {
+        const pid = Number(readFileSync(pidFile(node), 'utf8').trim());
+        if (pid) process.kill(pid, 'SIGKILL');
+      } catch {
+        // not running
+      }
+    }
+    rmSync(root, { recursive: true, force: true });
+  };
+
+  try {
+    const started = Date.now();
+    await Promise.all(nodes.map((node) => bootNode(cluster, node)));
+    const [first, ...others] = nodes as [ClusterNode, ...ClusterNode[]];
+    for (const node of others) {
+      await ctl(cluster, node, ['stop_app']);
+      await ctl(cluster, node, ['join_cluster', first.nodeName]);
+      await ctl(cluster, node, ['start_app']);
+    }
+    const status = await ctl(cluster, first, ['cluster_status', '--formatter', 'json']);
+    const running = (JSON.parse(status) as { running_nodes?: string[] }).running_nodes ?? [];
+    if (running.length !== nodes.length)
+      throw new Error(`the cluster runs ${running.length} node(s), not ${nodes.length}: ${status}`);
+    return { cluster, seconds: (Date.now() - started) / 1000, teardown };
+  } catch (error) {
+    await teardown();
+    throw error;
+  }
+}
+
+/** The OS pid of a node's Erlang VM (its pid file), for its CPU time; undefined if not running. */
+export function nodeOsPid(node: ClusterNode): number | undefined {
+  const pid = osPid(node);
+  return pid !== undefined && alive(pid) ? pid : undefined;
 }
