@@ -208,7 +208,9 @@ describe('events and the history', () => {
 
     const options = { url: AMQP_URL, events, tenants, endpoint: 'gone-hook' };
     const targets = targetsOf(options);
-    expect(targets).toEqual([{ businessId: 'GONE', endpoint: 'gone-hook' }]);
+    expect(targets).toMatchObject([
+      { businessId: 'GONE', endpoint: 'gone-hook', ref: { kind: 'webhook' } },
+    ]);
     receiver.setBehaviour(() => 200);
     await switchEndpoint({ ...options, action: 'enable' }, targets);
     for (const w of workers) await expect.poll(() => disabledGauge(w)).toBe(0);

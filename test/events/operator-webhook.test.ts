@@ -1,6 +1,7 @@
 import { connect } from 'amqplib';
 import { describe, expect, it } from 'vitest';
 import { emitEvent } from '../../src/cli/events/emit.js';
+import { switchEndpoint, targetsOf } from '../../src/cli/events/switch.js';
 import { eventsSchema, type EventsConfig } from '../../src/events/config.js';
 import {
   endpointDisabledMessage,
@@ -47,7 +48,7 @@ async function setUp(partnerBehaviour: Behaviour, schedule: number[]) {
     kind: 'webhook',
     host: new URL(partner.url).host,
   };
-  return { partner, operator, harness, events, emit, endpoint };
+  return { partner, operator, harness, events, emit, endpoint, acme };
 }
 
 /** What a command (`events disable`) does: publish an operator event with confirms. */
@@ -70,7 +71,7 @@ async function publishAsCommand(events: EventsConfig, reason: string): Promise<b
 
 describe('the operator webhook', () => {
   it('receives a signed endpoint.disabled after an endpoint answered 410', async () => {
-    const { operator, harness, events, emit, endpoint } = await setUp(() => 410, [0, 100]);
+    const { operator, harness, events, emit, endpoint, acme } = await setUp(() => 410, [0, 100]);
     const { id } = await emit();
     await expect.poll(() => operator.received.length).toBe(1);
     const [notice] = operator.received;
@@ -87,12 +88,19 @@ describe('the operator webhook', () => {
     // again: what reaches it next is an operator's disable, published after that event.
     await emit();
     await expect.poll(() => harness.deadCount()).toBe(2);
-    expect(await publishAsCommand(events, 'by hand')).toBe(true);
+    // `events disable --endpoint main`, as the command runs it.
+    const command = {
+      url: AMQP_URL,
+      events,
+      tenants: [{ businessId: 'ACME', webhooks: [acme] }],
+      endpoint: 'main',
+    };
+    await switchEndpoint({ ...command, action: 'disable' }, targetsOf(command));
     await expect.poll(() => operator.received.length).toBe(2);
     expect(operator.received[1]?.verifiedWith).toEqual([OPERATOR]);
     expect(operator.received[1]?.body).toMatchObject({
       type: 'endpoint.disabled',
-      data: { businessId: 'ACME', disabledBy: 'operator', reason: 'by hand' },
+      data: { businessId: 'ACME', endpoint, disabledBy: 'operator', reason: 'events disable' },
     });
   });
 

@@ -8,7 +8,13 @@
 import { openBrokerConnection } from '../../broker/connection.js';
 import type { EventsConfig, WebhookConfig } from '../../events/config.js';
 import { assertControlExchange, publishControl, type ControlWord } from '../../events/control.js';
-import { webhookEndpointName } from '../../events/subscriptions.js';
+import { fileDestinationId } from '../../events/destinations/file/index.js';
+import {
+  endpointDisabledMessage,
+  publishOperatorEvent,
+  type EndpointRef,
+} from '../../events/operator.js';
+import { webhookEndpointId, webhookEndpointName } from '../../events/subscriptions.js';
 import { eventsTopology } from '../../events/topology.js';
 import type { EndpointStateEntry, HistoryStore } from '../../history/store.js';
 
@@ -36,6 +42,8 @@ export interface Target {
   readonly businessId: string;
   /** As the history names it. */
   readonly endpoint: string;
+  /** As an operator event names it (the operator webhook's `endpoint.disabled`). */
+  readonly ref: EndpointRef;
 }
 
 /** The configured endpoints `endpoint` names, in `businessId` when given. */
@@ -46,7 +54,15 @@ export function targetsOf(options: Omit<SwitchOptions, 'url' | 'events' | 'actio
     for (const webhook of tenant.webhooks ?? []) {
       const name = webhookEndpointName(webhook);
       if (name === options.endpoint || webhook.url === options.endpoint)
-        targets.push({ businessId: tenant.businessId, endpoint: name });
+        targets.push({
+          businessId: tenant.businessId,
+          endpoint: name,
+          ref: {
+            id: webhookEndpointId(tenant.businessId, webhook),
+            kind: 'webhook',
+            host: new URL(webhook.url).host,
+          },
+        });
     }
   }
   for (const pipeline of options.outbound ?? [])
@@ -55,7 +71,15 @@ export function targetsOf(options: Omit<SwitchOptions, 'url' | 'events' | 'actio
       `file:${pipeline.name}` === options.endpoint &&
       (options.businessId === undefined || pipeline.businessId === options.businessId)
     )
-      targets.push({ businessId: pipeline.businessId, endpoint: `file:${pipeline.name}` });
+      targets.push({
+        businessId: pipeline.businessId,
+        endpoint: `file:${pipeline.name}`,
+        ref: {
+          id: fileDestinationId(pipeline.businessId, pipeline.name),
+          kind: 'file',
+          host: `file:${pipeline.name}`,
+        },
+      });
   return targets;
 }
 
@@ -69,10 +93,10 @@ export async function switchEndpoint(
   now = new Date(),
 ): Promise<{ history: 'written' | 'off' | { readonly unavailable: string } }> {
   const { queue } = eventsTopology(options.events);
-  const words: ControlWord[] = targets.map((target) =>
+  const words: ControlWord[] = targets.map(({ businessId, endpoint }) =>
     options.action === 'disable'
-      ? { action: 'disable', ...target, by: 'operator', at: now.toISOString() }
-      : { action: 'enable', ...target, at: now.toISOString() },
+      ? { action: 'disable', businessId, endpoint, by: 'operator', at: now.toISOString() }
+      : { action: 'enable', businessId, endpoint, at: now.toISOString() },
   );
   const connection = await openBrokerConnection({
     url: options.url,
@@ -82,14 +106,26 @@ export async function switchEndpoint(
     const channel = await connection.createConfirmChannel();
     await assertControlExchange(channel, queue);
     for (const word of words) publishControl(channel, queue, word);
+    // The operator webhook hears of a disable as of a 410 (nothing when none is configured).
+    if (options.action === 'disable')
+      for (const { businessId, ref } of targets)
+        await publishOperatorEvent(
+          channel,
+          options.events,
+          endpointDisabledMessage(
+            { businessId, endpoint: ref, disabledBy: 'operator', reason: 'events disable' },
+            now,
+          ),
+        );
     await channel.waitForConfirms();
     await channel.close();
   } finally {
     await connection.close().catch(() => undefined);
   }
   if (!options.history) return { history: 'off' };
-  const rows: EndpointStateEntry[] = targets.map((target) => ({
-    ...target,
+  const rows: EndpointStateEntry[] = targets.map(({ businessId, endpoint }) => ({
+    businessId,
+    endpoint,
     enabled: options.action === 'enable',
     ...(options.action === 'disable' && { disabledBy: 'operator' as const }),
     circuit: 'closed',
