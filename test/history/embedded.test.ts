@@ -1,7 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import type { Worker } from 'node:worker_threads';
+import { describe, expect, it, vi } from 'vitest';
 import { HistoryUnavailable } from '../../src/errors.js';
 import { createEmbeddedHistory } from '../../src/history/embedded/index.js';
+import { batchWrites } from '../../src/history/entries.js';
+import { createHistoryWriter } from '../../src/history/writer.js';
+import { createLogger } from '../../src/log.js';
 import { runCli } from '../support/cli-process.js';
 import { tempFolder } from '../support/temp.js';
 import { describeHistoryStore } from './store-contract.js';
@@ -34,6 +39,95 @@ describe('embedded history: one process per folder', () => {
     const store = createEmbeddedHistory({ directory: path.join(temp.dir, 'never') });
     await expect(store.write({ batches: [] })).rejects.toThrow(HistoryUnavailable);
   });
+});
+
+describe('embedded history: its worker thread', () => {
+  const accepted = (correlationId: string) =>
+    batchWrites(
+      {
+        correlationId,
+        businessId: 'ACME',
+        source: { endpoint: '/api/v2/sales-orders' },
+        kind: 'sales-orders',
+        recordCount: 1,
+        outcome: 'accepted',
+        at: new Date(),
+      },
+      [{ first: 0, messageIds: [randomUUID()], references: ['SO-CRASH'] }],
+    );
+
+  it('a worker that dies defers the writes; a new worker on the same folder writes them', async () => {
+    const workers: Worker[] = [];
+    let endNext = false;
+    const store = createEmbeddedHistory({
+      directory: path.join(temp.dir, 'crash'),
+      onWorker: (worker) => {
+        workers.push(worker);
+        // The restarted worker dies at once too: its write is deferred, deterministically.
+        if (endNext) {
+          endNext = false;
+          void worker.terminate();
+        }
+      },
+    });
+    const counted = { deferred: 0, dropped: 0 };
+    const writer = createHistoryWriter({
+      store,
+      log: createLogger({ level: 'silent' }),
+      metrics: {
+        deferred: (rows) => (counted.deferred += rows),
+        dropped: (rows) => (counted.dropped += rows),
+      },
+      maxPendingRows: 1000,
+      flushMs: 10,
+      retryDelayMs: [20, 50],
+    });
+    try {
+      const [first, second] = [randomUUID(), randomUUID()];
+      writer.add(accepted(first));
+      await writer.flush();
+      expect(writer.reachable).toBe(true);
+      expect(workers).toHaveLength(1);
+
+      endNext = true;
+      await workers[0]!.terminate();
+      writer.add(accepted(second));
+      await writer.flush();
+      expect(writer.reachable).toBe(false);
+      expect(counted.deferred).toBe(2);
+
+      await vi.waitFor(() => expect(writer.reachable).toBe(true), {
+        timeout: 60_000,
+        interval: 50,
+      });
+      expect(writer.pendingRows).toBe(0);
+      expect(workers).toHaveLength(3);
+      const found = await store.records({ businessId: 'ACME' }, 'SO-CRASH');
+      expect(found.map((r) => r.batch.correlationId).sort()).toEqual([first, second].sort());
+      expect(counted.dropped).toBe(0);
+    } finally {
+      await writer.close();
+      await store.close();
+    }
+  }, 120_000);
+
+  it('answers a failure of the store typed, and a closed store starts no worker', async () => {
+    const workers: Worker[] = [];
+    const store = createEmbeddedHistory({
+      directory: path.join(temp.dir, 'typed'),
+      onWorker: (worker) => workers.push(worker),
+    });
+    await store.open();
+    // A constraint the database refuses is not an outage: a plain Error, not HistoryUnavailable.
+    const refused = store.write({
+      batches: [{ ...accepted('x').batches![0]!, id: 'not-a-uuid' }],
+    });
+    await expect(refused).rejects.toThrow(/uuid/);
+    await expect(refused).rejects.not.toBeInstanceOf(HistoryUnavailable);
+    await store.close();
+    await expect(store.records({ operator: true }, 'SO-1')).rejects.toThrow(HistoryUnavailable);
+    expect(workers).toHaveLength(1);
+  }, 60_000);
 });
 
 describe('lineage on an embedded history', () => {
