@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { describe, expect, it, vi } from 'vitest';
@@ -41,21 +42,21 @@ describe('embedded history: one process per folder', () => {
   });
 });
 
-describe('embedded history: its worker thread', () => {
-  const accepted = (correlationId: string) =>
-    batchWrites(
-      {
-        correlationId,
-        businessId: 'ACME',
-        source: { endpoint: '/api/v2/sales-orders' },
-        kind: 'sales-orders',
-        recordCount: 1,
-        outcome: 'accepted',
-        at: new Date(),
-      },
-      [{ first: 0, messageIds: [randomUUID()], references: ['SO-CRASH'] }],
-    );
+const accepted = (correlationId: string, reference = 'SO-CRASH') =>
+  batchWrites(
+    {
+      correlationId,
+      businessId: 'ACME',
+      source: { endpoint: '/api/v2/sales-orders' },
+      kind: 'sales-orders',
+      recordCount: 1,
+      outcome: 'accepted',
+      at: new Date(),
+    },
+    [{ first: 0, messageIds: [randomUUID()], references: [reference] }],
+  );
 
+describe('embedded history: its worker thread', () => {
   it('a worker that dies defers the writes; a new worker on the same folder writes them', async () => {
     const workers: Worker[] = [];
     let endNext = false;
@@ -131,19 +132,56 @@ describe('embedded history: its worker thread', () => {
 });
 
 describe('lineage on an embedded history', () => {
-  it('says the history is held by the running process, and searches the journal and drops instead', async () => {
+  const env = (dataDirectory: string) => ({
+    INGEST_ENV: 'development',
+    INGEST_DATA_DIRECTORY: dataDirectory,
+    INGEST_HISTORY__ENABLED: 'true',
+    INGEST_PIPELINES_DIRECTORY: path.join(temp.dir, 'no-pipelines'),
+  });
+
+  it('reaches the history held by the running process through its socket, and finds the batch', async () => {
     const dataDirectory = path.join(temp.dir, 'served');
+    const directory = path.join(dataDirectory, 'history');
+    // As serve opens it (history/index.ts): the folder held, the socket served beside it.
+    const held = createEmbeddedHistory({ directory, serveSocket: true });
+    await held.open();
+    try {
+      const correlationId = randomUUID();
+      await held.write(accepted(correlationId, 'SO-HELD'));
+      const socket = statSync(path.join(`${directory}.socket`, '.s.PGSQL.5432'));
+      expect(socket.isSocket()).toBe(true);
+      expect(socket.mode & 0o777).toBe(0o600);
+      expect(statSync(`${directory}.socket`).mode & 0o777).toBe(0o700);
+
+      // Two commands at once, while this process keeps writing.
+      const writing = held.write(accepted(randomUUID(), 'SO-OTHER'));
+      const [first, second] = await Promise.all([
+        runCli(['lineage', 'SO-HELD', '--json'], { env: env(dataDirectory) }),
+        runCli(['lineage', 'SO-HELD', '--json'], { env: env(dataDirectory) }),
+      ]);
+      await writing;
+      for (const result of [first, second]) {
+        expect(result.stderr).toBe('');
+        expect(result.code).toBe(0);
+        expect(JSON.parse(result.stdout.split('\n')[0]!)).toMatchObject({
+          source: 'history',
+          reference: 'SO-HELD',
+          correlationId,
+        });
+      }
+      // The holder goes on writing and reading after the commands left.
+      expect(await held.records({ businessId: 'ACME' }, 'SO-OTHER')).toHaveLength(1);
+    } finally {
+      await held.close();
+    }
+  }, 120_000);
+
+  it('without a socket (a holder that serves none), says the history is held, and searches the journal and drops instead', async () => {
+    const dataDirectory = path.join(temp.dir, 'held-no-socket');
     const held = createEmbeddedHistory({ directory: path.join(dataDirectory, 'history') });
     await held.open();
     try {
-      const result = await runCli(['lineage', 'SO-HELD'], {
-        env: {
-          INGEST_ENV: 'development',
-          INGEST_DATA_DIRECTORY: dataDirectory,
-          INGEST_HISTORY__ENABLED: 'true',
-          INGEST_PIPELINES_DIRECTORY: path.join(temp.dir, 'no-pipelines'),
-        },
-      });
+      const result = await runCli(['lineage', 'SO-HELD'], { env: env(dataDirectory) });
       expect(result.stderr).toContain(
         `the history could not be searched: the embedded history ${path.join(dataDirectory, 'history')} is held by process ${process.pid}`,
       );

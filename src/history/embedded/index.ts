@@ -19,6 +19,12 @@ import type { StoreMethod, WorkerAnswer, WorkerRequest, WorkerSetup } from './wo
 export interface EmbeddedHistoryOptions {
   /** The database folder (made when missing); `<folder>.lock` is taken beside it. */
   readonly directory: string;
+  /**
+   * Serve the database on a unix socket beside the folder while open, so commands reach it
+   * while this process holds the folder (`serve` does; a command does not).
+   * @default false
+   */
+  readonly serveSocket?: boolean;
   /** Told of each worker thread started (the tests end one to see the store recover). */
   readonly onWorker?: (worker: Worker) => void;
 }
@@ -36,7 +42,10 @@ export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryS
   let current: { worker: Worker; opened: Promise<void> } | undefined;
 
   function spawn(): Worker {
-    const worker = startWorker({ directory: options.directory });
+    const worker = startWorker({
+      directory: options.directory,
+      serveSocket: options.serveSocket ?? false,
+    });
     // Idle, the worker does not keep the process up; a call in flight does (see send).
     worker.unref();
     let failure: Error | undefined;

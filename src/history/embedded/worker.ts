@@ -9,10 +9,13 @@ import { HistoryUnavailable } from '../../errors.js';
 import { createSqlHistory } from '../sql/queries.js';
 import type { HistoryStore } from '../store.js';
 import { openPglite, type OpenedPglite } from './pglite.js';
+import { Session, serveSocket, type ServedSocket } from './socket.js';
 
 /** What the owning thread hands the worker when it starts it. */
 export interface WorkerSetup {
   readonly directory: string;
+  /** Serve the database on a unix socket beside the folder (socket.ts), for commands while this process holds it. */
+  readonly serveSocket: boolean;
 }
 
 /** A store call: `open`, `close`, or a method of `HistoryStore` with its arguments. */
@@ -30,24 +33,34 @@ export type WorkerAnswer =
 
 const port = parentPort;
 if (!port) throw new Error('history/embedded/worker.ts runs only as a worker thread');
-const { directory } = workerData as WorkerSetup;
+const setup = workerData as WorkerSetup;
 
-let opened: Promise<{ pglite: OpenedPglite; store: HistoryStore }> | undefined;
-// One call at a time, in order: PGlite has one session.
-let queue: Promise<unknown> = Promise.resolve();
+let opened:
+  | Promise<{ pglite: OpenedPglite; store: HistoryStore; socket: ServedSocket | undefined }>
+  | undefined;
+// One call at a time, in order, and never during a socket client's exchange: PGlite has one session.
+const session = new Session();
 
 async function run(method: StoreMethod, args: readonly unknown[]): Promise<unknown> {
   if (method === 'close') {
     const open = opened;
     opened = undefined;
-    if (open) await (await open).store.close();
+    if (open) {
+      const { store, socket } = await open;
+      await socket?.close();
+      await store.close();
+    }
     return undefined;
   }
   if (!opened) {
     if (method !== 'open') throw new HistoryUnavailable('the embedded history is not open');
-    opened = openPglite(directory).then((pglite) => ({
+    opened = openPglite(setup.directory).then(async (pglite) => ({
       pglite,
       store: createSqlHistory('embedded', pglite.client),
+      // Without it (a path too long for a socket), commands say the folder is held, as before.
+      socket: setup.serveSocket
+        ? await serveSocket(pglite.db, setup.directory, session).catch(() => undefined)
+        : undefined,
     }));
     opened.catch(() => (opened = undefined));
   }
@@ -56,13 +69,13 @@ async function run(method: StoreMethod, args: readonly unknown[]): Promise<unkno
 }
 
 port.on('message', (request: WorkerRequest) => {
-  const done = queue.then(() => run(request.method, request.args));
-  queue = done.catch(() => undefined);
-  done.then(
-    (value) => port.postMessage({ id: request.id, value } satisfies WorkerAnswer),
-    (error: unknown) => {
-      const { name = 'Error', message = String(error) } = (error ?? {}) as Error;
-      port.postMessage({ id: request.id, error: { name, message } } satisfies WorkerAnswer);
-    },
-  );
+  session
+    .run(() => run(request.method, request.args))
+    .then(
+      (value) => port.postMessage({ id: request.id, value } satisfies WorkerAnswer),
+      (error: unknown) => {
+        const { name = 'Error', message = String(error) } = (error ?? {}) as Error;
+        port.postMessage({ id: request.id, error: { name, message } } satisfies WorkerAnswer);
+      },
+    );
 });
