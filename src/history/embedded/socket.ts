@@ -83,12 +83,15 @@ export async function serveSocket(
   });
   await chmod(file, 0o600);
   server.unref();
+  let closing: Promise<void> | undefined;
   return {
-    async close() {
-      for (const socket of clients) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await unlink(file).catch(() => undefined);
-    },
+    close: () =>
+      (closing ??= (async () => {
+        // A client holding the session lets it go as its connection closes (rolled back).
+        for (const socket of clients) socket.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+        await unlink(file).catch(() => undefined);
+      })()),
   };
 }
 

@@ -69,6 +69,12 @@ async function run(method: StoreMethod, args: readonly unknown[]): Promise<unkno
 }
 
 port.on('message', (request: WorkerRequest) => {
+  // Clients are cut off first, so the close does not wait for one holding the session.
+  if (request.method === 'close')
+    void opened?.then(
+      ({ socket }) => socket?.close(),
+      () => undefined,
+    );
   session
     .run(() => run(request.method, request.args))
     .then(
