@@ -130,6 +130,9 @@ async function main() {
     queueArguments: { 'x-queue-type': 'classic' },
     businessId: BUSINESS_ID,
     apiKey,
+    // The bench declares a classic queue (the baseline publishes to it as well); the service
+    // declares quorum queues unless told, and would refuse the classic one in its way.
+    queueArguments: { 'x-queue-type': 'classic' },
     nodeArgs: nodeArgs('service'),
   });
   const baseline = await startBaseline({

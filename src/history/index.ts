@@ -50,7 +50,7 @@ export function historyStore(source: HistorySource, log: Logger): HistoryStore {
         log.warn({ reason: error.message }, 'history: an idle PostgreSQL connection failed'),
     });
   }
-  return createEmbeddedHistory({ directory: historyDirectory(source) });
+  return createEmbeddedHistory({ directory: historyDirectory(source), serveSocket: true });
 }
 
 export const historyDirectory = (source: HistorySource) =>

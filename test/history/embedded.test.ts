@@ -1,7 +1,13 @@
+import { randomUUID } from 'node:crypto';
+import { statSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import type { Worker } from 'node:worker_threads';
+import { describe, expect, it, vi } from 'vitest';
 import { HistoryUnavailable } from '../../src/errors.js';
 import { createEmbeddedHistory } from '../../src/history/embedded/index.js';
+import { batchWrites } from '../../src/history/entries.js';
+import { createHistoryWriter } from '../../src/history/writer.js';
+import { createLogger } from '../../src/log.js';
 import { runCli } from '../support/cli-process.js';
 import { tempFolder } from '../support/temp.js';
 import { describeHistoryStore } from './store-contract.js';
@@ -36,20 +42,146 @@ describe('embedded history: one process per folder', () => {
   });
 });
 
+const accepted = (correlationId: string, reference = 'SO-CRASH') =>
+  batchWrites(
+    {
+      correlationId,
+      businessId: 'ACME',
+      source: { endpoint: '/api/v2/sales-orders' },
+      kind: 'sales-orders',
+      recordCount: 1,
+      outcome: 'accepted',
+      at: new Date(),
+    },
+    [{ first: 0, messageIds: [randomUUID()], references: [reference] }],
+  );
+
+describe('embedded history: its worker thread', () => {
+  it('a worker that dies defers the writes; a new worker on the same folder writes them', async () => {
+    const workers: Worker[] = [];
+    let endNext = false;
+    const store = createEmbeddedHistory({
+      directory: path.join(temp.dir, 'crash'),
+      onWorker: (worker) => {
+        workers.push(worker);
+        // The restarted worker dies at once too: its write is deferred, deterministically.
+        if (endNext) {
+          endNext = false;
+          void worker.terminate();
+        }
+      },
+    });
+    const counted = { deferred: 0, dropped: 0 };
+    const writer = createHistoryWriter({
+      store,
+      log: createLogger({ level: 'silent' }),
+      metrics: {
+        deferred: (rows) => (counted.deferred += rows),
+        dropped: (rows) => (counted.dropped += rows),
+      },
+      maxPendingRows: 1000,
+      flushMs: 10,
+      retryDelayMs: [20, 50],
+    });
+    try {
+      const [first, second] = [randomUUID(), randomUUID()];
+      writer.add(accepted(first));
+      await writer.flush();
+      expect(writer.reachable).toBe(true);
+      expect(workers).toHaveLength(1);
+
+      endNext = true;
+      await workers[0]!.terminate();
+      writer.add(accepted(second));
+      await writer.flush();
+      expect(writer.reachable).toBe(false);
+      expect(counted.deferred).toBe(2);
+
+      await vi.waitFor(() => expect(writer.reachable).toBe(true), {
+        timeout: 60_000,
+        interval: 50,
+      });
+      expect(writer.pendingRows).toBe(0);
+      expect(workers).toHaveLength(3);
+      const found = await store.records({ businessId: 'ACME' }, 'SO-CRASH');
+      expect(found.map((r) => r.batch.correlationId).sort()).toEqual([first, second].sort());
+      expect(counted.dropped).toBe(0);
+    } finally {
+      await writer.close();
+      await store.close();
+    }
+  }, 120_000);
+
+  it('answers a failure of the store typed, and a closed store starts no worker', async () => {
+    const workers: Worker[] = [];
+    const store = createEmbeddedHistory({
+      directory: path.join(temp.dir, 'typed'),
+      onWorker: (worker) => workers.push(worker),
+    });
+    await store.open();
+    // A constraint the database refuses is not an outage: a plain Error, not HistoryUnavailable.
+    const refused = store.write({
+      batches: [{ ...accepted('x').batches![0]!, id: 'not-a-uuid' }],
+    });
+    await expect(refused).rejects.toThrow(/uuid/);
+    await expect(refused).rejects.not.toBeInstanceOf(HistoryUnavailable);
+    await store.close();
+    await expect(store.records({ operator: true }, 'SO-1')).rejects.toThrow(HistoryUnavailable);
+    expect(workers).toHaveLength(1);
+  }, 60_000);
+});
+
 describe('lineage on an embedded history', () => {
-  it('says the history is held by the running process, and searches the journal and drops instead', async () => {
+  const env = (dataDirectory: string) => ({
+    INGEST_ENV: 'development',
+    INGEST_DATA_DIRECTORY: dataDirectory,
+    INGEST_HISTORY__ENABLED: 'true',
+    INGEST_PIPELINES_DIRECTORY: path.join(temp.dir, 'no-pipelines'),
+  });
+
+  it('reaches the history held by the running process through its socket, and finds the batch', async () => {
     const dataDirectory = path.join(temp.dir, 'served');
+    const directory = path.join(dataDirectory, 'history');
+    // As serve opens it (history/index.ts): the folder held, the socket served beside it.
+    const held = createEmbeddedHistory({ directory, serveSocket: true });
+    await held.open();
+    try {
+      const correlationId = randomUUID();
+      await held.write(accepted(correlationId, 'SO-HELD'));
+      const socket = statSync(path.join(`${directory}.socket`, '.s.PGSQL.5432'));
+      expect(socket.isSocket()).toBe(true);
+      expect(socket.mode & 0o777).toBe(0o600);
+      expect(statSync(`${directory}.socket`).mode & 0o777).toBe(0o700);
+
+      // Two commands at once, while this process keeps writing.
+      const writing = held.write(accepted(randomUUID(), 'SO-OTHER'));
+      const [first, second] = await Promise.all([
+        runCli(['lineage', 'SO-HELD', '--json'], { env: env(dataDirectory) }),
+        runCli(['lineage', 'SO-HELD', '--json'], { env: env(dataDirectory) }),
+      ]);
+      await writing;
+      for (const result of [first, second]) {
+        expect(result.stderr).toBe('');
+        expect(result.code).toBe(0);
+        expect(JSON.parse(result.stdout.split('\n')[0]!)).toMatchObject({
+          source: 'history',
+          reference: 'SO-HELD',
+          correlationId,
+        });
+      }
+      // The holder goes on writing and reading after the commands left.
+      expect(await held.records({ businessId: 'ACME' }, 'SO-OTHER')).toHaveLength(1);
+    } finally {
+      await held.close();
+    }
+  }, 120_000);
+
+  it('without a socket (a holder that serves none), says the history is held, and searches the journal and drops instead', async () => {
+    const dataDirectory = path.join(temp.dir, 'held-no-socket');
     const held = createEmbeddedHistory({ directory: path.join(dataDirectory, 'history') });
     await held.open();
     try {
-      const result = await runCli(['lineage', 'SO-HELD'], {
-        env: {
-          INGEST_ENV: 'development',
-          INGEST_DATA_DIRECTORY: dataDirectory,
-          INGEST_HISTORY__ENABLED: 'true',
-          INGEST_PIPELINES_DIRECTORY: path.join(temp.dir, 'no-pipelines'),
-        },
-      });
+      const result = await runCli(['lineage', 'SO-HELD'], { env: env(dataDirectory) });
       expect(result.stderr).toContain(
         `the history could not be searched: the embedded history ${path.join(dataDirectory, 'history')} is held by process ${process.pid}`,
       );

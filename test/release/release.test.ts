@@ -56,7 +56,13 @@ describe('npm start without dev dependencies (prestart: scripts/build.mjs --if-s
 
 describe('the release folder', () => {
   it('holds the built service, its config and production dependencies only', () => {
-    for (const part of ['dist/cli.js', 'config/default.yaml', 'package-lock.json'])
+    // The embedded history's worker thread is a file of its own, started by path.
+    for (const part of [
+      'dist/cli.js',
+      'dist/history/embedded/worker.js',
+      'config/default.yaml',
+      'package-lock.json',
+    ])
       expect(existsSync(path.join(release, part)), part).toBe(true);
     for (const dev of ['typescript', 'tsx', 'vitest', '@biomejs', 'src'])
       expect(
@@ -81,6 +87,10 @@ describe('the release folder', () => {
 
     it('answers /healthz 200 and accepts the demo batch (202), and stops on SIGTERM with 0', async () => {
       const elsewhere = path.join(temp.dir, 'elsewhere');
+      const config = temp.write(
+        'config.yaml',
+        `dataDirectory: ${elsewhere}\nhistory:\n  enabled: true\n`,
+      );
       child = spawn(process.execPath, [path.join(release, 'dist/cli.js'), 'serve'], {
         cwd: temp.dir,
         env: {
@@ -89,7 +99,7 @@ describe('the release folder', () => {
           PORT: '0',
           ADMIN_PORT: '0',
           HOST: '127.0.0.1',
-          INGEST_CONFIG: temp.write('config.yaml', `dataDirectory: ${elsewhere}\n`),
+          INGEST_CONFIG: config,
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -126,7 +136,22 @@ describe('the release folder', () => {
 
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
-    });
+
+      // The history was written by its worker thread (dist/history/embedded/worker.js) and is
+      // searched by lineage through it too.
+      const { stdout } = await promisify(execFile)(
+        process.execPath,
+        [path.join(release, 'dist/cli.js'), 'lineage', 'SO-2026-000187', '--json'],
+        {
+          cwd: temp.dir,
+          env: { PATH: process.env.PATH, HOME: process.env.HOME, INGEST_CONFIG: config },
+        },
+      );
+      expect(JSON.parse(stdout.split('\n')[0]!)).toMatchObject({
+        source: 'history',
+        businessId: 'DEMO',
+      });
+    }, 90_000);
   });
 
   it('validates a large CSV drop on two cores with its own worker thread file (run --once, embedded publisher)', async () => {

@@ -1,12 +1,13 @@
 /**
  * What `events resend` and `events recover` need besides the broker: the history, opened the
- * way `lineage` opens it (a store held by a running `serve` is one clear line, exit 2), and the
+ * way `lineage` opens it (through `serve`'s socket while it holds an embedded one), and the
  * configured webhook an `--endpoint` names, by its `id` or its URL.
  */
 import type { WebhookConfig } from '../../events/config.js';
 import { webhookEndpointId } from '../../events/subscriptions.js';
 import { HistoryUnavailable } from '../../errors.js';
-import { historyStore, type HistorySource } from '../../history/index.js';
+import { commandHistoryStore } from '../../history/command.js';
+import type { HistorySource } from '../../history/index.js';
 import type { HistoryStore } from '../../history/store.js';
 import { createLogger } from '../../log.js';
 import { CannotRead } from '../check-commands.js';
@@ -66,8 +67,9 @@ export function endpointTargets(
 
 /**
  * Runs `work` on the configured history, opened (its migrations applied) and closed after. Off,
- * or the sandbox: a usage error saying how to turn it on. Unreachable, or an embedded one held by
- * a running `serve` (one process per folder): `CannotRead` with the store's reason, exit 2.
+ * or the sandbox: a usage error saying how to turn it on. An embedded one held by a running
+ * `serve` is reached through its socket (history/command.ts). Unreachable: `CannotRead` with the
+ * store's reason, exit 2.
  */
 export async function withHistory<T>(
   source: HistorySource & { readonly environment: string },
@@ -84,7 +86,7 @@ export async function withHistory<T>(
       `events ${command} reads the history, which is off: turn it on with history.enabled: true (INGEST_HISTORY__ENABLED=true) in every instance; events received from then on can be resent`,
       'events',
     );
-  const store = historyStore(source, createLogger({ level: 'silent' }));
+  const store = commandHistoryStore(source, createLogger({ level: 'silent' }));
   try {
     await store.open();
     return await work(store);

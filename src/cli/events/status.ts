@@ -296,7 +296,7 @@ const LAST_ATTEMPTS = 5;
 /**
  * Adds what the history keeps to each configured endpoint, read with the business's scope when
  * one is asked for (no other business's rows are read). A history that cannot be opened or read
- * (the embedded one is held by the running worker) leaves the broker's and workers' view alone.
+ * leaves the broker's and workers' view alone.
  */
 async function addHistory(
   endpoints: readonly EndpointStatus[],

@@ -2,8 +2,7 @@
  * `events disable` / `events enable`: an operator's decision about one endpoint, told at once to
  * every worker consuming now (a word on the control exchange, events/control.ts) and kept in
  * the history for the workers that start later. Each worker that has the endpoint writes the
- * decision to the history too, so it is kept even when this command cannot open the history
- * (the embedded one is held by the running worker).
+ * decision to the history too, so it is kept even when this command cannot reach the history.
  */
 import { openBrokerConnection } from '../../broker/connection.js';
 import type { EventsConfig, WebhookConfig } from '../../events/config.js';

@@ -3,103 +3,169 @@
  * so `npm start` needs nothing installed and the SQL is the PostgreSQL adapter's own
  * (docs/decisions.md#the-history-store-pglite-embedded-postgresql-for-fleets).
  *
- * PGlite is not a server: one process at a time may hold its folder. A lock file beside it
- * (`<folder>.lock`, the holder's pid) makes a second instance on the same folder fail at once,
- * instead of two WASM databases writing the same files; a lock left by a dead process is taken
- * over. A fleet of instances shares PostgreSQL instead. The package loads with `open()`, so
- * commands that never open the history do not load it.
+ * PGlite runs in a worker thread (worker.ts): this thread only posts each call's rows and awaits
+ * the answer, so the WASM's CPU and its heap stay off the event loop that answers requests. The
+ * folder's lock (lock.ts) is this process's: a worker that dies (an uncaught error, terminated)
+ * fails the calls it had as `HistoryUnavailable`, so the writer keeps their rows, and the next
+ * call starts a new worker on the same folder, never a crash of the service.
  */
-import { mkdir, open as openFile, readFile, unlink } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
+import { Worker } from 'node:worker_threads';
 import { HistoryUnavailable } from '../../errors.js';
-import type { SqlClient, SqlQuery } from '../sql/client.js';
-import { createSqlHistory } from '../sql/queries.js';
 import type { HistoryStore } from '../store.js';
+import { releaseLock, takeLock } from './lock.js';
+import type { StoreMethod, WorkerAnswer, WorkerRequest, WorkerSetup } from './worker.js';
 
 export interface EmbeddedHistoryOptions {
   /** The database folder (made when missing); `<folder>.lock` is taken beside it. */
   readonly directory: string;
+  /**
+   * Serve the database on a unix socket beside the folder while open, so commands reach it
+   * while this process holds the folder (`serve` does; a command does not).
+   * @default false
+   */
+  readonly serveSocket?: boolean;
+  /** Told of each worker thread started (the tests end one to see the store recover). */
+  readonly onWorker?: (worker: Worker) => void;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
 }
 
 export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryStore {
-  let client: SqlClient | undefined;
   const lockFile = `${options.directory}.lock`;
-  const ready = (): SqlClient => {
-    if (!client) throw new HistoryUnavailable('the embedded history is not open');
-    return client;
-  };
-  const lazy: SqlClient = {
-    query: async (text, params) => ready().query(text, params),
-    exec: async (script) => ready().exec(script),
-    transaction: async (work) => ready().transaction(work),
-    async close() {
-      const open = client;
-      client = undefined;
-      if (!open) return;
-      await open.close();
-      await unlink(lockFile).catch(() => undefined);
-    },
-  };
-  const store = createSqlHistory('embedded', lazy);
+  const pending = new Map<number, Pending>();
+  let nextId = 0;
+  let held = false;
+  let current: { worker: Worker; opened: Promise<void> } | undefined;
+
+  function spawn(): Worker {
+    const worker = startWorker({
+      directory: options.directory,
+      serveSocket: options.serveSocket ?? false,
+    });
+    // Idle, the worker does not keep the process up; a call in flight does (see send).
+    worker.unref();
+    let failure: Error | undefined;
+    worker.on('message', (answer: WorkerAnswer) => {
+      const call = pending.get(answer.id);
+      if (!call) return;
+      pending.delete(answer.id);
+      if (pending.size === 0) worker.unref();
+      if ('error' in answer) call.reject(revive(answer.error));
+      else call.resolve(answer.value);
+    });
+    worker.on('error', (error) => (failure = error));
+    worker.on('exit', (code) => {
+      if (current?.worker === worker) current = undefined;
+      const reason = new HistoryUnavailable(
+        `the embedded history's worker thread ended (${failure ? failure.message : `exit code ${code}`}); a new one starts with the next write`,
+        failure,
+      );
+      for (const call of pending.values()) call.reject(reason);
+      pending.clear();
+    });
+    options.onWorker?.(worker);
+    return worker;
+  }
+
+  function send(worker: Worker, method: StoreMethod, args: readonly unknown[]): Promise<unknown> {
+    const id = nextId++;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      worker.ref();
+      worker.postMessage({ id, method, args } satisfies WorkerRequest);
+    });
+  }
+
+  /** The open worker, started (and its store opened) when there is none. */
+  function ready(): Promise<Worker> {
+    if (!current) {
+      const worker = spawn();
+      const opened = send(worker, 'open', []).then(() => undefined);
+      current = { worker, opened };
+      // A worker that could not open is ended; the next call starts another.
+      opened.catch(() => {
+        if (current?.worker === worker) current = undefined;
+        void worker.terminate();
+      });
+    }
+    const { worker, opened } = current;
+    return opened.then(() => worker);
+  }
+
+  const call =
+    (method: Exclude<StoreMethod, 'open' | 'close'>) =>
+    async (...args: unknown[]): Promise<never> => {
+      if (!held) throw new HistoryUnavailable('the embedded history is not open');
+      return (await send(await ready(), method, args)) as never;
+    };
+
   return {
-    ...store,
+    name: 'embedded',
     async open() {
-      if (!client) {
+      if (!held) {
         await mkdir(options.directory, { recursive: true });
         await takeLock(lockFile);
-        try {
-          client = await openPglite(options.directory);
-        } catch (error) {
-          await unlink(lockFile).catch(() => undefined);
-          throw error;
-        }
+        held = true;
       }
-      await store.open();
+      try {
+        const fresh = !current;
+        const worker = await ready();
+        // Opening again applies the migrations again, as on the other store.
+        if (!fresh) await send(worker, 'open', []);
+      } catch (error) {
+        if (!current) {
+          held = false;
+          await releaseLock(lockFile);
+        }
+        throw error;
+      }
+    },
+    write: call('write'),
+    batches: call('batches'),
+    records: call('records'),
+    listBatches: call('listBatches'),
+    eventsAbout: call('eventsAbout'),
+    undeliveredSince: call('undeliveredSince'),
+    endpointActivity: call('endpointActivity'),
+    event: call('event'),
+    attempts: call('attempts'),
+    endpointStates: call('endpointStates'),
+    prune: call('prune'),
+    async close() {
+      const open = current;
+      current = undefined;
+      if (open) {
+        await send(open.worker, 'close', []).catch(() => undefined);
+        await open.worker.terminate();
+      }
+      if (held) {
+        held = false;
+        await releaseLock(lockFile);
+      }
     },
   };
 }
 
-async function openPglite(directory: string): Promise<SqlClient> {
-  const { PGlite } = await import('@electric-sql/pglite');
-  const db = await PGlite.create(directory);
-  const on = (q: Pick<typeof db, 'query' | 'exec'>): SqlQuery => ({
-    query: async (text, params) =>
-      (await q.query(text, params ? [...params] : undefined)).rows as never,
-    exec: async (script) => void (await q.exec(script)),
-  });
-  return {
-    ...on(db),
-    transaction: (work) => db.transaction((tx) => work(on(tx))),
-    close: () => db.close(),
-  };
+/** An error from the worker as its type here: `HistoryUnavailable` stays one. */
+function revive({ name, message }: { name: string; message: string }): Error {
+  if (name === 'HistoryUnavailable') return new HistoryUnavailable(message);
+  const error = new Error(message);
+  error.name = name;
+  return error;
 }
 
-/** Takes `file` for this process, or refuses when a live process (this one included) holds it. */
-async function takeLock(file: string): Promise<void> {
-  for (let tries = 0; tries < 2; tries++) {
-    try {
-      const handle = await openFile(file, 'wx');
-      await handle.writeFile(String(process.pid));
-      await handle.close();
-      return;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
-    if (Number.isInteger(holder) && holder > 0 && alive(holder)) {
-      throw new HistoryUnavailable(
-        `the embedded history ${file.slice(0, -'.lock'.length)} is held by process ${holder}: one process at a time may open it (several instances share a PostgreSQL history instead, history.url)`,
-      );
-    }
-    await unlink(file).catch(() => undefined); // a dead holder's
-  }
-  throw new HistoryUnavailable(`could not take the lock ${file}`);
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/**
+ * The built service runs `worker.js`; from source (the tests, under tsx or vitest) the worker is
+ * the `.ts` file, which a new thread can only load with tsx's loader registered in it.
+ */
+function startWorker(setup: WorkerSetup): Worker {
+  const fromSource = import.meta.url.endsWith('.ts');
+  const entry = new URL(`./worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+  if (!fromSource) return new Worker(entry, { workerData: setup });
+  const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`;
+  return new Worker(boot, { workerData: setup, eval: true });
 }
