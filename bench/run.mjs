@@ -126,8 +126,6 @@ async function main() {
     amqpUrl: AMQP_URL,
     exchange: EXCHANGE,
     queue: QUEUE,
-    // The bench's queue is classic (broker.mjs), the baseline's too; the service's default is quorum.
-    queueArguments: { 'x-queue-type': 'classic' },
     businessId: BUSINESS_ID,
     apiKey,
     // The bench declares a classic queue (the baseline publishes to it as well); the service
