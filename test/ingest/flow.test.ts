@@ -287,7 +287,9 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
     expect(response.recordCount).toBe(records.length);
     expect([...first, ...rest]).toEqual(expected);
     expect((await real.topology.messages()).map((m) => m.properties.messageId)).toEqual(rest);
-  });
+    // Six chunks published twice to a quorum queue, each confirm after the broker's fsync: 15–30 s
+    // while the rest of the suite runs beside it.
+  }, 120_000);
 
   it('stopped in the validation pass: nothing published, nothing validated, the earlier point kept', async () => {
     const stop = new AbortController();
