@@ -16,6 +16,9 @@ export interface ParkedOptions {
   readonly endpoints: ReadonlySet<string>;
 }
 
+/** Messages looked at per retry queue at most: a command's memory stays bounded. */
+const MAX_LOOKED_AT = 1_000_000;
+
 const text = (value: unknown) =>
   Buffer.isBuffer(value) ? value.toString('utf8') : value === undefined ? '' : String(value);
 
@@ -50,8 +53,10 @@ async function parkedIn(
   channel.on('error', () => undefined);
   const ids: string[] = [];
   try {
-    const { messageCount } = await channel.checkQueue(queue);
-    for (let i = 0; i < messageCount; i++) {
+    await channel.checkQueue(queue);
+    // Until the queue has nothing more to give (each message is given once while unacknowledged),
+    // not up to `checkQueue`'s count: a quorum queue's count lags a message it just confirmed.
+    for (let i = 0; i < MAX_LOOKED_AT; i++) {
       const message = await channel.get(queue, { noAck: false });
       if (message === false) break;
       if (endpoints.has(text(message.properties.headers?.[ENDPOINT_HEADER])))
