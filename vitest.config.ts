@@ -52,10 +52,13 @@ export default defineConfig({
       {
         // Services run as a fleet — a three-node RabbitMQ cluster and a Redis Sentinel set — started
         // once per run and shared: apart, so that the inner loop stays fast. One file at a time,
-        // since every test kills or stops nodes of those shared sets.
+        // since every test kills or stops nodes of those shared sets; and after the other projects
+        // (groupOrder), so that three more brokers killed under load never compete with them for
+        // the two cores and the disk, and the gaps these tests measure are the fleet's own.
         extends: true,
         test: {
           name: 'fleet',
+          sequence: { groupOrder: 1 },
           include: [FLEET],
           globalSetup: [
             'test/setup/services.ts',

@@ -104,8 +104,32 @@ ensure_postgres() {
   log "PostgreSQL did not open 127.0.0.1:5432 within 60 s"; exit 1
 }
 
+# What makes every broker test fail at once, checked before the run rather than found in 100
+# timeouts: too little free disk (RabbitMQ blocks every publisher under its disk alarm, quorum
+# queues write each message to disk) or a resource alarm the broker already raised.
+MIN_FREE_MB=2048
+check_machine() {
+  local dir free
+  for dir in "${TMPDIR:-/tmp}" /var/lib/rabbitmq; do
+    [ -d "$dir" ] || continue
+    free=$(df -Pm "$dir" | awk 'NR==2 {print $4}')
+    if [ "$free" -lt "$MIN_FREE_MB" ]; then
+      log "only ${free} MB free under $dir (the suite needs ${MIN_FREE_MB} MB: quorum queues, test files, a RabbitMQ cluster)"
+      exit 1
+    fi
+  done
+  local alarms
+  alarms=$(as_root rabbitmq-diagnostics -q alarms 2>&1 || true)
+  if ! grep -q 'no alarms' <<<"$alarms"; then
+    log "RabbitMQ on 5672 reports a resource alarm (publishers are blocked): $alarms"
+    exit 1
+  fi
+  log "machine: load $(cut -d' ' -f1-3 /proc/loadavg), ${free} MB free, RabbitMQ without alarms"
+}
+
 ensure_rabbitmq
 ensure_rabbitmq_plugins
+check_machine
 ensure_redis
 ensure_sshd
 ensure_chromium
