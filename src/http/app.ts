@@ -13,6 +13,7 @@ import { LEGACY } from '../records/legacy/index.js';
 import type { HistoryStore } from '../history/store.js';
 import { mountApiDocs } from './docs.js';
 import { listBatchesHandler, oneBatchHandler } from './partner-batches.js';
+import { listEventsHandler } from './partner-events.js';
 import { recordHandler } from './partner-records.js';
 import { v2BatchHandler } from './v2.js';
 import { problemPage } from './problem-pages.js';
@@ -123,7 +124,7 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
     app.post(path, guard(v1BatchHandler(kind, converter, deps), headers));
     app.all(path, onlyMethods('POST', headers));
   }
-  // The partner API's reads: a business's own batches, from the history.
+  // The partner API's reads: a business's own batches, records and events, from the history.
   const reads = {
     admission: deps.admission,
     log: deps.log,
@@ -134,6 +135,7 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
     ['/api/v2/batches', listBatchesHandler(reads)],
     ['/api/v2/batches/:correlationId', oneBatchHandler(reads)],
     ['/api/v2/records/:kind/:key', recordHandler(reads)],
+    ['/api/v2/events', listEventsHandler(reads)],
   ] as const) {
     app.get(path, guard(handler));
     app.all(path, onlyMethods('GET'));
