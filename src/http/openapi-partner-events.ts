@@ -86,6 +86,95 @@ export function partnerEventSchemas(): Record<string, JsonSchema> {
       },
       example: EVENT_EXAMPLE,
     },
+    Webhook: {
+      type: 'object',
+      description:
+        'One of your webhook endpoints: as configured, with its state and last attempts (from the history, when kept). Never a secret.',
+      required: ['id', 'name', 'url', 'events', 'state'],
+      properties: {
+        id: {
+          type: 'string',
+          description: 'What `POST /api/v2/webhooks/{id}/test` and `?endpoint=` take.',
+        },
+        name: {
+          type: 'string',
+          description: 'Its configured id, or its URL: how attempts name it.',
+        },
+        url: { type: 'string', format: 'uri' },
+        events: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'The event types it takes (`*` within one part, `**` across parts).',
+        },
+        state: { type: 'string', enum: ['enabled', 'disabled'] },
+        disabledBy: {
+          type: 'string',
+          enum: ['gone', 'operator'],
+          description: '`gone`: it answered 410; `operator`: an operator disabled it.',
+        },
+        failingSince: { type: 'string', format: 'date-time' },
+        delivered: { type: 'integer', minimum: 0, description: 'Attempts delivered, as kept.' },
+        failed: { type: 'integer', minimum: 0, description: 'Attempts that did not deliver.' },
+        lastAttempts: {
+          type: 'array',
+          description: 'Newest first, 5 at most.',
+          items: {
+            allOf: [
+              ref('DeliveryAttempt'),
+              { type: 'object', properties: { eventId: { type: 'string' } } },
+            ],
+          },
+        },
+      },
+      example: {
+        id: '3f9a1c0d2b7e4a51',
+        name: 'erp-connector',
+        url: 'https://connector.acme.example/warehouse-events',
+        events: ['sales-order.*'],
+        state: 'enabled',
+        delivered: 41,
+        failed: 2,
+        lastAttempts: [
+          { eventId: 'evt-2026-03-02-0042', ...ATTEMPT_EXAMPLE, end: 'delivered', status: 200 },
+        ],
+      },
+    },
+    WebhookPage: {
+      type: 'object',
+      required: ['items'],
+      properties: { items: { type: 'array', items: ref('Webhook') } },
+    },
+    WebhookTest: {
+      type: 'object',
+      required: ['eventId', 'attempt'],
+      properties: {
+        eventId: { type: 'string', description: "The test event's id: its `webhook-id`." },
+        attempt: ref('DeliveryAttempt'),
+      },
+      example: {
+        eventId: 'test_9b2f0c1e-0d7a-4c8e-9f3e-2a6b5d4c3e21',
+        attempt: {
+          at: '2026-03-02T15:41:12.020Z',
+          endpoint: 'erp-connector',
+          end: 'delivered',
+          status: 204,
+          durationMs: 84,
+        },
+      },
+    },
+    Resent: {
+      type: 'object',
+      required: ['eventId', 'endpoints'],
+      properties: {
+        eventId: { type: 'string' },
+        endpoints: {
+          type: 'array',
+          items: { type: 'string' },
+          description: 'The endpoints (by name) it goes to.',
+        },
+      },
+      example: { eventId: 'evt-2026-03-02-0042', endpoints: ['erp-connector'] },
+    },
     EventPage: {
       type: 'object',
       required: ['items'],
@@ -131,6 +220,75 @@ export function partnerEventPaths(): Record<string, unknown> {
             'invalid-query',
           ]),
           '404': problem(404, 'this service keeps no history.', false, {}, ['not-found']),
+          ...readResponses(),
+        },
+      },
+    },
+    '/api/v2/events/{id}/resend': {
+      post: {
+        tags: [TAG],
+        operationId: 'resend-event',
+        summary: 'Send one of your events again',
+        description:
+          'Delivered or dead, the event goes to the delivery queue again with its original id (its `webhook-id`, so your receiver can deduplicate) and is signed afresh: to every endpoint of yours that takes its type now, or to the one `endpoint` names. `202` once the queue has it; its attempts appear in `GET /api/v2/events`.',
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1 } },
+          query('endpoint', 'Only this endpoint (its `id` from `GET /api/v2/webhooks`).', {
+            type: 'string',
+          }),
+        ],
+        responses: {
+          '202': { ...ok('Resent', 'In the delivery queue.') },
+          '400': problem(400, 'a query parameter is not one this route takes.', false, {}, [
+            'invalid-query',
+          ]),
+          '404': problem(
+            404,
+            "no event of yours has this id (another business's answers the same), no endpoint of yours has that id, or no history is kept.",
+            false,
+            {},
+            ['not-found'],
+          ),
+          '409': problem(409, 'none of your endpoints takes this event now.', false, {}, [
+            'no-subscriber',
+          ]),
+          ...readResponses(),
+        },
+      },
+    },
+    '/api/v2/webhooks': {
+      get: {
+        tags: [TAG],
+        operationId: 'list-webhooks',
+        summary: 'Your webhook endpoints, their state and last attempts',
+        responses: {
+          '200': ok('WebhookPage', 'Your endpoints.'),
+          '404': problem(404, 'this service delivers no events (no broker).', false, {}, [
+            'not-found',
+          ]),
+          ...readResponses(),
+        },
+      },
+    },
+    '/api/v2/webhooks/{id}/test': {
+      post: {
+        tags: [TAG],
+        operationId: 'test-webhook',
+        summary: 'Send a test event to one of your endpoints now',
+        description:
+          "A `webhook.test` event, signed like every other, sent now whatever the endpoint's state (a test is how a fix is checked); the answer is its attempt. Kept in the history like any event.",
+        parameters: [
+          { name: 'id', in: 'path', required: true, schema: { type: 'string', minLength: 1 } },
+        ],
+        responses: {
+          '200': ok('WebhookTest', 'The attempt, delivered or not.'),
+          '404': problem(
+            404,
+            "no endpoint of yours has this id (another business's answers the same), or no events are delivered.",
+            false,
+            {},
+            ['not-found'],
+          ),
           ...readResponses(),
         },
       },

@@ -2,13 +2,18 @@ import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { EVENT_ID, EVENT_TYPE } from '../events/event.js';
 import type { AttemptEntry, EventWithAttempts } from '../history/store.js';
+import { NotFound } from '../errors.js';
 import {
+  actionsOf,
+  decoded,
   encodeCursor,
   historyOf,
   listQuery,
+  type PartnerEventsDependencies,
   type PartnerReadDependencies,
   queryTime,
   readListQuery,
+  readQuery,
 } from './partner-reads.js';
 import { jsonResponse, requestContext } from './respond.js';
 
@@ -63,5 +68,38 @@ export function listEventsHandler(deps: PartnerReadDependencies) {
       context,
       deps.responseHeaders,
     );
+  };
+}
+
+const ResendQuery = z.strictObject({
+  endpoint: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("one endpoint's id (`GET /api/v2/webhooks`)"),
+});
+
+/**
+ * POST /api/v2/events/{id}/resend: one of the business's events, delivered or dead, sent again
+ * with its original id (so its `webhook-id`) and a fresh signature — to every endpoint of the
+ * business that takes its type now, or to the one `?endpoint=<id>` names. `202`: the delivery
+ * queue has it (confirmed); its attempts show in `GET /api/v2/events` as they are made.
+ */
+export function resendEventHandler(deps: PartnerEventsDependencies) {
+  return async (event: H3Event): Promise<Response> => {
+    const context = requestContext(event, deps.log);
+    const businessId = await deps.admission.admit(event, context);
+    const { endpoint } = readQuery(event, ResendQuery);
+    const id = decoded(event.context.params?.id ?? '');
+    const actions = actionsOf(deps);
+    const found = await historyOf(deps).event({ businessId }, id);
+    if (!found)
+      throw new NotFound({
+        detail: `No event of yours has id ${JSON.stringify(id.slice(0, 100))} in the history.`,
+      });
+    const endpoints = await actions.resend(found, endpoint);
+    context.log.info({ eventId: id, endpoints }, 'partner API: event sent again');
+    return jsonResponse(202, { eventId: id, endpoints }, context, deps.responseHeaders);
   };
 }

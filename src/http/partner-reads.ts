@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { InvalidQuery, NotFound } from '../errors.js';
+import type { EventActions } from '../events/actions.js';
 import type { HistoryStore } from '../history/store.js';
 import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';
@@ -17,6 +18,18 @@ export interface PartnerReadDependencies {
   /** The history's reads; undefined when it is off (`history.enabled: false`, the sandbox). */
   readonly history?: HistoryStore;
   readonly responseHeaders: Record<string, string>;
+}
+
+export interface PartnerEventsDependencies extends PartnerReadDependencies {
+  /** The events worker's actions; undefined without a broker (no events are delivered). */
+  readonly events?: EventActions;
+}
+
+export function actionsOf(deps: PartnerEventsDependencies): EventActions {
+  if (deps.events) return deps.events;
+  throw new NotFound({
+    detail: 'This service delivers no events (it has no broker), so it has no webhooks to show.',
+  });
 }
 
 export const PAGE_DEFAULT = 25;
@@ -68,23 +81,31 @@ export function decodeCursor(
  * A list's query: its filters as `schema` reads them (strict: an unknown parameter is named), its
  * page size, and where the page starts. Bad input is an `InvalidQuery` naming each parameter.
  */
+/** A route's query parameters as `schema` reads them; bad input is an `InvalidQuery` naming each. */
+export function readQuery<Query extends z.ZodType>(event: H3Event, query: Query): z.output<Query> {
+  const params = Object.fromEntries(new URL(event.req.url).searchParams);
+  const parsed = query.safeParse(params);
+  if (parsed.success) return parsed.data;
+  throw new InvalidQuery({
+    detail: 'A query parameter is not one this route takes; `errors` names each.',
+    errors: parsed.error.issues.map((issue) => ({
+      path:
+        issue.path.join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : ''),
+      message: issue.code === 'unrecognized_keys' ? 'Unknown parameter' : issue.message,
+    })),
+  });
+}
+
+/**
+ * A list's query: its filters as `query` reads them (strict: an unknown parameter is named), its
+ * page size, and where the page starts (`validId` checks the cursor's id part).
+ */
 export function readListQuery<Query extends z.ZodType<Paged>>(
   event: H3Event,
   query: Query,
   validId: (id: string) => boolean,
 ): { filter: Omit<z.output<Query>, keyof Paged>; limit: number; after?: PageCursor } {
-  const params = Object.fromEntries(new URL(event.req.url).searchParams);
-  const parsed = query.safeParse(params);
-  if (!parsed.success)
-    throw new InvalidQuery({
-      detail: 'A query parameter is not one this list takes; `errors` names each.',
-      errors: parsed.error.issues.map((issue) => ({
-        path:
-          issue.path.join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : ''),
-        message: issue.code === 'unrecognized_keys' ? 'Unknown parameter' : issue.message,
-      })),
-    });
-  const { cursor, limit, ...filter } = parsed.data;
+  const { cursor, limit, ...filter } = readQuery(event, query);
   const after = cursor === undefined ? undefined : decodeCursor(cursor, validId);
   if (cursor !== undefined && !after)
     throw new InvalidQuery({
