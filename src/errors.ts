@@ -113,6 +113,12 @@ export class NotFound extends IngestError {
   readonly status = 404;
 }
 
+/** A resend asked for an event none of the business's endpoints takes now: nothing was sent. */
+export class NoSubscriber extends IngestError {
+  readonly code = 'no-subscriber';
+  readonly status = 409;
+}
+
 export class MethodNotAllowed extends IngestError {
   readonly code = 'method-not-allowed';
   readonly status = 405;

@@ -84,11 +84,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const history = openHistory(config, log, metrics.registry);
   // Scratch files a killed process of this host left (a large CSV body's spooled records, a drop's copy).
   await sweepAbandoned(spoolDirectory(config));
+  // Made before the HTTP app (which offers its actions to partners), started once it listens.
+  const events = openEvents(config, endpoints, log, metrics.registry, stores, history);
   const { app, admin, authenticator } = buildHttpApp(config, publisher, log, {
     metrics,
     drops: stores,
     lineage,
     ...(history && { history: history.writer, historyStore: history.store }),
+    ...(events && { events: events.actions }),
     sharedState,
     stopping: () => stopping !== undefined,
     onboarding: () => onboarding,
@@ -97,7 +100,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   try {
     server = createHttpServer(app, { ...config.http, listener: 'public' }, { log, metrics });
   } catch (error) {
-    await Promise.allSettled([publisher.close(), sharedState.close()]);
+    await Promise.allSettled([events?.close(), publisher.close(), sharedState.close()]);
     throw error;
   }
   // The admin listener stays plain HTTP on loopback, whatever the partner-facing port serves.
@@ -128,10 +131,9 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     url = await listen(server, config.http.host, config.http.port);
     adminUrl = await listen(adminServer, config.admin.host, config.admin.port);
   } catch (error) {
-    await closeAll();
+    await Promise.allSettled([events?.close(), closeAll()]);
     throw error;
   }
-  const events = openEvents(config, endpoints, log, metrics.registry, stores, history);
   try {
     await events?.start();
   } catch (error) {

@@ -109,7 +109,8 @@ export type DeliveryOutcome = (typeof DELIVERY_OUTCOMES)[number];
  * `rejected` (the destination can never take this event: a header or name it cannot carry);
  * `aborted` (the receiver answered `webhook-delivery: abort-message`: no more attempts of this event).
  */
-export type AttemptEnd = 'delivered' | 'failed' | 'gone' | 'rejected' | 'aborted';
+export const ATTEMPT_ENDS = ['delivered', 'failed', 'gone', 'rejected', 'aborted'] as const;
+export type AttemptEnd = (typeof ATTEMPT_ENDS)[number];
 
 /** How a destination's endpoint looks to this worker: `failing` (its last attempt failed), `backed-off` (cooling down), `disabled` (410). */
 export type EndpointCondition = 'failing' | 'backed-off' | 'disabled';

@@ -19,6 +19,7 @@ import {
 import type { Resolver } from './destinations/webhook/ssrf.js';
 import { destinationsByBusiness, type Destination } from './destinations/index.js';
 import type { Endpoint } from './subscriptions.js';
+import { createEventActions, type EventActions } from './actions.js';
 import { historyRecord } from './record.js';
 import { applyDecision, fromWord, loadEndpointStates, type EventsHistory } from './shared-state.js';
 import { assertEventsTopology, eventsTopology } from './topology.js';
@@ -60,6 +61,8 @@ export interface EventsConsumer {
    * matched against these; an event being delivered keeps the endpoints it was matched with.
    */
   setWebhooks(webhooks: ReadonlyMap<string, readonly Endpoint[]>): void;
+  /** What the partner API asks of this worker: endpoints, resend, test (actions.ts). */
+  readonly actions: EventActions;
 }
 
 const OWN_HEADERS = [
@@ -189,6 +192,15 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
       // the channel closed under us; the reconnect sets a new one
     }
   };
+  let webhooks = options.webhooks;
+  let publishing: ConfirmedChannel | undefined;
+  const actions = createEventActions({
+    queue: topology.queue,
+    publishing: () => (kept?.current ? publishing : undefined),
+    webhooks: () => webhooks,
+    deliverer,
+    ...(context.record && { record: context.record }),
+  });
   const reporting = setInterval(report, identity.intervalMs);
   reporting.unref();
 
@@ -227,6 +239,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
       await (statesLoaded ??= loadEndpointStates(context, options.history, () => closed));
     await consuming.prefetch(options.events.prefetch);
     const parking = confirmedChannel(confirms, '', PARK_CONFIRM_TIMEOUT_MS);
+    publishing = parking;
     const { consumerTag } = await consuming.consume(topology.queue, (message) => {
       if (!message) return; // cancelled by the broker (queue deleted): the channel close reconnects
       const work = (async () => {
@@ -293,8 +306,10 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
       await kept?.close();
       await deliverer.close();
     },
-    setWebhooks(webhooks) {
-      context.endpoints = destinationsByBusiness(webhooks, options.files ?? [], deliverer);
+    setWebhooks(resolved) {
+      webhooks = resolved;
+      context.endpoints = destinationsByBusiness(resolved, options.files ?? [], deliverer);
     },
+    actions,
   };
 }

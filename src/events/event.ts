@@ -33,9 +33,9 @@ export type ParsedEvent =
   | { readonly ok: true; readonly event: WarehouseEvent }
   | { readonly ok: false; readonly reason: MalformedReason; readonly detail: string };
 
-const EVENT_TYPE = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$/i;
+export const EVENT_TYPE = /^[a-z0-9][a-z0-9-]*(\.[a-z0-9][a-z0-9-]*)+$/i;
 /** The id becomes the `webhook-id` header and part of a file name: visible ASCII, bounded. */
-const EVENT_ID = /^[\x21-\x7e]{1,256}$/;
+export const EVENT_ID = /^[\x21-\x7e]{1,256}$/;
 /** Seconds of 9999-12-31T23:59:59Z: a larger "seconds" value is milli- or microseconds. */
 const LAST_SECOND = 253_402_300_799;
 

@@ -47,6 +47,28 @@ export function endpointStateEntry(
   };
 }
 
+/** The row of one attempt: how it ended, never a request header or a signature. */
+export function attemptEntry(
+  endpoint: Pick<Destination, 'name'>,
+  event: Pick<WarehouseEvent, 'id' | 'businessId'>,
+  at: Date,
+  durationMs: number,
+  result: AttemptResult,
+): AttemptEntry {
+  return {
+    id: randomUUID(),
+    eventId: event.id,
+    businessId: event.businessId,
+    endpoint: endpoint.name,
+    at,
+    end: result.outcome,
+    durationMs,
+    ...('status' in result && result.status !== undefined && { status: result.status }),
+    ...('excerpt' in result && result.excerpt && { responseExcerpt: result.excerpt }),
+    ...('reason' in result && { error: result.reason }),
+  };
+}
+
 /** Whether the change is one the history keeps (not a failure counted in a run already failing). */
 function matters(before: EndpointState, after: EndpointState): boolean {
   return (
@@ -76,19 +98,7 @@ export function historyRecord(sink: HistorySink): EventsRecord {
       });
     },
     attempted(endpoint, event, at, durationMs, result) {
-      const attempt: AttemptEntry = {
-        id: randomUUID(),
-        eventId: event.id,
-        businessId: event.businessId,
-        endpoint: endpoint.name,
-        at,
-        end: result.outcome,
-        durationMs,
-        ...('status' in result && result.status !== undefined && { status: result.status }),
-        ...('excerpt' in result && result.excerpt && { responseExcerpt: result.excerpt }),
-        ...('reason' in result && { error: result.reason }),
-      };
-      sink.add({ attempts: [attempt] });
+      sink.add({ attempts: [attemptEntry(endpoint, event, at, durationMs, result)] });
     },
     changed(endpoint, before, after) {
       // Stamped now, not with the decision's time: this worker's rows are then in order, so a

@@ -35,6 +35,8 @@ export interface Endpoint {
   readonly host: string;
   readonly keys: readonly SigningKey[];
   readonly allowPrivateNetwork: boolean;
+  /** The event type patterns as configured (`events`), shown to the business. */
+  readonly patterns: readonly string[];
   readonly matches: (type: string) => boolean;
 }
 
@@ -255,6 +257,7 @@ function resolveWebhook(
     host: url.host,
     keys,
     allowPrivateNetwork: webhook.allowPrivateNetwork || config.environment !== 'production',
+    patterns: [...webhook.events],
     matches: (type) => matchers.some((match) => match(type)),
   };
 }

@@ -55,6 +55,7 @@ export function commandHistoryStore(source: HistorySource, log: Logger): History
     batches: via('batches'),
     records: via('records'),
     listBatches: via('listBatches'),
+    listEvents: via('listEvents'),
     eventsAbout: via('eventsAbout'),
     undeliveredSince: via('undeliveredSince'),
     endpointActivity: via('endpointActivity'),

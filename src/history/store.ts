@@ -93,6 +93,9 @@ export interface EndpointStateEntry {
   readonly updatedAt: Date;
 }
 
+/** Attempts a list of events shows per event at most: an event retried for days stays one small item. */
+export const ATTEMPTS_PER_EVENT = 50;
+
 /** Characters of an answer's body kept per attempt. */
 export const RESPONSE_EXCERPT_CHARS = 1024;
 
@@ -157,6 +160,32 @@ export interface BatchPage {
   readonly next?: BatchCursor;
 }
 
+/** What a list of events is narrowed to; every field optional. */
+export interface EventFilter {
+  readonly type?: string;
+  /** Received at or after. */
+  readonly since?: Date;
+  /** Received before. */
+  readonly until?: Date;
+}
+
+/** Where a page of events ends: the next page starts after it (newest first, by receipt). */
+export interface EventCursor {
+  readonly at: Date;
+  readonly id: string;
+}
+
+/** An event as a list shows it: with its delivery attempts, oldest first. */
+export interface EventWithAttempts extends EventEntry {
+  readonly attempts: readonly AttemptEntry[];
+}
+
+export interface EventPage {
+  readonly items: readonly EventWithAttempts[];
+  /** Absent on the last page. */
+  readonly next?: EventCursor;
+}
+
 /** The tables that are pruned, each after its own number of days. Endpoint state is current state, never pruned. */
 export const PRUNED_TABLES = ['batches', 'records', 'events', 'attempts'] as const;
 export type PrunedTable = (typeof PRUNED_TABLES)[number];
@@ -185,6 +214,12 @@ export interface HistoryStore {
     filter: BatchFilter,
     page: { readonly limit: number; readonly after?: BatchCursor },
   ): Promise<BatchPage>;
+  /** Events newest first (by receipt) with their attempts, `limit` at most, after `after`. */
+  listEvents(
+    scope: Scope,
+    filter: EventFilter,
+    page: { readonly limit: number; readonly after?: EventCursor },
+  ): Promise<EventPage>;
   event(scope: Scope, id: string): Promise<EventEntry | undefined>;
   /** The events that answer any of these records (by message id), oldest first, 100 at most. */
   eventsAbout(scope: Scope, messageIds: readonly string[]): Promise<EventEntry[]>;

@@ -10,9 +10,12 @@ import {
 import type { RequestObservation } from '../metrics.js';
 import { KINDS } from '../records/index.js';
 import { LEGACY } from '../records/legacy/index.js';
+import type { EventActions } from '../events/actions.js';
 import type { HistoryStore } from '../history/store.js';
 import { mountApiDocs } from './docs.js';
 import { listBatchesHandler, oneBatchHandler } from './partner-batches.js';
+import { listEventsHandler, resendEventHandler } from './partner-events.js';
+import { listWebhooksHandler, testWebhookHandler } from './partner-webhooks.js';
 import { recordHandler } from './partner-records.js';
 import { v2BatchHandler } from './v2.js';
 import { problemPage } from './problem-pages.js';
@@ -38,6 +41,8 @@ export interface HttpAppDependencies extends V1Dependencies {
   readonly apiDocs?: boolean;
   /** The history's reads, for the partner API (`GET /api/v2/batches`…). @default none: those answer 404 */
   readonly historyStore?: HistoryStore;
+  /** The events worker's actions (webhooks, test, resend). @default none: those answer 404 */
+  readonly events?: EventActions;
 }
 
 /** Where the time of a request starts when nothing made its `RequestContext` (docs, assets). */
@@ -123,20 +128,31 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
     app.post(path, guard(v1BatchHandler(kind, converter, deps), headers));
     app.all(path, onlyMethods('POST', headers));
   }
-  // The partner API's reads: a business's own batches, from the history.
+  // The partner API's reads: a business's own batches, records, events and endpoints.
   const reads = {
     admission: deps.admission,
     log: deps.log,
     responseHeaders: extra,
     ...(deps.historyStore && { history: deps.historyStore }),
+    ...(deps.events && { events: deps.events }),
   };
   for (const [path, handler] of [
     ['/api/v2/batches', listBatchesHandler(reads)],
     ['/api/v2/batches/:correlationId', oneBatchHandler(reads)],
     ['/api/v2/records/:kind/:key', recordHandler(reads)],
+    ['/api/v2/events', listEventsHandler(reads)],
+    ['/api/v2/webhooks', listWebhooksHandler(reads)],
   ] as const) {
     app.get(path, guard(handler));
     app.all(path, onlyMethods('GET'));
+  }
+  // The partner API's two actions: an event sent again, a test event to one endpoint.
+  for (const [path, handler] of [
+    ['/api/v2/events/:id/resend', resendEventHandler(reads)],
+    ['/api/v2/webhooks/:id/test', testWebhookHandler(reads)],
+  ] as const) {
+    app.post(path, guard(handler));
+    app.all(path, onlyMethods('POST'));
   }
 
   const stock = '/api/v1/customer/:accountId/stock';

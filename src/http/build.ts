@@ -28,6 +28,7 @@ import { createRateLimiter } from './rate-limit.js';
 import { mountApiDocs } from './docs.js';
 import { createMemoryState } from '../http-state/memory.js';
 import type { SharedState } from '../http-state/state.js';
+import type { EventActions } from '../events/actions.js';
 import type { HistoryStore } from '../history/store.js';
 import type { HistoryWriter } from '../history/writer.js';
 
@@ -42,6 +43,8 @@ export interface HttpAppParts {
   readonly history?: HistoryWriter;
   /** The history's reads (the partner API). @default none */
   readonly historyStore?: HistoryStore;
+  /** The events worker's actions (the partner API's webhooks and resend). @default none */
+  readonly events?: EventActions;
   /** True once the service is stopping: new requests are answered 503. @default never */
   readonly stopping?: () => boolean;
   /** Idempotency records, rate-limit buckets, failed logins. @default in memory (`openSharedState` opens the configured one) */
@@ -117,6 +120,7 @@ export function buildHttpApp(
     ...(lineage && { lineage }),
     ...(parts.history && { history: parts.history }),
     ...(parts.historyStore && { historyStore: parts.historyStore }),
+    ...(parts.events && { events: parts.events }),
     spoolFile: () => path.join(spoolDirectory(config), `${SPOOL_OWNER}${randomUUID()}.messages`),
   });
   const admin = createAdminApp({

@@ -8,8 +8,8 @@ import type { JsonSchema } from './openapi-schemas.js';
  * The partner API's reads in the OpenAPI document (partner-batches.ts): a business's own
  * batches from the history, with their schemas and examples.
  */
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const TAG = 'Partner API (history)';
+export const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+export const TAG = 'Partner API (history)';
 
 const EXAMPLE = {
   correlationId: 'order-import-2026-03-02-0001',
@@ -170,7 +170,7 @@ export function partnerSchemas(): Record<string, JsonSchema> {
   };
 }
 
-const query = (name: string, description: string, schema: Record<string, unknown>) => ({
+export const query = (name: string, description: string, schema: Record<string, unknown>) => ({
   name,
   in: 'query',
   required: false,
@@ -178,9 +178,10 @@ const query = (name: string, description: string, schema: Record<string, unknown
   schema,
 });
 
-export function partnerPaths(): Record<string, unknown> {
+/** The answers every partner read shares: credentials, rate limit, the history unreadable. */
+export function readResponses(): Record<string, unknown> {
   const { '401': unauthorized, '429': tooMany } = batchResponses(false);
-  const reads = {
+  return {
     '401': unauthorized,
     '429': tooMany,
     '503': problem(
@@ -191,11 +192,28 @@ export function partnerPaths(): Record<string, unknown> {
       ['history-unavailable', 'shutting-down'],
     ),
   };
-  const ok = (schema: string, description: string) => ({
-    description,
-    headers: { 'x-correlation-id': { $ref: '#/components/headers/CorrelationId' } },
-    content: { 'application/json': { schema: ref(schema) } },
-  });
+}
+
+/** A `200` with a JSON body of schema `schema`. */
+export const ok = (schema: string, description: string) => ({
+  description,
+  headers: { 'x-correlation-id': { $ref: '#/components/headers/CorrelationId' } },
+  content: { 'application/json': { schema: ref(schema) } },
+});
+
+/** `limit` and `cursor`, which every list takes. */
+export const pageParameters = (items: string) => [
+  query('limit', `${items} per page.`, {
+    type: 'integer',
+    minimum: 1,
+    maximum: 100,
+    default: 25,
+  }),
+  query('cursor', '`next` of the previous page, as it was given.', { type: 'string' }),
+];
+
+export function partnerPaths(): Record<string, unknown> {
+  const reads = readResponses();
   return {
     '/api/v2/batches': {
       get: {
@@ -225,13 +243,7 @@ export function partnerPaths(): Record<string, unknown> {
             type: 'string',
             maxLength: 512,
           }),
-          query('limit', 'Batches per page.', {
-            type: 'integer',
-            minimum: 1,
-            maximum: 100,
-            default: 25,
-          }),
-          query('cursor', '`next` of the previous page, as it was given.', { type: 'string' }),
+          ...pageParameters('Batches'),
         ],
         responses: {
           '200': ok('BatchPage', 'A page of batches.'),
@@ -243,7 +255,7 @@ export function partnerPaths(): Record<string, unknown> {
         },
       },
     },
-    '/api/v2/records/{kind}/{key}': recordPath(ok, reads),
+    '/api/v2/records/{kind}/{key}': recordPath(reads),
     '/api/v2/batches/{correlationId}': {
       get: {
         tags: [TAG],
@@ -275,10 +287,7 @@ export function partnerPaths(): Record<string, unknown> {
 }
 
 /** GET /api/v2/records/{kind}/{key} (partner-records.ts). */
-function recordPath(
-  ok: (schema: string, description: string) => unknown,
-  reads: Record<string, unknown>,
-) {
+function recordPath(reads: Record<string, unknown>) {
   return {
     get: {
       tags: [TAG],

@@ -13,6 +13,7 @@ import {
 import { batchResponses, HEADERS, openResponses, PARAMETERS } from './openapi-responses.js';
 import { requestExamples } from './openapi-examples.js';
 import { PARTNER_TAG, partnerPaths, partnerSchemas } from './openapi-partner.js';
+import { partnerEventPaths, partnerEventSchemas } from './openapi-partner-events.js';
 import { WEBHOOK_PARAMETERS, webhookSchemas, webhooks } from './openapi-webhooks.js';
 
 /**
@@ -311,7 +312,7 @@ export function openApiDocument(options: OpenApiOptions = {}): Record<string, un
           "What the service sends to a business's endpoint, one webhook per event type of the event catalog (Standard Webhooks).",
       },
     ],
-    paths: { ...paths(), ...partnerPaths() },
+    paths: { ...paths(), ...partnerPaths(), ...partnerEventPaths() },
     webhooks: webhooks(),
     components: {
       securitySchemes: {
@@ -323,7 +324,12 @@ export function openApiDocument(options: OpenApiOptions = {}): Record<string, un
       },
       parameters: { ...PARAMETERS, ...WEBHOOK_PARAMETERS },
       headers: HEADERS,
-      schemas: { ...schemas(), ...partnerSchemas(), ...webhookSchemas() },
+      schemas: {
+        ...schemas(),
+        ...partnerSchemas(),
+        ...partnerEventSchemas(),
+        ...webhookSchemas(),
+      },
     },
   };
 }

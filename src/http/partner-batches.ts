@@ -1,86 +1,40 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
-import { InvalidQuery, NotFound } from '../errors.js';
-import type { BatchCursor, BatchEntry, HistoryStore } from '../history/store.js';
-import type { Logger } from '../log.js';
+import { NotFound } from '../errors.js';
+import type { BatchEntry } from '../history/store.js';
 import { KIND_NAMES } from '../records/kind.js';
 import { HISTORY_BATCH_OUTCOMES, type HistoryBatchOutcome } from '../vocabulary.js';
-import type { Admission } from './admission.js';
+import {
+  decoded,
+  encodeCursor,
+  historyOf,
+  listQuery,
+  type PartnerReadDependencies,
+  queryTime,
+  readListQuery,
+} from './partner-reads.js';
 import { jsonResponse, requestContext } from './respond.js';
 
 /**
  * The partner API's reads of a business's own batches, from the history: what a `202`, a `400`
  * or a receipt said, found again later by the business itself. Same credentials, rate limits and
- * problem details as the batch endpoints; every read is scoped to the authenticated business, so
- * another business's correlation id answers 404 exactly as an unknown one does.
+ * problem details as the batch endpoints (partner-reads.ts).
  */
-export interface PartnerReadDependencies {
-  readonly admission: Admission;
-  readonly log: Logger;
-  /** The history's reads; undefined when it is off (`history.enabled: false`, the sandbox). */
-  readonly history?: HistoryStore;
-  readonly responseHeaders: Record<string, string>;
-}
 
 /** Message ids a batch's answer lists at most: a million-record file's answer stays small. */
 export const MESSAGE_IDS_SHOWN = 1000;
 
-const PAGE_DEFAULT = 25;
-const PAGE_MAX = 100;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-const time = z.iso
-  .datetime({ offset: true })
-  .transform((text) => new Date(text))
-  .describe('an ISO 8601 date-time with a zone');
-
-const ListQuery = z.strictObject({
-  since: time.optional(),
-  until: time.optional(),
+const BatchQuery = listQuery({
+  since: queryTime.optional(),
+  until: queryTime.optional(),
   outcome: z
     .enum(HISTORY_BATCH_OUTCOMES as [HistoryBatchOutcome, ...HistoryBatchOutcome[]])
     .optional(),
   kind: z.enum(KIND_NAMES).optional(),
   source: z.string().min(1).max(512).optional(),
-  limit: z.coerce.number().int().min(1).max(PAGE_MAX).default(PAGE_DEFAULT),
-  cursor: z.string().max(200).optional(),
 });
-
-/** A cursor is the last batch of a page, opaque to the client: `base64url(<at ms>.<id>)`. */
-export function encodeCursor(cursor: BatchCursor): string {
-  return Buffer.from(`${cursor.at.getTime()}.${cursor.id}`).toString('base64url');
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-export function decodeCursor(text: string): BatchCursor | undefined {
-  const [ms, id, extra] = Buffer.from(text, 'base64url').toString('latin1').split('.');
-  const at = new Date(Number(ms));
-  if (extra !== undefined || !id || !UUID.test(id) || !/^\d+$/.test(ms ?? '')) return undefined;
-  return Number.isNaN(at.getTime()) ? undefined : { at, id };
-}
-
-function parseQuery(event: H3Event) {
-  const params = Object.fromEntries(new URL(event.req.url).searchParams);
-  const parsed = ListQuery.safeParse(params);
-  if (!parsed.success)
-    throw new InvalidQuery({
-      detail: 'A query parameter is not one this list takes; `errors` names each.',
-      errors: parsed.error.issues.map((issue) => ({
-        path:
-          issue.path.join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : ''),
-        message: issue.code === 'unrecognized_keys' ? 'Unknown parameter' : issue.message,
-      })),
-    });
-  const { cursor, limit, ...filter } = parsed.data;
-  const after = cursor === undefined ? undefined : decodeCursor(cursor);
-  if (cursor !== undefined && !after)
-    throw new InvalidQuery({
-      detail:
-        'The cursor is not one this service gave: pass `next` from the previous page as it is.',
-      errors: [{ path: 'cursor', message: 'Unknown cursor' }],
-    });
-  return { filter, limit, after };
-}
 
 /** A batch as the API shows it: what it answered, never which instance or row it was. */
 function batchView(batch: BatchEntry) {
@@ -96,29 +50,12 @@ function batchView(batch: BatchEntry) {
   };
 }
 
-/** The router gives path segments as sent (percent-encoded); a malformed escape finds nothing. */
-export function decoded(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
-}
-
-export function historyOf(deps: PartnerReadDependencies): HistoryStore {
-  if (deps.history) return deps.history;
-  throw new NotFound({
-    detail:
-      'This service keeps no history (`history.enabled` is false), so it has no batches to show.',
-  });
-}
-
 /** GET /api/v2/batches: the business's batches, newest first, a page at a time. */
 export function listBatchesHandler(deps: PartnerReadDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
-    const { filter, limit, after } = parseQuery(event);
+    const { filter, limit, after } = readListQuery(event, BatchQuery, (id) => UUID.test(id));
     const page = await historyOf(deps).listBatches({ businessId }, filter, {
       limit,
       ...(after && { after }),

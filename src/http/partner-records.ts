@@ -2,7 +2,7 @@ import type { H3Event } from 'h3';
 import { NotFound } from '../errors.js';
 import type { EventEntry, RecordRow } from '../history/store.js';
 import { KIND_NAMES } from '../records/kind.js';
-import { decoded, historyOf, type PartnerReadDependencies } from './partner-batches.js';
+import { decoded, historyOf, type PartnerReadDependencies } from './partner-reads.js';
 import { jsonResponse, requestContext } from './respond.js';
 
 /**

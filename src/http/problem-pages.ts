@@ -52,6 +52,11 @@ export const PROBLEM_TYPES: Readonly<Record<string, { status: number; meaning: s
     meaning:
       'A request with this `Idempotency-Key` is still being processed. Retry after `Retry-After` seconds: you will get its answer.',
   },
+  'no-subscriber': {
+    status: 409,
+    meaning:
+      'None of your webhook endpoints takes events of this type now (their `events` filters), so the resend sent nothing. Name one endpoint with `endpoint` to send it there anyway.',
+  },
   'payload-too-large': {
     status: 413,
     meaning:

@@ -47,6 +47,7 @@ describe('the event catalog', () => {
       'return-goods.received',
       'work-order.completed',
       'master-data.rejected',
+      'webhook.test',
     ]);
     for (const [name, entry] of Object.entries(EVENT_TYPES)) {
       expect(entry.type).toBe(name);

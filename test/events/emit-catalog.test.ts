@@ -78,7 +78,7 @@ describe('events emit checks the data against the catalog (a process, real Rabbi
     const unknown = await emit('sales-order.cancelled', { orderNumber: 'SO-1' });
     expect(unknown).toMatchObject({ code: 2, stdout: '' });
     expect(unknown.stderr).toBe(
-      'warehouse-ingest: unknown event type "sales-order.cancelled": the event catalog (docs/event-catalog.md) lists sales-order.shipped, purchase-order.received, return-goods.received, work-order.completed, master-data.rejected; see "warehouse-ingest help events"\n',
+      'warehouse-ingest: unknown event type "sales-order.cancelled": the event catalog (docs/event-catalog.md) lists sales-order.shipped, purchase-order.received, return-goods.received, work-order.completed, master-data.rejected, webhook.test; see "warehouse-ingest help events"\n',
     );
     const invalid = await emit('sales-order.shipped', {
       trackingNumber: '1Z',

@@ -138,6 +138,7 @@ describe('poison events never block the delivery queue', () => {
       url: new URL(receiver.url),
       host: 'test',
       keys: [],
+      patterns: ['**'],
       allowPrivateNetwork: true,
       matches: () => {
         throw new Error('a defect in matching');

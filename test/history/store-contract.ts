@@ -281,6 +281,73 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       expect(await store.eventsAbout({ operator: true }, [ours])).toHaveLength(3);
     });
 
+    it('pages events newest first with their attempts, filtered, within one business', async () => {
+      const business = `EVPAGES-${randomUUID().slice(0, 8)}`;
+      const minute = (m: number) => at(`2026-11-23T10:${String(m).padStart(2, '0')}:00.000Z`);
+      const ids = Array.from({ length: 6 }, (_, m) => `evt-${m}-${randomUUID()}`);
+      const event = (id: string, m: number, businessId = business) => ({
+        id,
+        type: m % 2 === 0 ? 'sales-order.shipped' : 'purchase-order.received',
+        businessId,
+        payload: { n: m },
+        receivedAt: minute(m),
+      });
+      const attempt = (eventId: string, second: number, end: 'failed' | 'delivered') => ({
+        id: randomUUID(),
+        eventId,
+        businessId: business,
+        endpoint: 'erp',
+        at: at(`2026-11-23T11:00:${String(second).padStart(2, '0')}Z`),
+        end,
+        durationMs: 12,
+      });
+      await store.write({
+        // ids[4] and ids[5] in the same instant: the id orders them, neither skipped at a page's edge.
+        events: [
+          ...ids.map((id, m) => event(id, Math.min(m, 4))),
+          event(`evt-other-${randomUUID()}`, 3, `${business}-OTHER`),
+        ],
+        attempts: [attempt(ids[2]!, 9, 'delivered'), attempt(ids[2]!, 1, 'failed')],
+      });
+      const scope = { businessId: business };
+      const seen: string[] = [];
+      let after: Awaited<ReturnType<HistoryStore['listEvents']>>['next'];
+      do {
+        const page = await store.listEvents(scope, {}, { limit: 4, ...(after && { after }) });
+        seen.push(...page.items.map((e) => e.id));
+        after = page.next;
+      } while (after);
+      expect(seen).toHaveLength(6);
+      expect(new Set(seen)).toEqual(new Set(ids));
+      expect(seen.slice(2)).toEqual([ids[3], ids[2], ids[1], ids[0]]);
+
+      const { items } = await store.listEvents(
+        scope,
+        { type: 'sales-order.shipped' },
+        { limit: 10 },
+      );
+      expect(items.map((e) => e.id).slice(-2)).toEqual([ids[2], ids[0]]);
+      const withAttempts = items.find((e) => e.id === ids[2])!;
+      expect(withAttempts.attempts.map((a) => a.end)).toEqual(['failed', 'delivered']);
+      expect(items.find((e) => e.id === ids[0])!.attempts).toEqual([]);
+      const window = await store.listEvents(
+        scope,
+        { since: minute(1), until: minute(3) },
+        { limit: 10 },
+      );
+      expect(window.items.map((e) => e.id)).toEqual([ids[2], ids[1]]);
+      expect(window.next).toBeUndefined();
+      const operator = await store.listEvents(
+        { operator: true },
+        { since: minute(3), until: minute(4) },
+        { limit: 10 },
+      );
+      expect(operator.items.map((e) => e.businessId).sort()).toEqual([
+        business,
+        `${business}-OTHER`,
+      ]);
+    });
+
     it('keeps every attempt of an event in order, its response excerpt capped', async () => {
       const eventId = `evt-${randomUUID()}`;
       const long = 'x'.repeat(RESPONSE_EXCERPT_CHARS * 3);

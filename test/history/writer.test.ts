@@ -25,6 +25,7 @@ function fakeStore() {
     batches: async () => [],
     records: async () => [],
     listBatches: async () => ({ items: [] }),
+    listEvents: async () => ({ items: [] }),
     event: async () => undefined,
     eventsAbout: async () => [],
     attempts: async () => [],

@@ -45,10 +45,11 @@ beforeAll(async () => {
 afterAll(() => publisher?.close());
 
 describe('the request examples of /openapi.json', () => {
-  it('are there for every POST endpoint and media type, and each is accepted (202) with the demo credential', async () => {
+  it('are there for every batch endpoint and media type, and each is accepted (202) with the demo credential', async () => {
     const sent: string[] = [];
     for (const [route, item] of Object.entries(doc.paths)) {
-      if (!item.post) continue;
+      // The batch endpoints: the partner API's two actions (resend, test) take no body.
+      if (!item.post?.requestBody) continue;
       for (const [type, media] of Object.entries(item.post.requestBody.content)) {
         const example = media.examples?.demo?.value;
         expect(example, `${route} ${type} has an example`).toBeDefined();

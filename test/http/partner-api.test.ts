@@ -248,6 +248,125 @@ describe('GET /api/v2/records/{kind}/{key}', () => {
   });
 });
 
+describe('GET /api/v2/events', () => {
+  const day = (hour: number) => new Date(`2026-11-25T${String(hour).padStart(2, '0')}:00:00Z`);
+  const window = `since=${encodeURIComponent(day(0).toISOString())}&until=${encodeURIComponent(day(23).toISOString())}`;
+  interface EventPage {
+    items: Array<{ id: string; type: string; attempts: Array<Record<string, unknown>> }>;
+    next?: string;
+  }
+  const ids = ['evt-list-1', 'evt-list-2', 'evt-list-3'];
+
+  beforeAll(async () => {
+    // What the events consumer writes as the warehouse's events arrive and are delivered.
+    await store.write({
+      events: [
+        ...ids.map((id, i) => ({
+          id,
+          type: i === 1 ? 'purchase-order.received' : 'sales-order.shipped',
+          businessId: 'ACME',
+          payload: { shipmentId: `SO-PARTNER-${i}` },
+          receivedAt: day(8 + i),
+          occurredAt: day(7 + i),
+          correlationId: sent[i]!.correlationId,
+        })),
+        {
+          id: 'evt-list-other',
+          type: 'sales-order.shipped',
+          businessId: 'OTHER',
+          payload: { shipmentId: 'SO-PARTNER-OTHER' },
+          receivedAt: day(9),
+        },
+      ],
+      attempts: [
+        {
+          id: 'b7d1c2f0-1111-4e6a-9a53-000000000001',
+          eventId: 'evt-list-1',
+          businessId: 'ACME',
+          endpoint: 'erp',
+          at: new Date('2026-11-25T08:00:01Z'),
+          end: 'failed',
+          status: 503,
+          durationMs: 40,
+          responseExcerpt: 'busy',
+        },
+        {
+          id: 'b7d1c2f0-1111-4e6a-9a53-000000000002',
+          eventId: 'evt-list-1',
+          businessId: 'ACME',
+          endpoint: 'erp',
+          at: new Date('2026-11-25T08:00:31Z'),
+          end: 'delivered',
+          status: 200,
+          durationMs: 35,
+        },
+      ],
+    });
+  });
+
+  it("lists the business's own events newest first, each with its delivery attempts", async () => {
+    const response = await get(`/api/v2/events?${window}`);
+    expect(response.status).toBe(200);
+    const page = (await response.json()) as EventPage;
+    expect(page.items.map((e) => e.id)).toEqual([...ids].reverse());
+    expect(page.items.at(-1)).toEqual({
+      id: 'evt-list-1',
+      type: 'sales-order.shipped',
+      occurredAt: '2026-11-25T07:00:00.000Z',
+      receivedAt: '2026-11-25T08:00:00.000Z',
+      correlationId: sent[0]!.correlationId,
+      data: { shipmentId: 'SO-PARTNER-0' },
+      attempts: [
+        {
+          at: '2026-11-25T08:00:01.000Z',
+          endpoint: 'erp',
+          end: 'failed',
+          status: 503,
+          durationMs: 40,
+          responseExcerpt: 'busy',
+        },
+        {
+          at: '2026-11-25T08:00:31.000Z',
+          endpoint: 'erp',
+          end: 'delivered',
+          status: 200,
+          durationMs: 35,
+        },
+      ],
+    });
+    const theirs = (await (await get(`/api/v2/events?${window}`, OTHER)).json()) as EventPage;
+    expect(theirs.items.map((e) => e.id)).toEqual(['evt-list-other']);
+  });
+
+  it('narrows by type, pages with a cursor, and names a bad parameter', async () => {
+    const shipped = (await (
+      await get(`/api/v2/events?${window}&type=sales-order.shipped`)
+    ).json()) as EventPage;
+    expect(shipped.items.map((e) => e.id)).toEqual(['evt-list-3', 'evt-list-1']);
+    const first = (await (await get(`/api/v2/events?${window}&limit=2`)).json()) as EventPage;
+    expect(first.items.map((e) => e.id)).toEqual(['evt-list-3', 'evt-list-2']);
+    const second = (await (
+      await get(`/api/v2/events?${window}&limit=2&cursor=${encodeURIComponent(first.next!)}`)
+    ).json()) as EventPage;
+    expect(second.items.map((e) => e.id)).toEqual(['evt-list-1']);
+    expect(second.next).toBeUndefined();
+
+    const bad = await get('/api/v2/events?type=not%20a%20type&limit=101');
+    expect(bad.status).toBe(400);
+    expect(
+      ((await bad.json()) as { errors: Array<{ path: string }> }).errors.map((e) => e.path).sort(),
+    ).toEqual(['limit', 'type']);
+    // A cursor made up from another business's event id is only a place in time: ours after it.
+    const forged = Buffer.from(`${day(10).getTime()}.evt-list-other`).toString('base64url');
+    const page = (await (
+      await get(`/api/v2/events?${window}&cursor=${forged}`)
+    ).json()) as EventPage;
+    expect(page.items.map((e) => e.id)).toEqual(['evt-list-3', 'evt-list-2', 'evt-list-1']);
+    const space = Buffer.from(`${day(10).getTime()}.evt list`).toString('base64url');
+    expect((await get(`/api/v2/events?cursor=${space}`)).status).toBe(400);
+  });
+});
+
 describe('the partner API without a readable history', () => {
   it('answers 404 when the service keeps no history', async () => {
     const plain = await createTestApp();

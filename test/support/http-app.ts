@@ -3,6 +3,7 @@ import { hashApiKey } from '../../src/api-keys.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { buildHttpApp } from '../../src/http/build.js';
+import type { EventActions } from '../../src/events/actions.js';
 import type { HistoryStore } from '../../src/history/store.js';
 import type { HistoryWriter } from '../../src/history/writer.js';
 import type { SharedState } from '../../src/http-state/state.js';
@@ -91,6 +92,8 @@ export interface TestAppOptions {
   sharedState?: SharedState;
   /** The history: batches are written to `writer`, the partner API reads `store`. @default none */
   history?: { writer: HistoryWriter; store: HistoryStore };
+  /** An events worker's actions (the partner API's webhooks, test and resend). @default none */
+  events?: EventActions;
 }
 
 /**
@@ -129,6 +132,7 @@ export async function createTestApp(options: TestAppOptions = {}): Promise<TestA
       history: options.history.writer,
       historyStore: options.history.store,
     }),
+    ...(options.events && { events: options.events }),
   });
 
   return {

@@ -100,7 +100,22 @@ const masterDataRejected = eventType({
   example: { skuId: 'A-1', reason: 'Unknown unit of measure "BX"' },
 });
 
-/** Every event type the warehouse sends, by name. */
+/**
+ * Sent by this service, never by the warehouse: what a business asks for to try its endpoint
+ * (`POST /api/v2/webhooks/{id}/test`), signed and delivered like every other event.
+ */
+export const webhookTest = eventType({
+  type: 'webhook.test',
+  description:
+    'A test, sent by this service when the business asks for one (`POST /api/v2/webhooks/{id}/test`): it changes nothing.',
+  data: z.looseObject({
+    endpoint: z.string().min(1).meta({ description: 'The endpoint tested: its id.' }),
+    message: z.string().min(1).meta({ description: 'A line for a person reading the log.' }),
+  }),
+  example: { endpoint: 'erp-connector', message: 'A test event from warehouse-ingest.' },
+});
+
+/** Every event type a business's endpoints receive, by name: the warehouse's, and the test. */
 export const EVENT_TYPES: Readonly<Record<string, EventType>> = Object.freeze(
   Object.fromEntries(
     [
@@ -109,6 +124,7 @@ export const EVENT_TYPES: Readonly<Record<string, EventType>> = Object.freeze(
       returnGoodsReceived,
       workOrderCompleted,
       masterDataRejected,
+      webhookTest,
     ].map((definition) => [definition.type, definition as EventType]),
   ),
 );

@@ -128,6 +128,7 @@ export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryS
     batches: call('batches'),
     records: call('records'),
     listBatches: call('listBatches'),
+    listEvents: call('listEvents'),
     eventsAbout: call('eventsAbout'),
     undeliveredSince: call('undeliveredSince'),
     endpointActivity: call('endpointActivity'),

@@ -7,8 +7,17 @@
  */
 import type { SqlClient, SqlQuery } from './client.js';
 import { listBatches } from './batch-pages.js';
+import { listEvents } from './event-pages.js';
 import { migrate } from './migrations.js';
-import { type BatchDbRow, scoped, toBatch } from './rows.js';
+import {
+  type AttemptDbRow,
+  type BatchDbRow,
+  type EventDbRow,
+  scoped,
+  toAttempt,
+  toBatch,
+  toEvent,
+} from './rows.js';
 import {
   PRUNED_TABLES,
   RESPONSE_EXCERPT_CHARS,
@@ -67,6 +76,7 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
       );
     },
     listBatches: (scope, filter, page) => listBatches(db, scope, filter, page),
+    listEvents: (scope, filter, page) => listEvents(db, scope, filter, page),
     async event(scope, id) {
       const [row] = await db.query<EventDbRow>(
         `select * from history_events where id = $2 and ($1::text is null or business_id = $1)`,
@@ -335,54 +345,6 @@ interface RecordDbRow {
   position: number;
   line: number | null;
 }
-
-interface EventDbRow {
-  id: string;
-  type: string;
-  business_id: string;
-  payload: unknown;
-  received_at: Date;
-  occurred_at: Date | null;
-  correlation_id: string | null;
-  message_ids: string[] | null;
-}
-
-const toEvent = (row: EventDbRow): EventEntry => ({
-  id: row.id,
-  type: row.type,
-  businessId: row.business_id,
-  payload: row.payload,
-  receivedAt: new Date(row.received_at),
-  ...(row.occurred_at === null ? {} : { occurredAt: new Date(row.occurred_at) }),
-  ...(row.correlation_id === null ? {} : { correlationId: row.correlation_id }),
-  ...(row.message_ids === null ? {} : { messageIds: row.message_ids }),
-});
-
-interface AttemptDbRow {
-  id: string;
-  event_id: string;
-  business_id: string;
-  endpoint: string;
-  at: Date;
-  end_as: AttemptEntry['end'];
-  status: number | null;
-  duration_ms: number;
-  response_excerpt: string | null;
-  error: string | null;
-}
-
-const toAttempt = (row: AttemptDbRow): AttemptEntry => ({
-  id: row.id,
-  eventId: row.event_id,
-  businessId: row.business_id,
-  endpoint: row.endpoint,
-  at: new Date(row.at),
-  end: row.end_as,
-  durationMs: row.duration_ms,
-  ...(row.status === null ? {} : { status: row.status }),
-  ...(row.response_excerpt === null ? {} : { responseExcerpt: row.response_excerpt }),
-  ...(row.error === null ? {} : { error: row.error }),
-});
 
 interface EndpointDbRow {
   business_id: string;

@@ -1,0 +1,134 @@
+import type { H3Event } from 'h3';
+import { z } from 'zod';
+import { InvalidQuery, NotFound } from '../errors.js';
+import type { EventActions } from '../events/actions.js';
+import type { HistoryStore } from '../history/store.js';
+import type { Logger } from '../log.js';
+import type { Admission } from './admission.js';
+
+/**
+ * What the partner API's reads share (batches, records, events): their dependencies, the history
+ * they read, and the list query every list takes — filters, `limit`, and an opaque `cursor`.
+ * Every read is scoped to the authenticated business, so another business's id answers 404
+ * exactly as an unknown one does.
+ */
+export interface PartnerReadDependencies {
+  readonly admission: Admission;
+  readonly log: Logger;
+  /** The history's reads; undefined when it is off (`history.enabled: false`, the sandbox). */
+  readonly history?: HistoryStore;
+  readonly responseHeaders: Record<string, string>;
+}
+
+export interface PartnerEventsDependencies extends PartnerReadDependencies {
+  /** The events worker's actions; undefined without a broker (no events are delivered). */
+  readonly events?: EventActions;
+}
+
+export function actionsOf(deps: PartnerEventsDependencies): EventActions {
+  if (deps.events) return deps.events;
+  throw new NotFound({
+    detail: 'This service delivers no events (it has no broker), so it has no webhooks to show.',
+  });
+}
+
+export const PAGE_DEFAULT = 25;
+export const PAGE_MAX = 100;
+
+/** A query parameter holding a time. */
+export const queryTime = z.iso
+  .datetime({ offset: true })
+  .transform((text) => new Date(text))
+  .describe('an ISO 8601 date-time with a zone');
+
+/** A list's query: its filters, and the `limit` and `cursor` every list takes; nothing else. */
+export function listQuery<Filters extends z.ZodRawShape>(filters: Filters) {
+  return z.strictObject({
+    ...filters,
+    limit: z.coerce.number().int().min(1).max(PAGE_MAX).default(PAGE_DEFAULT),
+    cursor: z.string().max(600).optional(),
+  });
+}
+
+type Paged = { limit: number; cursor?: string | undefined };
+
+/** Where a page ends: the time and id of its last item, newest first. */
+export interface PageCursor {
+  readonly at: Date;
+  readonly id: string;
+}
+
+/** A cursor is the last item of a page, opaque to the client: `base64url(<at ms>.<id>)`. */
+export function encodeCursor(cursor: PageCursor): string {
+  return Buffer.from(`${cursor.at.getTime()}.${cursor.id}`).toString('base64url');
+}
+
+/** The cursor `encodeCursor` gave, or undefined for anything else (`validId` checks the id part). */
+export function decodeCursor(
+  text: string,
+  validId: (id: string) => boolean,
+): PageCursor | undefined {
+  const decoded = Buffer.from(text, 'base64url').toString('utf8');
+  const dot = decoded.indexOf('.');
+  const ms = decoded.slice(0, dot);
+  const id = decoded.slice(dot + 1);
+  if (dot < 1 || !/^\d+$/.test(ms) || !validId(id)) return undefined;
+  const at = new Date(Number(ms));
+  return Number.isNaN(at.getTime()) ? undefined : { at, id };
+}
+
+/**
+ * A list's query: its filters as `schema` reads them (strict: an unknown parameter is named), its
+ * page size, and where the page starts. Bad input is an `InvalidQuery` naming each parameter.
+ */
+/** A route's query parameters as `schema` reads them; bad input is an `InvalidQuery` naming each. */
+export function readQuery<Query extends z.ZodType>(event: H3Event, query: Query): z.output<Query> {
+  const params = Object.fromEntries(new URL(event.req.url).searchParams);
+  const parsed = query.safeParse(params);
+  if (parsed.success) return parsed.data;
+  throw new InvalidQuery({
+    detail: 'A query parameter is not one this route takes; `errors` names each.',
+    errors: parsed.error.issues.map((issue) => ({
+      path:
+        issue.path.join('.') || (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : ''),
+      message: issue.code === 'unrecognized_keys' ? 'Unknown parameter' : issue.message,
+    })),
+  });
+}
+
+/**
+ * A list's query: its filters as `query` reads them (strict: an unknown parameter is named), its
+ * page size, and where the page starts (`validId` checks the cursor's id part).
+ */
+export function readListQuery<Query extends z.ZodType<Paged>>(
+  event: H3Event,
+  query: Query,
+  validId: (id: string) => boolean,
+): { filter: Omit<z.output<Query>, keyof Paged>; limit: number; after?: PageCursor } {
+  const { cursor, limit, ...filter } = readQuery(event, query);
+  const after = cursor === undefined ? undefined : decodeCursor(cursor, validId);
+  if (cursor !== undefined && !after)
+    throw new InvalidQuery({
+      detail:
+        'The cursor is not one this service gave: pass `next` from the previous page as it is.',
+      errors: [{ path: 'cursor', message: 'Unknown cursor' }],
+    });
+  return { filter, limit, ...(after && { after }) };
+}
+
+/** The router gives path segments as sent (percent-encoded); a malformed escape finds nothing. */
+export function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+export function historyOf(deps: PartnerReadDependencies): HistoryStore {
+  if (deps.history) return deps.history;
+  throw new NotFound({
+    detail:
+      'This service keeps no history (`history.enabled` is false), so it has no batches to show.',
+  });
+}

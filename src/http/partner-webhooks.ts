@@ -1,0 +1,85 @@
+import type { H3Event } from 'h3';
+import { NotFound } from '../errors.js';
+import type { EndpointActivity, EndpointStateEntry } from '../history/store.js';
+import { attemptView } from './partner-events.js';
+import { actionsOf, decoded, type PartnerEventsDependencies } from './partner-reads.js';
+import { jsonResponse, requestContext } from './respond.js';
+
+/**
+ * The business's webhook endpoints (GET /api/v2/webhooks) and a test event to one of them
+ * (POST /api/v2/webhooks/{id}/test): what a connector developer needs while building the
+ * receiving end, without asking the operator. The endpoints are the ones configured for the
+ * business (never a secret); their state and last attempts come from the history when it is on.
+ */
+/** Newest first, as `endpointActivity` gives them. */
+const LAST_ATTEMPTS = 5;
+
+function stateView(state: EndpointStateEntry | undefined, activity: EndpointActivity | undefined) {
+  return {
+    state: state && !state.enabled ? 'disabled' : 'enabled',
+    ...(state?.disabledBy && !state.enabled && { disabledBy: state.disabledBy }),
+    ...(state?.failingSince && { failingSince: state.failingSince.toISOString() }),
+    ...(activity && {
+      delivered: activity.delivered,
+      failed: activity.failed,
+      lastAttempts: activity.lastAttempts.map((attempt) => ({
+        eventId: attempt.eventId,
+        ...attemptView(attempt),
+      })),
+    }),
+  };
+}
+
+/** GET /api/v2/webhooks: each endpoint with its filters, state and last attempts. */
+export function listWebhooksHandler(deps: PartnerEventsDependencies) {
+  return async (event: H3Event): Promise<Response> => {
+    const context = requestContext(event, deps.log);
+    const businessId = await deps.admission.admit(event, context);
+    const endpoints = actionsOf(deps).endpoints(businessId);
+    const scope = { businessId };
+    const [states, activity] = deps.history
+      ? await Promise.all([
+          deps.history.endpointStates(scope),
+          deps.history.endpointActivity(scope, LAST_ATTEMPTS),
+        ])
+      : [[], []];
+    return jsonResponse(
+      200,
+      {
+        items: endpoints.map((endpoint) => ({
+          ...endpoint,
+          ...stateView(
+            states.find((s) => s.endpoint === endpoint.name),
+            activity.find((a) => a.endpoint === endpoint.name),
+          ),
+        })),
+      },
+      context,
+      deps.responseHeaders,
+    );
+  };
+}
+
+/** POST /api/v2/webhooks/{id}/test: a signed `webhook.test` event now, answered with its attempt. */
+export function testWebhookHandler(deps: PartnerEventsDependencies) {
+  return async (event: H3Event): Promise<Response> => {
+    const context = requestContext(event, deps.log);
+    const businessId = await deps.admission.admit(event, context);
+    const id = decoded(event.context.params?.id ?? '');
+    const test = await actionsOf(deps).sendTest(businessId, id);
+    if (!test)
+      throw new NotFound({
+        detail: `No webhook endpoint of yours has id ${JSON.stringify(id.slice(0, 100))}: GET /api/v2/webhooks lists them.`,
+      });
+    context.log.info(
+      { endpoint: id, end: test.end },
+      'partner API: test event sent to an endpoint',
+    );
+    return jsonResponse(
+      200,
+      { eventId: test.eventId, attempt: attemptView(test) },
+      context,
+      deps.responseHeaders,
+    );
+  };
+}
