@@ -8,6 +8,7 @@ import { openBrokerConnection } from '../../broker/connection.js';
 import type { EventsConfig } from '../../events/config.js';
 import { ENDPOINT_HEADER } from '../../events/retry.js';
 import { eventsTopology } from '../../events/topology.js';
+import { browseQueue } from './browse.js';
 
 export interface ParkedOptions {
   readonly url: string | readonly string[];
@@ -15,9 +16,6 @@ export interface ParkedOptions {
   /** Endpoints as retry copies name them (`x-webhook-endpoint`). */
   readonly endpoints: ReadonlySet<string>;
 }
-
-/** Messages looked at per retry queue at most: a command's memory stays bounded. */
-const MAX_LOOKED_AT = 1_000_000;
 
 const text = (value: unknown) =>
   Buffer.isBuffer(value) ? value.toString('utf8') : value === undefined ? '' : String(value);
@@ -54,14 +52,9 @@ async function parkedIn(
   const ids: string[] = [];
   try {
     await channel.checkQueue(queue);
-    // Until the queue has nothing more to give (each message is given once while unacknowledged),
-    // not up to `checkQueue`'s count: a quorum queue's count lags a message it just confirmed.
-    for (let i = 0; i < MAX_LOOKED_AT; i++) {
-      const message = await channel.get(queue, { noAck: false });
-      if (message === false) break;
+    for (const message of await browseQueue(channel, queue))
       if (endpoints.has(text(message.properties.headers?.[ENDPOINT_HEADER])))
         ids.push(text(message.properties.messageId));
-    }
     return ids;
   } catch (error) {
     if ((error as { code?: number }).code === 404) return ids;

@@ -17,6 +17,7 @@ import type { AttemptEntry, HistoryStore, Scope } from '../../history/store.js';
 import type { AttemptEnd, DisabledBy } from '../../vocabulary.js';
 import { fileDestinationId } from '../../events/destinations/file/index.js';
 import { eventsTopology } from '../../events/topology.js';
+import { browseQueue } from './browse.js';
 import {
   assertWorkersQueue,
   REPORT_LIFETIME_INTERVALS,
@@ -110,19 +111,13 @@ const text = (value: unknown) =>
   Buffer.isBuffer(value) ? value.toString('utf8') : value === undefined ? undefined : String(value);
 
 /**
- * Looks at (never takes) the retry and dead-letter queues: every message is fetched
- * unacknowledged and the channel closed afterwards, which puts them all back (a parked message
- * keeps its expiry). Counters of deliveries and "failing since" live in each worker's /metrics.
+ * Looks at (never takes) the retry and dead-letter queues (browse.ts); checked first, so a queue
+ * that is missing fails the command. Counters of deliveries and "failing since" live in each
+ * worker's /metrics.
  */
 async function browse(channel: Channel, queue: string): Promise<GetMessage[]> {
-  const { messageCount } = await channel.checkQueue(queue);
-  const messages: GetMessage[] = [];
-  for (let i = 0; i < messageCount; i++) {
-    const message = await channel.get(queue, { noAck: false });
-    if (message === false) break;
-    messages.push(message);
-  }
-  return messages;
+  await channel.checkQueue(queue);
+  return browseQueue(channel, queue);
 }
 
 export async function eventsStatus(options: StatusOptions): Promise<EventsStatus> {
