@@ -1,4 +1,4 @@
-// npm run bench [-- --only=json|paced|sandbox|shards|format|cluster|csv|drops|events] [--profile[=latency]]
+// npm run bench [-- --only=json|paced|sandbox|shards|format|cluster|csv|drops|events|pages] [--profile[=latency]]
 // --only=json: only this file's parts (service vs baseline, v2 JSON batches: throughput, sequential
 // latency, paced open loop, sandbox); --only=paced / --only=sandbox: one of those alone;
 // --only=shards: 100-record batches into 1, 2 and 4 queues (bench/shards.mjs); --only=format: what
@@ -7,7 +7,8 @@
 // about 3 minutes); --only=csv: the v1 CSV
 // part (bench/csv.mjs: HTTP CSV and file drops at volume, the bare loop, the v2-JSON drop);
 // --only=drops: the file drops, bare loop and JSON drop alone; --only=events: webhook deliveries
-// (bench/events.mjs); no flag: all of them, JSON first.
+// (bench/events.mjs); --only=pages: the partner API's history reads at 100k batches
+// (bench/history-pages.mjs); no flag: all of them, JSON first.
 // The service (dist/cli.js serve) and a bare baseline (bench/baseline-server.mjs), measured in turn
 // on the same broker with the same payloads. Prints figures, no thresholds; writes
 // bench/results/latest.json. --profile instead runs one load (throughput by default) per server
@@ -65,7 +66,18 @@ const RESULTS = path.join(ROOT, 'bench/results');
 const profileArg = process.argv.find((a) => a === '--profile' || a.startsWith('--profile='));
 const PROFILE = profileArg && (profileArg.split('=')[1] || 'throughput');
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
-const PARTS = ['json', 'paced', 'sandbox', 'shards', 'format', 'cluster', 'csv', 'drops', 'events'];
+const PARTS = [
+  'json',
+  'paced',
+  'sandbox',
+  'shards',
+  'format',
+  'cluster',
+  'csv',
+  'drops',
+  'events',
+  'pages',
+];
 if (ONLY !== undefined && !PARTS.includes(ONLY)) {
   console.error(
     `bench: --only=${ONLY}: expected one of ${PARTS.map((p) => `--only=${p}`).join(', ')}`,
@@ -647,6 +659,9 @@ async function selected() {
   // Webhook deliveries (bench/events.mjs): service consumer vs amqplib → undici baseline.
   if ((ONLY === undefined && !PROFILE) || ONLY === 'events')
     await (await import('./events.mjs')).runEventsBench({ amqpUrl: AMQP_URL });
+  // The partner API's (and the portal's) history reads at 100k batches (bench/history-pages.mjs).
+  if ((ONLY === undefined && !PROFILE) || ONLY === 'pages')
+    await (await import('./history-pages.mjs')).runPagesBench({ amqpUrl: AMQP_URL });
 }
 
 selected()

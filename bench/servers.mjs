@@ -215,7 +215,8 @@ async function waitFor(child, probe, timeoutMs, what) {
  * `node dist/cli.js serve` in production mode with a one-tenant bench config. `environment:
  * 'sandbox'` runs the same config without a broker (validates, answers, publishes nothing);
  * `shards` spreads the bench queue over N queues (broker.queues[].shards); `queueArguments` e.g.
- * `{ 'x-queue-type': 'quorum' }`; `messageFormat`: broker.messageFormat (the default when omitted).
+ * `{ 'x-queue-type': 'quorum' }`; `messageFormat`: broker.messageFormat (the default when omitted);
+ * `env`: more environment variables (e.g. the history's, `INGEST_HISTORY__ENABLED`).
  */
 export async function startService({
   amqpUrl,
@@ -228,6 +229,7 @@ export async function startService({
   shards,
   queueArguments,
   messageFormat,
+  env: extraEnv = {},
   name = 'service',
 }) {
   const dir = mkdtempSync(path.join(tmpdir(), 'ingest-bench-'));
@@ -268,6 +270,7 @@ export async function startService({
     // The default level: a line per batch with its correlation id stays on while measured (issue 15).
     LOG_LEVEL: 'info',
     INGEST_CONFIG: config,
+    ...extraEnv,
   };
   if (environment === 'sandbox') delete env.AMQP_URL;
   else env.AMQP_URL = amqpUrl;
