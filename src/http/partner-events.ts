@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { EVENT_ID, EVENT_TYPE } from '../events/event.js';
-import type { AttemptEntry, EventWithAttempts } from '../history/store.js';
+import type { AttemptEntry, EventEntry, EventWithAttempts } from '../history/store.js';
 import { NotFound } from '../errors.js';
 import {
   actionsOf,
@@ -40,11 +40,16 @@ export const attemptView = (attempt: AttemptEntry) => ({
   ...(attempt.error !== undefined && { error: attempt.error }),
 });
 
-const eventView = (event: EventWithAttempts) => ({
+/** An event as every partner answer names it: its id (`webhook-id`), type and times. */
+export const eventSummary = (event: EventEntry) => ({
   id: event.id,
   type: event.type,
   ...(event.occurredAt && { occurredAt: event.occurredAt.toISOString() }),
   receivedAt: event.receivedAt.toISOString(),
+});
+
+const eventView = (event: EventWithAttempts) => ({
+  ...eventSummary(event),
   ...(event.correlationId !== undefined && { correlationId: event.correlationId }),
   data: event.payload,
   attempts: event.attempts.map(attemptView),

@@ -1,7 +1,8 @@
 import type { H3Event } from 'h3';
 import { NotFound } from '../errors.js';
-import type { EventEntry, RecordRow } from '../history/store.js';
+import type { RecordRow } from '../history/store.js';
 import { KIND_NAMES } from '../records/kind.js';
+import { eventSummary } from './partner-events.js';
 import { decoded, historyOf, type PartnerReadDependencies } from './partner-reads.js';
 import { jsonResponse, requestContext } from './respond.js';
 
@@ -27,13 +28,6 @@ const carrier = (row: RecordRow) => ({
   messageId: row.messageId,
   index: row.index,
   ...(row.line !== undefined && { line: row.line }),
-});
-
-const eventView = (event: EventEntry) => ({
-  id: event.id,
-  type: event.type,
-  ...(event.occurredAt && { occurredAt: event.occurredAt.toISOString() }),
-  receivedAt: event.receivedAt.toISOString(),
 });
 
 export function recordHandler(deps: PartnerReadDependencies) {
@@ -66,7 +60,7 @@ export function recordHandler(deps: PartnerReadDependencies) {
         key,
         state: events.at(-1)?.type ?? 'accepted',
         batches: carriers.map(carrier),
-        events: events.map(eventView),
+        events: events.map(eventSummary),
       },
       context,
       deps.responseHeaders,
