@@ -63,14 +63,14 @@ export function partnerEventSchemas(): Record<string, JsonSchema> {
       example: ATTEMPT_EXAMPLE,
     },
     EventWithAttempts: {
-      type: 'object',
       description: 'A warehouse event about your data, as the service received and delivered it.',
-      required: ['id', 'type', 'receivedAt', 'data', 'attempts'],
+      allOf: [ref('EventSummary'), ref('EventDelivery')],
+      example: EVENT_EXAMPLE,
+    },
+    EventDelivery: {
+      type: 'object',
+      required: ['data', 'attempts'],
       properties: {
-        id: { type: 'string', description: 'The `webhook-id` it is delivered with.' },
-        type: { type: 'string', example: 'sales-order.shipped' },
-        occurredAt: { type: 'string', format: 'date-time' },
-        receivedAt: { type: 'string', format: 'date-time' },
         correlationId: {
           type: 'string',
           description: 'The batch it answers, when the warehouse named one.',
@@ -84,7 +84,6 @@ export function partnerEventSchemas(): Record<string, JsonSchema> {
           description: `Oldest first, the first ${ATTEMPTS_PER_EVENT}. Empty while none was made (no subscription matched, or its first attempt is due).`,
         },
       },
-      example: EVENT_EXAMPLE,
     },
     Webhook: {
       type: 'object',

@@ -70,6 +70,17 @@ export function partnerSchemas(): Record<string, JsonSchema> {
       },
       example: { items: [EXAMPLE], next: 'MTc3MjQ0MjQ0NzIxMi4xYjk0Y2JmNi0uLi4' },
     },
+    EventSummary: {
+      type: 'object',
+      description: 'A warehouse event: its id, type and times.',
+      required: ['id', 'type', 'receivedAt'],
+      properties: {
+        id: { type: 'string', description: 'The `webhook-id` it is delivered with.' },
+        type: { type: 'string', example: 'sales-order.shipped' },
+        occurredAt: { type: 'string', format: 'date-time' },
+        receivedAt: { type: 'string', format: 'date-time' },
+      },
+    },
     RecordHistory: {
       type: 'object',
       required: ['kind', 'key', 'state', 'batches', 'events'],
@@ -99,16 +110,7 @@ export function partnerSchemas(): Record<string, JsonSchema> {
         events: {
           type: 'array',
           description: 'Oldest first, 100 at most.',
-          items: {
-            type: 'object',
-            required: ['id', 'type', 'receivedAt'],
-            properties: {
-              id: { type: 'string', description: 'The `webhook-id` it was delivered with.' },
-              type: { type: 'string', example: 'sales-order.shipped' },
-              occurredAt: { type: 'string', format: 'date-time' },
-              receivedAt: { type: 'string', format: 'date-time' },
-            },
-          },
+          items: ref('EventSummary'),
         },
       },
       example: {
