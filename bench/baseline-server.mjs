@@ -12,7 +12,7 @@
 // or `all` (the default: the service's full format) or `none` (lean: `messageId`, `contentType`,
 // persistent, mandatory only); bench/format.mjs prices each field with it.
 // PUBLISH=0: no broker at all — validate, make ids, answer 202 (what the service's sandbox does).
-// GUARANTEES=1 (with PUBLISH=0): the same endpoint with the per-request guarantees issue 15 keeps on in the service,
+// GUARANTEES=1 (with PUBLISH=0): the same endpoint with the per-request guarantees the service keeps on,
 // built from the service's own modules at their cost and nothing else: the JSON body read with the
 // nesting-depth check and strict UTF-8 (decode/json.js), stable content-hash message ids
 // (ingest/message-id.js), one pino line per batch with its correlation id, and a request

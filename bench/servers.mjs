@@ -267,7 +267,7 @@ export async function startService({
     PORT: String(port),
     ADMIN_PORT: String(adminPort),
     HOST: '127.0.0.1',
-    // The default level: a line per batch with its correlation id stays on while measured (issue 15).
+    // The default level: a line per batch with its correlation id stays on while measured.
     LOG_LEVEL: 'info',
     INGEST_CONFIG: config,
     ...extraEnv,

@@ -1,4 +1,4 @@
-// The targets of issue 15, each printed with the figure of this run next to it. A figure that was
+// The speed targets, each printed with the figure of this run next to it. A figure that was
 // not measured (its part did not run) is left out; nothing here fails the run.
 
 /** `label: 1.4× (target ≤ 1.5×) met` — `at` is the bound, `most`: true for ≤, false for ≥. */
@@ -12,7 +12,7 @@ export function targetLine(label, value, { at, most, unit = '×' }) {
 function print(title, lines) {
   const present = lines.filter(Boolean);
   if (!present.length) return;
-  console.log(`\ntargets (issue 15; ${title}):`);
+  console.log(`\ntargets (${title}):`);
   for (const line of present) console.log(line);
 }
 

@@ -61,7 +61,7 @@ export type ReprocessOutcome = TryOutcome | 'missing';
  * The durable status of a dropped input (drops/state/input-state.ts):
  * - `received`: a try took it and counted its attempt;
  * - `publishing`: every record passed; records are being published (a resume point follows
- *   each confirmed chunk) — before session 15 stored as `validated`, which is read as this;
+ *   each confirmed chunk) — stored as `validated` by earlier versions, which is read as this;
  * - `published`: every record confirmed; the receipt follows;
  * - `receipted`: settled with a success receipt (terminal unless reprocessed);
  * - `failed`: settled as a failure — rejected (the input's fault); reprocessing may try again;

@@ -1,6 +1,6 @@
 /**
  * The history port: what happened to each batch, record, event and delivery, kept for a
- * retention period and shared by every instance using the same store (issue 28). One interface,
+ * retention period and shared by every instance using the same store. One interface,
  * two adapters (`embedded/`: PGlite, a folder under `dataDirectory`; `postgres/`: a pool on a
  * fleet's database), both running the same SQL (`sql/`).
  *
