@@ -12,7 +12,7 @@ import {
 import { COMMANDS, helpFor, UsageError } from './cli/help.js';
 import { statusCommand } from './cli/status.js';
 import { lineageCommand } from './cli/lineage.js';
-import { ConfigError } from './errors.js';
+import { ConfigError } from './operator-errors.js';
 
 const io: Output = {
   out: (text) => process.stdout.write(text),

@@ -8,7 +8,7 @@ import { ENVIRONMENT_ORIGIN, fromEnvironment } from './config/environment.js';
 import { checkNulBytes } from './config/nul-bytes.js';
 import { unknownSettingMessage } from './config/replaced-settings.js';
 import { exposedSecretFile } from './secret-files.js';
-import { ConfigError, type ConfigProblem } from './errors.js';
+import { ConfigError, type ConfigProblem } from './operator-errors.js';
 import { webhookProblems } from './events/subscriptions.js';
 import { KINDS } from './records/index.js';
 import { formatPath, PARSE_OPTIONS } from './records/issues.js';

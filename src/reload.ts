@@ -1,6 +1,6 @@
 import { tenantKeyHashes } from './api-keys.js';
 import type { Config } from './config.js';
-import { ConfigError, type ConfigProblem } from './errors.js';
+import { ConfigError, type ConfigProblem } from './operator-errors.js';
 import type { Logger } from './log.js';
 
 /**

@@ -3,7 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { DEMO_API_KEY_HASH, tenantKeyHashes } from './api-keys.js';
 import { configFilesOf, type Config } from './config.js';
 import { openDrops, type OpenedDrop } from './drops/open.js';
-import { ConfigError, type ConfigProblem } from './errors.js';
+import { ConfigError, type ConfigProblem } from './operator-errors.js';
 import type { Logger } from './log.js';
 
 /**

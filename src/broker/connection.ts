@@ -1,6 +1,6 @@
 import { connect, type ChannelModel } from 'amqplib';
 import { reconnectDelay } from '../backoff.js';
-import { BrokerUnreachable } from '../errors.js';
+import { BrokerUnreachable } from '../operator-errors.js';
 
 /**
  * The one place a RabbitMQ connection is opened. Every part that talks to the broker — the

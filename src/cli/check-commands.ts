@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../operator-errors.js';
 import { checkDrop, settleFolders } from '../drops/layout.js';
 import type { OpenedDrop } from '../drops/open.js';
-import { DropMisconfigured } from '../errors.js';
+import { DropMisconfigured } from '../operator-errors.js';
 import { openCheckedDrops, pipelinesFolderState } from '../start-up.js';
 import { kindByName, KIND_NAMES } from '../records/index.js';
 import { UsageError } from './help.js';

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { lineageDirectory, loadConfig } from '../config.js';
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../operator-errors.js';
 import { commandHistoryStore } from '../history/command.js';
 import type { HistoryStore } from '../history/store.js';
 import { createLogger } from '../log.js';

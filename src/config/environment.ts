@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import type { ConfigProblem } from '../errors.js';
+import type { ConfigProblem } from '../operator-errors.js';
 import { exposedSecretFile } from '../secret-files.js';
 import { configSchema, ENVIRONMENT_VARIABLES } from './schema.js';
 

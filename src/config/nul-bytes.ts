@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ConfigProblem } from '../errors.js';
+import type { ConfigProblem } from '../operator-errors.js';
 import { formatPath } from '../records/issues.js';
 
 /**

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { ConfigError, type ConfigProblem } from '../errors.js';
+import { ConfigError, type ConfigProblem } from '../operator-errors.js';
 import { issueProblems } from '../config.js';
 import { checkNulBytes } from '../config/nul-bytes.js';
 import { PARSE_OPTIONS } from '../records/issues.js';

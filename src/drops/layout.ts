@@ -1,6 +1,6 @@
 import type { PipelineDefinition } from './definition.js';
 import type { DropEntry, DropStore } from '../stores/store.js';
-import { DropMisconfigured } from '../errors.js';
+import { DropMisconfigured } from '../operator-errors.js';
 
 /**
  * Whether a drop is laid out so the worker can do its job: the folder exists (each store's

@@ -2,7 +2,7 @@ import type { HistoryWriter } from '../history/writer.js';
 import path from 'node:path';
 import type { ProfilesSource } from '../records/legacy/index.js';
 import { spoolDirectory, type Config } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../operator-errors.js';
 import type { Logger } from '../log.js';
 import type { DropMetrics } from './metrics.js';
 import type { Ingest } from '../ingest/batch.js';

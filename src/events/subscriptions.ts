@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { ConfigError, type ConfigProblem } from '../errors.js';
+import { ConfigError, type ConfigProblem } from '../operator-errors.js';
 import { exposedSecretFile } from '../secret-files.js';
 import type { OperatorWebhookConfig, SecretReference, WebhookConfig } from './config.js';
 import { parseSecret, type SigningKey } from './destinations/webhook/sign.js';

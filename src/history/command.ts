@@ -5,7 +5,7 @@
  * offers beside the folder (embedded/socket.ts), with the PostgreSQL adapter.
  */
 import { existsSync } from 'node:fs';
-import { HistoryUnavailable } from '../errors.js';
+import { HistoryUnavailable } from '../operator-errors.js';
 import type { Logger } from '../log.js';
 import { createEmbeddedHistory } from './embedded/index.js';
 import { lockHolder } from './embedded/lock.js';

@@ -13,7 +13,7 @@
  * `serve` does not wait for PGlite's start-up.
  */
 import { reconnectDelay } from '../backoff.js';
-import { HistoryUnavailable } from '../errors.js';
+import { HistoryUnavailable } from '../operator-errors.js';
 import type { Logger } from '../log.js';
 import type { HistoryStore, HistoryWrites } from './store.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../operator-errors.js';
 import type { Logger } from '../log.js';
 import { exposedSecretFile } from '../secret-files.js';
 import { createMemoryState } from './memory.js';

@@ -8,7 +8,6 @@ import type { Duplex } from 'node:stream';
 import tls, { createSecureContext } from 'node:tls';
 import { toNodeHandler, type H3 } from 'h3';
 import {
-  ConfigError,
   HeaderFieldsTooLarge,
   MalformedBody,
   RequestTimeout,
@@ -16,6 +15,7 @@ import {
   PROBLEM_MEDIA_TYPE,
   type IngestError,
 } from '../errors.js';
+import { ConfigError } from '../operator-errors.js';
 import type { Logger } from '../log.js';
 import { exposedSecretFile } from '../secret-files.js';
 import type { ConnectionMetrics, DropReason, ListenerName } from '../metrics.js';

@@ -1,7 +1,7 @@
 import type { ChannelModel } from 'amqplib';
 import { brokerNodeOf, openBrokerConnection, type BrokerNodes } from '../broker/connection.js';
 import { confirmedChannel, type ConfirmedChannel } from '../broker/confirms.js';
-import { QueueTypeMismatch, ShardPluginMissing } from '../errors.js';
+import { QueueTypeMismatch, ShardPluginMissing } from '../operator-errors.js';
 import { reconnectDelay } from '../backoff.js';
 import type { Logger } from '../log.js';
 import { assertTopology, messageOf, TopologyError, type Topology } from './rabbitmq-topology.js';

@@ -1,6 +1,6 @@
 import type { Channel, ChannelModel } from 'amqplib';
 import { brokerNodeOf } from '../broker/connection.js';
-import { QueueTypeMismatch, ShardPluginMissing } from '../errors.js';
+import { QueueTypeMismatch, ShardPluginMissing } from '../operator-errors.js';
 
 /** What the publisher declares on every (re)connect, and what readiness checks still exists. */
 export interface Topology {

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ConfigError, type ConfigProblem } from '../errors.js';
+import { ConfigError, type ConfigProblem } from '../operator-errors.js';
 import { exposedSecretFile } from '../secret-files.js';
 import type { z } from 'zod';
 import { localDropFromSource } from './local/index.js';

@@ -1,5 +1,5 @@
 import { PassThrough, type Readable } from 'node:stream';
-import { UnsafeName } from '../errors.js';
+import { UnsafeName } from '../operator-errors.js';
 
 /**
  * A drop: the folder (local directory, SFTP directory, S3 bucket + prefix) where a partner

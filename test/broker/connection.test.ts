@@ -6,7 +6,7 @@ import {
   nodeAddress,
   openBrokerConnection,
 } from '../../src/broker/connection.js';
-import { BrokerUnreachable } from '../../src/errors.js';
+import { BrokerUnreachable } from '../../src/operator-errors.js';
 import { createLogger } from '../../src/log.js';
 import { createRabbitMqPublisher } from '../../src/publish/index.js';
 import { AMQP_URL, declareTestTopology } from '../support/broker.js';

@@ -8,7 +8,7 @@ import { createLocalDrop } from '../../src/stores/local/index.js';
 import { createS3Drop } from '../../src/stores/s3/index.js';
 import { createSftpDrop } from '../../src/stores/sftp/index.js';
 import type { DropStore } from '../../src/stores/store.js';
-import { DropMisconfigured } from '../../src/errors.js';
+import { DropMisconfigured } from '../../src/operator-errors.js';
 import { localFixture } from '../support/local-fixture.js';
 import { startS3rver, type S3rver } from '../support/s3rver.js';
 import { sftpOptionsFor } from '../support/sftp-fixture.js';

@@ -7,7 +7,7 @@ import {
   webhookEndpointId,
   webhookProblems,
 } from '../../src/events/subscriptions.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/operator-errors.js';
 import { createLanes, BUSY } from '../../src/events/lanes.js';
 
 const SECRET = `whsec_${Buffer.alloc(32, 1).toString('base64')}`;

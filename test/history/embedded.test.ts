@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { describe, expect, it, vi } from 'vitest';
-import { HistoryUnavailable } from '../../src/errors.js';
+import { HistoryUnavailable } from '../../src/operator-errors.js';
 import { createEmbeddedHistory } from '../../src/history/embedded/index.js';
 import { batchWrites } from '../../src/history/entries.js';
 import { createHistoryWriter } from '../../src/history/writer.js';

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { HistoryUnavailable } from '../../src/errors.js';
+import { HistoryUnavailable } from '../../src/operator-errors.js';
 import { createEmbeddedHistory } from '../../src/history/embedded/index.js';
 import { openedOnce } from '../../src/history/opened.js';
 import { createPostgresHistory } from '../../src/history/postgres/index.js';

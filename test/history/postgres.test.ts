@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HistoryUnavailable } from '../../src/errors.js';
+import { HistoryUnavailable } from '../../src/operator-errors.js';
 import { MIGRATIONS } from '../../src/history/sql/migrations.js';
 import { createPostgresHistory } from '../../src/history/postgres/index.js';
 import { freshDatabase, onDatabase } from '../support/postgres.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
-import { HistoryUnavailable } from '../../src/errors.js';
+import { HistoryUnavailable } from '../../src/operator-errors.js';
 import { batchWrites } from '../../src/history/entries.js';
 import { createHistoryMetrics } from '../../src/history/metrics.js';
 import type { HistoryStore, HistoryWrites } from '../../src/history/store.js';

@@ -8,7 +8,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/operator-errors.js';
 import { openSharedState } from '../../src/http-state/index.js';
 import { createLogger } from '../../src/log.js';
 import { LogCapture } from '../support/http-app.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, type Config } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/operator-errors.js';
 import { createLogger } from '../../src/log.js';
 import { createReloader } from '../../src/reload.js';
 import { LogCapture } from '../support/http-app.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/operator-errors.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { connect } from 'amqplib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { QueueTypeMismatch, ShardPluginMissing } from '../../src/errors.js';
+import { QueueTypeMismatch, ShardPluginMissing } from '../../src/operator-errors.js';
 import { createLogger } from '../../src/log.js';
 import { startService } from '../../src/main.js';
 import { createRabbitMqPublisher } from '../../src/publish/index.js';

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { digestsEqual, hashApiKey } from '../../src/api-keys.js';
 import { loadConfig } from '../../src/config.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigError } from '../../src/operator-errors.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { loadPipelineFiles } from '../../src/drops/definition.js';

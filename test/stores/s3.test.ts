@@ -7,7 +7,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DropUnavailable } from '../../src/errors.js';
 import { createS3Drop, S3DropError, type S3DropOptions } from '../../src/stores/s3/index.js';
-import { DropAccessDenied } from '../../src/errors.js';
+import { DropAccessDenied } from '../../src/operator-errors.js';
 import { startS3rver, type S3rver } from '../support/s3rver.js';
 import { describeDropStore, readAll } from './store-contract.js';
 import { s3Fixture } from '../support/s3-fixture.js';

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DropStore } from '../../src/stores/store.js';
-import { UnsafeName } from '../../src/errors.js';
+import { UnsafeName } from '../../src/operator-errors.js';
 
 export async function readAll(stream: Readable): Promise<Buffer> {
   const chunks: Buffer[] = [];

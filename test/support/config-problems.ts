@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import { ConfigError, type ConfigProblem } from '../../src/errors.js';
+import { ConfigError, type ConfigProblem } from '../../src/operator-errors.js';
 
 /** The problems a loader reports: `run` must throw a `ConfigError` (the test fails otherwise). */
 export function problemsOf(run: () => unknown): readonly ConfigProblem[] {

@@ -5,7 +5,7 @@
  */
 import type { WebhookConfig } from '../../events/config.js';
 import { webhookEndpointId } from '../../events/subscriptions.js';
-import { HistoryUnavailable } from '../../errors.js';
+import { HistoryUnavailable } from '../../operator-errors.js';
 import { commandHistoryStore } from '../../history/command.js';
 import type { HistorySource } from '../../history/index.js';
 import type { HistoryStore } from '../../history/store.js';

@@ -11,7 +11,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { Worker } from 'node:worker_threads';
-import { HistoryUnavailable } from '../../errors.js';
+import { HistoryUnavailable } from '../../operator-errors.js';
 import type { HistoryStore } from '../store.js';
 import { releaseLock, takeLock } from './lock.js';
 import type { StoreMethod, WorkerAnswer, WorkerRequest, WorkerSetup } from './worker.js';

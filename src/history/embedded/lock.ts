@@ -5,7 +5,7 @@
  * taken over. The lock is the process's, not its worker thread's: a restarted worker keeps it.
  */
 import { open as openFile, readFile, unlink } from 'node:fs/promises';
-import { HistoryUnavailable } from '../../errors.js';
+import { HistoryUnavailable } from '../../operator-errors.js';
 
 /** Takes `file` for this process, or refuses when a live process (this one included) holds it. */
 export async function takeLock(file: string): Promise<void> {

@@ -5,7 +5,7 @@
  * Failures cross back as their name and message, so `HistoryUnavailable` stays typed.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { HistoryUnavailable } from '../../errors.js';
+import { HistoryUnavailable } from '../../operator-errors.js';
 import { createSqlHistory } from '../sql/queries.js';
 import type { HistoryStore } from '../store.js';
 import { openPglite, type OpenedPglite } from './pglite.js';

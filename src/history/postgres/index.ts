@@ -6,7 +6,7 @@
  * error is listened for: unheard, it would end the process.
  */
 import pg from 'pg';
-import { HistoryUnavailable } from '../../errors.js';
+import { HistoryUnavailable } from '../../operator-errors.js';
 import type { SqlClient, SqlQuery } from '../sql/client.js';
 import { createSqlHistory } from '../sql/queries.js';
 import type { HistoryStore } from '../store.js';

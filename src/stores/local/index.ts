@@ -9,7 +9,7 @@ import { pipeline } from 'node:stream/promises';
 import { watch } from 'chokidar';
 import { DropUnavailable } from '../../errors.js';
 import { assertSafeName, mapStreamErrors, type DropEntry, type DropStore } from '../store.js';
-import { DropAccessDenied, DropMisconfigured } from '../../errors.js';
+import { DropAccessDenied, DropMisconfigured } from '../../operator-errors.js';
 
 export const NAME = 'local';
 

@@ -1,5 +1,5 @@
 import { DropUnavailable } from '../../errors.js';
-import { DropAccessDenied, DropMisconfigured } from '../../errors.js';
+import { DropAccessDenied, DropMisconfigured } from '../../operator-errors.js';
 
 /** A failed S3 request, naming the operation, bucket and key (never credentials: the secret never leaves the signer). */
 export class S3DropError extends Error {

@@ -22,7 +22,7 @@ import {
   type DropEntry,
   type DropStore,
 } from '../store.js';
-import { DropAccessDenied, DropMisconfigured } from '../../errors.js';
+import { DropAccessDenied, DropMisconfigured } from '../../operator-errors.js';
 
 export { SftpError } from './session.js';
 
