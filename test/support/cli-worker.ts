@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, vi } from 'vitest';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';
 import { tempFolder } from './temp.js';
 
@@ -101,9 +101,16 @@ export async function startServe(
     HOST: '127.0.0.1',
     ...env,
   });
-  const listening = () => service.lines.find((l) => String(l.msg).startsWith('listening on '));
-  await expect.poll(listening, { timeout: 30_000, message: service.stderr() }).toBeDefined();
-  return { service, url: String(listening()!.url) };
+  // vi.waitFor, not expect.poll: it works in a beforeAll too, and says the stderr of the moment.
+  const listening = await vi.waitFor(
+    () => {
+      const line = service.lines.find((l) => String(l.msg).startsWith('listening on '));
+      if (!line) throw new Error(`serve is not listening yet; stderr: ${service.stderr()}`);
+      return line;
+    },
+    { timeout: 30_000, interval: 50 },
+  );
+  return { service, url: String(listening.url) };
 }
 
 /** Kills `service` (SIGKILL) if it is still running: for an afterAll, after a test that failed half-way. */
