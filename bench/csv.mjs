@@ -284,6 +284,9 @@ function writeConfig(file, dir, apiKeyHash) {
     '  queues:',
     `    - name: ${JSON.stringify(QUEUE)}`,
     '      bindingKeys: ["#"]',
+    // broker.mjs declares the bench queue classic (bounded by its max-length policy), as the JSON
+    // part does: the service's default, a quorum queue, would refuse it by name.
+    '      arguments: { x-queue-type: classic }',
     '',
   ].join('\n');
   writeFileSync(file, yaml, { mode: 0o600 }); // it holds a key hash: the service refuses a readable one
