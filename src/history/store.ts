@@ -109,6 +109,17 @@ export interface HistoryWrites {
   readonly endpointStates?: readonly EndpointStateEntry[];
 }
 
+/** Rows a write holds: a batch, an event, an attempt, a state is one; a record is one each. */
+export function rowsOf(writes: HistoryWrites): number {
+  let rows =
+    (writes.batches?.length ?? 0) +
+    (writes.events?.length ?? 0) +
+    (writes.attempts?.length ?? 0) +
+    (writes.endpointStates?.length ?? 0);
+  for (const records of writes.records ?? []) rows += records.messageIds.length;
+  return rows;
+}
+
 /** A batch as read back, with its records' message ids in batch order. */
 export interface BatchRow extends BatchEntry {
   readonly messageIds: readonly string[];

@@ -15,7 +15,7 @@
 import { reconnectDelay } from '../backoff.js';
 import { HistoryUnavailable } from '../operator-errors.js';
 import type { Logger } from '../log.js';
-import type { HistoryStore, HistoryWrites } from './store.js';
+import { type HistoryStore, type HistoryWrites, rowsOf } from './store.js';
 
 export interface HistoryWriterMetrics {
   /** Rows a write could not take because the store was unreachable (each counted once; they wait). */
@@ -62,16 +62,6 @@ interface Queued {
   readonly rows: number;
   /** Already counted as deferred once. */
   deferred: boolean;
-}
-
-export function rowsOf(writes: HistoryWrites): number {
-  let rows =
-    (writes.batches?.length ?? 0) +
-    (writes.events?.length ?? 0) +
-    (writes.attempts?.length ?? 0) +
-    (writes.endpointStates?.length ?? 0);
-  for (const records of writes.records ?? []) rows += records.messageIds.length;
-  return rows;
 }
 
 export function createHistoryWriter(options: HistoryWriterOptions): HistoryWriter {

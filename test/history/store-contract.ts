@@ -4,6 +4,7 @@ import {
   RESPONSE_EXCERPT_CHARS,
   type BatchEntry,
   type HistoryStore,
+  type HistoryWrites,
 } from '../../src/history/store.js';
 
 /** A history under test: stores opened on one fresh database (as several instances would). */
@@ -588,6 +589,38 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       expect(pruned.records).toBe(0);
       expect(await store.batches({ businessId: 'PRUNE' }, old.correlationId)).toEqual([]);
       expect(await store.batches({ businessId: 'PRUNE' }, recent.correlationId)).toHaveLength(1);
+    });
+
+    it('writes all of a write or none of it: a row the store refuses takes the rest with it', async () => {
+      const kept = batch();
+      // A record whose message id is not a uuid: the store refuses it, and the batch beside it too.
+      const refused = (entries: HistoryWrites) => expect(store.write(entries)).rejects.toThrow();
+      const bad = {
+        batchId: kept.id,
+        first: 0,
+        businessId: 'ACME',
+        references: ['SO-ALL-OR-NONE'],
+        messageIds: ['not-a-uuid'],
+        at: kept.at,
+      };
+      await refused({ batches: [kept], records: [bad] });
+      // The same with an endpoint state beside it (written in a transaction instead of one statement).
+      await refused({
+        batches: [kept],
+        records: [bad],
+        endpointStates: [
+          {
+            businessId: 'ACME',
+            endpoint: 'all-or-none',
+            enabled: true,
+            circuit: 'closed',
+            updatedAt: kept.at,
+          },
+        ],
+      });
+      expect(await store.batches({ businessId: 'ACME' }, kept.correlationId)).toEqual([]);
+      const states = await store.endpointStates({ businessId: 'ACME' });
+      expect(states.map((s) => s.endpoint)).not.toContain('all-or-none');
     });
 
     it('writes a file of many records in one call', async () => {

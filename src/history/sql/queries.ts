@@ -30,6 +30,7 @@ import {
   type PrunedTable,
   type RecordEntries,
   type RecordRow,
+  rowsOf,
 } from '../store.js';
 
 /** Rows per insert statement: bounds the size of one statement's arrays for a file of a million records. */
@@ -43,7 +44,7 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
     async open() {
       await migrate(db);
     },
-    write: (writes) => db.transaction((tx) => writeAll(tx, writes)),
+    write: (writes) => write(db, writes),
     async batches(scope, correlationId, options = {}) {
       const rows = await db.query<BatchDbRow>(
         `select b.*, coalesce((select array_agg(m.id order by m.position) from (
@@ -180,26 +181,67 @@ const TIME_COLUMN: Record<PrunedTable, string> = {
   attempts: 'at',
 };
 
-async function writeAll(tx: SqlQuery, writes: HistoryWrites): Promise<void> {
-  for (const part of chunks(writes.batches ?? [])) await insertBatches(tx, part);
-  for (const part of chunks(recordRows(writes.records ?? []))) await insertRecords(tx, part);
-  for (const part of chunks(writes.events ?? [])) await insertEvents(tx, part);
-  for (const part of chunks(writes.attempts ?? [])) await insertAttempts(tx, part);
-  for (const state of writes.endpointStates ?? []) await upsertEndpoint(tx, state);
+/** One statement of a write: its SQL with parameters numbered from $1, and their values. */
+interface Statement {
+  readonly text: string;
+  readonly params: readonly unknown[];
 }
 
-function* chunks<T>(rows: readonly T[]): Generator<readonly T[]> {
-  for (let i = 0; i < rows.length; i += CHUNK) yield rows.slice(i, i + CHUNK);
+/** Each table's insert of a write, in the order they are written. */
+function inserts(writes: HistoryWrites, size: number): Statement[] {
+  const out: Statement[] = [];
+  for (const part of chunks(writes.batches ?? [], size)) out.push(batchesStatement(part));
+  for (const part of chunks(recordRows(writes.records ?? []), size))
+    out.push(recordsStatement(part));
+  for (const part of chunks(writes.events ?? [], size)) out.push(eventsStatement(part));
+  for (const part of chunks(writes.attempts ?? [], size)) out.push(attemptsStatement(part));
+  return out;
+}
+
+/**
+ * A write in as few round trips as it can: up to `CHUNK` rows and no endpoint state (the HTTP
+ * path's flush), its inserts go as one statement of data-modifying CTEs — atomic on its own, one
+ * round trip instead of four (BEGIN, two inserts, COMMIT), which is most of what a flush of small
+ * batches costs the service. Larger writes, and endpoint states, take a transaction.
+ */
+async function write(db: SqlClient, writes: HistoryWrites): Promise<void> {
+  const statements = inserts(writes, CHUNK);
+  if (statements.length > 0 && rowsOf(writes) <= CHUNK && !writes.endpointStates?.length) {
+    await db.query(...combined(statements));
+    return;
+  }
+  await db.transaction(async (tx) => {
+    for (const statement of inserts(writes, CHUNK))
+      await tx.query(statement.text, statement.params);
+    for (const state of writes.endpointStates ?? []) await upsertEndpoint(tx, state);
+  });
+}
+
+/** Statements as CTEs of one: each one's `$n` shifted past the parameters before it. */
+function combined(statements: readonly Statement[]): [string, unknown[]] {
+  if (statements.length === 1) return [statements[0]!.text, [...statements[0]!.params]];
+  const params: unknown[] = [];
+  const parts = statements.map((statement, i) => {
+    const offset = params.length;
+    params.push(...statement.params);
+    const text = statement.text.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + offset}`);
+    return `w${i} as (${text})`;
+  });
+  return [`with ${parts.join(',\n')}\nselect 1`, params];
+}
+
+function* chunks<T>(rows: readonly T[], size: number): Generator<readonly T[]> {
+  for (let i = 0; i < rows.length; i += size) yield rows.slice(i, i + size);
 }
 
 const column = <T, V>(rows: readonly T[], pick: (row: T) => V | undefined) =>
   rows.map((row) => pick(row) ?? null);
 
-function insertBatches(tx: SqlQuery, rows: readonly BatchEntry[]) {
+function batchesStatement(rows: readonly BatchEntry[]): Statement {
   const source = <K extends string>(row: BatchEntry, key: K) =>
     key in row.source ? (row.source as Record<K, string>)[key] : undefined;
-  return tx.query(
-    `insert into history_batches (id, correlation_id, business_id, endpoint, pipeline, file_name,
+  return {
+    text: `insert into history_batches (id, correlation_id, business_id, endpoint, pipeline, file_name,
        kind, record_count, outcome, problem, receipt, at)
      select id, correlation_id, business_id, endpoint, pipeline, file_name, kind, record_count,
        outcome, problem::jsonb, receipt::jsonb, at
@@ -208,7 +250,7 @@ function insertBatches(tx: SqlQuery, rows: readonly BatchEntry[]) {
        as t(id, correlation_id, business_id, endpoint, pipeline, file_name, kind, record_count,
          outcome, problem, receipt, at)
      on conflict (id) do nothing`,
-    [
+    params: [
       column(rows, (r) => r.id),
       column(rows, (r) => r.correlationId),
       column(rows, (r) => r.businessId),
@@ -222,7 +264,7 @@ function insertBatches(tx: SqlQuery, rows: readonly BatchEntry[]) {
       column(rows, (r) => json(r.receipt)),
       column(rows, (r) => r.at.toISOString()),
     ],
-  );
+  };
 }
 
 interface RecordRowIn {
@@ -254,13 +296,13 @@ function recordRows(entries: readonly RecordEntries[]): RecordRowIn[] {
   return rows;
 }
 
-function insertRecords(tx: SqlQuery, rows: readonly RecordRowIn[]) {
-  return tx.query(
-    `insert into history_records (batch_id, position, business_id, reference, message_id, line, at)
+function recordsStatement(rows: readonly RecordRowIn[]): Statement {
+  return {
+    text: `insert into history_records (batch_id, position, business_id, reference, message_id, line, at)
      select * from unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::uuid[], $6::int[],
        $7::timestamptz[])
      on conflict (batch_id, position) do nothing`,
-    [
+    params: [
       column(rows, (r) => r.batchId),
       column(rows, (r) => r.position),
       column(rows, (r) => r.businessId),
@@ -269,12 +311,12 @@ function insertRecords(tx: SqlQuery, rows: readonly RecordRowIn[]) {
       column(rows, (r) => r.line),
       column(rows, (r) => r.at),
     ],
-  );
+  };
 }
 
-function insertEvents(tx: SqlQuery, rows: readonly EventEntry[]) {
-  return tx.query(
-    `insert into history_events (id, type, business_id, payload, received_at, occurred_at,
+function eventsStatement(rows: readonly EventEntry[]): Statement {
+  return {
+    text: `insert into history_events (id, type, business_id, payload, received_at, occurred_at,
        correlation_id, message_ids)
      select id, type, business_id, payload::jsonb, received_at, occurred_at, correlation_id,
        message_ids::jsonb
@@ -282,7 +324,7 @@ function insertEvents(tx: SqlQuery, rows: readonly EventEntry[]) {
        $6::timestamptz[], $7::text[], $8::text[])
        as t(id, type, business_id, payload, received_at, occurred_at, correlation_id, message_ids)
      on conflict (id) do nothing`,
-    [
+    params: [
       column(rows, (r) => r.id),
       column(rows, (r) => r.type),
       column(rows, (r) => r.businessId),
@@ -292,17 +334,17 @@ function insertEvents(tx: SqlQuery, rows: readonly EventEntry[]) {
       column(rows, (r) => r.correlationId),
       column(rows, (r) => json(r.messageIds)),
     ],
-  );
+  };
 }
 
-function insertAttempts(tx: SqlQuery, rows: readonly AttemptEntry[]) {
-  return tx.query(
-    `insert into history_attempts (id, event_id, business_id, endpoint, at, end_as, status,
+function attemptsStatement(rows: readonly AttemptEntry[]): Statement {
+  return {
+    text: `insert into history_attempts (id, event_id, business_id, endpoint, at, end_as, status,
        duration_ms, response_excerpt, error)
      select * from unnest($1::uuid[], $2::text[], $3::text[], $4::text[], $5::timestamptz[],
        $6::text[], $7::int[], $8::int[], $9::text[], $10::text[])
      on conflict (id) do nothing`,
-    [
+    params: [
       column(rows, (r) => r.id),
       column(rows, (r) => r.eventId),
       column(rows, (r) => r.businessId),
@@ -314,7 +356,7 @@ function insertAttempts(tx: SqlQuery, rows: readonly AttemptEntry[]) {
       column(rows, (r) => r.responseExcerpt?.slice(0, RESPONSE_EXCERPT_CHARS)),
       column(rows, (r) => r.error?.slice(0, RESPONSE_EXCERPT_CHARS)),
     ],
-  );
+  };
 }
 
 /** The newest state wins: a state older than the one kept (a slow worker's) changes nothing. */
