@@ -35,7 +35,7 @@ function readCommands(buffer: Buffer): { commands: string[][]; rest: Buffer } {
       return end === -1 ? undefined : { text: buffer.toString('latin1', from, end), next: end + 2 };
     };
     const head = line(at);
-    if (!head || head.text[0] !== '*') return { commands, rest: buffer.subarray(start) };
+    if (head?.text[0] !== '*') return { commands, rest: buffer.subarray(start) };
     const count = Number(head.text.slice(1));
     at = head.next;
     const command: string[] = [];
