@@ -162,6 +162,13 @@ describe('the partner portal in a browser', () => {
     expect(printed.code).toBe(0);
     link = printed.stdout.trim();
     expect(link).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${env.PORT}/portal/login\\?token=`));
+    // Longer than portal.maxLinkTtlMs (24 h by default): refused.
+    const tooLong = await runCli(['portal-link', '--business', 'DEMO', '--ttl', '2d'], { env });
+    expect(tooLong.code).toBe(1);
+    expect(tooLong.stderr).toContain('portal.maxLinkTtlMs');
+    expect(tooLong.stdout).toBe('');
+    // A link scanner fetching it first (a GET) spends nothing.
+    expect((await fetch(link)).status).toBe(200);
 
     const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
     const page = await context.newPage();
