@@ -37,6 +37,7 @@ export async function batchesView(
     kind: params.kind ?? '',
     ...(page.next && { next: encodeCursor(page.next) }),
     paged: params.cursor !== undefined,
+    ...(params.limit !== undefined && { limit: Number(params.limit) }),
   };
 }
 

@@ -206,14 +206,27 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
   };
 }
 
-/** A urlencoded form body, or undefined when it is not one or is too large. */
+/** A urlencoded form body, or undefined when it is not one or is larger than a form can be. */
 async function readForm(event: H3Event): Promise<URLSearchParams | undefined> {
   const type = event.req.headers.get('content-type') ?? '';
   if (!type.startsWith('application/x-www-form-urlencoded')) return undefined;
-  const length = Number(event.req.headers.get('content-length') ?? 0);
-  if (length > MAX_FORM_BYTES) return undefined;
-  const text = await event.req.text();
-  return text.length > MAX_FORM_BYTES ? undefined : new URLSearchParams(text);
+  if (Number(event.req.headers.get('content-length') ?? 0) > MAX_FORM_BYTES) return undefined;
+  // Read up to the cap and no further: a chunked body has no length to refuse up front.
+  const reader = event.req.body?.getReader();
+  if (!reader) return new URLSearchParams();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_FORM_BYTES) {
+      await reader.cancel();
+      return undefined;
+    }
+    chunks.push(value);
+  }
+  return new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
 }
 
 /** A failure as a page: a bad query names its parameters; anything else is logged, never shown. */

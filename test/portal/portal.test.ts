@@ -191,6 +191,18 @@ describe('the partner portal in a browser', () => {
     });
     await shoot(page, 'batches');
 
+    // A page at a time, with the API's cursor.
+    await page.goto(`${service.url}/portal?limit=1`);
+    expect(await page.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual([refusedId]);
+    await page.getByRole('link', { name: 'Older batches' }).click();
+    await page.waitForURL(/cursor=/);
+    expect(await page.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual([
+      accepted.correlationId,
+    ]);
+    expect(await page.getByRole('link', { name: 'Older batches' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Newest batches' }).click();
+    await page.waitForURL(/\/portal\?limit=1$/);
+
     // The filters are the API's: only refusals.
     await page.getByLabel('Outcome').selectOption('rejected');
     await page.getByRole('button', { name: 'Show' }).click();
@@ -260,6 +272,19 @@ describe('the partner portal in a browser', () => {
     });
     expect(direct.status).toBe(400);
     expect(direct.headers.get('set-cookie')).toBeNull();
+    // A form body larger than a form can be is not read: refused as no link at all.
+    const huge = await fetch(`${service.url}/portal/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(`token=${'a'.repeat(64 * 1024)}`));
+          controller.close();
+        },
+      }),
+      duplex: 'half',
+    } as RequestInit);
+    expect(huge.status).toBe(400);
     await page.close();
   });
 

@@ -14,6 +14,8 @@ export interface BatchesView {
   readonly kind: string;
   /** The next page's cursor, as the API gives it. */
   readonly next?: string;
+  /** The page size asked for in the address (`limit`, as the API takes it), kept from page to page. */
+  readonly limit?: number;
   /** This page is not the first. */
   readonly paged: boolean;
 }
@@ -51,6 +53,7 @@ export function batchesPage(view: BatchesView): Response {
   const filters = new URLSearchParams();
   if (view.outcome) filters.set('outcome', view.outcome);
   if (view.kind) filters.set('kind', view.kind);
+  if (view.limit !== undefined) filters.set('limit', String(view.limit));
   const first = `/portal${filters.size ? `?${filters}` : ''}`;
   if (view.next) filters.set('cursor', view.next);
   const { items } = view.page;
