@@ -62,7 +62,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   // What serve refuses and every pipeline's problems (files, secrets) in one error, before anything connects.
   const stores = openCheckedDrops(config);
   const endpoints = resolveEndpoints(config);
-  const portal = preparePortal(config);
+  const portal = preparePortal(config, options.env ?? process.env);
   const publisher = createPublisher(config, log);
   await publisher.start();
   let sharedState: Awaited<ReturnType<typeof openSharedState>>;
