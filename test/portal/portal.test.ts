@@ -1,7 +1,8 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
@@ -34,6 +35,10 @@ const ARGS = [
 ];
 const ROOT = new URL('../..', import.meta.url).pathname;
 const SHOTS = path.join(ROOT, 'test-output', 'portal');
+const CSV_HEADER = readFileSync(
+  new URL('../../fixtures/demo/sales-orders.csv', import.meta.url),
+  'utf8',
+).split('\n')[0]!;
 const DEMO = `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`;
 
 const temp = tempFolder('portal-');
@@ -45,6 +50,8 @@ let env: NodeJS.ProcessEnv;
 let secret: Buffer;
 let accepted: { correlationId: string; shipmentId: string };
 let refusedId: string;
+/** A CSV file dropped through a local pipeline and refused. */
+let droppedId: string;
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -97,6 +104,19 @@ async function signIn(link: string): Promise<{ context: BrowserContext; page: Pa
 beforeAll(async () => {
   database = await freshDatabase('portal');
   mkdirSync(path.join(temp.dir, 'pipelines'));
+  const drop = path.join(temp.dir, 'drop');
+  mkdirSync(drop);
+  temp.write(
+    'pipelines/portal-drop.yaml',
+    stringify({
+      name: 'portal-drop',
+      businessId: 'DEMO',
+      kind: 'sales-orders',
+      format: 'v1-csv',
+      source: { type: 'local', path: drop },
+      readiness: { checks: 1, intervalMs: 10, quietMs: 0 },
+    }),
+  );
   const config = temp.write(
     'config.yaml',
     [
@@ -130,11 +150,26 @@ beforeAll(async () => {
     shipmentId: (JSON.parse(orders) as { identifiers: { shipmentId: string } }[])[0]!.identifiers
       .shipmentId,
   };
+  // A dropped file, between the accepted batch and the refused one: one order whose quantity is no number, on line 2.
+  writeFileSync(
+    path.join(drop, 'orders-bad.csv'),
+    `${CSV_HEADER}\nDEMO,SO-PORTAL-9,2026-02-03,1,SKU-1,many,EA,9.99\n`,
+  );
+  droppedId = await vi.waitFor(
+    async () => {
+      const listed = await fetch(`${service.url}/api/v2/batches?source=portal-drop`, {
+        headers: { authorization: DEMO },
+      });
+      const { items } = (await listed.json()) as { items: { correlationId: string }[] };
+      expect(items).toHaveLength(1);
+      return items[0]!.correlationId;
+    },
+    { timeout: 20_000, interval: 100 },
+  );
+
   // Two orders, one error each: a quantity on line 3, a date on line 4 (the header is line 1).
   const rows = [
-    readFileSync(new URL('../../fixtures/demo/sales-orders.csv', import.meta.url), 'utf8').split(
-      '\n',
-    )[0],
+    CSV_HEADER,
     'DEMO,SO-PORTAL-1,2026-02-03,1,SKU-1,2,EA,9.99',
     'DEMO,SO-PORTAL-1,2026-02-03,2,SKU-2,12abc,EA,4.50',
     'DEMO,SO-PORTAL-2,03/02/2026,1,SKU-9,5,EA,12',
@@ -180,7 +215,7 @@ describe('the partner portal in a browser', () => {
     own = { context, page };
     await page.getByRole('heading', { name: 'Batches', level: 1 }).waitFor();
     const ids = await page.locator('tbody tr td:nth-child(2)').allInnerTexts();
-    expect(ids).toEqual([refusedId, accepted.correlationId]);
+    expect(ids).toEqual([refusedId, droppedId, accepted.correlationId]);
     await expect.poll(() => page.getByText('Signed in as DEMO').count()).toBe(1);
     const [cookie] = await context.cookies();
     expect(cookie).toMatchObject({
@@ -196,9 +231,13 @@ describe('the partner portal in a browser', () => {
     expect(await page.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual([refusedId]);
     await page.getByRole('link', { name: 'Older batches' }).click();
     await page.waitForURL(/cursor=/);
+    expect(await page.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual([droppedId]);
+    await page.getByRole('link', { name: 'Older batches' }).click();
+    await page.waitForURL(/cursor=/);
     expect(await page.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual([
       accepted.correlationId,
     ]);
+    // The last page has no older one.
     expect(await page.getByRole('link', { name: 'Older batches' }).count()).toBe(0);
     await page.getByRole('link', { name: 'Newest batches' }).click();
     await page.waitForURL(/\/portal\?limit=1$/);
@@ -207,7 +246,10 @@ describe('the partner portal in a browser', () => {
     await page.getByLabel('Outcome').selectOption('rejected');
     await page.getByRole('button', { name: 'Show' }).click();
     await page.waitForURL(/outcome=rejected/);
-    expect(await page.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual([refusedId]);
+    expect(await page.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual([
+      refusedId,
+      droppedId,
+    ]);
   });
 
   it("shows a refused CSV's every error by line and column", async () => {
@@ -225,6 +267,22 @@ describe('the partner portal in a browser', () => {
     ]);
     await expect.poll(() => page.getByText('HTTP /api/v1/sales-orders').count()).toBe(1);
     await shoot(page, 'batch-refused');
+  });
+
+  it("shows a dropped CSV file's errors too, with its file and pipeline", async () => {
+    const { page } = own;
+    await page.goto(`${service.url}/portal/batches/${droppedId}`);
+    await page.getByRole('heading', { name: 'Why it was refused' }).waitFor();
+    await expect
+      .poll(() => page.getByText('File orders-bad.csv (pipeline portal-drop)').count())
+      .toBe(1);
+    const rows = await page
+      .locator('section table tbody tr')
+      .evaluateAll((trs) =>
+        trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())),
+      );
+    expect(rows).toEqual([['1', '2', 'oOrderLines_Qty', 'Expected a number, received "many"']]);
+    await shoot(page, 'batch-dropped-file');
   });
 
   it('finds a record by its number: state, the batch that carried it', async () => {
