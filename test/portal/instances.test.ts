@@ -5,6 +5,7 @@ import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { signLink } from '../../src/portal/links.js';
 import { LogCapture } from '../support/http-app.js';
+import { runCli } from '../support/cli-process.js';
 import { REDIS_URL, removeKeys, uniquePrefix } from '../support/redis.js';
 import { tempFolder } from '../support/temp.js';
 
@@ -84,5 +85,27 @@ describe('portal links across instances', () => {
       );
       expect((await signIn(at, foreign)).status).toBe(400);
     }
+  });
+
+  it('lint names portal.secret when production enables the portal without one, or with a short one', async () => {
+    const env = {
+      INGEST_ENV: 'production',
+      INGEST_CONFIG: temp.write('lint.yaml', `pipelinesDirectory: ${temp.dir}/a/pipelines\n`),
+      AMQP_URL: 'amqp://127.0.0.1:5672',
+      INGEST_PORTAL__ENABLED: 'true',
+    };
+    const missing = await runCli(['lint'], { env });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('portal.secret: Required in production');
+    const short = await runCli(['lint'], {
+      env: { ...env, INGEST_PORTAL__SECRET: '{"env":"PORTAL_LINT"}', PORTAL_LINT: 'short' },
+    });
+    expect(short.code).toBe(1);
+    expect(short.stderr).toContain('Expected at least 32 characters');
+    const fine = await runCli(['lint'], {
+      env: { ...env, INGEST_PORTAL__SECRET: '{"env":"PORTAL_LINT"}', PORTAL_LINT: SECRET },
+    });
+    expect(fine.stderr).toBe('');
+    expect(fine.code).toBe(0);
   });
 });
