@@ -26,8 +26,8 @@ export const MESSAGE_IDS_SHOWN = 1000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-/** The list's query: the API's, and the portal's filter form. */
-export const BatchQuery = listQuery({
+/** The list's query: the API's, and the portal's filter form (through `readBatchPage`). */
+const BatchQuery = listQuery({
   since: queryTime.optional(),
   until: queryTime.optional(),
   outcome: z
