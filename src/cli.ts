@@ -139,6 +139,8 @@ async function main(argv: string[]): Promise<number | void> {
         out: process.stdout,
         err: process.stderr,
       });
+    case 'portal-link':
+      return (await import('./cli/portal-link.js')).portalLinkCommand(rest, io);
     case 'reprocess':
       return (await import('./cli/reprocess.js')).reprocessCommand(rest, io, {
         out: process.stdout,

@@ -14,6 +14,8 @@ import { createPublisher } from './publish/index.js';
 import { createReloader } from './reload.js';
 import type { Publisher } from './publish/publisher.js';
 import { openSharedState } from './http-state/index.js';
+import { preparePortal } from './portal/index.js';
+import { mountPortal } from './portal/routes.js';
 import { stopGracefully, type InFlight } from './shutdown.js';
 import {
   logStarted,
@@ -60,6 +62,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   // What serve refuses and every pipeline's problems (files, secrets) in one error, before anything connects.
   const stores = openCheckedDrops(config);
   const endpoints = resolveEndpoints(config);
+  const portal = preparePortal(config, options.env ?? process.env);
   const publisher = createPublisher(config, log);
   await publisher.start();
   let sharedState: Awaited<ReturnType<typeof openSharedState>>;
@@ -96,6 +99,13 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     stopping: () => stopping !== undefined,
     onboarding: () => onboarding,
   });
+  if (portal)
+    mountPortal(app, {
+      ...portal,
+      claims: sharedState.claims,
+      ...(history && { history: history.store }),
+      log,
+    });
   let server: HttpServer;
   try {
     server = createHttpServer(app, { ...config.http, listener: 'public' }, { log, metrics });

@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config.js';
+import { readPortalSecret } from '../portal/secret.js';
 import { ConfigError } from '../operator-errors.js';
 import { checkDrop, settleFolders } from '../drops/layout.js';
 import type { OpenedDrop } from '../drops/open.js';
@@ -101,6 +102,9 @@ export async function lintCommand(args: string[], io: Output): Promise<number> {
     throw new UsageError(`lint takes no arguments; got ${JSON.stringify(positionals[0])}`, 'lint');
   try {
     const config = loadConfig();
+    // The portal's secret as serve reads it, but never the generated one: lint creates no file.
+    if (config.portal.enabled && (config.portal.secret || config.environment === 'production'))
+      readPortalSecret(config);
     const folder = pipelinesFolderState(config);
     if (folder !== 'present') {
       io.err(

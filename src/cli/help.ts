@@ -16,6 +16,7 @@ Commands:
                disable or enable an endpoint
   healthcheck  Ask the running service's admin listener for /healthz (the container's HEALTHCHECK)
   hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
+  portal-link  Print a single-use sign-in link to the partner portal for one business
   help         This text, or "help <command>" for one command
   --version    The version of warehouse-ingest (also -v)
 
@@ -182,6 +183,17 @@ Environment: the history as "serve" has it (history.url, or the embedded folder,
 running worker holds: disable and enable then reach the workers, which write it).
 Exit status: 0 done, 1 broker trouble or (resend) no such event in the history, 2 usage error,
 unreadable --data file, the history off or unreadable.
+`,
+  'portal-link': `Usage: warehouse-ingest portal-link --business <id> [--ttl <duration>]
+
+Prints a sign-in link to the partner portal (<public URL>/portal/login?token=…) for one business,
+signed with the portal secret (portal.secret; in development the one in <dataDirectory>/portal-secret).
+Run it with the service's configuration. The link signs in once, until it expires; give it to the
+business's people out of band. See docs/portal.md.
+  --business   The business the link opens (a configured tenant's business id)
+  --ttl        How long the link is valid: 90s, 15m, 1h (default), 1d; at most portal.maxLinkTtlMs
+
+Exit status: 0 printed, 1 refused (ttl too long, unknown business, portal off), 2 usage error.
 `,
   'hash-key': `Usage: warehouse-ingest hash-key <key | ->
 

@@ -7,6 +7,7 @@ import { brokerUrlProblem, splitBrokerUrls } from './broker-url.js';
 import { eventsSchema, webhooksSchema } from '../events/config.js';
 import { httpSchema, sharedStateSchema } from './http-schema.js';
 import { historySchema } from '../history/schema.js';
+import { portalSchema } from './portal-schema.js';
 
 /**
  * The configuration schema. Every field is described here once, with `.meta({ description })`;
@@ -309,6 +310,7 @@ export const configSchema = z.strictObject({
         "The journal of HTTP batches' lineage: which request carried each accepted record. A drop's lineage is kept in the drop itself. See docs/operations.md#lineage.",
     }),
   history: historySchema,
+  portal: portalSchema,
   shutdown: z
     .strictObject({
       graceMs: z.int().min(0).max(3_600_000).meta({

@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { NotFound } from '../errors.js';
-import type { BatchEntry } from '../history/store.js';
+import type { BatchEntry, BatchPage, BatchRow, HistoryStore } from '../history/store.js';
 import { KIND_NAMES } from '../records/kind.js';
 import { HISTORY_BATCH_OUTCOMES, type HistoryBatchOutcome } from '../vocabulary.js';
 import {
@@ -26,6 +26,7 @@ export const MESSAGE_IDS_SHOWN = 1000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/** The list's query: the API's, and the portal's filter form (through `readBatchPage`). */
 const BatchQuery = listQuery({
   since: queryTime.optional(),
   until: queryTime.optional(),
@@ -50,16 +51,35 @@ function batchView(batch: BatchEntry) {
   };
 }
 
+/**
+ * A page of the business's batches, newest first, as the request's query asks (the list the API
+ * and the portal both show). `params`: the query to read instead of the URL's.
+ */
+export function readBatchPage(
+  history: HistoryStore,
+  businessId: string,
+  event: H3Event,
+  params?: Record<string, string>,
+): Promise<BatchPage> {
+  const { filter, limit, after } = readListQuery(event, BatchQuery, (id) => UUID.test(id), params);
+  return history.listBatches({ businessId }, filter, { limit, ...(after && { after }) });
+}
+
+/** The entries of one of the business's batches, oldest first (a retried file may have several). */
+export function findBatch(
+  history: HistoryStore,
+  businessId: string,
+  correlationId: string,
+): Promise<BatchRow[]> {
+  return history.batches({ businessId }, correlationId, { messageIds: MESSAGE_IDS_SHOWN });
+}
+
 /** GET /api/v2/batches: the business's batches, newest first, a page at a time. */
 export function listBatchesHandler(deps: PartnerReadDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
-    const { filter, limit, after } = readListQuery(event, BatchQuery, (id) => UUID.test(id));
-    const page = await historyOf(deps).listBatches({ businessId }, filter, {
-      limit,
-      ...(after && { after }),
-    });
+    const page = await readBatchPage(historyOf(deps), businessId, event);
     return jsonResponse(
       200,
       {
@@ -82,9 +102,7 @@ export function oneBatchHandler(deps: PartnerReadDependencies) {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
     const correlationId = decoded(event.context.params?.correlationId ?? '');
-    const entries = await historyOf(deps).batches({ businessId }, correlationId, {
-      messageIds: MESSAGE_IDS_SHOWN,
-    });
+    const entries = await findBatch(historyOf(deps), businessId, correlationId);
     const newest = entries.at(-1);
     if (!newest)
       throw new NotFound({

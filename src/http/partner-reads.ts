@@ -78,12 +78,14 @@ export function decodeCursor(
 }
 
 /**
- * A list's query: its filters as `schema` reads them (strict: an unknown parameter is named), its
- * page size, and where the page starts. Bad input is an `InvalidQuery` naming each parameter.
+ * A route's query parameters as `schema` reads them; bad input is an `InvalidQuery` naming each.
+ * `params`: the parameters to read instead of the URL's (the portal drops a form's empty fields).
  */
-/** A route's query parameters as `schema` reads them; bad input is an `InvalidQuery` naming each. */
-export function readQuery<Query extends z.ZodType>(event: H3Event, query: Query): z.output<Query> {
-  const params = Object.fromEntries(new URL(event.req.url).searchParams);
+export function readQuery<Query extends z.ZodType>(
+  event: H3Event,
+  query: Query,
+  params: Record<string, string> = Object.fromEntries(new URL(event.req.url).searchParams),
+): z.output<Query> {
   const parsed = query.safeParse(params);
   if (parsed.success) return parsed.data;
   throw new InvalidQuery({
@@ -104,8 +106,9 @@ export function readListQuery<Query extends z.ZodType<Paged>>(
   event: H3Event,
   query: Query,
   validId: (id: string) => boolean,
+  params?: Record<string, string>,
 ): { filter: Omit<z.output<Query>, keyof Paged>; limit: number; after?: PageCursor } {
-  const { cursor, limit, ...filter } = readQuery(event, query);
+  const { cursor, limit, ...filter } = readQuery(event, query, params);
   const after = cursor === undefined ? undefined : decodeCursor(cursor, validId);
   if (cursor !== undefined && !after)
     throw new InvalidQuery({
@@ -125,7 +128,7 @@ export function decoded(segment: string): string {
   }
 }
 
-export function historyOf(deps: PartnerReadDependencies): HistoryStore {
+export function historyOf(deps: { readonly history?: HistoryStore | undefined }): HistoryStore {
   if (deps.history) return deps.history;
   throw new NotFound({
     detail:

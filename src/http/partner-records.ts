@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3';
 import { NotFound } from '../errors.js';
-import type { RecordRow } from '../history/store.js';
+import type { EventEntry, HistoryStore, RecordRow } from '../history/store.js';
 import { KIND_NAMES } from '../records/kind.js';
 import { eventSummary } from './partner-events.js';
 import { decoded, historyOf, type PartnerReadDependencies } from './partner-reads.js';
@@ -30,6 +30,38 @@ const carrier = (row: RecordRow) => ({
   ...(row.line !== undefined && { line: row.line }),
 });
 
+/** What the history knows of one record: its state, the batches that carried it, its events. */
+export interface RecordLookup {
+  readonly state: string;
+  /** Newest first, at most `CARRIERS_SHOWN`. */
+  readonly carriers: readonly RecordRow[];
+  /** Oldest first. */
+  readonly events: readonly EventEntry[];
+}
+
+export function isRecordKind(kind: string): boolean {
+  return KINDS.has(kind);
+}
+
+/** One of the business's records by kind and number (the API's and the portal's lookup); undefined when never accepted. */
+export async function lookupRecord(
+  history: HistoryStore,
+  businessId: string,
+  kind: string,
+  key: string,
+): Promise<RecordLookup | undefined> {
+  const scope = { businessId };
+  const carriers = (await history.records(scope, key, CARRIERS_SHOWN)).filter(
+    (row) => row.batch.kind === kind,
+  );
+  if (carriers.length === 0) return undefined;
+  const events = await history.eventsAbout(
+    scope,
+    carriers.map((row) => row.messageId),
+  );
+  return { state: events.at(-1)?.type ?? 'accepted', carriers, events };
+}
+
 export function recordHandler(deps: PartnerReadDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
@@ -41,26 +73,19 @@ export function recordHandler(deps: PartnerReadDependencies) {
       throw new NotFound({
         detail: `No record kind ${JSON.stringify(kind.slice(0, 50))}: one of ${KIND_NAMES.join(', ')}.`,
       });
-    const scope = { businessId };
-    const carriers = (await history.records(scope, key, CARRIERS_SHOWN)).filter(
-      (row) => row.batch.kind === kind,
-    );
-    if (carriers.length === 0)
+    const found = await lookupRecord(history, businessId, kind, key);
+    if (!found)
       throw new NotFound({
         detail: `No ${kind} record of yours numbered ${JSON.stringify(key.slice(0, 100))} was accepted within the history's retention.`,
       });
-    const events = await history.eventsAbout(
-      scope,
-      carriers.map((row) => row.messageId),
-    );
     return jsonResponse(
       200,
       {
         kind,
         key,
-        state: events.at(-1)?.type ?? 'accepted',
-        batches: carriers.map(carrier),
-        events: events.map(eventSummary),
+        state: found.state,
+        batches: found.carriers.map(carrier),
+        events: found.events.map(eventSummary),
       },
       context,
       deps.responseHeaders,

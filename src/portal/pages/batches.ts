@@ -1,0 +1,84 @@
+import type { BatchEntry, BatchPage, BatchSource } from '../../history/store.js';
+import { KIND_NAMES } from '../../records/kind.js';
+import { HISTORY_BATCH_OUTCOMES } from '../../vocabulary.js';
+import { html, type SafeHtml } from '../html.js';
+import { page, type Viewer, when } from './layout.js';
+
+/** `/portal`: the business's batches, newest first, a page at a time (the API's list and cursor). */
+
+export interface BatchesView {
+  readonly viewer: Viewer;
+  readonly page: BatchPage;
+  /** The filters as chosen (empty: any). */
+  readonly outcome: string;
+  readonly kind: string;
+  /** The next page's cursor, as the API gives it. */
+  readonly next?: string;
+  /** The page size asked for in the address (`limit`, as the API takes it), kept from page to page. */
+  readonly limit?: number;
+  /** This page is not the first. */
+  readonly paged: boolean;
+}
+
+export function sourceText(source: BatchSource): string {
+  return 'endpoint' in source
+    ? `HTTP ${source.endpoint}`
+    : `File ${source.fileName} (pipeline ${source.pipeline})`;
+}
+
+export function outcomeBadge(outcome: string): SafeHtml {
+  return html`<span class="outcome outcome-${outcome}">${outcome}</span>`;
+}
+
+function select(name: string, label: string, chosen: string, options: readonly string[]) {
+  return html`<div><label for="${name}">${label}</label>
+<select id="${name}" name="${name}"><option value="">Any</option>${options.map(
+    (option) =>
+      html`<option value="${option}"${option === chosen ? html` selected` : ''}>${option}</option>`,
+  )}</select></div>`;
+}
+
+function row(batch: BatchEntry): SafeHtml {
+  return html`<tr>
+<td>${when(batch.at)}</td>
+<td><a class="id" href="/portal/batches/${encodeURIComponent(batch.correlationId)}">${batch.correlationId}</a></td>
+<td>${sourceText(batch.source)}</td>
+<td>${batch.kind}</td>
+<td>${outcomeBadge(batch.outcome)}</td>
+<td class="number">${batch.recordCount}</td>
+</tr>`;
+}
+
+export function batchesPage(view: BatchesView): Response {
+  const filters = new URLSearchParams();
+  if (view.outcome) filters.set('outcome', view.outcome);
+  if (view.kind) filters.set('kind', view.kind);
+  if (view.limit !== undefined) filters.set('limit', String(view.limit));
+  const first = `/portal${filters.size ? `?${filters}` : ''}`;
+  if (view.next) filters.set('cursor', view.next);
+  const { items } = view.page;
+  return page({
+    title: 'Batches',
+    viewer: view.viewer,
+    current: 'batches',
+    body: html`<h1>Batches</h1>
+<form class="filters" method="get" action="/portal" role="search" aria-label="Filter batches">
+${select('outcome', 'Outcome', view.outcome, HISTORY_BATCH_OUTCOMES)}
+${select('kind', 'Kind', view.kind, KIND_NAMES)}
+<div><button type="submit">Show</button></div>
+</form>
+${
+  items.length === 0
+    ? html`<p>No batches${view.outcome || view.kind ? ' match these filters' : ''} in the history.</p>`
+    : html`<table>
+<caption>Newest first${view.paged ? ', continued' : ''}</caption>
+<thead><tr><th scope="col">Received</th><th scope="col">Correlation id</th><th scope="col">Source</th><th scope="col">Kind</th><th scope="col">Outcome</th><th scope="col" class="number">Records</th></tr></thead>
+<tbody>${items.map(row)}</tbody>
+</table>`
+}
+<nav class="pager" aria-label="Pages">
+${view.paged && html`<a href="${first}">Newest batches</a>`}
+${view.next && html`<a href="/portal?${filters.toString()}">Older batches</a>`}
+</nav>`,
+  });
+}

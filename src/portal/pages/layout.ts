@@ -1,0 +1,104 @@
+import { html, type SafeHtml } from '../html.js';
+
+/**
+ * The frame of every portal page: landmarks (banner, navigation, main), a skip link, the
+ * business signed in and its sign-out form. Served with a strict Content-Security-Policy: no
+ * script runs on a portal page, and only the portal's own stylesheet loads.
+ */
+
+/** Who is signed in, for the banner and the sign-out form. */
+export interface Viewer {
+  readonly businessId: string;
+  readonly csrf: string;
+}
+
+export interface PageOptions {
+  readonly title: string;
+  readonly body: SafeHtml;
+  /** Absent on pages shown before sign-in or after sign-out. */
+  readonly viewer?: Viewer;
+  /** The navigation entry of this page, marked `aria-current`. */
+  readonly current?: 'batches' | 'records';
+  /** @default 200 */
+  readonly status?: number;
+  readonly headers?: Record<string, string>;
+}
+
+export const PAGE_HEADERS: Record<string, string> = {
+  'content-type': 'text/html; charset=utf-8',
+  'cache-control': 'no-store',
+  'content-security-policy':
+    "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  // A sign-in page's URL carries its token: never sent to another site. Not `no-referrer`: with
+  // it browsers send `Origin: null` on the portal's own forms, which the origin check refuses.
+  'referrer-policy': 'same-origin',
+  'x-frame-options': 'DENY',
+};
+
+function navigation(current: PageOptions['current']): SafeHtml {
+  const item = (name: 'batches' | 'records', href: string, label: string) =>
+    html`<li><a href="${href}"${current === name ? html` aria-current="page"` : ''}>${label}</a></li>`;
+  return html`<nav aria-label="Portal"><ul>${item('batches', '/portal', 'Batches')}${item('records', '/portal/records', 'Records')}</ul></nav>`;
+}
+
+function banner(viewer: Viewer | undefined, current: PageOptions['current']): SafeHtml {
+  if (!viewer)
+    return html`<header class="banner"><p class="brand">warehouse-ingest portal</p></header>`;
+  return html`<header class="banner">
+  <p class="brand">warehouse-ingest portal</p>
+  ${navigation(current)}
+  <div class="who">
+    <p>Signed in as <strong>${viewer.businessId}</strong></p>
+    <form method="post" action="/portal/logout">
+      <input type="hidden" name="csrf" value="${viewer.csrf}">
+      <button type="submit">Sign out</button>
+    </form>
+  </div>
+</header>`;
+}
+
+export function page(options: PageOptions): Response {
+  const body = html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${options.title} · warehouse-ingest portal</title>
+<link rel="stylesheet" href="/portal/assets/portal.css">
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+${banner(options.viewer, options.current)}
+<main id="main" tabindex="-1">
+${options.body}
+</main>
+</body>
+</html>
+`;
+  return new Response(body.text, {
+    status: options.status ?? 200,
+    headers: { ...PAGE_HEADERS, ...options.headers },
+  });
+}
+
+/** A page that only says something: a refusal, a missing batch, a signed-out notice. */
+export function messagePage(
+  status: number,
+  title: string,
+  text: string,
+  viewer?: Viewer,
+  more?: SafeHtml,
+): Response {
+  return page({
+    status,
+    title,
+    ...(viewer && { viewer }),
+    body: html`<h1>${title}</h1><p>${text}</p>${more}`,
+  });
+}
+
+/** `2026-03-02 14:05:09 UTC`: a time as people read it, in one zone for every reader. */
+export function when(date: Date): string {
+  return `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
+}

@@ -1,0 +1,64 @@
+import type { H3Event } from 'h3';
+import type { BatchRow, HistoryStore } from '../history/store.js';
+import { encodeCursor, historyOf } from '../http/partner-reads.js';
+import { findBatch, readBatchPage } from '../http/partner-batches.js';
+import { isRecordKind, lookupRecord } from '../http/partner-records.js';
+import { KIND_NAMES } from '../records/kind.js';
+import type { BatchesView } from './pages/batches.js';
+import type { Viewer } from './pages/layout.js';
+import { recordsPage } from './pages/records.js';
+
+/**
+ * What the portal's pages read, through the partner API's own helpers (the same queries, the same
+ * cursor, the same scope): the portal shows what `GET /api/v2/batches` and the record look-up
+ * answer, nothing a business could not read with its key.
+ */
+
+/** A filter form sends empty fields for "any": the API's strict query would refuse them. */
+function filledParams(event: H3Event): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const [name, value] of new URL(event.req.url).searchParams)
+    if (value !== '') params[name] = value;
+  return params;
+}
+
+export async function batchesView(
+  history: HistoryStore | undefined,
+  event: H3Event,
+  businessId: string,
+  viewer: Viewer,
+): Promise<BatchesView> {
+  const params = filledParams(event);
+  const page = await readBatchPage(historyOf({ history }), businessId, event, params);
+  return {
+    viewer,
+    page,
+    outcome: params.outcome ?? '',
+    kind: params.kind ?? '',
+    ...(page.next && { next: encodeCursor(page.next) }),
+    paged: params.cursor !== undefined,
+    ...(params.limit !== undefined && { limit: Number(params.limit) }),
+  };
+}
+
+export function singleBatch(
+  history: HistoryStore | undefined,
+  businessId: string,
+  correlationId: string,
+): Promise<BatchRow[]> {
+  return findBatch(historyOf({ history }), businessId, correlationId);
+}
+
+export async function recordsView(
+  history: HistoryStore | undefined,
+  event: H3Event,
+  businessId: string,
+  viewer: Viewer,
+): Promise<Response> {
+  const params = filledParams(event);
+  const kind = params.kind !== undefined && isRecordKind(params.kind) ? params.kind : KIND_NAMES[0];
+  const key = (params.key ?? '').slice(0, 200);
+  if (!key) return recordsPage({ viewer, kind, key, searched: false });
+  const found = await lookupRecord(historyOf({ history }), businessId, kind, key);
+  return recordsPage({ viewer, kind, key, searched: true, ...(found && { found }) });
+}
