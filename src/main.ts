@@ -89,6 +89,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   await sweepAbandoned(spoolDirectory(config));
   // Made before the HTTP app (which offers its actions to partners), started once it listens.
   const events = openEvents(config, endpoints, log, metrics.registry, stores, history);
+  let tenantIds = new Set(config.tenants.map((t) => t.businessId));
   const { app, admin, authenticator } = buildHttpApp(config, publisher, log, {
     metrics,
     drops: stores,
@@ -103,6 +104,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     mountPortal(app, {
       ...portal,
       claims: sharedState.claims,
+      // Read at each sign-in and page: a reload that removes a tenant ends its sessions.
+      isTenant: (businessId) => config.environment === 'sandbox' || tenantIds.has(businessId),
       ...(history && { history: history.store }),
       log,
     });
@@ -165,7 +168,13 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     check: serveProblems,
     log,
     parts: [
-      { name: 'tenants', prepare: (next) => () => authenticator.setTenants(next.tenants) },
+      {
+        name: 'tenants',
+        prepare: (next) => () => {
+          authenticator.setTenants(next.tenants);
+          tenantIds = new Set(next.tenants.map((t) => t.businessId));
+        },
+      },
       { name: 'onboarding', prepare: (next) => () => void (onboarding = next.onboarding) },
       {
         // The files are read again at every reload (a renewed certificate keeps its path); a pair

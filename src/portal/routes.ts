@@ -42,6 +42,11 @@ export interface PortalDependencies {
   /** Origins a POST may come from besides the request's own (`http.publicUrls`). */
   readonly publicOrigins: readonly string[];
   readonly log: Logger;
+  /**
+   * Whether the business is still served (a reload may remove a tenant): a link made for one
+   * that is not signs nobody in, and its sessions end. @default every business
+   */
+  readonly isTenant?: (businessId: string) => boolean;
   /** @default Date.now */
   readonly now?: () => number;
 }
@@ -72,9 +77,28 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
       const viewer = { businessId: session.businessId, csrf: csrfToken(deps.secret, session.id) };
       return handler(event, session, viewer);
     };
+  const served = (businessId: string) => deps.isTenant?.(businessId) ?? true;
   const sessionOf = (event: H3Event) => {
     const id = sessionIdFrom(event.req.headers.get('cookie'));
-    return id === undefined ? undefined : deps.sessions.get(id);
+    const session = id === undefined ? undefined : deps.sessions.get(id);
+    if (session && !served(session.businessId)) {
+      deps.sessions.end(session.id);
+      return undefined;
+    }
+    return session;
+  };
+  /**
+   * Nonces this instance has seen spent, until their links expire: the shared claims alone
+   * could forget one (in memory they share a bounded store with Idempotency-Key records), and a
+   * link must never sign in twice. Only links signed with the secret get here, so it stays small.
+   */
+  const spent = new Map<string, number>();
+  const spend = (nonce: string, exp: number): boolean => {
+    const at = now();
+    for (const [seen, until] of spent) if (until <= at) spent.delete(seen);
+    if (spent.has(nonce)) return false;
+    spent.set(nonce, exp);
+    return true;
   };
   /** A POST from another site (a present Origin that is not ours) is refused before its body is read. */
   const foreignOrigin = (event: H3Event) => {
@@ -118,6 +142,8 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
       const check = verifyLink(deps.secret, form.get('token') ?? '', now());
       if (!check.ok) return refusedLinkPage(check.reason);
       const { businessId, exp, nonce } = check.claims;
+      if (!served(businessId)) return refusedLinkPage('not-served');
+      if (!spend(nonce, exp)) return refusedLinkPage('used');
       // Claimed until the link expires: after that the signature check refuses it anyway.
       const held = await deps.claims.claim(
         `portal-link:${nonce}`,

@@ -20,7 +20,7 @@ export function continuePage(token: string): Response {
 }
 
 /** Why a link did not sign in: what it is, never what was wrong inside it. */
-export type LinkProblem = LinkRefusal | 'used';
+export type LinkProblem = LinkRefusal | 'used' | 'not-served';
 
 const REFUSALS: Record<LinkProblem, { status: number; title: string; text: string }> = {
   malformed: {
@@ -37,6 +37,11 @@ const REFUSALS: Record<LinkProblem, { status: number; title: string; text: strin
     status: 410,
     title: 'This sign-in link has expired',
     text: 'Sign-in links are valid for a limited time. Ask your contact at the warehouse for a new one.',
+  },
+  'not-served': {
+    status: 403,
+    title: 'This sign-in link is no longer valid',
+    text: 'The warehouse no longer serves the business it was made for. Ask your contact at the warehouse.',
   },
   used: {
     status: 409,
