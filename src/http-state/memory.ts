@@ -7,6 +7,7 @@ import type {
   RecentFailures,
   SharedState,
   TokenBuckets,
+  ValueStore,
 } from './state.js';
 
 /**
@@ -19,7 +20,7 @@ export interface MemoryStateOptions {
   readonly maxEntries?: number;
   /** Bytes of stored answers (plus ids and fingerprints) kept at most. @default 64 MiB */
   readonly maxBytes?: number;
-  /** Rate-limit buckets, and failed-login logs, kept at most (each). @default 10000 */
+  /** Rate-limit buckets, failed-login logs and values, kept at most (each). @default 10000 */
   readonly maxKeys?: number;
   /** @default Date.now */
   readonly now?: () => number;
@@ -40,11 +41,18 @@ export interface MemoryFailureLogs extends FailureLogs {
   readonly size: number;
 }
 
+export interface MemoryValueStore extends ValueStore {
+  get(key: string): string | undefined;
+  set(key: string, value: string, ttlMs: number): void;
+  delete(key: string): void;
+}
+
 export interface MemoryState extends SharedState {
   readonly kind: 'memory';
   readonly claims: MemoryKeyClaims;
   readonly buckets: MemoryTokenBuckets;
   readonly failures: MemoryFailureLogs;
+  readonly values: MemoryValueStore;
 }
 
 export function createMemoryState(options: MemoryStateOptions = {}): MemoryState {
@@ -55,6 +63,7 @@ export function createMemoryState(options: MemoryStateOptions = {}): MemoryState
     claims: memoryClaims(options.maxEntries ?? 10_000, options.maxBytes ?? 64 * 1024 * 1024, now),
     buckets: memoryBuckets(options.maxKeys ?? 10_000, now),
     failures: memoryFailures(options.maxKeys ?? 10_000, now),
+    values: memoryValues(options.maxKeys ?? 10_000, now),
     close: async () => undefined,
   };
 }
@@ -148,6 +157,26 @@ function memoryFailures(maxKeys: number, now: () => number): MemoryFailureLogs {
       if (times.length >= cap) times.shift();
       times.push(at);
       logs.set(key, times); // most recently failed last
+    },
+  };
+}
+
+function memoryValues(maxKeys: number, now: () => number): MemoryValueStore {
+  const held = new LRUCache<string, { readonly value: string; readonly expires: number }>({
+    max: maxKeys,
+  });
+  return {
+    get(key) {
+      const found = held.get(key);
+      if (!found || found.expires > now()) return found?.value;
+      held.delete(key);
+      return undefined;
+    },
+    set(key, value, ttlMs) {
+      held.set(key, { value, expires: now() + ttlMs });
+    },
+    delete(key) {
+      held.delete(key);
     },
   };
 }

@@ -69,4 +69,17 @@ local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
 if excess > 0 then redis.call('ZREMRANGEBYRANK', KEYS[1], 0, excess - 1) end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return {ARGV[1]}`,
+
+  // A value by key (values of state.ts). ARGV: nonce. {nonce, value}, or {nonce} when none.
+  getValue: `local v = redis.call('GET', KEYS[1])
+if v then return {ARGV[1], v} end
+return {ARGV[1]}`,
+
+  // ARGV: nonce, value, ttl ms. {nonce}.
+  setValue: `redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return {ARGV[1]}`,
+
+  // ARGV: nonce. {nonce}.
+  deleteValue: `redis.call('DEL', KEYS[1])
+return {ARGV[1]}`,
 } as const;

@@ -137,6 +137,20 @@ export async function openRedisState(options: RedisStateOptions): Promise<Shared
           () => local.failures.add(key, windowMs, cap),
         ),
     },
+    // No fallback to memory: a value another instance wrote is not here (a portal session on
+    // Redis is then not found: the page says the portal is not available, not "signed out").
+    values: {
+      async get(key) {
+        const [value] = await connection.run('getValue', `${keyPrefix}value:${key}`, []);
+        return value === undefined ? undefined : String(value);
+      },
+      async set(key, value, ttlMs) {
+        await connection.run('setValue', `${keyPrefix}value:${key}`, [value, ttlMs]);
+      },
+      async delete(key) {
+        await connection.run('deleteValue', `${keyPrefix}value:${key}`, []);
+      },
+    },
     close: () => connection.close(),
   };
 }

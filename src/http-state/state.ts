@@ -71,6 +71,16 @@ export interface FailureLogs {
   add(key: string, windowMs: number, cap: number): MaybePromise<void>;
 }
 
+/**
+ * Short values by key, each expiring after its own time (the portal's sessions): kept where the
+ * rest of the state is, so that on Redis every instance reads the same.
+ */
+export interface ValueStore {
+  get(key: string): MaybePromise<string | undefined>;
+  set(key: string, value: string, ttlMs: number): MaybePromise<void>;
+  delete(key: string): MaybePromise<void>;
+}
+
 /** The facade's state, one per service. */
 export interface SharedState {
   readonly kind: 'memory' | 'redis';
@@ -79,6 +89,7 @@ export interface SharedState {
   readonly claims: KeyClaims;
   readonly buckets: TokenBuckets;
   readonly failures: FailureLogs;
+  readonly values: ValueStore;
   close(): Promise<void>;
 }
 

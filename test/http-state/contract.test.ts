@@ -79,4 +79,19 @@ describe.each(stores)('the %s state', (_name, open) => {
     await state.failures.add('gone', 1, 3);
     await expect.poll(async () => (await state.failures.recent('gone', 1)).count).toBe(0);
   });
+
+  it('keeps a value until its time is out or it is deleted, one per key', async () => {
+    const state = await open();
+    expect(await state.values.get('v')).toBeUndefined();
+    await state.values.set('v', '{"businessId":"ACME"}', 60_000);
+    await state.values.set('w', 'other', 60_000);
+    expect(await state.values.get('v')).toBe('{"businessId":"ACME"}');
+    await state.values.set('v', 'replaced', 60_000);
+    expect(await state.values.get('v')).toBe('replaced');
+    await state.values.delete('v');
+    expect(await state.values.get('v')).toBeUndefined();
+    expect(await state.values.get('w')).toBe('other');
+    await state.values.set('brief', 'x', 1);
+    await expect.poll(async () => state.values.get('brief')).toBeUndefined();
+  });
 });
