@@ -2,15 +2,16 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { hashApiKey } from '../../src/api-keys.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startService, type RunningService } from '../../src/main.js';
 import { signLink } from '../../src/portal/links.js';
 import { readPortalSecret } from '../../src/portal/secret.js';
 import { runCli } from '../support/cli-process.js';
-import { LogCapture } from '../support/http-app.js';
+import { LogCapture, OTHER } from '../support/http-app.js';
 import { freshDatabase } from '../support/postgres.js';
 import { tempFolder } from '../support/temp.js';
 
@@ -40,6 +41,12 @@ const CSV_HEADER = readFileSync(
   'utf8',
 ).split('\n')[0]!;
 const DEMO = `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`;
+/** The demo key's hash as config/development.yaml has it (a tenant list given here replaces that one). */
+const DEMO_KEY_HASH = (
+  parse(readFileSync(new URL('../../config/development.yaml', import.meta.url), 'utf8')) as {
+    tenants: Array<{ apiKeyHash: string }>;
+  }
+).tenants[0]!.apiKeyHash;
 
 const temp = tempFolder('portal-');
 const logs = new LogCapture();
@@ -125,6 +132,12 @@ beforeAll(async () => {
       'history:',
       '  enabled: true',
       '  flushMs: 10',
+      // The demo business (its public development key) and a second business, for tenancy.
+      'tenants:',
+      '  - businessId: DEMO',
+      `    apiKeyHash: "${DEMO_KEY_HASH}"`,
+      '  - businessId: OTHER',
+      `    apiKeyHash: "${await hashApiKey(OTHER.apiKey)}"`,
     ].join('\n'),
   );
   env = {
