@@ -16,6 +16,7 @@ import type { Publisher } from './publish/publisher.js';
 import { openSharedState } from './http-state/index.js';
 import { preparePortal } from './portal/index.js';
 import { mountPortal } from './portal/routes.js';
+import { createSessionStore } from './portal/sessions.js';
 import { stopGracefully, type InFlight } from './shutdown.js';
 import {
   logStarted,
@@ -103,6 +104,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   if (portal)
     mountPortal(app, {
       ...portal,
+      sessions: createSessionStore({
+        ttlMs: config.portal.sessionTtlMs,
+        values: sharedState.values,
+      }),
       claims: sharedState.claims,
       // Read at each sign-in and page: a reload that removes a tenant ends its sessions.
       isTenant: (businessId) => config.environment === 'sandbox' || tenantIds.has(businessId),

@@ -1,6 +1,5 @@
 import type { PortalConfig } from '../config/portal-schema.js';
 import { type PortalSecretSource, readPortalSecret } from './secret.js';
-import { createSessionStore, type SessionStore } from './sessions.js';
 
 /**
  * The portal as configured: what `serve` needs to mount it (routes.ts) and what `portal-link`
@@ -18,15 +17,14 @@ export interface PortalSource extends PortalSecretSource {
 
 export interface PreparedPortal {
   readonly secret: Buffer;
-  readonly sessions: SessionStore;
   readonly secureCookie: boolean;
   readonly publicOrigins: readonly string[];
 }
 
 /**
- * Reads the secret (a `ConfigError` naming `portal.secret` when it cannot) and makes the session
- * store; undefined when the portal is off. Called before anything connects, like every other
- * secret.
+ * Reads the secret (a `ConfigError` naming `portal.secret` when it cannot); undefined when the
+ * portal is off. Called before anything connects, like every other secret; its sessions are
+ * kept in the shared state, opened later (sessions.ts).
  */
 export function preparePortal(
   config: PortalSource,
@@ -36,7 +34,6 @@ export function preparePortal(
   const base = portalBaseUrl(config);
   return {
     secret: readPortalSecret(config, env),
-    sessions: createSessionStore({ ttlMs: config.portal.sessionTtlMs }),
     // Over https the cookie never travels in clear; over plain http (development) it could not be set at all.
     secureCookie: config.http.tls !== undefined || base.startsWith('https:'),
     publicOrigins: config.http.publicUrls.map((url) => new URL(url).origin),

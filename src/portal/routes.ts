@@ -71,18 +71,18 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
     };
   const signedIn =
     (handler: (event: H3Event, session: PortalSession, viewer: Viewer) => Promise<Response>) =>
-    (event: H3Event) => {
-      const session = sessionOf(event);
+    async (event: H3Event) => {
+      const session = await sessionOf(event);
       if (!session) return notSignedInPage();
       const viewer = { businessId: session.businessId, csrf: csrfToken(deps.secret, session.id) };
       return handler(event, session, viewer);
     };
   const served = (businessId: string) => deps.isTenant?.(businessId) ?? true;
-  const sessionOf = (event: H3Event) => {
+  const sessionOf = async (event: H3Event) => {
     const id = sessionIdFrom(event.req.headers.get('cookie'));
-    const session = id === undefined ? undefined : deps.sessions.get(id);
+    const session = id === undefined ? undefined : await deps.sessions.get(id);
     if (session && !served(session.businessId)) {
-      deps.sessions.end(session.id);
+      await deps.sessions.end(session.id);
       return undefined;
     }
     return session;
@@ -151,7 +151,7 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
         Math.max(1, exp - now()),
       );
       if (held !== undefined) return refusedLinkPage('used');
-      const session = deps.sessions.create(businessId);
+      const session = await deps.sessions.create(businessId);
       deps.log.info({ businessId }, 'portal: signed in with a link');
       return new Response(null, {
         status: 303,
@@ -168,11 +168,11 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
     '/portal/logout',
     guarded(async (event) => {
       if (foreignOrigin(event)) return forbidden();
-      const session = sessionOf(event);
+      const session = await sessionOf(event);
       if (!session) return notSignedInPage();
       const form = await readForm(event);
       if (!csrfMatches(deps.secret, session.id, form?.get('csrf') ?? undefined)) return forbidden();
-      deps.sessions.end(session.id);
+      await deps.sessions.end(session.id);
       return new Response(null, {
         status: 303,
         headers: {
@@ -223,11 +223,16 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
     ),
   );
 
-  app.all('/portal/**', (event) =>
-    messagePage(404, 'No such page', 'The portal has no page at this address.', viewerOf(event)),
+  app.all('/portal/**', async (event) =>
+    messagePage(
+      404,
+      'No such page',
+      'The portal has no page at this address.',
+      await viewerOf(event),
+    ),
   );
-  const viewerOf = (event: H3Event): Viewer | undefined => {
-    const session = sessionOf(event);
+  const viewerOf = async (event: H3Event): Promise<Viewer | undefined> => {
+    const session = await sessionOf(event);
     return session && { businessId: session.businessId, csrf: csrfToken(deps.secret, session.id) };
   };
 }

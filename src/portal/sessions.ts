@@ -1,11 +1,12 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ValueStore } from '../http-state/state.js';
 
 /**
  * Portal sessions: a random 32-byte id in an HttpOnly cookie, mapped to the business its link
- * signed in. Kept in this instance's memory (bounded, least recently used forgotten first, each
- * expiring `ttlMs` after sign-in): the shared state has no get/put to keep them in Redis yet, so
- * behind a load balancer a session holds only on the instance that made it (sticky sessions).
+ * signed in. Kept in the shared state's values (http-state/state.ts): in memory with one
+ * instance; on Redis every instance of a fleet reads the same, so no sticky sessions are needed
+ * and a restart signs nobody out. The key is a hash of the id: a copy of the store holds no
+ * cookie that could be replayed.
  *
  * The CSRF token of a session's forms is an HMAC of its id with the portal secret: nothing more
  * to keep, and no form of one session is valid in another.
@@ -20,40 +21,48 @@ export interface PortalSession {
 }
 
 export interface SessionStore {
-  create(businessId: string): PortalSession;
-  get(id: string): PortalSession | undefined;
-  end(id: string): void;
+  create(businessId: string): Promise<PortalSession>;
+  get(id: string): Promise<PortalSession | undefined>;
+  end(id: string): Promise<void>;
 }
 
 export interface SessionStoreOptions {
   readonly ttlMs: number;
-  /** Sessions kept at most. @default 10000 */
-  readonly max?: number;
+  /** Where sessions are kept: the shared state's values. */
+  readonly values: ValueStore;
   /** @default Date.now */
   readonly now?: () => number;
 }
 
+const keyOf = (id: string) => `portal-session:${createHash('sha256').update(id).digest('hex')}`;
+
 export function createSessionStore(options: SessionStoreOptions): SessionStore {
   const now = options.now ?? Date.now;
-  const sessions = new LRUCache<string, PortalSession>({ max: options.max ?? 10_000 });
+  const { values } = options;
   return {
-    create(businessId) {
+    async create(businessId) {
       const session = {
         id: randomBytes(32).toString('base64url'),
         businessId,
         expiresAt: now() + options.ttlMs,
       };
-      sessions.set(session.id, session);
+      await values.set(
+        keyOf(session.id),
+        JSON.stringify({ businessId, expiresAt: session.expiresAt }),
+        options.ttlMs,
+      );
       return session;
     },
-    get(id) {
-      const session = sessions.get(id);
-      if (!session || session.expiresAt > now()) return session;
-      sessions.delete(id);
+    async get(id) {
+      const text = await values.get(keyOf(id));
+      if (text === undefined) return undefined;
+      const { businessId, expiresAt } = JSON.parse(text) as Omit<PortalSession, 'id'>;
+      if (expiresAt > now()) return { id, businessId, expiresAt };
+      await values.delete(keyOf(id));
       return undefined;
     },
-    end(id) {
-      sessions.delete(id);
+    async end(id) {
+      await values.delete(keyOf(id));
     },
   };
 }

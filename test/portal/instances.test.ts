@@ -12,7 +12,7 @@ import { tempFolder } from '../support/temp.js';
 /**
  * Two instances sharing their state on Redis and one configured portal secret (`{ env }`): a
  * link that signed in on one is refused on the other, because its nonce is claimed in the
- * shared state, not in either instance's memory.
+ * shared state, not in either instance's memory; and a session made on one is served by both.
  */
 const temp = tempFolder('portal-instances-');
 const keyPrefix = uniquePrefix();
@@ -85,6 +85,27 @@ describe('portal links across instances', () => {
       );
       expect((await signIn(at, foreign)).status).toBe(400);
     }
+  });
+
+  it('keeps a session for every instance: signed in on one, the other serves it, and signing out ends it on both', async () => {
+    const [a, b] = instances as [RunningService, RunningService];
+    const answer = await signIn(a, signLink(Buffer.from(SECRET), 'DEMO', Date.now() + 60_000));
+    const cookie = answer.headers.get('set-cookie')!.split(';')[0]!;
+    const page = (at: RunningService, path = '/portal/records') =>
+      fetch(`${at.url}${path}`, { headers: { cookie } });
+    for (const at of instances) expect((await page(at)).status).toBe(200);
+    // Signed out on B, with B's form (its CSRF token is the session's, the same on both).
+    const form = await (await page(b)).text();
+    const csrf = /name="csrf" value="([^"]+)"/.exec(form)?.[1];
+    expect(csrf).toBeTruthy();
+    const out = await fetch(`${b.url}/portal/logout`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ csrf: csrf! }),
+      redirect: 'manual',
+    });
+    expect(out.status).toBeLessThan(400);
+    for (const at of instances) expect((await page(at)).status).toBe(401);
   });
 
   it('lint names portal.secret when production enables the portal without one, or with a short one', async () => {

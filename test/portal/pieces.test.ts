@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { createMemoryState } from '../../src/http-state/memory.js';
 import { parseTtl } from '../../src/cli/portal-link.js';
 import { ConfigError } from '../../src/operator-errors.js';
 import { html, raw } from '../../src/portal/html.js';
@@ -42,20 +43,23 @@ describe('html', () => {
 });
 
 describe('sessions', () => {
-  it('expire after their time, and end on sign-out', () => {
+  it('expire after their time, and end on sign-out; kept under a hash of their id', async () => {
     let now = 1_000;
-    const sessions = createSessionStore({ ttlMs: 500, now: () => now });
-    const one = sessions.create('ACME');
-    const two = sessions.create('ACME');
+    const state = createMemoryState({ now: () => now });
+    const sessions = createSessionStore({ ttlMs: 500, values: state.values, now: () => now });
+    const one = await sessions.create('ACME');
+    const two = await sessions.create('ACME');
     expect(one.id).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(one.id).not.toBe(two.id);
-    expect(sessions.get(one.id)?.businessId).toBe('ACME');
-    sessions.end(two.id);
-    expect(sessions.get(two.id)).toBeUndefined();
+    expect((await sessions.get(one.id))?.businessId).toBe('ACME');
+    // What the store holds names no cookie: a copy of it signs nobody in.
+    expect(state.values.get(`portal-session:${one.id}`)).toBeUndefined();
+    await sessions.end(two.id);
+    expect(await sessions.get(two.id)).toBeUndefined();
     now = 1_499;
-    expect(sessions.get(one.id)).toBeDefined();
+    expect(await sessions.get(one.id)).toBeDefined();
     now = 1_500;
-    expect(sessions.get(one.id)).toBeUndefined();
+    expect(await sessions.get(one.id)).toBeUndefined();
   });
 
   it("takes a form's CSRF token only from its own session", () => {

@@ -16,10 +16,11 @@ const SECRET = Buffer.from('a-portal-secret-of-thirty-two-characters!');
 
 function portal(options: { claims?: KeyClaims; served: Set<string> }) {
   const app = new H3();
+  const state = createMemoryState();
   mountPortal(app, {
     secret: SECRET,
-    sessions: createSessionStore({ ttlMs: 60_000 }),
-    claims: options.claims ?? createMemoryState().claims,
+    sessions: createSessionStore({ ttlMs: 60_000, values: state.values }),
+    claims: options.claims ?? state.claims,
     secureCookie: false,
     publicOrigins: [],
     log: createLogger({ level: 'silent' }),
