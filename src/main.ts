@@ -104,6 +104,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       ...portal,
       claims: sharedState.claims,
       ...(history && { history: history.store }),
+      // The same actions the partner API has: the portal's buttons do what its POSTs do.
+      ...(events && { events: events.actions }),
       log,
     });
   let server: HttpServer;
