@@ -1,21 +1,14 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { connect } from 'amqplib';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { hashApiKey } from '../../src/api-keys.js';
 import { emitEvent } from '../../src/cli/events/emit.js';
-import { loadConfig } from '../../src/config.js';
 import { EVENT_TYPES } from '../../src/events/catalog/index.js';
-import { createLogger } from '../../src/log.js';
-import { startService, type RunningService } from '../../src/main.js';
-import { signLink } from '../../src/portal/links.js';
-import { readPortalSecret } from '../../src/portal/secret.js';
+import type { RunningService } from '../../src/main.js';
 import { AMQP_URL } from '../support/broker.js';
 import { deleteEventsTopology, testEventsConfig } from '../support/events-harness.js';
-import { LogCapture } from '../support/http-app.js';
-import { capture, freePort, launchChromium, signIn } from '../support/portal-browser.js';
-import { freshDatabase } from '../support/postgres.js';
+import { capture, launchChromium, reloaded, signIn } from '../support/portal-browser.js';
+import { type PortalService, startPortalService } from '../support/portal-service.js';
 import { tempFolder } from '../support/temp.js';
 import {
   startWebhookReceiver,
@@ -34,74 +27,49 @@ const ALPHA_SECRET = testSecret(61);
 const BETA_SECRET = testSecret(62);
 const events = testEventsConfig({ retrySchedule: [0, 100] });
 const temp = tempFolder('portal-events-');
-const logs = new LogCapture();
 
-let database: Awaited<ReturnType<typeof freshDatabase>>;
+let portal: PortalService;
 let service: RunningService;
 let browser: Browser;
-let secret: Buffer;
 let alpha: WebhookReceiver;
 let beta: WebhookReceiver;
 let shippedId: string;
 let alphaPage: Page;
 
-const emit = (type: string, businessId = 'ALPHA') =>
-  emitEvent({
-    url: AMQP_URL,
-    events,
-    businessId,
-    type,
-    data: EVENT_TYPES[type]!.example as Record<string, unknown>,
-  });
-const linkFor = (businessId: string) =>
-  `${service.url}/portal/login?token=${signLink(secret, businessId, Date.now() + 60_000)}`;
-/** What `read` finds on the page once it is loaded again (the history's writer flushes apart). */
-async function reloaded<T>(page: Page, read: () => Promise<T>): Promise<T> {
-  await page.reload();
-  return read();
-}
+const emit = (type: string, businessId = 'ALPHA') => {
+  const data = EVENT_TYPES[type]!.example as Record<string, unknown>;
+  return emitEvent({ url: AMQP_URL, events, businessId, type, data });
+};
 /** The article of one event on the events page. */
 const eventItem = (page: Page, id: string) =>
   page.locator('article', { has: page.getByRole('heading', { name: id }) });
 
 beforeAll(async () => {
-  database = await freshDatabase('portalevents');
   alpha = await startWebhookReceiver([ALPHA_SECRET]);
   beta = await startWebhookReceiver([BETA_SECRET]);
-  mkdirSync(path.join(temp.dir, 'pipelines'));
   const hash = await hashApiKey('portal-events-unused-key');
   const tenant = (businessId: string, url: string, env: string, filters: string[]) => [
     `  - businessId: ${businessId}`,
     `    apiKeyHash: "${hash}"`,
     `    webhooks: ${JSON.stringify([{ id: 'erp', url, secret: { env }, events: filters }])}`,
   ];
-  const config = temp.write(
-    'config.yaml',
-    [
-      `dataDirectory: ${temp.dir}/data`,
-      `pipelinesDirectory: ${temp.dir}/pipelines`,
+  // Webhook secrets are read from the process's environment (as `serve` reads them), not `env`.
+  vi.stubEnv('ALPHA_WEBHOOK_SECRET', ALPHA_SECRET);
+  vi.stubEnv('BETA_WEBHOOK_SECRET', BETA_SECRET);
+  portal = await startPortalService({
+    label: 'portalevents',
+    dir: temp.dir,
+    // With a broker and webhooks configured, the service runs its own events worker.
+    config: [
       'broker: { queues: [] }',
-      'history: { enabled: true, flushMs: 10 }',
       `events: ${JSON.stringify(events)}`,
       'tenants:',
       ...tenant('ALPHA', alpha.url, 'ALPHA_WEBHOOK_SECRET', ['sales-order.*']),
       ...tenant('BETA', beta.url, 'BETA_WEBHOOK_SECRET', ['**']),
-      '',
-    ].join('\n'),
-  );
-  const env = {
-    INGEST_CONFIG: config,
-    INGEST_ENV: 'development',
-    HISTORY_URL: database.url,
-    AMQP_URL,
-    PORT: String(await freePort()),
-    ADMIN_PORT: '0',
-  };
-  // Webhook secrets are read from the process's environment (as `serve` reads them), not `env`.
-  vi.stubEnv('ALPHA_WEBHOOK_SECRET', ALPHA_SECRET);
-  vi.stubEnv('BETA_WEBHOOK_SECRET', BETA_SECRET);
-  service = await startService({ env, log: createLogger({ destination: logs }) });
-  secret = readPortalSecret(loadConfig({ env }));
+    ],
+    env: { AMQP_URL },
+  });
+  service = portal.service;
   browser = await launchChromium();
   shippedId = (await emit('sales-order.shipped')).id;
   await vi.waitFor(() => expect(alpha.received.map((r) => r.id)).toEqual([shippedId]), {
@@ -112,18 +80,17 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await service?.stop();
+  await portal?.stop();
   await Promise.all([alpha?.close(), beta?.close()]);
   const connection = await connect(AMQP_URL);
   await deleteEventsTopology(await connection.createChannel(), events);
   await connection.close();
-  await database?.drop();
   vi.unstubAllEnvs();
 });
 
 describe('the portal: events and endpoints', () => {
   it('shows an emitted event with its delivered attempt, and filters by type', async () => {
-    ({ page: alphaPage } = await signIn(browser, linkFor('ALPHA')));
+    ({ page: alphaPage } = await signIn(browser, portal.link('ALPHA')));
     const page = alphaPage;
     await page.waitForURL(/\/portal$/);
     await page.getByRole('link', { name: 'Events' }).click();
@@ -218,14 +185,40 @@ describe('the portal: events and endpoints', () => {
       })
       .toContain(test.id);
     await capture(page, 'webhooks');
+
+    // An endpoint answering 500: the page says the test failed, with the status and the answer.
+    alpha.setBehaviour(() => 500);
+    try {
+      await page.getByRole('button', { name: 'Send test event' }).click();
+      await page.waitForURL(/\/portal\/webhooks$/);
+      await expect
+        .poll(() => page.getByRole('status').textContent())
+        .toMatch(/^Test event test_[0-9a-f-]+ to erp: failed, status 500, in \d+ ms/);
+    } finally {
+      alpha.setBehaviour(() => 200);
+    }
+    await expect
+      .poll(async () => reloaded(page, () => page.locator('article dl').textContent()), {
+        timeout: 15_000,
+      })
+      .toMatch(/Delivered\s*3\s*Failed\s*1/);
   });
 
   it("never shows another business's events or endpoints, and refuses its POSTs: nothing sent", async () => {
     const sentBefore = alpha.received.length;
-    const { page, context } = await signIn(browser, linkFor('BETA'));
+    const betaEvent = (await emit('sales-order.shipped', 'BETA')).id;
+    const { page, context } = await signIn(browser, portal.link('BETA'));
     await page.waitForURL(/\/portal$/);
     await page.getByRole('link', { name: 'Events' }).click();
-    await page.getByText('No events in the history.').waitFor();
+    // Its own event only, once the history has it.
+    await expect
+      .poll(
+        async () => reloaded(page, () => page.getByRole('heading', { level: 2 }).allTextContents()),
+        {
+          timeout: 15_000,
+        },
+      )
+      .toEqual([`sales-order.shipped ${betaEvent}`]);
     expect(await page.content()).not.toContain(shippedId);
     await page.getByRole('link', { name: 'Endpoints' }).click();
     await page.getByRole('button', { name: 'Send test event' }).waitFor();
@@ -270,6 +263,36 @@ describe('the portal: events and endpoints', () => {
     const fence = (await emit('sales-order.shipped')).id;
     await expect.poll(() => alpha.received.at(-1)?.id, { timeout: 15_000 }).toBe(fence);
     expect(alpha.received.slice(sentBefore).map((r) => r.id)).toEqual([fence]);
-    expect(beta.received).toEqual([]);
+    expect(beta.received.map((r) => r.id)).toEqual([betaEvent]);
+  });
+
+  it("pages through the events with the API's cursor, newest first", async () => {
+    const page = alphaPage;
+    const headings = () => page.getByRole('heading', { level: 2 }).allTextContents();
+    // shipped, purchase-order, two tests, the fence: five, once the fence is in the history.
+    await expect
+      .poll(
+        async () => {
+          await page.goto(`${service.url}/portal/events`);
+          return (await headings()).length;
+        },
+        { timeout: 15_000 },
+      )
+      .toBe(5);
+    const all = await headings();
+    const seen: string[] = [];
+    await page.goto(`${service.url}/portal/events?limit=2`);
+    for (;;) {
+      seen.push(...(await headings()));
+      const older = page.getByRole('link', { name: 'Older events' });
+      if ((await older.count()) === 0) break;
+      await older.click();
+      await page.waitForURL(/cursor=/);
+    }
+    expect(seen).toEqual(all);
+    expect(all.at(-1)).toBe(`sales-order.shipped ${shippedId}`);
+    await page.getByRole('link', { name: 'Newest events' }).click();
+    await page.waitForURL(/\/portal\/events\?limit=2$/);
+    expect(await headings()).toEqual(all.slice(0, 2));
   });
 });

@@ -3,21 +3,11 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import { startService, type RunningService } from '../../src/main.js';
+import type { RunningService } from '../../src/main.js';
 import { signLink } from '../../src/portal/links.js';
-import { readPortalSecret } from '../../src/portal/secret.js';
 import { runCli } from '../support/cli-process.js';
-import { LogCapture } from '../support/http-app.js';
-import {
-  capture,
-  freePort,
-  launchChromium,
-  newContext,
-  signIn,
-} from '../support/portal-browser.js';
-import { freshDatabase } from '../support/postgres.js';
+import { capture, launchChromium, newContext, signIn } from '../support/portal-browser.js';
+import { type PortalService, startPortalService } from '../support/portal-service.js';
 import { tempFolder } from '../support/temp.js';
 
 /**
@@ -37,8 +27,7 @@ const CSV_HEADER = readFileSync(
 const DEMO = `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`;
 
 const temp = tempFolder('portal-');
-const logs = new LogCapture();
-let database: Awaited<ReturnType<typeof freshDatabase>>;
+let portal: PortalService;
 let service: RunningService;
 let browser: Browser;
 let env: NodeJS.ProcessEnv;
@@ -69,7 +58,6 @@ async function inHistory(correlationId: string): Promise<void> {
 }
 
 beforeAll(async () => {
-  database = await freshDatabase('portal');
   mkdirSync(path.join(temp.dir, 'pipelines'));
   const drop = path.join(temp.dir, 'drop');
   mkdirSync(drop);
@@ -84,26 +72,8 @@ beforeAll(async () => {
       readiness: { checks: 1, intervalMs: 10, quietMs: 0 },
     }),
   );
-  const config = temp.write(
-    'config.yaml',
-    [
-      `dataDirectory: ${temp.dir}/data`,
-      `pipelinesDirectory: ${temp.dir}/pipelines`,
-      'history:',
-      '  enabled: true',
-      '  flushMs: 10',
-    ].join('\n'),
-  );
-  env = {
-    INGEST_CONFIG: config,
-    INGEST_ENV: 'development',
-    HISTORY_URL: database.url,
-    PORT: String(await freePort()),
-    ADMIN_PORT: '0',
-  };
-  service = await startService({ env, log: createLogger({ destination: logs }) });
-  // The development secret the service made in its data folder: the one `portal-link` signs with.
-  secret = readPortalSecret(loadConfig({ env }));
+  portal = await startPortalService({ label: 'portal', dir: temp.dir });
+  ({ service, env, secret } = portal);
   browser = await launchChromium();
 
   const orders = readFileSync(
@@ -150,8 +120,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await service?.stop();
-  await database?.drop();
+  await portal?.stop();
 });
 
 describe('the partner portal in a browser', () => {
@@ -327,10 +296,7 @@ describe('the partner portal in a browser', () => {
   });
 
   it("never shows another business's batch: 404 for it, and only its own in the list", async () => {
-    const other = await signIn(
-      browser,
-      `${service.url}/portal/login?token=${signLink(secret, 'OTHER', Date.now() + 60_000)}`,
-    );
+    const other = await signIn(browser, portal.link('OTHER'));
     await other.page.waitForURL(/\/portal$/);
     await other.page.getByText('No batches in the history.').waitFor();
     const response = await other.page.goto(`${service.url}/portal/batches/${refusedId}`);

@@ -45,7 +45,7 @@ interface AxeViolation {
 
 /**
  * axe-core's violations of impact serious or critical on the page as it is (printed when there
- * are any). Injected by playwright, which a page's Content-Security-Policy does not stop.
+ * are any). Injected by playwright into a context that bypasses the page's CSP (`newContext`).
  */
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   await page.addScriptTag({ path: AXE });
@@ -81,8 +81,8 @@ export async function capture(page: Page, name: string): Promise<void> {
 
 /**
  * A fresh browser context (no cookies). `bypassCSP`: the portal's CSP lets no script run, and
- * axe-core is a script injected by the test; the CSP header itself is checked by the tests that
- * read the headers.
+ * axe-core is a script injected by the test; the header itself is read as sent
+ * (portal-events.test.ts).
  */
 export function newContext(browser: Browser): Promise<BrowserContext> {
   return browser.newContext({ viewport: { width: 1200, height: 800 }, bypassCSP: true });
@@ -99,4 +99,10 @@ export async function signIn(
   expect(opened?.status()).toBe(200);
   await page.getByRole('button', { name: 'Continue' }).click();
   return { context, page };
+}
+
+/** What `read` finds on the page once it is loaded again (the history's writer flushes apart). */
+export async function reloaded<T>(page: Page, read: () => Promise<T>): Promise<T> {
+  await page.reload();
+  return read();
 }
