@@ -112,6 +112,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       // Read at each sign-in and page: a reload that removes a tenant ends its sessions.
       isTenant: (businessId) => config.environment === 'sandbox' || tenantIds.has(businessId),
       ...(history && { history: history.store }),
+      // The same actions the partner API has: the portal's buttons do what its POSTs do.
+      ...(events && { events: events.actions }),
       log,
     });
   let server: HttpServer;

@@ -1,7 +1,14 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { EVENT_ID, EVENT_TYPE } from '../events/event.js';
-import type { AttemptEntry, EventEntry, EventWithAttempts } from '../history/store.js';
+import type { EventActions } from '../events/actions.js';
+import type {
+  AttemptEntry,
+  EventEntry,
+  EventPage,
+  EventWithAttempts,
+  HistoryStore,
+} from '../history/store.js';
 import { NotFound } from '../errors.js';
 import {
   actionsOf,
@@ -18,11 +25,50 @@ import {
 import { jsonResponse, requestContext } from './respond.js';
 
 /**
+ * A page of the business's events with their attempts, as `GET /api/v2/events` reads it: its
+ * filters, `limit` and `cursor` from the query (`params` instead: the portal's filter form).
+ */
+export function readEventPage(
+  history: HistoryStore,
+  businessId: string,
+  event: H3Event,
+  params?: Record<string, string>,
+): Promise<EventPage> {
+  const { filter, limit, after } = readListQuery(
+    event,
+    EventQuery,
+    (id) => EVENT_ID.test(id),
+    params,
+  );
+  return history.listEvents({ businessId }, filter, { limit, ...(after && { after }) });
+}
+
+/**
+ * One of the business's events sent again (`EventActions.resend`): answers the endpoints it went
+ * to. `NotFound` for an id the business lacks, exactly as for an unknown one.
+ */
+export async function resendEvent(
+  history: HistoryStore,
+  actions: EventActions,
+  businessId: string,
+  id: string,
+  endpoint?: string,
+): Promise<readonly string[]> {
+  const found = await history.event({ businessId }, id);
+  if (!found)
+    throw new NotFound({
+      detail: `No event of yours has id ${JSON.stringify(id.slice(0, 100))} in the history.`,
+    });
+  return actions.resend(found, endpoint);
+}
+
+/**
  * GET /api/v2/events: the warehouse's events about the business, newest first as the service
  * received them, each with its delivery attempts — what a connector developer asks when a
  * delivery failed ("did you send it, what did my endpoint answer?"). Scoped to the
  * authenticated business like every partner read (partner-reads.ts).
  */
+/** The list's query: the API's, and the portal's filter form (through `readEventPage`). */
 const EventQuery = listQuery({
   type: z.string().regex(EVENT_TYPE, 'An event type, e.g. sales-order.shipped').max(200).optional(),
   since: queryTime.optional(),
@@ -59,11 +105,7 @@ export function listEventsHandler(deps: PartnerReadDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
-    const { filter, limit, after } = readListQuery(event, EventQuery, (id) => EVENT_ID.test(id));
-    const page = await historyOf(deps).listEvents({ businessId }, filter, {
-      limit,
-      ...(after && { after }),
-    });
+    const page = await readEventPage(historyOf(deps), businessId, event);
     return jsonResponse(
       200,
       {
@@ -98,12 +140,7 @@ export function resendEventHandler(deps: PartnerEventsDependencies) {
     const { endpoint } = readQuery(event, ResendQuery);
     const id = decoded(event.context.params?.id ?? '');
     const actions = actionsOf(deps);
-    const found = await historyOf(deps).event({ businessId }, id);
-    if (!found)
-      throw new NotFound({
-        detail: `No event of yours has id ${JSON.stringify(id.slice(0, 100))} in the history.`,
-      });
-    const endpoints = await actions.resend(found, endpoint);
+    const endpoints = await resendEvent(historyOf(deps), actions, businessId, id, endpoint);
     context.log.info({ eventId: id, endpoints }, 'partner API: event sent again');
     return jsonResponse(202, { eventId: id, endpoints }, context, deps.responseHeaders);
   };

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3';
 import { NotFound } from '../errors.js';
-import type { EndpointActivity, EndpointStateEntry } from '../history/store.js';
+import type { EventActions } from '../events/actions.js';
+import type { EndpointActivity, EndpointStateEntry, HistoryStore } from '../history/store.js';
 import { attemptView } from './partner-events.js';
 import { actionsOf, decoded, type PartnerEventsDependencies } from './partner-reads.js';
 import { jsonResponse, requestContext } from './respond.js';
@@ -30,33 +31,52 @@ function stateView(state: EndpointStateEntry | undefined, activity: EndpointActi
   };
 }
 
+/** An endpoint as `GET /api/v2/webhooks` lists it (and the portal shows it). */
+export type WebhookView = Awaited<ReturnType<typeof listWebhooks>>[number];
+
+/** The business's endpoints with their filters, state and last attempts (the history's, when on). */
+export async function listWebhooks(
+  actions: EventActions,
+  history: HistoryStore | undefined,
+  businessId: string,
+) {
+  const endpoints = actions.endpoints(businessId);
+  const scope = { businessId };
+  const [states, activity] = history
+    ? await Promise.all([
+        history.endpointStates(scope),
+        history.endpointActivity(scope, LAST_ATTEMPTS),
+      ])
+    : [[], []];
+  return endpoints.map((endpoint) => ({
+    ...endpoint,
+    ...stateView(
+      states.find((s) => s.endpoint === endpoint.name),
+      activity.find((a) => a.endpoint === endpoint.name),
+    ),
+  }));
+}
+
+/**
+ * A signed `webhook.test` event to one of the business's endpoints now (`EventActions.sendTest`),
+ * answered with its event id and attempt; `NotFound` for an id the business lacks.
+ */
+export async function sendTestEvent(actions: EventActions, businessId: string, id: string) {
+  const test = await actions.sendTest(businessId, id);
+  if (!test)
+    throw new NotFound({
+      detail: `No webhook endpoint of yours has id ${JSON.stringify(id.slice(0, 100))}: GET /api/v2/webhooks lists them.`,
+    });
+  return { eventId: test.eventId, attempt: attemptView(test) };
+}
+
 /** GET /api/v2/webhooks: each endpoint with its filters, state and last attempts. */
 export function listWebhooksHandler(deps: PartnerEventsDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
-    const endpoints = actionsOf(deps).endpoints(businessId);
-    const scope = { businessId };
-    const [states, activity] = deps.history
-      ? await Promise.all([
-          deps.history.endpointStates(scope),
-          deps.history.endpointActivity(scope, LAST_ATTEMPTS),
-        ])
-      : [[], []];
-    return jsonResponse(
-      200,
-      {
-        items: endpoints.map((endpoint) => ({
-          ...endpoint,
-          ...stateView(
-            states.find((s) => s.endpoint === endpoint.name),
-            activity.find((a) => a.endpoint === endpoint.name),
-          ),
-        })),
-      },
-      context,
-      deps.responseHeaders,
-    );
+    const items = await listWebhooks(actionsOf(deps), deps.history, businessId);
+    return jsonResponse(200, { items }, context, deps.responseHeaders);
   };
 }
 
@@ -66,20 +86,11 @@ export function testWebhookHandler(deps: PartnerEventsDependencies) {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
     const id = decoded(event.context.params?.id ?? '');
-    const test = await actionsOf(deps).sendTest(businessId, id);
-    if (!test)
-      throw new NotFound({
-        detail: `No webhook endpoint of yours has id ${JSON.stringify(id.slice(0, 100))}: GET /api/v2/webhooks lists them.`,
-      });
+    const test = await sendTestEvent(actionsOf(deps), businessId, id);
     context.log.info(
-      { endpoint: id, end: test.end },
+      { endpoint: id, end: test.attempt.end },
       'partner API: test event sent to an endpoint',
     );
-    return jsonResponse(
-      200,
-      { eventId: test.eventId, attempt: attemptView(test) },
-      context,
-      deps.responseHeaders,
-    );
+    return jsonResponse(200, test, context, deps.responseHeaders);
   };
 }

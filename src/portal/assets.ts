@@ -49,4 +49,12 @@ dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; }
 .notice { border-left: 4px solid var(--bad); background: #fdf1f1; padding: .75rem 1rem; }
 .pager { display: flex; gap: 1rem; }
+.notice-box { padding: .75rem 1rem; border-left: 4px solid var(--good); background: #eef7f0; }
+.notice-box.failed { border-left-color: var(--bad); background: #fdf1f1; }
+article.item { border: 1px solid var(--line); border-radius: 6px; padding: 0 1rem .75rem; margin: 1rem 0; }
+article.item h2 { margin-top: .75rem; }
+article.item form { margin-top: .5rem; }
+td.excerpt code { white-space: pre-wrap; word-break: break-all; }
+.outcome-delivered { color: var(--good); }
+.outcome-failed, .outcome-gone, .outcome-aborted, .outcome-disabled { color: var(--bad); }
 `;

@@ -3,9 +3,12 @@ import type { BatchRow, HistoryStore } from '../history/store.js';
 import { encodeCursor, historyOf } from '../http/partner-reads.js';
 import { findBatch, readBatchPage } from '../http/partner-batches.js';
 import { isRecordKind, lookupRecord } from '../http/partner-records.js';
+import { EVENT_TYPES } from '../events/catalog/index.js';
+import { readEventPage } from '../http/partner-events.js';
 import { KIND_NAMES } from '../records/kind.js';
 import type { BatchesView } from './pages/batches.js';
-import type { Viewer } from './pages/layout.js';
+import type { EventsView } from './pages/events.js';
+import type { Notice, Viewer } from './pages/layout.js';
 import { recordsPage } from './pages/records.js';
 
 /**
@@ -61,4 +64,25 @@ export async function recordsView(
   if (!key) return recordsPage({ viewer, kind, key, searched: false });
   const found = await lookupRecord(historyOf({ history }), businessId, kind, key);
   return recordsPage({ viewer, kind, key, searched: true, ...(found && { found }) });
+}
+
+export async function eventsView(
+  history: HistoryStore | undefined,
+  event: H3Event,
+  businessId: string,
+  viewer: Viewer,
+  notice: Notice | undefined,
+): Promise<EventsView> {
+  const params = filledParams(event);
+  const page = await readEventPage(historyOf({ history }), businessId, event, params);
+  return {
+    viewer,
+    page,
+    types: Object.keys(EVENT_TYPES),
+    type: params.type ?? '',
+    ...(page.next && { next: encodeCursor(page.next) }),
+    paged: params.cursor !== undefined,
+    ...(params.limit !== undefined && { limit: Number(params.limit) }),
+    ...(notice && { notice }),
+  };
 }

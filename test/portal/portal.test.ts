@@ -1,18 +1,15 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { hashApiKey } from '../../src/api-keys.js';
-import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/log.js';
-import { startService, type RunningService } from '../../src/main.js';
+import type { RunningService } from '../../src/main.js';
 import { signLink } from '../../src/portal/links.js';
-import { readPortalSecret } from '../../src/portal/secret.js';
+import { hashApiKey } from '../../src/api-keys.js';
 import { runCli } from '../support/cli-process.js';
-import { LogCapture, OTHER } from '../support/http-app.js';
-import { freshDatabase } from '../support/postgres.js';
+import { OTHER } from '../support/http-app.js';
+import { capture, launchChromium, newContext, signIn } from '../support/portal-browser.js';
+import { type PortalService, startPortalService } from '../support/portal-service.js';
 import { tempFolder } from '../support/temp.js';
 
 /**
@@ -21,27 +18,16 @@ import { tempFolder } from '../support/temp.js';
  * own batches (a refused CSV's errors by line and column) and nobody else's, forms need their
  * CSRF token, and signing out ends the session.
  *
- * Screenshots of each page go to test-output/portal/; with PORTAL_SCREENSHOTS=docs also to
- * docs/img/portal-*.png (the ones docs/portal.md shows).
+ * Every page looked at is checked with axe-core and photographed (test/support/portal-browser.ts):
+ * to test-output/portal/, and with PORTAL_SCREENSHOTS=docs to docs/img/portal-*.png (the ones
+ * docs/portal.md shows).
  */
-const CHROMIUM = '/usr/bin/chromium';
-const ARGS = [
-  '--no-sandbox',
-  '--headless',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const ROOT = new URL('../..', import.meta.url).pathname;
-const SHOTS = path.join(ROOT, 'test-output', 'portal');
 const CSV_HEADER = readFileSync(
   new URL('../../fixtures/demo/sales-orders.csv', import.meta.url),
   'utf8',
 ).split('\n')[0]!;
 const DEMO = `Basic ${Buffer.from('DEMO:demo-api-key').toString('base64')}`;
-/** The demo key's hash as config/development.yaml has it (a tenant list given here replaces that one). */
+/** The demo key's hash as config/development.yaml has it. */
 const DEMO_KEY_HASH = (
   parse(readFileSync(new URL('../../config/development.yaml', import.meta.url), 'utf8')) as {
     tenants: Array<{ apiKeyHash: string }>;
@@ -49,8 +35,7 @@ const DEMO_KEY_HASH = (
 ).tenants[0]!.apiKeyHash;
 
 const temp = tempFolder('portal-');
-const logs = new LogCapture();
-let database: Awaited<ReturnType<typeof freshDatabase>>;
+let portal: PortalService;
 let service: RunningService;
 let browser: Browser;
 let env: NodeJS.ProcessEnv;
@@ -59,24 +44,6 @@ let accepted: { correlationId: string; shipmentId: string };
 let refusedId: string;
 /** A CSV file dropped through a local pipeline and refused. */
 let droppedId: string;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function shoot(page: Page, name: string): Promise<void> {
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
-  if (process.env.PORTAL_SCREENSHOTS === 'docs')
-    await page.screenshot({
-      path: path.join(ROOT, 'docs', 'img', `portal-${name}.png`),
-      fullPage: true,
-    });
-}
 
 const post = (kind: string, body: string, contentType: string, version = 'v2') =>
   fetch(`${service.url}/api/${version}/${kind}`, {
@@ -98,18 +65,7 @@ async function inHistory(correlationId: string): Promise<void> {
   );
 }
 
-/** A fresh browser (no cookies) opening `link` and pressing Continue. */
-async function signIn(link: string): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
-  const page = await context.newPage();
-  const opened = await page.goto(link);
-  expect(opened?.status()).toBe(200);
-  await page.getByRole('button', { name: 'Continue' }).click();
-  return { context, page };
-}
-
 beforeAll(async () => {
-  database = await freshDatabase('portal');
   mkdirSync(path.join(temp.dir, 'pipelines'));
   const drop = path.join(temp.dir, 'drop');
   mkdirSync(drop);
@@ -124,33 +80,21 @@ beforeAll(async () => {
       readiness: { checks: 1, intervalMs: 10, quietMs: 0 },
     }),
   );
-  const config = temp.write(
-    'config.yaml',
-    [
-      `dataDirectory: ${temp.dir}/data`,
-      `pipelinesDirectory: ${temp.dir}/pipelines`,
-      'history:',
-      '  enabled: true',
-      '  flushMs: 10',
-      // The demo business (its public development key) and a second business, for tenancy.
+  portal = await startPortalService({
+    label: 'portal',
+    dir: temp.dir,
+    // The demo business (its public development key) and a second business, for tenancy: a
+    // tenant list given here replaces development's.
+    config: [
       'tenants:',
       '  - businessId: DEMO',
       `    apiKeyHash: "${DEMO_KEY_HASH}"`,
       '  - businessId: OTHER',
       `    apiKeyHash: "${await hashApiKey(OTHER.apiKey)}"`,
-    ].join('\n'),
-  );
-  env = {
-    INGEST_CONFIG: config,
-    INGEST_ENV: 'development',
-    HISTORY_URL: database.url,
-    PORT: String(await freePort()),
-    ADMIN_PORT: '0',
-  };
-  service = await startService({ env, log: createLogger({ destination: logs }) });
-  // The development secret the service made in its data folder: the one `portal-link` signs with.
-  secret = readPortalSecret(loadConfig({ env }));
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    ],
+  });
+  ({ service, env, secret } = portal);
+  browser = await launchChromium();
 
   const orders = readFileSync(
     new URL('../../fixtures/demo/sales-orders.json', import.meta.url),
@@ -196,8 +140,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
-  await service?.stop();
-  await database?.drop();
+  await portal?.stop();
 });
 
 describe('the partner portal in a browser', () => {
@@ -218,11 +161,11 @@ describe('the partner portal in a browser', () => {
     // A link scanner fetching it first (a GET) spends nothing.
     expect((await fetch(link)).status).toBe(200);
 
-    const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    const context = await newContext(browser);
     const page = await context.newPage();
     await page.goto(link);
     await page.getByRole('heading', { name: 'Sign in to your portal' }).waitFor();
-    await shoot(page, 'login');
+    await capture(page, 'login');
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.waitForURL(/\/portal$/);
     own = { context, page };
@@ -237,7 +180,7 @@ describe('the partner portal in a browser', () => {
       sameSite: 'Strict',
       path: '/portal',
     });
-    await shoot(page, 'batches');
+    await capture(page, 'batches');
 
     // A page at a time, with the API's cursor.
     await page.goto(`${service.url}/portal?limit=1`);
@@ -279,7 +222,7 @@ describe('the partner portal in a browser', () => {
       ['2', '4', 'DueOutDate', expect.stringMatching(/^Expected a date/)],
     ]);
     await expect.poll(() => page.getByText('HTTP /api/v1/sales-orders').count()).toBe(1);
-    await shoot(page, 'batch-refused');
+    await capture(page, 'batch-refused');
   });
 
   it("shows a dropped CSV file's errors too, with its file and pipeline", async () => {
@@ -295,27 +238,40 @@ describe('the partner portal in a browser', () => {
         trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent?.trim())),
       );
     expect(rows).toEqual([['1', '2', 'oOrderLines_Qty', 'Expected a number, received "many"']]);
-    await shoot(page, 'batch-dropped-file');
+    await capture(page, 'batch-dropped-file');
   });
 
   it('finds a record by its number: state, the batch that carried it', async () => {
     const { page } = own;
-    await page.getByRole('link', { name: 'Records' }).click();
+    await page.getByRole('link', { name: 'Record lookup' }).click();
     await page.getByLabel('Kind').selectOption('sales-orders');
     await page.getByLabel('Record number').fill(accepted.shipmentId);
     await page.getByRole('button', { name: 'Find' }).click();
     await page.getByRole('link', { name: accepted.correlationId }).waitFor();
     await expect.poll(() => page.locator('dl.facts dd').first().textContent()).toBe('accepted');
-    await shoot(page, 'record');
+    await capture(page, 'record');
+  });
+
+  it('says events are not delivered by this service when it runs without a broker', async () => {
+    const { page } = own;
+    for (const [name, heading] of [
+      ['Events', 'Events'],
+      ['Endpoints', 'Endpoints'],
+    ] as const) {
+      await page.getByRole('link', { name }).click();
+      await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+      await page.getByText('Events are not delivered by this service').waitFor();
+      expect(await page.getByRole('button', { name: /Resend|Send test event/ }).count()).toBe(0);
+    }
   });
 
   it('refuses the same link a second time, an expired link and a tampered one — saying which', async () => {
-    const again = await signIn(link);
+    const again = await signIn(browser, link);
     await again.page
       .getByRole('heading', { name: 'This sign-in link has already been used' })
       .waitFor();
     expect(await again.context.cookies()).toEqual([]);
-    await shoot(again.page, 'link-used');
+    await capture(again.page, 'link-used');
     await again.context.close();
 
     const page = await own.context.newPage();
@@ -323,7 +279,7 @@ describe('the partner portal in a browser', () => {
     expired.searchParams.set('token', signLink(secret, 'DEMO', Date.now() - 1000));
     expect((await page.goto(expired.href))?.status()).toBe(410);
     await page.getByRole('heading', { name: 'This sign-in link has expired' }).waitFor();
-    await shoot(page, 'link-expired');
+    await capture(page, 'link-expired');
 
     // The payload changed to another business, the signature kept.
     const token = new URL(link).searchParams.get('token')!;
@@ -360,16 +316,14 @@ describe('the partner portal in a browser', () => {
   });
 
   it("never shows another business's batch: 404 for it, and only its own in the list", async () => {
-    const other = await signIn(
-      `${service.url}/portal/login?token=${signLink(secret, 'OTHER', Date.now() + 60_000)}`,
-    );
+    const other = await signIn(browser, portal.link('OTHER'));
     await other.page.waitForURL(/\/portal$/);
     await other.page.getByText('No batches in the history.').waitFor();
     const response = await other.page.goto(`${service.url}/portal/batches/${refusedId}`);
     expect(response?.status()).toBe(404);
     await other.page.getByRole('heading', { name: 'No such batch' }).waitFor();
     expect(await other.page.content()).not.toContain('oOrderLines_Qty');
-    await shoot(other.page, 'other-business-404');
+    await capture(other.page, 'other-business-404');
     const record = await other.page.goto(
       `${service.url}/portal/records?kind=sales-orders&key=${encodeURIComponent(accepted.shipmentId)}`,
     );
@@ -406,7 +360,7 @@ describe('the partner portal in a browser', () => {
     const cookie = (await context.cookies())[0]!;
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByRole('heading', { name: 'You are signed out' }).waitFor();
-    await shoot(page, 'signed-out');
+    await capture(page, 'signed-out');
     expect((await page.goto(`${service.url}/portal`))?.status()).toBe(401);
     // The old cookie, sent again by hand, is no session any more.
     const replay = await fetch(`${service.url}/portal`, {

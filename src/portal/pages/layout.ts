@@ -18,10 +18,29 @@ export interface PageOptions {
   /** Absent on pages shown before sign-in or after sign-out. */
   readonly viewer?: Viewer;
   /** The navigation entry of this page, marked `aria-current`. */
-  readonly current?: 'batches' | 'records';
+  readonly current?: Section;
   /** @default 200 */
   readonly status?: number;
   readonly headers?: Record<string, string>;
+}
+
+/** The portal's sections, in the order the navigation lists them. */
+const SECTIONS = [
+  ['batches', '/portal', 'Batches'],
+  ['events', '/portal/events', 'Events'],
+  ['webhooks', '/portal/webhooks', 'Endpoints'],
+  ['records', '/portal/records', 'Record lookup'],
+] as const;
+type Section = (typeof SECTIONS)[number][0];
+
+/** What a form's POST did, shown once on the page it returns to (role="status"). */
+export interface Notice {
+  readonly tone: 'done' | 'failed';
+  readonly text: string;
+}
+
+export function noticeBox(notice: Notice | undefined): SafeHtml {
+  return html`${notice && html`<p role="status" class="notice-box ${notice.tone}">${notice.text}</p>`}`;
 }
 
 export const PAGE_HEADERS: Record<string, string> = {
@@ -37,9 +56,10 @@ export const PAGE_HEADERS: Record<string, string> = {
 };
 
 function navigation(current: PageOptions['current']): SafeHtml {
-  const item = (name: 'batches' | 'records', href: string, label: string) =>
-    html`<li><a href="${href}"${current === name ? html` aria-current="page"` : ''}>${label}</a></li>`;
-  return html`<nav aria-label="Portal"><ul>${item('batches', '/portal', 'Batches')}${item('records', '/portal/records', 'Records')}</ul></nav>`;
+  return html`<nav aria-label="Portal"><ul>${SECTIONS.map(
+    ([name, href, label]) =>
+      html`<li><a href="${href}"${current === name ? html` aria-current="page"` : ''}>${label}</a></li>`,
+  )}</ul></nav>`;
 }
 
 function banner(viewer: Viewer | undefined, current: PageOptions['current']): SafeHtml {

@@ -1,0 +1,127 @@
+import type { H3 } from 'h3';
+import { LRUCache } from 'lru-cache';
+import { NoSubscriber, NotFound, PublishFailed } from '../errors.js';
+import type { EventActions } from '../events/actions.js';
+import type { HistoryStore } from '../history/store.js';
+import { resendEvent } from '../http/partner-events.js';
+import { decoded, historyOf } from '../http/partner-reads.js';
+import { listWebhooks, sendTestEvent } from '../http/partner-webhooks.js';
+import type { Logger } from '../log.js';
+import type { PortalGuards } from './guards.js';
+import { eventsPage } from './pages/events.js';
+import { messagePage, type Notice } from './pages/layout.js';
+import { noEventsPage, webhooksPage } from './pages/webhooks.js';
+import { eventsView } from './reads.js';
+
+/**
+ * The portal's events and endpoints pages, and their two buttons: Resend (an event sent again,
+ * `POST /api/v2/events/{id}/resend`) and Send test event (`POST /api/v2/webhooks/{id}/test`),
+ * done by the same functions as the API's, with the events worker's actions (main.ts hands the
+ * portal the ones it hands the HTTP app). A button's POST answers 303 back to its page, which
+ * shows what it did once: the outcome waits in this instance's memory under the session, where
+ * the session itself is kept.
+ */
+export interface EventPagesDependencies {
+  readonly history?: HistoryStore;
+  /** Undefined when this service runs no events worker (no broker): the pages say so. */
+  readonly events?: EventActions;
+  readonly log: Logger;
+}
+
+/** An outcome waits this long for its page: a redirect follows at once. */
+const NOTICE_TTL_MS = 5 * 60_000;
+
+export function mountEventPages(app: H3, deps: EventPagesDependencies, guards: PortalGuards) {
+  const notices = new LRUCache<string, Notice>({ max: 10_000, ttl: NOTICE_TTL_MS });
+  /** The outcome left for this session's page, shown once. */
+  const take = (key: string) => {
+    const notice = notices.get(key);
+    notices.delete(key);
+    return notice;
+  };
+  const backTo = (location: string, key: string, notice: Notice) => {
+    notices.set(key, notice);
+    return new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store' } });
+  };
+
+  app.get(
+    '/portal/events',
+    guards.signedIn(async (event, session, viewer) => {
+      if (!deps.events) return noEventsPage(viewer, 'events');
+      const notice = take(`${session.id}:events`);
+      return eventsPage(await eventsView(deps.history, event, session.businessId, viewer, notice));
+    }),
+  );
+
+  app.post(
+    '/portal/events/:id/resend',
+    guards.signedInPost(async (event, session, viewer) => {
+      if (!deps.events) return noEventsPage(viewer, 'events');
+      const id = decoded(event.context.params?.id ?? '');
+      let notice: Notice;
+      try {
+        const to = await resendEvent(historyOf(deps), deps.events, session.businessId, id);
+        deps.log.info(
+          { businessId: session.businessId, eventId: id, endpoints: to },
+          'portal: event sent again',
+        );
+        notice = { tone: 'done', text: `Event ${id} sent again to ${to.join(', ')}.` };
+      } catch (error) {
+        // Another business's event is missing exactly as an unknown one is; nothing was sent.
+        if (error instanceof NotFound)
+          return messagePage(404, 'No such event', error.message, viewer);
+        if (error instanceof NoSubscriber)
+          notice = { tone: 'failed', text: `Event ${id} was not sent: ${error.message}` };
+        else if (error instanceof PublishFailed)
+          notice = {
+            tone: 'failed',
+            text: `Event ${id} could not be sent just now (${error.message}). Try again in a minute.`,
+          };
+        else throw error;
+      }
+      return backTo('/portal/events', `${session.id}:events`, notice);
+    }),
+  );
+
+  app.get(
+    '/portal/webhooks',
+    guards.signedIn(async (_event, session, viewer) => {
+      if (!deps.events) return noEventsPage(viewer, 'webhooks');
+      const notice = take(`${session.id}:webhooks`);
+      return webhooksPage({
+        viewer,
+        endpoints: await listWebhooks(deps.events, deps.history, session.businessId),
+        ...(notice && { notice }),
+      });
+    }),
+  );
+
+  app.post(
+    '/portal/webhooks/:id/test',
+    guards.signedInPost(async (event, session, viewer) => {
+      if (!deps.events) return noEventsPage(viewer, 'webhooks');
+      const id = decoded(event.context.params?.id ?? '');
+      let test: Awaited<ReturnType<typeof sendTestEvent>>;
+      try {
+        test = await sendTestEvent(deps.events, session.businessId, id);
+      } catch (error) {
+        if (error instanceof NotFound)
+          return messagePage(404, 'No such endpoint', error.message, viewer);
+        throw error;
+      }
+      const { eventId, attempt } = test;
+      deps.log.info(
+        { businessId: session.businessId, endpoint: id, end: attempt.end },
+        'portal: test event sent',
+      );
+      const answer = attempt.error ?? attempt.responseExcerpt;
+      const notice: Notice = {
+        tone: attempt.end === 'delivered' ? 'done' : 'failed',
+        text: `Test event ${eventId} to ${attempt.endpoint}: ${attempt.end}${
+          attempt.status === undefined ? '' : `, status ${attempt.status}`
+        }, in ${attempt.durationMs} ms${answer ? ` — ${answer.slice(0, 200)}` : ''}.`,
+      };
+      return backTo('/portal/webhooks', `${session.id}:webhooks`, notice);
+    }),
+  );
+}
