@@ -1,9 +1,9 @@
-// npm run bench -- --only=pages: how long the partner API's history reads take with a large
-// history — 100,000 batches of one business (and their records, and events with attempts) beside
-// another business's — on PostgreSQL and on the embedded store, through the real service
-// (dist/cli.js serve) over HTTP. The same reads serve the portal's pages. Prints p50, p99 and the
-// slowest of each read, next to the 200 ms a page may take. Knobs: BENCH_PAGES_BATCHES (100000),
-// BENCH_PAGES_REQUESTS (40 per read).
+// npm run bench -- --only=pages: how long the partner API's history reads and the portal's pages
+// take with a large history — 100,000 batches of one business (and their records, and events
+// with attempts) beside another business's — on PostgreSQL and on the embedded store, through
+// the real service (dist/cli.js serve) over HTTP; the portal signed in with a link, as a browser
+// is. Prints p50, p99 and the slowest of each, next to the 200 ms a page may take. Knobs:
+// BENCH_PAGES_BATCHES (100000), BENCH_PAGES_REQUESTS (40 per read).
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +16,8 @@ const BATCHES = Number(process.env.BENCH_PAGES_BATCHES ?? 100_000);
 const REQUESTS = Number(process.env.BENCH_PAGES_REQUESTS ?? 40);
 const PAGE_BOUND_MS = 200;
 const BUSINESS = 'ACME';
+/** The portal's secret in the bench (production wants one); only for this run's service. */
+const PORTAL_SECRET = 'bench-portal-secret-0123456789abcdef';
 const API_KEY = 'bench-pages-key-8c1f2e';
 const OTHER = 'GLOBEX';
 /** Rows written per store.write: a few transactions, each well inside the writer's bounds. */
@@ -97,16 +99,32 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
+/** Signs in to the portal as a browser does (a link, Continue): the session's cookie. */
+async function portalCookie(url) {
+  const { signLink } = await dist('portal/links.js');
+  const token = signLink(Buffer.from(PORTAL_SECRET), BUSINESS, Date.now() + 60_000);
+  const response = await fetch(`${url}/portal/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ token }),
+    redirect: 'manual',
+  });
+  if (response.status !== 303) throw new Error(`portal sign-in: ${response.status}`);
+  return response.headers.get('set-cookie').split(';')[0];
+}
+
 /** Times `REQUESTS` sequential GETs of each read; a deep page follows `next` 50 pages down first. */
 async function timeReads(url) {
   const authorization = basicAuth(BUSINESS, API_KEY);
+  const cookie = await portalCookie(url);
   const get = async (route) => {
     const started = performance.now();
-    const response = await fetch(url + route, { headers: { authorization } });
-    const body = await response.json();
+    const headers = route.startsWith('/portal') ? { cookie } : { authorization };
+    const response = await fetch(url + route, { headers });
+    const body = route.startsWith('/portal') ? await response.text() : await response.json();
     const ms = performance.now() - started;
     if (response.status !== 200)
-      throw new Error(`GET ${route}: ${response.status} ${JSON.stringify(body)}`);
+      throw new Error(`GET ${route}: ${response.status} ${JSON.stringify(body).slice(0, 300)}`);
     return { ms, body };
   };
   let deep = '/api/v2/batches?limit=25';
@@ -114,17 +132,20 @@ async function timeReads(url) {
     const { body } = await get(deep);
     deep = `/api/v2/batches?limit=25&cursor=${encodeURIComponent(body.next)}`;
   }
+  const week = encodeURIComponent(new Date(Date.now() - 7 * 86_400_000).toISOString());
   const reads = [
     ['first page of batches', '/api/v2/batches'],
     ['the 51st page (cursor)', deep],
     ['refused batches of a kind', '/api/v2/batches?outcome=rejected&kind=purchase-orders'],
-    [
-      "a pipeline's batches, one week",
-      `/api/v2/batches?source=acme-sftp&since=${encodeURIComponent(new Date(Date.now() - 7 * 86_400_000).toISOString())}`,
-    ],
+    ["a pipeline's batches, one week", `/api/v2/batches?source=acme-sftp&since=${week}`],
     ['one batch', '/api/v2/batches/bench-50001'],
     ['one record by its number', '/api/v2/records/sales-orders/SO-50001'],
     ['first page of events', '/api/v2/events'],
+    ['portal: batches page', '/portal'],
+    ['portal: refused batches of a kind', '/portal?outcome=rejected&kind=purchase-orders'],
+    ['portal: one refused batch', '/portal/batches/bench-50000'],
+    ['portal: a record', '/portal/records?kind=sales-orders&key=SO-50001'],
+    ['portal: events page', '/portal/events'],
   ];
   const rows = [];
   for (const [name, route] of reads) {
@@ -157,7 +178,13 @@ async function measure(store, historyEnv, amqpUrl) {
     queue: `bench.pages.${process.pid}`,
     businessId: BUSINESS,
     apiKey: API_KEY,
-    env: { INGEST_HISTORY__ENABLED: 'true', ...historyEnv },
+    env: {
+      INGEST_HISTORY__ENABLED: 'true',
+      INGEST_PORTAL__ENABLED: 'true',
+      INGEST_PORTAL__SECRET: JSON.stringify({ env: 'BENCH_PORTAL_SECRET' }),
+      BENCH_PORTAL_SECRET: PORTAL_SECRET,
+      ...historyEnv,
+    },
     name: `service (${store})`,
   });
   try {
