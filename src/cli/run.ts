@@ -6,7 +6,10 @@ import type { RunSummary } from '../drops/runner.js';
 import { createDropStore } from '../stores/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { configuredIngest } from '../ingest/configured.js';
+import { commandHistoryStore } from '../history/command.js';
+import { openHistory } from '../history/index.js';
 import { createPublisher } from '../publish/index.js';
+import { Registry } from 'prom-client';
 import { stopGracefully, type InFlight } from '../shutdown.js';
 
 /** `run --once` on a drop whose lease another worker holds waits this long, then reports `standby`. */
@@ -33,11 +36,17 @@ export async function runPipelineFile(
   const store = createDropStore(pipeline!, pipeline!.file);
   const publisher = createPublisher(config, log);
   await publisher.start();
+  // Its files' outcomes go to the history as `serve`'s do (through `serve`'s socket while it
+  // holds the embedded folder): a partner's batches are there whichever process took them.
+  const history = openHistory(config, log, new Registry(), commandHistoryStore);
   const runner = createConfiguredDropRunner(
     config,
     { pipeline: pipeline!, store },
     configuredIngest(config, publisher),
     log,
+    undefined,
+    config.onboarding,
+    history?.writer,
   );
   let stopping: Promise<void> | undefined;
   const work: InFlight = {
@@ -50,7 +59,11 @@ export async function runPipelineFile(
       graceMs: config.shutdown.graceMs,
       log,
       work: [work],
-      close: [{ name: 'drop store', close: () => store.close() }, publisher],
+      close: [
+        { name: 'drop store', close: () => store.close() },
+        publisher,
+        ...(history ? [{ name: 'history', close: () => history.close() }] : []),
+      ],
     }));
   const onSignal = () => void stop().catch(() => undefined); // logged step by step; the caller sees it through `stop()` or `summary`
   if (options.stopSignal?.aborted) onSignal();
@@ -73,6 +86,7 @@ export async function runPipelineFile(
       runner
         .stop()
         .then(() => store.close())
-        .then(() => publisher.close()));
+        .then(() => publisher.close())
+        .then(() => history?.close()));
   }
 }

@@ -60,10 +60,12 @@ export function openHistory(
   source: HistorySource,
   log: Logger,
   registry: Registry,
+  /** How the store is reached: `serve` holds it; a command goes through `serve` when it does (command.ts). */
+  makeStore: (source: HistorySource, log: Logger) => HistoryStore = historyStore,
 ): History | undefined {
   if (source.environment === 'sandbox' || !source.history.enabled) return undefined;
   const historyLog = log.child({ component: 'history' });
-  const store = openedOnce(historyStore(source, historyLog));
+  const store = openedOnce(makeStore(source, historyLog));
   const metrics = createHistoryMetrics(registry);
   const writer = createHistoryWriter({
     store,

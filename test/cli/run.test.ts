@@ -2,8 +2,10 @@ import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresHistory } from '../../src/history/postgres/index.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { runCli } from '../support/cli-process.js';
+import { freshDatabase } from '../support/postgres.js';
 import { startS3rver } from '../support/s3rver.js';
 import { tempFolder } from '../support/temp.js';
 import { ordersCsv } from '../drops/stores/drop-contract.js';
@@ -54,6 +56,42 @@ describe('warehouse-ingest run --once', () => {
     expect(existsSync(path.join(drop, 'failed', 'broken.csv.receipt.json'))).toBe(true);
     expect(await topology.count()).toBe(4);
     await topology.messages();
+  });
+
+  it("writes its files' outcomes to the history, as serve does", async () => {
+    const database = await freshDatabase('runonce');
+    const store = createPostgresHistory({ url: database.url });
+    try {
+      const { drop, pipeline, env } = setUp(1);
+      writeFileSync(path.join(drop, 'broken.csv'), 'not,a,legacy,file\n1,2,3,4\n');
+      const { code } = await runOnce(pipeline, {
+        ...env,
+        INGEST_HISTORY__ENABLED: 'true',
+        HISTORY_URL: database.url,
+      });
+      expect(code).toBe(0);
+      const { items } = await store.listBatches(
+        { businessId: 'DEMO' },
+        { source: 'demo-drop' },
+        { limit: 10 },
+      );
+      const byFile = (b: (typeof items)[number]) =>
+        'fileName' in b.source ? b.source.fileName : '';
+      expect(
+        [...items]
+          .sort((a, b) => byFile(a).localeCompare(byFile(b)))
+          .map((b) => [b.source, b.outcome, b.recordCount]),
+      ).toEqual([
+        [{ pipeline: 'demo-drop', fileName: 'broken.csv' }, 'rejected', 0],
+        [{ pipeline: 'demo-drop', fileName: 'orders-0.csv' }, 'accepted', 2],
+      ]);
+      // Its two records, taken off the shared queue before the next test counts it.
+      await expect.poll(() => topology.count()).toBe(2);
+      await topology.messages();
+    } finally {
+      await store.close();
+      await database.drop();
+    }
   });
 
   it('exits 1 with one clear line when the drop cannot be read', async () => {
