@@ -2,7 +2,7 @@ import type { BatchEntry, BatchPage, BatchSource } from '../../history/store.js'
 import { KIND_NAMES } from '../../records/kind.js';
 import { HISTORY_BATCH_OUTCOMES } from '../../vocabulary.js';
 import { html, type SafeHtml } from '../html.js';
-import { page, type Viewer, when } from './layout.js';
+import { page, pager, type Viewer, when } from './layout.js';
 
 /** `/portal`: the business's batches, newest first, a page at a time (the API's list and cursor). */
 
@@ -50,12 +50,6 @@ function row(batch: BatchEntry): SafeHtml {
 }
 
 export function batchesPage(view: BatchesView): Response {
-  const filters = new URLSearchParams();
-  if (view.outcome) filters.set('outcome', view.outcome);
-  if (view.kind) filters.set('kind', view.kind);
-  if (view.limit !== undefined) filters.set('limit', String(view.limit));
-  const first = `/portal${filters.size ? `?${filters}` : ''}`;
-  if (view.next) filters.set('cursor', view.next);
   const { items } = view.page;
   return page({
     title: 'Batches',
@@ -76,9 +70,6 @@ ${
 <tbody>${items.map(row)}</tbody>
 </table>`
 }
-<nav class="pager" aria-label="Pages">
-${view.paged && html`<a href="${first}">Newest batches</a>`}
-${view.next && html`<a href="/portal?${filters.toString()}">Older batches</a>`}
-</nav>`,
+${pager('/portal', { outcome: view.outcome, kind: view.kind, limit: view.limit }, view, 'batches')}`,
   });
 }

@@ -2,7 +2,7 @@ import type { EventPage, EventWithAttempts } from '../../history/store.js';
 import { attemptView } from '../../http/partner-events.js';
 import { html, type SafeHtml } from '../html.js';
 import { outcomeBadge } from './batches.js';
-import { type Notice, noticeBox, page, type Viewer, when } from './layout.js';
+import { type Notice, noticeBox, page, pager, type Viewer, when } from './layout.js';
 
 /**
  * `/portal/events`: the warehouse's events about the business, newest first as the service
@@ -78,11 +78,6 @@ ${
 }
 
 export function eventsPage(view: EventsView): Response {
-  const filters = new URLSearchParams();
-  if (view.type) filters.set('type', view.type);
-  if (view.limit !== undefined) filters.set('limit', String(view.limit));
-  const first = `/portal/events${filters.size ? `?${filters}` : ''}`;
-  if (view.next) filters.set('cursor', view.next);
   const { items } = view.page;
   return page({
     title: 'Events',
@@ -104,9 +99,6 @@ ${
     ? html`<p>No events${view.type ? ' of this type' : ''} in the history.</p>`
     : items.map((event, n) => eventItem(view.viewer, event, n))
 }
-<nav class="pager" aria-label="Pages">
-${view.paged && html`<a href="${first}">Newest events</a>`}
-${view.next && html`<a href="/portal/events?${filters.toString()}">Older events</a>`}
-</nav>`,
+${pager('/portal/events', { type: view.type, limit: view.limit }, view, 'events')}`,
   });
 }

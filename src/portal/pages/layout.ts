@@ -122,3 +122,24 @@ export function messagePage(
 export function when(date: Date): string {
   return `${date.toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
+
+/**
+ * A list's pager: back to its first page, on to the next, both keeping the filters (and a
+ * limit) as chosen; the next page's address adds the API's cursor.
+ */
+export function pager(
+  path: string,
+  filters: Readonly<Record<string, string | number | undefined>>,
+  view: { readonly paged: boolean; readonly next?: string | undefined },
+  items: string,
+): SafeHtml {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(filters))
+    if (value !== undefined && value !== '') query.set(name, String(value));
+  const first = `${path}${query.size ? `?${query}` : ''}`;
+  if (view.next) query.set('cursor', view.next);
+  return html`<nav class="pager" aria-label="Pages">
+${view.paged && html`<a href="${first}">Newest ${items}</a>`}
+${view.next && html`<a href="${path}?${query.toString()}">Older ${items}</a>`}
+</nav>`;
+}
