@@ -7,6 +7,10 @@ FROM node:24-bookworm-slim AS build
 # npm 11 honours package.json "allowScripts" and .npmrc strict-allow-scripts (npm 10 would run
 # every dependency's install script); the runtime stage needs no npm at all.
 RUN npm install -g npm@11.19.1
+# better-sqlite3 (the embedded history) fetches a prebuilt addon for this Node line when it can
+# and compiles its sources otherwise: the compiler is here for that case (the runtime stage has none).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \
+    && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 COPY package.json package-lock.json .npmrc ./
 RUN npm ci --no-audit --no-fund

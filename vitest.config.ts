@@ -16,7 +16,7 @@ const UNIT = [
   'test/drops/{definition,receipts,upload-ready}.test.ts',
   'test/drops/state/**/*.test.ts',
   'test/drops/try/owed.test.ts',
-  'test/history/{writer,prune}.test.ts',
+  'test/history/{writer,prune,ids}.test.ts',
   'test/docs/**/*.test.ts',
   'test/events/{catalog,config,outbound-config,subscriptions}.test.ts',
   'test/events/state/**/*.test.ts',

@@ -23,7 +23,16 @@ cp "$root/.npmrc" "$out/.npmrc"
 node "$root/scripts/release-manifest.mjs" "$out"
 # Packages already in the npm cache (any install of this lock file put them there) are not
 # fetched again: a release made where the tests ran needs no network, and cannot stall on it.
-(cd "$out" && npm ci --omit=dev --prefer-offline --no-audit --no-fund --loglevel=error)
+# Install scripts are skipped: the one allowed (better-sqlite3's native build, about a minute) is
+# taken from this checkout's own install when it loads on this Node line, and run only otherwise.
+(cd "$out" && npm ci --omit=dev --prefer-offline --no-audit --no-fund --loglevel=error --ignore-scripts)
+addon=node_modules/better-sqlite3/build/Release/better_sqlite3.node
+if (cd "$root" && node -e "new (require('better-sqlite3'))(':memory:').close()" 2>/dev/null); then
+  mkdir -p "$(dirname "$out/$addon")"
+  cp "$root/$addon" "$out/$addon"
+else
+  (cd "$out" && npm rebuild better-sqlite3 --loglevel=error)
+fi
 # The release must start without anything from the repository or its dev dependencies.
 node "$out/dist/cli.js" --help >/dev/null
 echo "release: $out ($(node -p "require('$out/package.json').version"))" >&2

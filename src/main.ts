@@ -84,7 +84,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   // The profiles in force: a reload (SIGHUP) swaps them; each batch reads them when it begins.
   let onboarding = config.onboarding;
   const lineage = openLineageJournal(config, log, metrics);
-  // Opened by its writer's first write: start-up never waits for the history (PGlite takes seconds).
+  // Opened by its writer's first write: start-up never waits for the history (PostgreSQL may be away).
   const history = openHistory(config, log, metrics.registry);
   // Scratch files a killed process of this host left (a large CSV body's spooled records, a drop's copy).
   await sweepAbandoned(spoolDirectory(config));

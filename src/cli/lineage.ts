@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { lineageDirectory, loadConfig } from '../config.js';
 import { z } from 'zod';
 import { ConfigError } from '../operator-errors.js';
-import { commandHistoryStore } from '../history/command.js';
+import { historyStore } from '../history/index.js';
 import type { HistoryStore } from '../history/store.js';
 import { createLogger } from '../log.js';
 import {
@@ -62,7 +62,7 @@ export async function lineageCommand(args: string[], io: Output): Promise<number
   const { config, drops } = configured();
   const history =
     config.environment !== 'sandbox' && config.history.enabled
-      ? commandHistoryStore(config, createLogger({ level: 'silent' }))
+      ? historyStore(config, createLogger({ level: 'silent' }))
       : undefined;
   try {
     const searched = drops.filter(

@@ -6,7 +6,6 @@ import type { RunSummary } from '../drops/runner.js';
 import { createDropStore } from '../stores/index.js';
 import { createLogger, type Logger } from '../log.js';
 import { configuredIngest } from '../ingest/configured.js';
-import { commandHistoryStore } from '../history/command.js';
 import { openHistory } from '../history/index.js';
 import { createPublisher } from '../publish/index.js';
 import { Registry } from 'prom-client';
@@ -36,9 +35,9 @@ export async function runPipelineFile(
   const store = createDropStore(pipeline!, pipeline!.file);
   const publisher = createPublisher(config, log);
   await publisher.start();
-  // Its files' outcomes go to the history as `serve`'s do (through `serve`'s socket while it
-  // holds the embedded folder): a partner's batches are there whichever process took them.
-  const history = openHistory(config, log, new Registry(), commandHistoryStore);
+  // Its files' outcomes go to the history as `serve`'s do (the embedded file is shared with a
+  // `serve` beside it): a partner's batches are there whichever process took them.
+  const history = openHistory(config, log, new Registry());
   const runner = createConfiguredDropRunner(
     config,
     { pipeline: pipeline!, store },

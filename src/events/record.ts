@@ -6,11 +6,11 @@
  * the history, and goes on while it is unreachable. Nothing secret is written: no signature, no
  * secret, no request header; an answer's body only as its first characters.
  */
-import { randomUUID } from 'node:crypto';
 import type { AttemptEntry, EndpointStateEntry, HistoryWrites } from '../history/store.js';
 import type { AttemptResult, Destination } from './destinations/index.js';
 import type { WarehouseEvent } from './event.js';
 import type { EndpointState } from './state/endpoint.js';
+import { timeOrderedId } from '../history/ids.js';
 
 /** Where the rows go: the history's writer (`add` only queues). */
 export interface HistorySink {
@@ -56,7 +56,7 @@ export function attemptEntry(
   result: AttemptResult,
 ): AttemptEntry {
   return {
-    id: randomUUID(),
+    id: timeOrderedId(at.getTime()),
     eventId: event.id,
     businessId: event.businessId,
     endpoint: endpoint.name,

@@ -4,7 +4,7 @@
  * Structural types only (the ingest flow's `ConfirmedRecords` fits `Confirmed`), so the history
  * imports nothing of the ingest flow.
  */
-import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from './ids.js';
 import type { BatchEntry, HistoryWrites } from './store.js';
 
 /** Confirmed records as the pipeline reports them: parallel arrays from index `first`. */
@@ -23,7 +23,7 @@ export type BatchFacts = Omit<BatchEntry, 'id'> & {
 
 /** One batch and its confirmed records. */
 export function batchWrites(
-  { id = randomUUID(), ...facts }: BatchFacts,
+  { id = timeOrderedId(), ...facts }: BatchFacts,
   confirmed: readonly Confirmed[] = [],
 ): HistoryWrites {
   return {

@@ -50,7 +50,7 @@ export function historyStore(source: HistorySource, log: Logger): HistoryStore {
         log.warn({ reason: error.message }, 'history: an idle PostgreSQL connection failed'),
     });
   }
-  return createEmbeddedHistory({ directory: historyDirectory(source), serveSocket: true });
+  return createEmbeddedHistory({ directory: historyDirectory(source) });
 }
 
 export const historyDirectory = (source: HistorySource) =>
@@ -60,12 +60,10 @@ export function openHistory(
   source: HistorySource,
   log: Logger,
   registry: Registry,
-  /** How the store is reached: `serve` holds it; a command goes through `serve` when it does (command.ts). */
-  makeStore: (source: HistorySource, log: Logger) => HistoryStore = historyStore,
 ): History | undefined {
   if (source.environment === 'sandbox' || !source.history.enabled) return undefined;
   const historyLog = log.child({ component: 'history' });
-  const store = openedOnce(makeStore(source, historyLog));
+  const store = openedOnce(historyStore(source, historyLog));
   const metrics = createHistoryMetrics(registry);
   const writer = createHistoryWriter({
     store,

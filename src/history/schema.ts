@@ -24,7 +24,7 @@ export const historySchema = z
       .optional()
       .meta({
         description:
-          'PostgreSQL URL: set, every instance given the same URL shares one history (a fleet); migrations are applied at start-up, once, whichever instance starts first. Unset: the embedded history, a folder under `dataDirectory`, for this process only. Never logged with its password; environment variable `HISTORY_URL` (or `HISTORY_URL_FILE`).',
+          'PostgreSQL URL: set, every instance given the same URL shares one history (a fleet); migrations are applied at start-up, once, whichever instance starts first. Unset: the embedded history, a SQLite file under `dataDirectory`, shared by the processes of one machine. Never logged with its password; environment variable `HISTORY_URL` (or `HISTORY_URL_FILE`).',
         examples: ['postgres://ingest:password@db:5432/warehouse_ingest'],
       }),
     directory: z
@@ -33,7 +33,7 @@ export const historySchema = z
       .optional()
       .meta({
         description:
-          'Folder of the embedded history (when `url` is unset); one process at a time may open it. Default: `<dataDirectory>/history`.',
+          'Folder of the embedded history (when `url` is unset): it holds the SQLite file `history.sqlite` and its write-ahead log. Several processes on one machine may use it at once (`serve` and `run --once`); not on a network file system, whose locks SQLite cannot rely on. Default: `<dataDirectory>/history`.',
         examples: ['/var/lib/warehouse-ingest/history'],
       }),
     poolSize: z.int().min(1).max(100).meta({
@@ -61,7 +61,7 @@ export const historySchema = z
   })
   .meta({
     description:
-      'The history: what happened to every batch, record, event and delivery, kept for a retention period and queryable per business. Embedded by default; PostgreSQL for a fleet. See docs/decisions.md#the-history-store-pglite-embedded-postgresql-for-fleets.',
+      'The history: what happened to every batch, record, event and delivery, kept for a retention period and queryable per business. Embedded by default; PostgreSQL for a fleet. See docs/decisions.md#the-history-store-sqlite-embedded-postgresql-for-fleets.',
   });
 
 export type HistoryConfig = z.infer<typeof historySchema>;

@@ -3,14 +3,14 @@
  * history), and one write at a time takes everything queued, after `flushMs`, in one
  * transaction — like the lineage journal's appends (lineage/journal.ts).
  *
- * The store may be away (PostgreSQL down or cut off, the embedded folder held by another
- * process): what could not be written stays queued and is written when it is back, tried again
+ * The store may be away (PostgreSQL down or cut off, the embedded file locked by another
+ * process's write for longer than SQLite waits): what could not be written stays queued and is written when it is back, tried again
  * on the one back-off formula. Each row that a write could not take is counted once
  * (`deferred`); past `maxPendingRows` the oldest queued writes are dropped and counted
  * (`dropped`): the history then misses them, never ingest or delivery. One log line per change
  * of reachability. A write refused for another reason (a bug: a constraint, a type) is logged
  * and dropped, never retried for ever. The store is opened (migrations) by the first write, so
- * `serve` does not wait for PGlite's start-up.
+ * `serve` never waits for the store at start-up.
  */
 import { reconnectDelay } from '../backoff.js';
 import { HistoryUnavailable } from '../operator-errors.js';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { statSync } from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
+import Sqlite from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { HistoryUnavailable } from '../../src/operator-errors.js';
-import { createEmbeddedHistory } from '../../src/history/embedded/index.js';
+import { createEmbeddedHistory, HISTORY_FILE } from '../../src/history/embedded/index.js';
 import { batchWrites } from '../../src/history/entries.js';
 import { createHistoryWriter } from '../../src/history/writer.js';
 import { createLogger } from '../../src/log.js';
@@ -14,32 +14,12 @@ import { describeHistoryStore } from './store-contract.js';
 
 const temp = tempFolder('history-embedded-');
 
-describeHistoryStore('embedded (PGlite)', async () => {
+describeHistoryStore('embedded (SQLite)', async () => {
   const directory = path.join(temp.dir, 'contract');
   return {
     store: () => createEmbeddedHistory({ directory }),
     cleanup: async () => undefined,
   };
-});
-
-describe('embedded history: one process per folder', () => {
-  it('refuses a second instance while the first holds the folder, and opens once it is closed', async () => {
-    const directory = path.join(temp.dir, 'held');
-    const first = createEmbeddedHistory({ directory });
-    await first.open();
-    const second = createEmbeddedHistory({ directory });
-    await expect(second.open()).rejects.toThrow(HistoryUnavailable);
-    await expect(second.open()).rejects.toThrow(/held by process \d+/);
-    await first.close();
-    await second.open();
-    expect(await second.endpointStates({ operator: true })).toEqual([]);
-    await second.close();
-  });
-
-  it('answers HistoryUnavailable before it is open', async () => {
-    const store = createEmbeddedHistory({ directory: path.join(temp.dir, 'never') });
-    await expect(store.write({ batches: [] })).rejects.toThrow(HistoryUnavailable);
-  });
 });
 
 const accepted = (correlationId: string, reference = 'SO-CRASH') =>
@@ -55,6 +35,54 @@ const accepted = (correlationId: string, reference = 'SO-CRASH') =>
     },
     [{ first: 0, messageIds: [randomUUID()], references: [reference] }],
   );
+
+describe('embedded history: one file, several processes', () => {
+  it('two stores on one file write at once and each reads what the other wrote', async () => {
+    const directory = path.join(temp.dir, 'shared');
+    const [one, two] = [createEmbeddedHistory({ directory }), createEmbeddedHistory({ directory })];
+    await Promise.all([one.open(), two.open()]);
+    try {
+      const ids = Array.from({ length: 40 }, () => randomUUID());
+      await Promise.all(
+        ids.map((id, i) => (i % 2 ? one : two).write(accepted(id, `SO-SHARED-${i % 2}`))),
+      );
+      const [fromOne, fromTwo] = await Promise.all([
+        one.records({ businessId: 'ACME' }, 'SO-SHARED-0'),
+        two.records({ businessId: 'ACME' }, 'SO-SHARED-1'),
+      ]);
+      expect(fromOne).toHaveLength(20);
+      expect(fromTwo).toHaveLength(20);
+    } finally {
+      await Promise.all([one.close(), two.close()]);
+    }
+  }, 60_000);
+
+  it("answers HistoryUnavailable while another process holds the file's write lock, and writes once it is let go", async () => {
+    const directory = path.join(temp.dir, 'locked');
+    const store = createEmbeddedHistory({ directory });
+    await store.open();
+    // Another process's long write: SQLite's write lock, held past the store's 5 s wait.
+    const other = new Sqlite(path.join(directory, HISTORY_FILE));
+    other.exec('begin immediate');
+    try {
+      const correlationId = randomUUID();
+      const write = store.write(accepted(correlationId, 'SO-LOCKED'));
+      await expect(write).rejects.toThrow(HistoryUnavailable);
+      await expect(write).rejects.toThrow(/cannot be used: database is locked/);
+      other.exec('rollback');
+      await store.write(accepted(correlationId, 'SO-LOCKED'));
+      expect(await store.records({ businessId: 'ACME' }, 'SO-LOCKED')).toHaveLength(1);
+    } finally {
+      other.close();
+      await store.close();
+    }
+  }, 60_000);
+
+  it('answers HistoryUnavailable before it is open', async () => {
+    const store = createEmbeddedHistory({ directory: path.join(temp.dir, 'never') });
+    await expect(store.write({ batches: [] })).rejects.toThrow(HistoryUnavailable);
+  });
+});
 
 describe('embedded history: its worker thread', () => {
   it('a worker that dies defers the writes; a new worker on the same folder writes them', async () => {
@@ -139,19 +167,15 @@ describe('lineage on an embedded history', () => {
     INGEST_PIPELINES_DIRECTORY: path.join(temp.dir, 'no-pipelines'),
   });
 
-  it('reaches the history held by the running process through its socket, and finds the batch', async () => {
+  it('finds a batch in the file another process has open and writes to', async () => {
     const dataDirectory = path.join(temp.dir, 'served');
     const directory = path.join(dataDirectory, 'history');
-    // As serve opens it (history/index.ts): the folder held, the socket served beside it.
-    const held = createEmbeddedHistory({ directory, serveSocket: true });
+    // As serve opens it (history/index.ts).
+    const held = createEmbeddedHistory({ directory });
     await held.open();
     try {
       const correlationId = randomUUID();
       await held.write(accepted(correlationId, 'SO-HELD'));
-      const socket = statSync(path.join(`${directory}.socket`, '.s.PGSQL.5432'));
-      expect(socket.isSocket()).toBe(true);
-      expect(socket.mode & 0o777).toBe(0o600);
-      expect(statSync(`${directory}.socket`).mode & 0o777).toBe(0o700);
 
       // Two commands at once, while this process keeps writing.
       const writing = held.write(accepted(randomUUID(), 'SO-OTHER'));
@@ -175,20 +199,4 @@ describe('lineage on an embedded history', () => {
       await held.close();
     }
   }, 120_000);
-
-  it('without a socket (a holder that serves none), says the history is held, and searches the journal and drops instead', async () => {
-    const dataDirectory = path.join(temp.dir, 'held-no-socket');
-    const held = createEmbeddedHistory({ directory: path.join(dataDirectory, 'history') });
-    await held.open();
-    try {
-      const result = await runCli(['lineage', 'SO-HELD'], { env: env(dataDirectory) });
-      expect(result.stderr).toContain(
-        `the history could not be searched: the embedded history ${path.join(dataDirectory, 'history')} is held by process ${process.pid}`,
-      );
-      // Nothing found while the history could not be searched: exit 2, as for a drop.
-      expect(result.code).toBe(2);
-    } finally {
-      await held.close();
-    }
-  }, 60_000);
 });

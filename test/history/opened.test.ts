@@ -33,15 +33,14 @@ describe('a store opened once for everything in serve', () => {
       createEmbeddedHistory({ directory: `${folder.dir}/history` }),
     );
     cleanups.push(() => store.close());
-    // Opened twice at once, the embedded store would take its own lock twice and refuse itself.
+    // Opened twice at once, the embedded store would start two worker threads on one file.
     const [page] = await Promise.all([
       store.listBatches({ operator: true }, {}, { limit: 5 }),
       store.write({ batches: [] }),
       store.open(),
     ]);
     expect(page.items).toEqual([]);
-    // PGlite's start-up takes seconds, more on a loaded machine.
-  }, 120_000);
+  }, 60_000);
 
   it('tries a failed opening again on the next call', async () => {
     const store = openedOnce(

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { HistoryUnavailable } from '../../src/operator-errors.js';
-import { MIGRATIONS } from '../../src/history/sql/migrations.js';
+import { MIGRATIONS } from '../../src/history/postgres/migrations.js';
 import { createPostgresHistory } from '../../src/history/postgres/index.js';
 import { freshDatabase, onDatabase } from '../support/postgres.js';
 import { describeHistoryStore } from './store-contract.js';

@@ -32,7 +32,7 @@ function batch(overrides: Partial<BatchEntry> = {}): BatchEntry {
 
 /**
  * The behaviour every history store promises, run by each adapter's test file with its own
- * fixture (PGlite in a temporary folder; a database of its own on the real PostgreSQL).
+ * fixture (a SQLite file in a temporary folder; a database of its own on the real PostgreSQL).
  */
 export function describeHistoryStore(name: string, makeFixture: () => Promise<HistoryFixture>) {
   describe(`HistoryStore contract: ${name}`, () => {

@@ -6,8 +6,7 @@
 import type { WebhookConfig } from '../../events/config.js';
 import { webhookEndpointId } from '../../events/subscriptions.js';
 import { HistoryUnavailable } from '../../operator-errors.js';
-import { commandHistoryStore } from '../../history/command.js';
-import type { HistorySource } from '../../history/index.js';
+import { historyStore, type HistorySource } from '../../history/index.js';
 import type { HistoryStore } from '../../history/store.js';
 import { createLogger } from '../../log.js';
 import { CannotRead } from '../check-commands.js';
@@ -86,18 +85,13 @@ export async function withHistory<T>(
       `events ${command} reads the history, which is off: turn it on with history.enabled: true (INGEST_HISTORY__ENABLED=true) in every instance; events received from then on can be resent`,
       'events',
     );
-  const store = commandHistoryStore(source, createLogger({ level: 'silent' }));
+  const store = historyStore(source, createLogger({ level: 'silent' }));
   try {
     await store.open();
     return await work(store);
   } catch (error) {
     if (!(error instanceof HistoryUnavailable)) throw error;
-    // PGlite has one process per folder: a running serve holds it.
-    const embedded =
-      store.name === 'embedded'
-        ? `; with the embedded history, run "events ${command}" while serve is stopped (what it sends waits in the delivery queue)`
-        : '';
-    throw new CannotRead(`the history could not be read: ${error.message}${embedded}`);
+    throw new CannotRead(`the history could not be read: ${error.message}`);
   } finally {
     await store.close().catch(() => undefined);
   }

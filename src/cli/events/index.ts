@@ -3,7 +3,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../config.js';
 import { loadPipelines } from '../../drops/definition.js';
-import { commandHistoryStore } from '../../history/command.js';
+import { historyStore } from '../../history/index.js';
 import { createLogger } from '../../log.js';
 import { catalogProblem, emitEvent } from './emit.js';
 import { replayDeadLetters } from './replay.js';
@@ -117,7 +117,7 @@ async function replay(args: string[], io: Output, streams: ProgressStreams): Pro
 /** The history the configuration names, not opened; undefined when it is off (or in the sandbox). */
 function configuredHistory(config: ReturnType<typeof loadConfig>) {
   return config.environment !== 'sandbox' && config.history.enabled
-    ? commandHistoryStore(config, createLogger({ level: 'silent' }))
+    ? historyStore(config, createLogger({ level: 'silent' }))
     : undefined;
 }
 

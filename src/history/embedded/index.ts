@@ -1,30 +1,28 @@
 /**
- * The embedded history: PGlite (PostgreSQL compiled to WASM) in a folder under `dataDirectory`,
- * so `npm start` needs nothing installed and the SQL is the PostgreSQL adapter's own
- * (docs/decisions.md#the-history-store-pglite-embedded-postgresql-for-fleets).
+ * The embedded history: one SQLite file under `dataDirectory` (better-sqlite3), so `npm start`
+ * needs nothing installed (docs/decisions.md#the-history-store-sqlite-embedded-postgresql-for-fleets).
+ * Several processes may open the file at once (`serve`, and `run --once` or `lineage` beside
+ * it): SQLite's own locks order their writes, and WAL lets them read meanwhile.
  *
- * PGlite runs in a worker thread (worker.ts): this thread only posts each call's rows and awaits
- * the answer, so the WASM's CPU and its heap stay off the event loop that answers requests. The
- * folder's lock (lock.ts) is this process's: a worker that dies (an uncaught error, terminated)
- * fails the calls it had as `HistoryUnavailable`, so the writer keeps their rows, and the next
- * call starts a new worker on the same folder, never a crash of the service.
+ * SQLite runs in a worker thread (worker.ts): this thread only posts each call's rows and awaits
+ * the answer, so the queries' CPU stays off the event loop that answers requests. A worker that
+ * dies (an uncaught error, terminated) fails the calls it had as `HistoryUnavailable`, so the
+ * writer keeps their rows, and the next call starts a new worker on the same file, never a crash
+ * of the service.
  */
 import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { HistoryUnavailable } from '../../operator-errors.js';
 import type { HistoryStore } from '../store.js';
-import { releaseLock, takeLock } from './lock.js';
 import type { StoreMethod, WorkerAnswer, WorkerRequest, WorkerSetup } from './worker.js';
 
+/** The file in the history's folder. */
+export const HISTORY_FILE = 'history.sqlite';
+
 export interface EmbeddedHistoryOptions {
-  /** The database folder (made when missing); `<folder>.lock` is taken beside it. */
+  /** The history's folder (made when missing), which holds `history.sqlite` and SQLite's WAL beside it. */
   readonly directory: string;
-  /**
-   * Serve the database on a unix socket beside the folder while open, so commands reach it
-   * while this process holds the folder (`serve` does; a command does not).
-   * @default false
-   */
-  readonly serveSocket?: boolean;
   /** Told of each worker thread started (the tests end one to see the store recover). */
   readonly onWorker?: (worker: Worker) => void;
 }
@@ -35,17 +33,13 @@ interface Pending {
 }
 
 export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryStore {
-  const lockFile = `${options.directory}.lock`;
   const pending = new Map<number, Pending>();
   let nextId = 0;
   let held = false;
   let current: { worker: Worker; opened: Promise<void> } | undefined;
 
   function spawn(): Worker {
-    const worker = startWorker({
-      directory: options.directory,
-      serveSocket: options.serveSocket ?? false,
-    });
+    const worker = startWorker({ file: path.join(options.directory, HISTORY_FILE) });
     // Idle, the worker does not keep the process up; a call in flight does (see send).
     worker.unref();
     let failure: Error | undefined;
@@ -108,7 +102,6 @@ export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryS
     async open() {
       if (!held) {
         await mkdir(options.directory, { recursive: true });
-        await takeLock(lockFile);
         held = true;
       }
       try {
@@ -117,10 +110,7 @@ export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryS
         // Opening again applies the migrations again, as on the other store.
         if (!fresh) await send(worker, 'open', []);
       } catch (error) {
-        if (!current) {
-          held = false;
-          await releaseLock(lockFile);
-        }
+        if (!current) held = false;
         throw error;
       }
     },
@@ -143,10 +133,7 @@ export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryS
         await send(open.worker, 'close', []).catch(() => undefined);
         await open.worker.terminate();
       }
-      if (held) {
-        held = false;
-        await releaseLock(lockFile);
-      }
+      held = false;
     },
   };
 }

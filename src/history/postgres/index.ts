@@ -7,8 +7,8 @@
  */
 import pg from 'pg';
 import { HistoryUnavailable } from '../../operator-errors.js';
-import type { SqlClient, SqlQuery } from '../sql/client.js';
-import { createSqlHistory } from '../sql/queries.js';
+import type { SqlClient, SqlQuery } from './client.js';
+import { createSqlHistory } from './queries.js';
 import type { HistoryStore } from '../store.js';
 
 export interface PostgresHistoryOptions {

@@ -6,7 +6,7 @@
  */
 import type { BatchCursor, BatchFilter, BatchPage, Scope } from '../store.js';
 import type { SqlQuery } from './client.js';
-import { type BatchDbRow, scoped, toBatch } from './rows.js';
+import { type BatchDbRow, scoped, toBatch } from '../rows.js';
 
 export async function listBatches(
   db: SqlQuery,

@@ -17,7 +17,7 @@ import {
   toAttempt,
   toBatch,
   toEvent,
-} from './rows.js';
+} from '../rows.js';
 import {
   PRUNED_TABLES,
   RESPONSE_EXCERPT_CHARS,

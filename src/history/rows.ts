@@ -2,7 +2,7 @@
  * Rows as the database gives them (a batch, an event, an attempt) and the scope of a read as its
  * first parameter: shared by the queries that read them (queries.ts, batch-pages.ts, event-pages.ts).
  */
-import type { AttemptEntry, BatchEntry, EventEntry, Scope } from '../store.js';
+import type { AttemptEntry, BatchEntry, EventEntry, Scope } from './store.js';
 
 /** `$1` of every read: the business id, or null for the operator's view. */
 export const scoped = (scope: Scope) => ('businessId' in scope ? scope.businessId : null);

@@ -11,7 +11,7 @@ import {
   type Scope,
 } from '../store.js';
 import type { SqlQuery } from './client.js';
-import { type AttemptDbRow, type EventDbRow, scoped, toAttempt, toEvent } from './rows.js';
+import { type AttemptDbRow, type EventDbRow, scoped, toAttempt, toEvent } from '../rows.js';
 
 export async function listEvents(
   db: SqlQuery,

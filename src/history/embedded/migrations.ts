@@ -1,0 +1,137 @@
+/**
+ * The embedded history's schema in SQLite: the PostgreSQL adapter's tables (postgres's
+ * migrations), in SQLite's types. Times are milliseconds since the epoch (integers: compact, and
+ * compared and ordered as numbers); JSON is text; a uuid column checks its shape, as PostgreSQL's
+ * `uuid` type does. An event's message ids are also rows of `history_event_messages`, the index
+ * that PostgreSQL's GIN index on the JSON gives (a record's events found by its message id).
+ *
+ * A migration is never edited once released: a change is a new one. `migrate` applies the missing
+ * ones in one `BEGIN IMMEDIATE` transaction: processes opening the file at once (a `serve` and a
+ * `run --once`) take SQLite's write lock in turn, and each version is applied once.
+ */
+import type { Database } from 'better-sqlite3';
+
+interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+const hex = (n: number) => '[0-9a-fA-F]'.repeat(n);
+const uuid = (column: string) =>
+  `constraint ${column}_is_a_uuid check (${column} glob '${hex(8)}-${hex(4)}-${hex(4)}-${hex(4)}-${hex(12)}')`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'batches, records, events and their message ids, attempts, endpoint state',
+    sql: `
+      create table history_batches (
+        id text primary key ${uuid('id')},
+        correlation_id text not null,
+        business_id text not null,
+        endpoint text,
+        pipeline text,
+        file_name text,
+        kind text not null,
+        record_count integer not null,
+        outcome text not null,
+        problem text,
+        receipt text,
+        at integer not null,
+        check ((endpoint is null) <> (pipeline is null and file_name is null))
+      );
+      create index history_batches_correlation on history_batches (correlation_id);
+      create index history_batches_business_at on history_batches (business_id, at);
+      create index history_batches_at on history_batches (at);
+
+      create table history_records (
+        batch_id text not null,
+        position integer not null,
+        business_id text not null,
+        reference text not null,
+        message_id text not null ${uuid('message_id')},
+        line integer,
+        at integer not null,
+        primary key (batch_id, position)
+      ) without rowid;
+      create index history_records_reference on history_records (reference, business_id);
+      create index history_records_at on history_records (at);
+
+      create table history_events (
+        id text primary key,
+        type text not null,
+        business_id text not null,
+        payload text not null,
+        received_at integer not null,
+        occurred_at integer,
+        correlation_id text,
+        message_ids text
+      );
+      create index history_events_business on history_events (business_id, received_at);
+      create index history_events_received on history_events (received_at);
+
+      create table history_event_messages (
+        message_id text not null,
+        event_id text not null,
+        received_at integer not null,
+        primary key (message_id, event_id)
+      ) without rowid;
+      create index history_event_messages_received on history_event_messages (received_at);
+
+      create table history_attempts (
+        id text primary key ${uuid('id')},
+        event_id text not null,
+        business_id text not null,
+        endpoint text not null,
+        at integer not null,
+        end_as text not null,
+        status integer,
+        duration_ms integer not null,
+        response_excerpt text,
+        error text
+      );
+      create index history_attempts_event on history_attempts (event_id, at);
+      create index history_attempts_endpoint on history_attempts (business_id, endpoint, at);
+      create index history_attempts_at on history_attempts (at);
+
+      create table history_endpoints (
+        business_id text not null,
+        endpoint text not null,
+        enabled integer not null,
+        disabled_by text,
+        failing_since integer,
+        circuit text not null,
+        updated_at integer not null,
+        primary key (business_id, endpoint)
+      ) without rowid;
+    `,
+  },
+];
+
+/** Applies the migrations this file lacks; answers the versions it applied (none when current). */
+export function migrate(db: Database): number[] {
+  const apply = db.transaction(() => {
+    db.exec(`create table if not exists history_migrations (
+      version integer primary key,
+      name text not null,
+      applied_at integer not null
+    )`);
+    const done = new Set(
+      db.prepare('select version from history_migrations').pluck().all() as number[],
+    );
+    const applied: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.version)) continue;
+      db.exec(migration.sql);
+      db.prepare('insert into history_migrations (version, name, applied_at) values (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        Date.now(),
+      );
+      applied.push(migration.version);
+    }
+    return applied;
+  });
+  return apply.immediate();
+}
