@@ -5,6 +5,7 @@
  * there) or when `history.enabled` is false. Nothing here waits for the store: the writer opens
  * it (migrations) with its first write.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Registry } from 'prom-client';
 import { safeUrl, type Logger } from '../log.js';
@@ -80,6 +81,11 @@ export function openHistory(
     },
     'history: opened with the first write',
   );
+  if (!source.history.url && existsSync(path.join(historyDirectory(source), 'PG_VERSION')))
+    historyLog.warn(
+      { directory: historyDirectory(source) },
+      'history: this folder also holds the PGlite database of an earlier version, which is no longer read (its rows are not carried over to history.sqlite); remove its other files to free the space',
+    );
   const prune = setInterval(
     () => void pruneOnce(store, writer, source.history, historyLog),
     PRUNE_EVERY_MS,

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import Sqlite from 'better-sqlite3';
+import { Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
 import { HistoryUnavailable } from '../../src/operator-errors.js';
 import { createEmbeddedHistory, HISTORY_FILE } from '../../src/history/embedded/index.js';
+import { loadConfig } from '../../src/config.js';
 import { batchWrites } from '../../src/history/entries.js';
+import { openHistory } from '../../src/history/index.js';
 import { createHistoryWriter } from '../../src/history/writer.js';
 import { createLogger } from '../../src/log.js';
 import { runCli } from '../support/cli-process.js';
@@ -199,4 +203,34 @@ describe('lineage on an embedded history', () => {
       await held.close();
     }
   }, 120_000);
+});
+
+describe('embedded history: a folder from the PGlite store of an earlier version', () => {
+  it('says once that the old database is no longer read, and keeps its history in history.sqlite', async () => {
+    const dataDirectory = path.join(temp.dir, 'from-pglite');
+    mkdirSync(path.join(dataDirectory, 'history'), { recursive: true });
+    writeFileSync(path.join(dataDirectory, 'history', 'PG_VERSION'), '17\n');
+    const lines: string[] = [];
+    const history = openHistory(
+      {
+        environment: 'development',
+        dataDirectory,
+        history: { ...loadConfig({ env: { INGEST_ENV: 'development' } }).history, enabled: true },
+      },
+      createLogger({ destination: { write: (line: string) => void lines.push(line) } }),
+      new Registry(),
+    );
+    try {
+      const warned = lines.filter((line) => line.includes('PGlite database of an earlier version'));
+      expect(warned).toHaveLength(1);
+      history!.writer.add(accepted(randomUUID(), 'SO-AFTER-PGLITE'));
+      await history!.writer.flush();
+      expect(existsSync(path.join(dataDirectory, 'history', HISTORY_FILE))).toBe(true);
+      expect(await history!.store.records({ businessId: 'ACME' }, 'SO-AFTER-PGLITE')).toHaveLength(
+        1,
+      );
+    } finally {
+      await history!.close();
+    }
+  }, 60_000);
 });
