@@ -7,6 +7,7 @@ import { EVENT_TYPES } from '../../src/events/catalog/index.js';
 import type { RunningService } from '../../src/main.js';
 import { AMQP_URL } from '../support/broker.js';
 import { deleteEventsTopology, testEventsConfig } from '../support/events-harness.js';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy.js';
 import { capture, launchChromium, reloaded, signIn } from '../support/portal-browser.js';
 import { type PortalService, startPortalService } from '../support/portal-service.js';
 import { tempFolder } from '../support/temp.js';
@@ -35,6 +36,8 @@ let alpha: WebhookReceiver;
 let beta: WebhookReceiver;
 let shippedId: string;
 let alphaPage: Page;
+/** Between the service and the broker, so a test can take the broker away from it alone. */
+let proxy: TcpProxy;
 
 const emit = (type: string, businessId = 'ALPHA') => {
   const data = EVENT_TYPES[type]!.example as Record<string, unknown>;
@@ -45,6 +48,8 @@ const eventItem = (page: Page, id: string) =>
   page.locator('article', { has: page.getByRole('heading', { name: id }) });
 
 beforeAll(async () => {
+  const broker = new URL(AMQP_URL);
+  proxy = await startTcpProxy({ host: broker.hostname, port: Number(broker.port || 5672) });
   alpha = await startWebhookReceiver([ALPHA_SECRET]);
   beta = await startWebhookReceiver([BETA_SECRET]);
   const hash = await hashApiKey('portal-events-unused-key');
@@ -67,7 +72,7 @@ beforeAll(async () => {
       ...tenant('ALPHA', alpha.url, 'ALPHA_WEBHOOK_SECRET', ['sales-order.*']),
       ...tenant('BETA', beta.url, 'BETA_WEBHOOK_SECRET', ['**']),
     ],
-    env: { AMQP_URL },
+    env: { AMQP_URL: proxy.urlFor(AMQP_URL) },
   });
   service = portal.service;
   browser = await launchChromium();
@@ -81,7 +86,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await portal?.stop();
-  await Promise.all([alpha?.close(), beta?.close()]);
+  await Promise.all([alpha?.close(), beta?.close(), proxy?.close()]);
   const connection = await connect(AMQP_URL);
   await deleteEventsTopology(await connection.createChannel(), events);
   await connection.close();
@@ -295,4 +300,40 @@ describe('the portal: events and endpoints', () => {
     await page.waitForURL(/\/portal\/events\?limit=2$/);
     expect(await headings()).toEqual(all.slice(0, 2));
   });
+
+  it('Resend while the broker is away says so and sends nothing; once it is back, Resend sends', async () => {
+    const page = alphaPage;
+    await page.goto(`${service.url}/portal/events`);
+    const before = alpha.received.length;
+    proxy.cut({ refuse: true });
+    try {
+      await eventItem(page, shippedId).getByRole('button', { name: 'Resend' }).click();
+      await page.waitForURL(/\/portal\/events$/);
+      await expect
+        .poll(() => page.getByRole('status').textContent())
+        .toMatch(
+          new RegExp(
+            `^Event ${shippedId} could not be sent just now \\(.+\\)\\. Try again in a minute\\.$`,
+          ),
+        );
+      await capture(page, 'events-resend-broker-away');
+    } finally {
+      proxy.restore();
+    }
+    expect(alpha.received.length).toBe(before);
+    // The worker reconnects by itself; a Resend then goes through.
+    await expect
+      .poll(
+        async () => {
+          await page.goto(`${service.url}/portal/events`);
+          await eventItem(page, shippedId).getByRole('button', { name: 'Resend' }).click();
+          await page.waitForURL(/\/portal\/events$/);
+          return page.getByRole('status').textContent();
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toBe(`Event ${shippedId} sent again to erp.`);
+    await expect.poll(() => alpha.received.length, { timeout: 15_000 }).toBe(before + 1);
+    expect(alpha.received.at(-1)!.id).toBe(shippedId);
+  }, 90_000);
 });
