@@ -75,7 +75,7 @@ export function mountEventPages(app: H3, deps: EventPagesDependencies, guards: P
         else if (error instanceof PublishFailed)
           notice = {
             tone: 'failed',
-            text: `Event ${id} could not be sent just now (${error.message}). Try again in a minute.`,
+            text: `Event ${id} could not be sent just now (${error.message.replace(/\.$/, '')}). Try again in a minute.`,
           };
         else throw error;
       }
