@@ -1,7 +1,7 @@
 /**
- * What the shared SQL needs of a database: a query, and a transaction on one connection. Both
- * adapters give it (PGlite and node-postgres speak the same dialect), and map their transport's
- * failures to `HistoryUnavailable` before they reach the SQL.
+ * What the PostgreSQL history's SQL needs of a database: a query, and a transaction on one
+ * connection. index.ts gives it on a node-postgres pool, with the transport's failures mapped to
+ * `HistoryUnavailable` before they reach the SQL.
  */
 export interface SqlQuery {
   query<Row extends object = Record<string, unknown>>(

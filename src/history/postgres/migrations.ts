@@ -1,8 +1,9 @@
 /**
- * The history's schema as numbered migrations, the same for PGlite and PostgreSQL. A migration
- * is never edited once released: a change is a new one. `migrate` applies the missing ones in
+ * The PostgreSQL history's schema as numbered migrations (the embedded store's, in SQLite's
+ * types, is embedded/migrations.ts). A migration is never edited once released: a change is a
+ * new one. `migrate` applies the missing ones in
  * one transaction that first takes an advisory lock, so instances starting at once wait for
- * each other and each version is applied once (PGlite has one connection: the lock is free).
+ * each other and each version is applied once.
  */
 import type { SqlClient } from './client.js';
 
