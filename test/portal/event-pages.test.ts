@@ -7,7 +7,7 @@ import { webhooksPage } from '../../src/portal/pages/webhooks.js';
  * The events and endpoints pages alone: what an endpoint answered and what a webhook's
  * configuration says are other people's text, shown escaped and cut short.
  */
-const viewer = { businessId: 'ACME', csrf: 'csrf-token-1' };
+const viewer = { role: 'business', businessId: 'ACME', csrf: 'csrf-token-1' } as const;
 const HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>';
 
 const event: EventWithAttempts = {
