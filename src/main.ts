@@ -125,6 +125,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
         config,
         drops: stores,
         runner: (pipeline) => drops?.runner(pipeline),
+        ...(events && { endpoints: (businessId: string) => events.actions.endpoints(businessId) }),
       }),
       businesses: () => [...tenantIds].sort(),
       log,

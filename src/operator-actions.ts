@@ -17,6 +17,8 @@ export interface OperatorActionsDependencies {
   readonly drops: readonly OpenedDrop[];
   /** The serving runner of a pipeline; undefined before the runners start. */
   readonly runner: (pipeline: string) => DropRunner | undefined;
+  /** A business's webhook endpoints in force, to name a dead letter's (it carries an id). */
+  readonly endpoints?: (businessId: string) => readonly { id: string; name: string }[];
 }
 
 /** Failing inputs listed per drop: the latest first. */
@@ -36,7 +38,13 @@ export function createOperatorActions(deps: OperatorActionsDependencies): Operat
       return input && { standby: false, ...input };
     },
     ...(url && {
-      deadLetters: () => listDeadLetters({ url, events: config.events }),
+      deadLetters: async () =>
+        (await listDeadLetters({ url, events: config.events })).map((letter) => ({
+          ...letter,
+          endpoint:
+            deps.endpoints?.(letter.businessId).find(({ id }) => id === letter.endpoint)?.name ??
+            letter.endpoint,
+        })),
       async replay(id) {
         const { replayed, heldBack } = await replayDeadLetters({
           url,

@@ -43,6 +43,7 @@ export interface DeadLetterView {
   readonly id: string;
   readonly type: string;
   readonly businessId: string;
+  /** The endpoint's name when it is still configured, else the id the letter carries. */
   readonly endpoint: string;
   readonly reason: string;
   readonly deadAt: string;

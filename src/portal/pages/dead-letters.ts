@@ -1,6 +1,6 @@
 import { html, type SafeHtml } from '../html.js';
 import type { DeadLetterView } from '../operator-actions.js';
-import { type Notice, noticeBox, page, type Viewer } from './layout.js';
+import { type Notice, noticeBox, page, type Viewer, when } from './layout.js';
 
 /**
  * `/portal/operator/dead-letters`: the events no endpoint took after every attempt, as the
@@ -16,7 +16,7 @@ export interface DeadLettersView {
 
 function row(viewer: Viewer, letter: DeadLetterView): SafeHtml {
   return html`<tr>
-<td>${letter.deadAt}</td>
+<td>${Number.isNaN(Date.parse(letter.deadAt)) ? letter.deadAt : when(new Date(letter.deadAt))}</td>
 <td class="id">${letter.id}</td>
 <td>${letter.type}</td>
 <td>${letter.businessId}</td>

@@ -43,9 +43,11 @@ function dropItem(viewer: Viewer, drop: DropView, n: number): SafeHtml {
 ${
   drop.error
     ? html`<p class="notice">The drop could not be read: ${drop.error}</p>`
-    : html`<dl class="facts">${INPUT_STATUSES.map(
-        (status) => html`<dt>${status}</dt><dd>${drop.byStatus[status]}</dd>`,
-      )}</dl>
+    : html`<table>
+<caption>Inputs by state (${drop.inputs})</caption>
+<thead><tr>${INPUT_STATUSES.map((status) => html`<th scope="col" class="number">${status}</th>`)}</tr></thead>
+<tbody><tr>${INPUT_STATUSES.map((status) => html`<td class="number">${drop.byStatus[status]}</td>`)}</tr></tbody>
+</table>
 ${
   drop.lastFailures.length === 0
     ? html`<p>No input of this drop has failed.</p>`
