@@ -104,10 +104,6 @@ export function tenantKeyHashes(tenant: {
   return tenant.apiKeyHashes ?? (tenant.apiKeyHash === undefined ? [] : [tenant.apiKeyHash]);
 }
 
-/** The demo operator's hash of the public password `demo-operator-password` (config/development.yaml). */
-export const DEMO_OPERATOR_PASSWORD_HASH =
-  '$scrypt$ln=15,r=8,p=1$8gpi0xiJvhbSUdiNHKAekg==$w6tnMSJ7xz2C5N552LH7NXo8/wSLEsDsuPqCXfLY8OA=';
-
 /** The demo tenant's hash of the public key `demo-api-key` (config/development.yaml). */
 export const DEMO_API_KEY_HASH =
   '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';

@@ -1,6 +1,6 @@
 import { resolveEndpoints } from './events/subscriptions.js';
 import { readFileSync, statSync } from 'node:fs';
-import { DEMO_API_KEY_HASH, DEMO_OPERATOR_PASSWORD_HASH, tenantKeyHashes } from './api-keys.js';
+import { DEMO_API_KEY_HASH, tenantKeyHashes } from './api-keys.js';
 import { configFilesOf, type Config } from './config.js';
 import { openDrops, type OpenedDrop } from './drops/open.js';
 import { ConfigError, type ConfigProblem } from './operator-errors.js';
@@ -16,23 +16,11 @@ import type { Logger } from './log.js';
  * The public demo credential (`DEMO:demo-api-key`, printed in the README) must never publish to a
  * real broker: anyone who read the README could send records into the warehouse. Refused rather
  * than dropped with a warning, because a warning scrolls by and the operator who set AMQP_URL
- * would then meet 401s without knowing why; a refusal says what to do. The demo operator's
- * public password likewise: it would show every business's data and replay its events.
+ * would then meet 401s without knowing why; a refusal says what to do.
  */
 export function serveProblems(config: Readonly<Config>): ConfigProblem[] {
   if (!config.broker.url) return [];
-  const operators = config.portal.operators.flatMap((operator, index) =>
-    operator.passwordHash === DEMO_OPERATOR_PASSWORD_HASH
-      ? [
-          {
-            file: 'AMQP_URL (broker.url)',
-            field: `portal.operators[${index}]`,
-            message: `The public demo operator (${operator.name}:demo-operator-password) must not sign in to a service on a real broker. Configure your own operators in $INGEST_CONFIG (portal.operators: [...] replaces the demo one; hash a password with "warehouse-ingest hash-key -").`,
-          },
-        ]
-      : [],
-  );
-  const tenants = config.tenants.flatMap((tenant, index) =>
+  return config.tenants.flatMap((tenant, index) =>
     tenantKeyHashes(tenant).includes(DEMO_API_KEY_HASH)
       ? [
           {
@@ -43,7 +31,6 @@ export function serveProblems(config: Readonly<Config>): ConfigProblem[] {
         ]
       : [],
   );
-  return [...tenants, ...operators];
 }
 
 /**
