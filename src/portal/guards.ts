@@ -129,19 +129,15 @@ export function createGuards(deps: GuardDependencies): PortalGuards {
     const session = await sessionOf(event);
     return session && viewer(session);
   };
-  const signedInPost: PortalGuards['signedInPost'] = (handler) =>
-    guarded(async (event) => {
-      // Refused before the body is read.
-      if (foreignOrigin(event)) return forbidden();
-      const session = await sessionOf(event);
-      if (!session) return notSignedInPage();
-      const form = await readForm(event);
-      if (!form || !csrfMatches(deps.secret, session.id, form.get('csrf') ?? undefined))
-        return forbidden();
-      return handler(event, session, viewer(session), form);
-    });
-  const notFound = async (event: H3Event) =>
-    notFoundPage(await viewerOf(event).catch(() => undefined));
+  /** The form of a session's POST, or the refusal: another site's Origin, no CSRF token of its own. */
+  const checkedForm = async (event: H3Event, session: PortalSession) => {
+    if (foreignOrigin(event)) return forbidden();
+    const form = await readForm(event);
+    if (!form || !csrfMatches(deps.secret, session.id, form.get('csrf') ?? undefined))
+      return forbidden();
+    return form;
+  };
+  const notFound = (session: PortalSession | undefined) => notFoundPage(session && viewer(session));
   return {
     guarded,
     operatorOnly: (handler) =>
@@ -149,25 +145,30 @@ export function createGuards(deps: GuardDependencies): PortalGuards {
         const session = await sessionOf(event);
         return session?.role === 'operator'
           ? handler(event, session, viewer(session))
-          : notFound(event);
+          : notFound(session);
       }),
     operatorPost: (handler) =>
       guarded(async (event) => {
         // Whether the address exists is no business of anyone but an operator: asked first.
         const session = await sessionOf(event);
-        if (session?.role !== 'operator') return notFound(event);
-        return signedInPost((...args) =>
-          args[1].role === 'operator'
-            ? handler(args[0], args[1], args[2], args[3])
-            : notFound(args[0]),
-        )(event);
+        if (session?.role !== 'operator') return notFound(session);
+        const form = await checkedForm(event, session);
+        return form instanceof Response ? form : handler(event, session, viewer(session), form);
       }),
     signedIn: (handler) =>
       guarded(async (event) => {
         const session = await sessionOf(event);
         return session ? handler(event, session, viewer(session)) : notSignedInPage();
       }),
-    signedInPost,
+    signedInPost: (handler) =>
+      guarded(async (event) => {
+        // Refused before the body is read.
+        if (foreignOrigin(event)) return forbidden();
+        const session = await sessionOf(event);
+        if (!session) return notSignedInPage();
+        const form = await checkedForm(event, session);
+        return form instanceof Response ? form : handler(event, session, viewer(session), form);
+      }),
     foreignOrigin,
     sessionOf,
     viewerOf,

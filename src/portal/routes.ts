@@ -21,7 +21,9 @@ import { batchesView, recordsView, singleBatch } from './reads.js';
 
 /**
  * The portal's routes on the public app, under `/portal`: sign-in with a link, sign-out, and the
- * pages of the signed-in business (its events and endpoints in event-routes.ts). Every page reads
+ * pages of the signed-in business (its events and endpoints in event-routes.ts; an operator's
+ * sign-in and pages in operator-routes.ts). An operator reads the same pages with the scope of the
+ * business chosen, or of all (sessions.ts). Every page reads
  * through the partner API's own helpers (reads.ts), scoped to the session's business; every POST
  * of a signed-in page is checked for its Origin and its CSRF token before it does anything
  * (guards.ts).

@@ -163,28 +163,35 @@ describe('the operator portal', () => {
 
   it("shows every business's batches, and one business's once chosen", async () => {
     const { page } = operator;
-    const sources = () => page.locator('tbody tr td:nth-child(3)').allInnerTexts();
+    // Whose each batch is, and where it came from.
+    const listed = async () =>
+      Promise.all(
+        (await page.locator('tbody tr').all()).map(async (row) => {
+          const cells = await row.locator('td').allInnerTexts();
+          return `${cells[1]}: ${cells[3]}`;
+        }),
+      );
     // Both drops' refusals, once the history has them.
     await expect
       .poll(
         async () => {
           await page.goto(url('/portal'));
-          return (await sources()).sort();
+          return (await listed()).sort();
         },
         { timeout: 20_000 },
       )
       .toEqual([
-        'File demo-bad.csv (pipeline ops-dead)',
-        'File other-orders.csv (pipeline ops-fixable)',
+        'DEMO: File demo-bad.csv (pipeline ops-dead)',
+        'OTHER: File other-orders.csv (pipeline ops-fixable)',
       ]);
     await capture(page, 'operator-batches');
     await page.getByLabel('Business').selectOption('OTHER');
     await page.getByRole('button', { name: 'View' }).click();
     await page.waitForURL(/\/portal$/);
-    expect(await sources()).toEqual(['File other-orders.csv (pipeline ops-fixable)']);
+    expect(await listed()).toEqual(['OTHER: File other-orders.csv (pipeline ops-fixable)']);
     await page.getByLabel('Business').selectOption('');
     await page.getByRole('button', { name: 'View' }).click();
-    await expect.poll(async () => (await sources()).length).toBe(2);
+    await expect.poll(async () => (await listed()).length).toBe(2);
   });
 
   it('reprocesses a failed input once its business is onboarded; a dead one is never reprocessed', async () => {
