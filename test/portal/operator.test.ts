@@ -291,6 +291,38 @@ describe('the operator portal', () => {
     expect(await page.locator('tbody tr', { hasText: id }).count()).toBe(0);
   });
 
+  it("resends a business's event and sends a test event to its endpoint, on its behalf", async () => {
+    const { page } = operator;
+    const replayed = receiver.received.at(-1)!.id;
+    const before = receiver.received.length;
+    // Every business's events: this one says whose it is.
+    await page.goto(url('/portal/events'));
+    const item = page.locator('article', { has: page.getByRole('heading', { name: replayed }) });
+    expect(await item.locator('dl dd').first().textContent()).toBe('OTHER');
+    await item.getByRole('button', { name: 'Resend' }).click();
+    await page.waitForURL(/\/portal\/events$/);
+    expect(await page.getByRole('status').textContent()).toBe(
+      `Event ${replayed} sent again to erp.`,
+    );
+    await expect.poll(() => receiver.received.length, { timeout: 15_000 }).toBe(before + 1);
+    expect(receiver.received.at(-1)!.id).toBe(replayed);
+
+    // Endpoints are one business's: chosen first.
+    await page.getByRole('link', { name: 'Endpoints' }).click();
+    await page.getByText('Endpoints belong to one business').waitFor();
+    await capture(page, 'operator-endpoints-choose');
+    await page.getByLabel('Business').selectOption('OTHER');
+    await page.getByRole('button', { name: 'View' }).click();
+    await page.getByRole('link', { name: 'Endpoints' }).click();
+    await page.getByRole('button', { name: 'Send test event' }).click();
+    await page.waitForURL(/\/portal\/webhooks$/);
+    expect(await page.getByRole('status').textContent()).toMatch(/: delivered, status 200, in/);
+    expect(receiver.received.at(-1)!.body.type).toBe('webhook.test');
+    await page.getByLabel('Business').selectOption('');
+    await page.getByRole('button', { name: 'View' }).click();
+    await page.waitForURL(/\/portal$/);
+  });
+
   it('is not there for a business: no page, no action, no link to one', async () => {
     const { page, context } = await signIn(browser, portal.link('DEMO'));
     await page.waitForURL(/\/portal$/);
