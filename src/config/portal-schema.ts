@@ -80,7 +80,7 @@ export const portalSchema = z
   })
   .meta({
     description:
-      "The partner portal: a business's batches and records in a browser, signed in with a single-use link from `warehouse-ingest portal-link` instead of an API key. See docs/portal.md.",
+      "The partner portal: a business's batches and records in a browser, signed in with a single-use link from `warehouse-ingest portal-link` instead of an API key; and for the operators configured here, every business's pages, the drops' inputs and the events' dead letters. See docs/portal.md.",
   });
 
 export type PortalConfig = z.infer<typeof portalSchema>;

@@ -1,4 +1,4 @@
-import type { InputStatus } from '../vocabulary.js';
+import type { InputStatus, ReprocessOutcome } from '../vocabulary.js';
 
 /**
  * What the operator's pages ask of the running service: the drops' inputs and a reprocess, the
@@ -34,7 +34,8 @@ export interface DropView {
 export interface ReprocessAnswer {
   /** Another worker holds the drop's lease: nothing was tried here. */
   readonly standby: boolean;
-  readonly outcome?: string | undefined;
+  /** Undefined when no try was made (the input was taken by another worker meanwhile). */
+  readonly outcome?: ReprocessOutcome | undefined;
   readonly attempt?: number | undefined;
   readonly reason?: string | undefined;
 }

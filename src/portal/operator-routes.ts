@@ -6,9 +6,8 @@ import { readForm } from './guards.js';
 import { createNotices } from './notices.js';
 import type { OperatorCheck } from './operator-credentials.js';
 import type { OperatorActions } from './operator-actions.js';
-import { deadLettersPage } from './pages/dead-letters.js';
-import { dropsPage } from './pages/drops.js';
-import type { Notice } from './pages/layout.js';
+import { deadLettersPage, replayNotice } from './pages/dead-letters.js';
+import { dropsPage, reprocessNotice } from './pages/drops.js';
 import { operatorSignInPage } from './pages/operator-sign-in.js';
 import { type SessionStore, sessionCookie } from './sessions.js';
 
@@ -112,23 +111,11 @@ export function mountOperatorPages(
         { operator: session.operator, pipeline, sha256, outcome: answer?.outcome },
         'portal: input reprocessed',
       );
-      const notice: Notice = !answer
-        ? {
-            tone: 'failed',
-            text: 'Nothing was reprocessed: the input is not one a reprocess takes now.',
-          }
-        : answer.standby
-          ? {
-              tone: 'failed',
-              text: `Nothing was reprocessed: another worker holds the lease of ${pipeline}'s drop.`,
-            }
-          : {
-              tone: ['accepted', 'validated', 'duplicate'].includes(answer.outcome ?? '')
-                ? 'done'
-                : 'failed',
-              text: `Reprocessed in ${pipeline}: ${answer.outcome ?? 'skipped'}${answer.attempt === undefined ? '' : ` (attempt ${answer.attempt})`}${answer.reason ? ` — ${answer.reason.slice(0, 200)}` : ''}.`,
-            };
-      return backTo('/portal/operator/drops', `${session.id}:drops`, notice);
+      return backTo(
+        '/portal/operator/drops',
+        `${session.id}:drops`,
+        reprocessNotice(pipeline, answer),
+      );
     }),
   );
 
@@ -154,16 +141,11 @@ export function mountOperatorPages(
         { operator: session.operator, eventId: id, end: answer.end },
         'portal: dead letter replayed',
       );
-      const notice: Notice =
-        answer.end === 'replayed'
-          ? { tone: 'done', text: `Event ${id} is back in the delivery queue.` }
-          : answer.end === 'held-back'
-            ? {
-                tone: 'failed',
-                text: `Event ${id} stays dead-lettered: its endpoint is ${answer.why}.`,
-              }
-            : { tone: 'failed', text: `Event ${id} is no longer dead-lettered.` };
-      return backTo('/portal/operator/dead-letters', `${session.id}:dead-letters`, notice);
+      return backTo(
+        '/portal/operator/dead-letters',
+        `${session.id}:dead-letters`,
+        replayNotice(id, answer),
+      );
     }),
   );
 }

@@ -3,6 +3,8 @@ import { hashApiKey } from '../../src/api-keys.js';
 import { portalSchema } from '../../src/config/portal-schema.js';
 import { createMemoryState } from '../../src/http-state/memory.js';
 import { createOperatorCheck } from '../../src/portal/operator-credentials.js';
+import { deadLettersPage, replayNotice } from '../../src/portal/pages/dead-letters.js';
+import { dropsPage, reprocessNotice } from '../../src/portal/pages/drops.js';
 import {
   actor,
   businessOf,
@@ -122,5 +124,86 @@ describe('the session union', () => {
     });
     now = 1_500;
     expect(await sessions.get(session.id)).toBeUndefined();
+  });
+});
+
+describe("the operator's pages", () => {
+  const viewer = {
+    role: 'operator',
+    operator: 'ops',
+    business: null,
+    businesses: ['ACME'],
+    csrf: 'csrf-1',
+  } as const;
+  const input = {
+    sha256: 'a'.repeat(64),
+    attempts: 1,
+    lastError: '<b>bad</b>',
+  };
+
+  it('offers Reprocess on a failed or retry-scheduled input only, never on a dead one', async () => {
+    const body = await dropsPage({
+      viewer,
+      drops: [
+        {
+          pipeline: 'acme',
+          source: 'local:/drop',
+          inputs: 3,
+          byStatus: {
+            received: 0,
+            publishing: 0,
+            published: 0,
+            receipted: 0,
+            failed: 1,
+            'retry-scheduled': 1,
+            dead: 1,
+          },
+          lastFailures: [
+            { ...input, file: 'a.csv', status: 'failed' },
+            {
+              ...input,
+              file: 'b.csv',
+              status: 'retry-scheduled',
+              nextAttemptAt: '2026-01-01T00:00:00Z',
+            },
+            { ...input, file: 'c.csv', status: 'dead' },
+          ],
+        },
+      ],
+    }).text();
+    expect(body.match(/aria-label="Reprocess [a-c]\.csv"/g)).toEqual([
+      'aria-label="Reprocess a.csv"',
+      'aria-label="Reprocess b.csv"',
+    ]);
+    expect(body).toContain('Never reprocessed (attempts used up)');
+    expect(body).toContain('2026-01-01T00:00:00Z');
+    expect(body).toContain('&lt;b&gt;bad&lt;/b&gt;');
+    expect(body.match(/name="csrf" value="csrf-1"/g)).toHaveLength(4); // two Reprocess forms, the picker and Sign out
+  });
+
+  it('says what a Reprocess and a Replay did', () => {
+    expect(reprocessNotice('acme', undefined).tone).toBe('failed');
+    expect(reprocessNotice('acme', { standby: true }).text).toContain(
+      'another worker holds the lease',
+    );
+    expect(reprocessNotice('acme', { standby: false, outcome: 'accepted', attempt: 2 })).toEqual({
+      tone: 'done',
+      text: 'Reprocessed in acme: accepted (attempt 2).',
+    });
+    expect(
+      reprocessNotice('acme', { standby: false, outcome: 'rejected', attempt: 3, reason: 'no' }),
+    ).toEqual({ tone: 'failed', text: 'Reprocessed in acme: rejected (attempt 3) — no.' });
+    expect(replayNotice('e1', { end: 'replayed' }).tone).toBe('done');
+    expect(replayNotice('e1', { end: 'held-back', why: 'disabled by an operator' })).toEqual({
+      tone: 'failed',
+      text: 'Event e1 stays dead-lettered: its endpoint is disabled by an operator.',
+    });
+    expect(replayNotice('e1', { end: 'not-found' }).text).toBe(
+      'Event e1 is no longer dead-lettered.',
+    );
+  });
+
+  it('says when there is no broker, so nothing is dead', async () => {
+    expect(await deadLettersPage({ viewer }).text()).toContain('runs without a message broker');
   });
 });

@@ -1,5 +1,5 @@
 import { html, type SafeHtml } from '../html.js';
-import type { DeadLetterView } from '../operator-actions.js';
+import type { DeadLetterView, ReplayAnswer } from '../operator-actions.js';
 import { type Notice, noticeBox, page, type Viewer, when } from './layout.js';
 
 /**
@@ -29,6 +29,21 @@ function row(viewer: Viewer, letter: DeadLetterView): SafeHtml {
 <button type="submit" aria-label="Replay ${letter.id}">Replay</button>
 </form></td>
 </tr>`;
+}
+
+/** What one Replay did, as the page says it once. */
+export function replayNotice(id: string, answer: ReplayAnswer): Notice {
+  switch (answer.end) {
+    case 'replayed':
+      return { tone: 'done', text: `Event ${id} is back in the delivery queue.` };
+    case 'held-back':
+      return {
+        tone: 'failed',
+        text: `Event ${id} stays dead-lettered: its endpoint is ${answer.why}.`,
+      };
+    case 'not-found':
+      return { tone: 'failed', text: `Event ${id} is no longer dead-lettered.` };
+  }
 }
 
 export function deadLettersPage(view: DeadLettersView): Response {

@@ -1,6 +1,6 @@
 import { INPUT_STATUSES } from '../../vocabulary.js';
 import { html, type SafeHtml } from '../html.js';
-import type { DropView, FailingInput } from '../operator-actions.js';
+import type { DropView, FailingInput, ReprocessAnswer } from '../operator-actions.js';
 import { type Notice, noticeBox, page, type Viewer } from './layout.js';
 import { outcomeBadge } from './batches.js';
 
@@ -59,6 +59,28 @@ ${
 }`
 }
 </article>`;
+}
+
+/** What one Reprocess did, as the page says it once. */
+export function reprocessNotice(pipeline: string, answer: ReprocessAnswer | undefined): Notice {
+  if (!answer)
+    return {
+      tone: 'failed',
+      text: 'Nothing was reprocessed: the input is not one a reprocess takes now.',
+    };
+  if (answer.standby)
+    return {
+      tone: 'failed',
+      text: `Nothing was reprocessed: another worker holds the lease of ${pipeline}'s drop.`,
+    };
+  const { outcome } = answer;
+  const settled = outcome === 'accepted' || outcome === 'validated' || outcome === 'duplicate';
+  const attempt = answer.attempt === undefined ? '' : ` (attempt ${answer.attempt})`;
+  const reason = answer.reason ? ` — ${answer.reason.slice(0, 200)}` : '';
+  return {
+    tone: settled ? 'done' : 'failed',
+    text: `Reprocessed in ${pipeline}: ${outcome ?? 'skipped'}${attempt}${reason}.`,
+  };
 }
 
 export function dropsPage(view: DropsView): Response {
