@@ -22,7 +22,7 @@ const UNIT = [
   'test/events/state/**/*.test.ts',
   'test/events/destinations/webhook/{deadlines,sign,ssrf-addresses}.test.ts',
   'test/events/destinations/file/format.test.ts',
-  'test/portal/{links,pieces,sign-in,event-pages}.test.ts',
+  'test/portal/{links,pieces,sign-in,event-pages,operator-pieces}.test.ts',
 ];
 
 /**

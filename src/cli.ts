@@ -99,7 +99,9 @@ async function hashKey(args: string[]): Promise<void> {
       'hash-key',
     );
   if (key.length < 16)
-    process.stderr.write('warning: an API key shorter than 16 characters is easy to guess\n');
+    process.stderr.write(
+      'warning: a key or password shorter than 16 characters is easy to guess\n',
+    );
   process.stdout.write(`${await hashApiKey(key)}\n`);
 }
 

@@ -15,6 +15,8 @@ import { createReloader } from './reload.js';
 import type { Publisher } from './publish/publisher.js';
 import { openSharedState } from './http-state/index.js';
 import { preparePortal } from './portal/index.js';
+import { createOperatorActions } from './operator-actions.js';
+import { createOperatorCheck } from './portal/operator-credentials.js';
 import { mountPortal } from './portal/routes.js';
 import { createSessionStore } from './portal/sessions.js';
 import { stopGracefully, type InFlight } from './shutdown.js';
@@ -91,6 +93,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   // Made before the HTTP app (which offers its actions to partners), started once it listens.
   const events = openEvents(config, endpoints, log, metrics.registry, stores, history);
   let tenantIds = new Set(config.tenants.map((t) => t.businessId));
+  // Started after the HTTP listener; the portal's Reprocess asks them once they run.
+  let drops: ReturnType<typeof startDropRunners> | undefined;
   const { app, admin, authenticator } = buildHttpApp(config, publisher, log, {
     metrics,
     drops: stores,
@@ -114,6 +118,16 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       ...(history && { history: history.store }),
       // The same actions the partner API has: the portal's buttons do what its POSTs do.
       ...(events && { events: events.actions }),
+      ...(config.portal.operators.length > 0 && {
+        checkOperator: createOperatorCheck(config.portal.operators),
+      }),
+      operatorActions: createOperatorActions({
+        config,
+        drops: stores,
+        runner: (pipeline) => drops?.runner(pipeline),
+        ...(events && { endpoints: (businessId: string) => events.actions.endpoints(businessId) }),
+      }),
+      businesses: () => [...tenantIds].sort(),
       log,
     });
   let server: HttpServer;
@@ -160,7 +174,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
     await Promise.allSettled([events?.close(), closeAll()]);
     throw error;
   }
-  const drops = startDropRunners(
+  drops = startDropRunners(
     config,
     stores,
     configuredIngest(config, publisher, metrics),

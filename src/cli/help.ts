@@ -15,7 +15,7 @@ Commands:
                resend one from the history, recover an endpoint's failed ones since a time,
                disable or enable an endpoint
   healthcheck  Ask the running service's admin listener for /healthz (the container's HEALTHCHECK)
-  hash-key     Print the scrypt hash of an API key for tenants[].apiKeyHash
+  hash-key     Print the scrypt hash of an API key or an operator's password
   portal-link  Print a single-use sign-in link to the partner portal for one business
   help         This text, or "help <command>" for one command
   --version    The version of warehouse-ingest (also -v)
@@ -197,7 +197,8 @@ Exit status: 0 printed, 1 refused (ttl too long, unknown business, portal off), 
 `,
   'hash-key': `Usage: warehouse-ingest hash-key <key | ->
 
-Prints the scrypt hash of an API key, for tenants[].apiKeyHash in the configuration.
+Prints the scrypt hash of an API key, for tenants[].apiKeyHash in the configuration, or of
+a portal operator's password, for portal.operators[].passwordHash.
 Use "-" to read the key from standard input (keeps it out of the shell history).
 `,
   help: `Usage: warehouse-ingest help [command]

@@ -1,10 +1,11 @@
 /**
  * The `portal` part of the configuration schema (assembled by schema.ts): whether the
- * partner portal is served, the secret its sign-in links are signed with, and how long links and
- * sessions last. Every field is described once; the values of the defaults are in
+ * partner portal is served, the secret its sign-in links are signed with, how long links and
+ * sessions last, and the operators who may sign in with a password. Every field is described once; the values of the defaults are in
  * config/default.yaml (off) and config/development.yaml (on).
  */
 import { z } from 'zod';
+import { scryptHashSchema } from './scrypt-hash.js';
 
 const HOUR = 3_600_000;
 
@@ -27,6 +28,21 @@ const portalSecretSchema = z
     examples: [{ env: 'PORTAL_SECRET' }, { file: '/run/secrets/portal' }],
   });
 
+const operatorSchema = z.strictObject({
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9._@-]{1,64}$/)
+    .meta({
+      description:
+        'The name the operator signs in with (letters, digits, `.`, `_`, `@`, `-`; up to 64); shown in the banner and the logs.',
+      examples: ['ops'],
+    }),
+  passwordHash: scryptHashSchema.meta({
+    description:
+      "The operator's password as a scrypt hash (PHC format), printed by `warehouse-ingest hash-key -`; the password is never stored in clear.",
+  }),
+});
+
 export const portalSchema = z
   .strictObject({
     enabled: z.boolean().meta({
@@ -40,7 +56,7 @@ export const portalSchema = z
       .max(7 * 24 * HOUR)
       .meta({
         description:
-          'How long a portal session lasts after sign-in; after it, a new link is needed. Sessions are kept in the memory of the instance that made them.',
+          'How long a portal session lasts after sign-in; after it, a new link is needed. Sessions are kept in the shared state (`sharedState`): in memory with one instance, on Redis read by every instance of a fleet.',
         examples: [28_800_000],
       }),
     maxLinkTtlMs: z
@@ -52,10 +68,19 @@ export const portalSchema = z
           'The longest validity `portal-link --ttl` may give a sign-in link; a longer one is refused.',
         examples: [86_400_000],
       }),
+    operators: z
+      .array(operatorSchema)
+      .refine((list) => new Set(list.map((o) => o.name)).size === list.length, {
+        message: 'Two operators have the same name',
+      })
+      .meta({
+        description:
+          "The people who run the service and may sign in at `/portal/operator` with a name and password: they see every business's pages, each drop's inputs with Reprocess, and the events' dead letters with Replay. Empty: no operator sign-in. Read at start-up (a reload does not change it).",
+      }),
   })
   .meta({
     description:
-      "The partner portal: a business's batches and records in a browser, signed in with a single-use link from `warehouse-ingest portal-link` instead of an API key. See docs/portal.md.",
+      "The partner portal: a business's batches and records in a browser, signed in with a single-use link from `warehouse-ingest portal-link` instead of an API key; and for the operators configured here, every business's pages, the drops' inputs and the events' dead letters. See docs/portal.md.",
   });
 
 export type PortalConfig = z.infer<typeof portalSchema>;

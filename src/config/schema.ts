@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { API_KEY_HASH_PATTERN, parseApiKeyHash } from '../api-keys.js';
 import type { KindName } from '../records/kind.js';
 import { LEGACY } from '../records/legacy/index.js';
 import { RENAMABLE } from '../records/legacy/onboarding.js';
@@ -8,6 +7,7 @@ import { eventsSchema, webhooksSchema } from '../events/config.js';
 import { httpSchema, sharedStateSchema } from './http-schema.js';
 import { historySchema } from '../history/schema.js';
 import { portalSchema } from './portal-schema.js';
+import { scryptHashSchema } from './scrypt-hash.js';
 
 /**
  * The configuration schema. Every field is described here once, with `.meta({ description })`;
@@ -22,17 +22,7 @@ export type Environment = (typeof ENVIRONMENTS)[number];
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** One scrypt hash as `hash-key` prints it, whole (a hash cut short would lock its business out silently). */
-const apiKeyHashSchema = z
-  .string()
-  .regex(API_KEY_HASH_PATTERN, {
-    message: "Expected a scrypt hash printed by 'warehouse-ingest hash-key'",
-    abort: true,
-  })
-  .refine((hash) => parseApiKeyHash(hash) !== undefined, {
-    message:
-      "Not a whole scrypt hash as 'warehouse-ingest hash-key' prints it (cut short or altered?): cost ln 10–20, r 1–16, p 1–4, a salt of 8+ bytes and a 32-byte hash, both in canonical base64. Hash the key again and paste the whole line.",
-  });
+const apiKeyHashSchema = scryptHashSchema;
 
 const tenantSchema = z
   .strictObject({

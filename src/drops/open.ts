@@ -101,7 +101,11 @@ export function startDropRunners(
   metrics: DropMetrics,
   onboarding: ProfilesSource = config.onboarding,
   history?: HistoryWriter,
-): InFlight & { stores: { name: string; close(): Promise<void> } } {
+): InFlight & {
+  stores: { name: string; close(): Promise<void> };
+  /** The running runner of a pipeline, for a reprocess asked while serving (the portal's). */
+  runner(pipeline: string): DropRunner | undefined;
+} {
   const running = drops.map(({ pipeline, store }) => {
     const runner = createConfiguredDropRunner(
       config,
@@ -117,7 +121,7 @@ export function startDropRunners(
       { pipeline: pipeline.name, source: `${store.type}:${store.where}` },
       `watching drop ${pipeline.name}`,
     );
-    return { runner, store };
+    return { runner, store, name: pipeline.name };
   });
   return {
     name: 'drops',
@@ -127,6 +131,7 @@ export function startDropRunners(
     interrupt() {
       for (const { runner } of running) runner.interrupt();
     },
+    runner: (pipeline) => running.find(({ name }) => name === pipeline)?.runner,
     stores: {
       name: 'drop stores',
       async close() {

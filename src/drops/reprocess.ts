@@ -23,6 +23,8 @@ export interface ReprocessSelection {
   readonly statuses?: readonly ReprocessStatus[];
   /** Only inputs processed at or after this time (ms since the epoch; last change when never processed). @default all */
   readonly since?: number;
+  /** Only the input with this content hash (the portal's Reprocess button). @default any */
+  readonly sha256?: string;
 }
 
 /** One selected input: as selected, and what the try did. */
@@ -79,6 +81,7 @@ export async function selectForReprocess(
       (s) =>
         (statuses.includes(s.status) || stranded(s)) &&
         (s.pipeline === undefined || s.pipeline === pipeline) &&
+        (selection.sha256 === undefined || s.sha256 === selection.sha256) &&
         processedTime(s) >= since,
     )
     .sort((a, b) => processedTime(a) - processedTime(b) || a.file.localeCompare(b.file))

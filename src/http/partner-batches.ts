@@ -1,7 +1,7 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { NotFound } from '../errors.js';
-import type { BatchEntry, BatchPage, BatchRow, HistoryStore } from '../history/store.js';
+import type { BatchEntry, BatchPage, BatchRow, HistoryStore, Scope } from '../history/store.js';
 import { KIND_NAMES } from '../records/kind.js';
 import { HISTORY_BATCH_OUTCOMES, type HistoryBatchOutcome } from '../vocabulary.js';
 import {
@@ -57,21 +57,21 @@ function batchView(batch: BatchEntry) {
  */
 export function readBatchPage(
   history: HistoryStore,
-  businessId: string,
+  scope: Scope,
   event: H3Event,
   params?: Record<string, string>,
 ): Promise<BatchPage> {
   const { filter, limit, after } = readListQuery(event, BatchQuery, (id) => UUID.test(id), params);
-  return history.listBatches({ businessId }, filter, { limit, ...(after && { after }) });
+  return history.listBatches(scope, filter, { limit, ...(after && { after }) });
 }
 
 /** The entries of one of the business's batches, oldest first (a retried file may have several). */
 export function findBatch(
   history: HistoryStore,
-  businessId: string,
+  scope: Scope,
   correlationId: string,
 ): Promise<BatchRow[]> {
-  return history.batches({ businessId }, correlationId, { messageIds: MESSAGE_IDS_SHOWN });
+  return history.batches(scope, correlationId, { messageIds: MESSAGE_IDS_SHOWN });
 }
 
 /** GET /api/v2/batches: the business's batches, newest first, a page at a time. */
@@ -79,7 +79,7 @@ export function listBatchesHandler(deps: PartnerReadDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
-    const page = await readBatchPage(historyOf(deps), businessId, event);
+    const page = await readBatchPage(historyOf(deps), { businessId }, event);
     return jsonResponse(
       200,
       {
@@ -102,7 +102,7 @@ export function oneBatchHandler(deps: PartnerReadDependencies) {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
     const correlationId = decoded(event.context.params?.correlationId ?? '');
-    const entries = await findBatch(historyOf(deps), businessId, correlationId);
+    const entries = await findBatch(historyOf(deps), { businessId }, correlationId);
     const newest = entries.at(-1);
     if (!newest)
       throw new NotFound({

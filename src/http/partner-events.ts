@@ -8,6 +8,7 @@ import type {
   EventPage,
   EventWithAttempts,
   HistoryStore,
+  Scope,
 } from '../history/store.js';
 import { NotFound } from '../errors.js';
 import {
@@ -30,7 +31,7 @@ import { jsonResponse, requestContext } from './respond.js';
  */
 export function readEventPage(
   history: HistoryStore,
-  businessId: string,
+  scope: Scope,
   event: H3Event,
   params?: Record<string, string>,
 ): Promise<EventPage> {
@@ -40,7 +41,7 @@ export function readEventPage(
     (id) => EVENT_ID.test(id),
     params,
   );
-  return history.listEvents({ businessId }, filter, { limit, ...(after && { after }) });
+  return history.listEvents(scope, filter, { limit, ...(after && { after }) });
 }
 
 /**
@@ -50,11 +51,11 @@ export function readEventPage(
 export async function resendEvent(
   history: HistoryStore,
   actions: EventActions,
-  businessId: string,
+  scope: Scope,
   id: string,
   endpoint?: string,
 ): Promise<readonly string[]> {
-  const found = await history.event({ businessId }, id);
+  const found = await history.event(scope, id);
   if (!found)
     throw new NotFound({
       detail: `No event of yours has id ${JSON.stringify(id.slice(0, 100))} in the history.`,
@@ -105,7 +106,7 @@ export function listEventsHandler(deps: PartnerReadDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
-    const page = await readEventPage(historyOf(deps), businessId, event);
+    const page = await readEventPage(historyOf(deps, 'events'), { businessId }, event);
     return jsonResponse(
       200,
       {
@@ -140,7 +141,13 @@ export function resendEventHandler(deps: PartnerEventsDependencies) {
     const { endpoint } = readQuery(event, ResendQuery);
     const id = decoded(event.context.params?.id ?? '');
     const actions = actionsOf(deps);
-    const endpoints = await resendEvent(historyOf(deps), actions, businessId, id, endpoint);
+    const endpoints = await resendEvent(
+      historyOf(deps, 'events'),
+      actions,
+      { businessId },
+      id,
+      endpoint,
+    );
     context.log.info({ eventId: id, endpoints }, 'partner API: event sent again');
     return jsonResponse(202, { eventId: id, endpoints }, context, deps.responseHeaders);
   };

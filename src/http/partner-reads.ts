@@ -128,10 +128,13 @@ export function decoded(segment: string): string {
   }
 }
 
-export function historyOf(deps: { readonly history?: HistoryStore | undefined }): HistoryStore {
+/** The history, or `NotFound` saying it is off and what the reader therefore cannot see. */
+export function historyOf(
+  deps: { readonly history?: HistoryStore | undefined },
+  what: 'batches' | 'events' | 'records' = 'batches',
+): HistoryStore {
   if (deps.history) return deps.history;
   throw new NotFound({
-    detail:
-      'This service keeps no history (`history.enabled` is false), so it has no batches to show.',
+    detail: `This service keeps no history (\`history.enabled\` is false), so it has no ${what} to show.`,
   });
 }

@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3';
 import { NotFound } from '../errors.js';
-import type { EventEntry, HistoryStore, RecordRow } from '../history/store.js';
+import type { EventEntry, HistoryStore, RecordRow, Scope } from '../history/store.js';
 import { KIND_NAMES } from '../records/kind.js';
 import { eventSummary } from './partner-events.js';
 import { decoded, historyOf, type PartnerReadDependencies } from './partner-reads.js';
@@ -46,11 +46,10 @@ export function isRecordKind(kind: string): boolean {
 /** One of the business's records by kind and number (the API's and the portal's lookup); undefined when never accepted. */
 export async function lookupRecord(
   history: HistoryStore,
-  businessId: string,
+  scope: Scope,
   kind: string,
   key: string,
 ): Promise<RecordLookup | undefined> {
-  const scope = { businessId };
   const carriers = (await history.records(scope, key, CARRIERS_SHOWN)).filter(
     (row) => row.batch.kind === kind,
   );
@@ -68,12 +67,12 @@ export function recordHandler(deps: PartnerReadDependencies) {
     const businessId = await deps.admission.admit(event, context);
     const kind = event.context.params?.kind ?? '';
     const key = decoded(event.context.params?.key ?? '');
-    const history = historyOf(deps);
+    const history = historyOf(deps, 'records');
     if (!KINDS.has(kind))
       throw new NotFound({
         detail: `No record kind ${JSON.stringify(kind.slice(0, 50))}: one of ${KIND_NAMES.join(', ')}.`,
       });
-    const found = await lookupRecord(history, businessId, kind, key);
+    const found = await lookupRecord(history, { businessId }, kind, key);
     if (!found)
       throw new NotFound({
         detail: `No ${kind} record of yours numbered ${JSON.stringify(key.slice(0, 100))} was accepted within the history's retention.`,

@@ -57,4 +57,9 @@ article.item form { margin-top: .5rem; }
 td.excerpt code { white-space: pre-wrap; word-break: break-all; }
 .outcome-delivered { color: var(--good); }
 .outcome-failed, .outcome-gone, .outcome-aborted, .outcome-disabled { color: var(--bad); }
+form.picker { display: flex; align-items: center; gap: .5rem; }
+form.sign-in { display: grid; gap: .75rem; max-width: 24rem; }
+form.sign-in label { display: block; font-weight: 600; }
+input[type="password"] { font: inherit; padding: .35rem .5rem; border: 1px solid var(--muted);
+  border-radius: 4px; background: var(--paper); color: var(--ink); min-width: 12rem; }
 `;

@@ -1,5 +1,4 @@
 import type { H3 } from 'h3';
-import { LRUCache } from 'lru-cache';
 import { NoSubscriber, NotFound, PublishFailed } from '../errors.js';
 import type { EventActions } from '../events/actions.js';
 import type { HistoryStore } from '../history/store.js';
@@ -10,7 +9,9 @@ import type { Logger } from '../log.js';
 import type { PortalGuards } from './guards.js';
 import { eventsPage } from './pages/events.js';
 import { messagePage, type Notice } from './pages/layout.js';
-import { noEventsPage, webhooksPage } from './pages/webhooks.js';
+import { chooseBusinessPage, noEventsPage, webhooksPage } from './pages/webhooks.js';
+import { actor, businessOf, scopeOf } from './sessions.js';
+import { createNotices } from './notices.js';
 import { eventsView } from './reads.js';
 
 /**
@@ -18,8 +19,7 @@ import { eventsView } from './reads.js';
  * `POST /api/v2/events/{id}/resend`) and Send test event (`POST /api/v2/webhooks/{id}/test`),
  * done by the same functions as the API's, with the events worker's actions (main.ts hands the
  * portal the ones it hands the HTTP app). A button's POST answers 303 back to its page, which
- * shows what it did once: the outcome waits in this instance's memory under the session, where
- * the session itself is kept.
+ * shows what it did once (notices.ts).
  */
 export interface EventPagesDependencies {
   readonly history?: HistoryStore;
@@ -28,28 +28,15 @@ export interface EventPagesDependencies {
   readonly log: Logger;
 }
 
-/** An outcome waits this long for its page: a redirect follows at once. */
-const NOTICE_TTL_MS = 5 * 60_000;
-
 export function mountEventPages(app: H3, deps: EventPagesDependencies, guards: PortalGuards) {
-  const notices = new LRUCache<string, Notice>({ max: 10_000, ttl: NOTICE_TTL_MS });
-  /** The outcome left for this session's page, shown once. */
-  const take = (key: string) => {
-    const notice = notices.get(key);
-    notices.delete(key);
-    return notice;
-  };
-  const backTo = (location: string, key: string, notice: Notice) => {
-    notices.set(key, notice);
-    return new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store' } });
-  };
+  const { take, backTo } = createNotices();
 
   app.get(
     '/portal/events',
     guards.signedIn(async (event, session, viewer) => {
       if (!deps.events) return noEventsPage(viewer, 'events');
       const notice = take(`${session.id}:events`);
-      return eventsPage(await eventsView(deps.history, event, session.businessId, viewer, notice));
+      return eventsPage(await eventsView(deps.history, event, scopeOf(session), viewer, notice));
     }),
   );
 
@@ -60,9 +47,9 @@ export function mountEventPages(app: H3, deps: EventPagesDependencies, guards: P
       const id = decoded(event.context.params?.id ?? '');
       let notice: Notice;
       try {
-        const to = await resendEvent(historyOf(deps), deps.events, session.businessId, id);
+        const to = await resendEvent(historyOf(deps, 'events'), deps.events, scopeOf(session), id);
         deps.log.info(
-          { businessId: session.businessId, eventId: id, endpoints: to },
+          { ...actor(session), eventId: id, endpoints: to },
           'portal: event sent again',
         );
         notice = { tone: 'done', text: `Event ${id} sent again to ${to.join(', ')}.` };
@@ -87,10 +74,12 @@ export function mountEventPages(app: H3, deps: EventPagesDependencies, guards: P
     '/portal/webhooks',
     guards.signedIn(async (_event, session, viewer) => {
       if (!deps.events) return noEventsPage(viewer, 'webhooks');
+      const businessId = businessOf(session);
+      if (businessId === undefined) return chooseBusinessPage(viewer);
       const notice = take(`${session.id}:webhooks`);
       return webhooksPage({
         viewer,
-        endpoints: await listWebhooks(deps.events, deps.history, session.businessId),
+        endpoints: await listWebhooks(deps.events, deps.history, businessId),
         ...(notice && { notice }),
       });
     }),
@@ -101,9 +90,11 @@ export function mountEventPages(app: H3, deps: EventPagesDependencies, guards: P
     guards.signedInPost(async (event, session, viewer) => {
       if (!deps.events) return noEventsPage(viewer, 'webhooks');
       const id = decoded(event.context.params?.id ?? '');
+      const businessId = businessOf(session);
+      if (businessId === undefined) return chooseBusinessPage(viewer);
       let test: Awaited<ReturnType<typeof sendTestEvent>>;
       try {
-        test = await sendTestEvent(deps.events, session.businessId, id);
+        test = await sendTestEvent(deps.events, businessId, id);
       } catch (error) {
         if (error instanceof NotFound)
           return messagePage(404, 'No such endpoint', error.message, viewer);
@@ -111,7 +102,7 @@ export function mountEventPages(app: H3, deps: EventPagesDependencies, guards: P
       }
       const { eventId, attempt } = test;
       deps.log.info(
-        { businessId: session.businessId, endpoint: id, end: attempt.end },
+        { ...actor(session), businessId, endpoint: id, end: attempt.end },
         'portal: test event sent',
       );
       const answer = attempt.error ?? attempt.responseExcerpt;

@@ -7,6 +7,7 @@ import { notSignedInPage } from './pages/login.js';
 import {
   csrfMatches,
   csrfToken,
+  type OperatorSession,
   type PortalSession,
   type SessionStore,
   sessionIdFrom,
@@ -28,6 +29,8 @@ export interface GuardDependencies {
    * is not ends at its next page. @default every business
    */
   readonly isTenant?: (businessId: string) => boolean;
+  /** The businesses an operator may choose between (the configured tenants). @default none */
+  readonly businesses?: () => readonly string[];
 }
 
 export type SignedInHandler = (
@@ -52,6 +55,22 @@ export interface PortalGuards {
       ...args: [...Parameters<SignedInHandler>, form: URLSearchParams]
     ) => Promise<Response>,
   ): (event: H3Event) => Promise<Response>;
+  /**
+   * An operator's page: anyone else (a business, nobody signed in) gets the portal's not-found
+   * page, exactly as for an address the portal does not have.
+   */
+  operatorOnly(
+    handler: (event: H3Event, session: OperatorSession, viewer: Viewer) => Promise<Response>,
+  ): (event: H3Event) => Promise<Response>;
+  /** An operator's form POST: not found for anyone else, then checked as `signedInPost`. */
+  operatorPost(
+    handler: (
+      event: H3Event,
+      session: OperatorSession,
+      viewer: Viewer,
+      form: URLSearchParams,
+    ) => Promise<Response>,
+  ): (event: H3Event) => Promise<Response>;
   /** A POST from another site: a present Origin that is not ours. */
   foreignOrigin(event: H3Event): boolean;
   sessionOf(event: H3Event): Promise<PortalSession | undefined>;
@@ -59,6 +78,11 @@ export interface PortalGuards {
   /** Whether the business is still served. */
   served(businessId: string): boolean;
   forbidden(): Response;
+}
+
+/** The page of an address the portal does not have (and of an operator's, to anyone else). */
+export function notFoundPage(viewer: Viewer | undefined): Response {
+  return messagePage(404, 'No such page', 'The portal has no page at this address.', viewer);
 }
 
 /** A form body read at most: a token or a CSRF field is far smaller. */
@@ -69,16 +93,19 @@ export function createGuards(deps: GuardDependencies): PortalGuards {
   const sessionOf = async (event: H3Event) => {
     const id = sessionIdFrom(event.req.headers.get('cookie'));
     const session = id === undefined ? undefined : await deps.sessions.get(id);
-    if (session && !served(session.businessId)) {
+    if (session?.role === 'business' && !served(session.businessId)) {
       await deps.sessions.end(session.id);
       return undefined;
     }
     return session;
   };
-  const viewer = (session: PortalSession): Viewer => ({
-    businessId: session.businessId,
-    csrf: csrfToken(deps.secret, session.id),
-  });
+  const viewer = (session: PortalSession): Viewer => {
+    const csrf = csrfToken(deps.secret, session.id);
+    if (session.role === 'business')
+      return { role: 'business', businessId: session.businessId, csrf };
+    const { operator, business } = session;
+    return { role: 'operator', operator, business, businesses: deps.businesses?.() ?? [], csrf };
+  };
   const foreignOrigin = (event: H3Event) => {
     const origin = event.req.headers.get('origin');
     if (origin === null) return false;
@@ -102,8 +129,32 @@ export function createGuards(deps: GuardDependencies): PortalGuards {
     const session = await sessionOf(event);
     return session && viewer(session);
   };
+  /** The form of a session's POST, or the refusal: another site's Origin, no CSRF token of its own. */
+  const checkedForm = async (event: H3Event, session: PortalSession) => {
+    if (foreignOrigin(event)) return forbidden();
+    const form = await readForm(event);
+    if (!form || !csrfMatches(deps.secret, session.id, form.get('csrf') ?? undefined))
+      return forbidden();
+    return form;
+  };
+  const notFound = (session: PortalSession | undefined) => notFoundPage(session && viewer(session));
   return {
     guarded,
+    operatorOnly: (handler) =>
+      guarded(async (event) => {
+        const session = await sessionOf(event);
+        return session?.role === 'operator'
+          ? handler(event, session, viewer(session))
+          : notFound(session);
+      }),
+    operatorPost: (handler) =>
+      guarded(async (event) => {
+        // Whether the address exists is no business of anyone but an operator: asked first.
+        const session = await sessionOf(event);
+        if (session?.role !== 'operator') return notFound(session);
+        const form = await checkedForm(event, session);
+        return form instanceof Response ? form : handler(event, session, viewer(session), form);
+      }),
     signedIn: (handler) =>
       guarded(async (event) => {
         const session = await sessionOf(event);
@@ -115,10 +166,8 @@ export function createGuards(deps: GuardDependencies): PortalGuards {
         if (foreignOrigin(event)) return forbidden();
         const session = await sessionOf(event);
         if (!session) return notSignedInPage();
-        const form = await readForm(event);
-        if (!form || !csrfMatches(deps.secret, session.id, form.get('csrf') ?? undefined))
-          return forbidden();
-        return handler(event, session, viewer(session), form);
+        const form = await checkedForm(event, session);
+        return form instanceof Response ? form : handler(event, session, viewer(session), form);
       }),
     foreignOrigin,
     sessionOf,

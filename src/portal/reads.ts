@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3';
-import type { BatchRow, HistoryStore } from '../history/store.js';
+import type { BatchRow, HistoryStore, Scope } from '../history/store.js';
 import { encodeCursor, historyOf } from '../http/partner-reads.js';
 import { findBatch, readBatchPage } from '../http/partner-batches.js';
 import { isRecordKind, lookupRecord } from '../http/partner-records.js';
@@ -28,11 +28,11 @@ function filledParams(event: H3Event): Record<string, string> {
 export async function batchesView(
   history: HistoryStore | undefined,
   event: H3Event,
-  businessId: string,
+  scope: Scope,
   viewer: Viewer,
 ): Promise<BatchesView> {
   const params = filledParams(event);
-  const page = await readBatchPage(historyOf({ history }), businessId, event, params);
+  const page = await readBatchPage(historyOf({ history }), scope, event, params);
   return {
     viewer,
     page,
@@ -46,35 +46,35 @@ export async function batchesView(
 
 export function singleBatch(
   history: HistoryStore | undefined,
-  businessId: string,
+  scope: Scope,
   correlationId: string,
 ): Promise<BatchRow[]> {
-  return findBatch(historyOf({ history }), businessId, correlationId);
+  return findBatch(historyOf({ history }), scope, correlationId);
 }
 
 export async function recordsView(
   history: HistoryStore | undefined,
   event: H3Event,
-  businessId: string,
+  scope: Scope,
   viewer: Viewer,
 ): Promise<Response> {
   const params = filledParams(event);
   const kind = params.kind !== undefined && isRecordKind(params.kind) ? params.kind : KIND_NAMES[0];
   const key = (params.key ?? '').slice(0, 200);
   if (!key) return recordsPage({ viewer, kind, key, searched: false });
-  const found = await lookupRecord(historyOf({ history }), businessId, kind, key);
+  const found = await lookupRecord(historyOf({ history }, 'records'), scope, kind, key);
   return recordsPage({ viewer, kind, key, searched: true, ...(found && { found }) });
 }
 
 export async function eventsView(
   history: HistoryStore | undefined,
   event: H3Event,
-  businessId: string,
+  scope: Scope,
   viewer: Viewer,
   notice: Notice | undefined,
 ): Promise<EventsView> {
   const params = filledParams(event);
-  const page = await readEventPage(historyOf({ history }), businessId, event, params);
+  const page = await readEventPage(historyOf({ history }, 'events'), scope, event, params);
   return {
     viewer,
     page,

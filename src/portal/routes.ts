@@ -7,18 +7,23 @@ import { decoded } from '../http/partner-reads.js';
 import type { Logger } from '../log.js';
 import { PORTAL_CSS } from './assets.js';
 import { mountEventPages } from './event-routes.js';
-import { createGuards, readForm } from './guards.js';
+import type { OperatorActions } from './operator-actions.js';
+import type { OperatorCheck } from './operator-credentials.js';
+import { mountOperatorPages } from './operator-routes.js';
+import { createGuards, notFoundPage, readForm } from './guards.js';
 import { verifyLink } from './links.js';
 import { batchPage } from './pages/batch.js';
 import { batchesPage } from './pages/batches.js';
 import { messagePage } from './pages/layout.js';
 import { continuePage, refusedLinkPage, signedOutPage } from './pages/login.js';
-import { clearedCookie, type SessionStore, sessionCookie } from './sessions.js';
+import { clearedCookie, type SessionStore, scopeOf, sessionCookie } from './sessions.js';
 import { batchesView, recordsView, singleBatch } from './reads.js';
 
 /**
  * The portal's routes on the public app, under `/portal`: sign-in with a link, sign-out, and the
- * pages of the signed-in business (its events and endpoints in event-routes.ts). Every page reads
+ * pages of the signed-in business (its events and endpoints in event-routes.ts; an operator's
+ * sign-in and pages in operator-routes.ts). An operator reads the same pages with the scope of the
+ * business chosen, or of all (sessions.ts). Every page reads
  * through the partner API's own helpers (reads.ts), scoped to the session's business; every POST
  * of a signed-in page is checked for its Origin and its CSRF token before it does anything
  * (guards.ts).
@@ -43,6 +48,12 @@ export interface PortalDependencies {
    * that is not signs nobody in, and its sessions end. @default every business
    */
   readonly isTenant?: (businessId: string) => boolean;
+  /** The configured operators' check (operator-credentials.ts); undefined: none configured. */
+  readonly checkOperator?: OperatorCheck;
+  /** What the operator's pages do (main.ts composes it). */
+  readonly operatorActions?: OperatorActions;
+  /** The businesses an operator may choose between. @default none */
+  readonly businesses?: () => readonly string[];
   /** @default Date.now */
   readonly now?: () => number;
 }
@@ -107,7 +118,7 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
         Math.max(1, exp - now()),
       );
       if (held !== undefined) return refusedLinkPage('used');
-      const session = await deps.sessions.create(businessId);
+      const session = await deps.sessions.create({ role: 'business', businessId });
       deps.log.info({ businessId }, 'portal: signed in with a link');
       return new Response(null, {
         status: 303,
@@ -140,7 +151,7 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
   app.get(
     '/portal',
     signedIn(async (event, session, viewer) =>
-      batchesPage(await batchesView(deps.history, event, session.businessId, viewer)),
+      batchesPage(await batchesView(deps.history, event, scopeOf(session), viewer)),
     ),
   );
 
@@ -148,7 +159,7 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
     '/portal/batches/:correlationId',
     signedIn(async (event, session, viewer) => {
       const correlationId = decoded(event.context.params?.correlationId ?? '');
-      const entries = await singleBatch(deps.history, session.businessId, correlationId);
+      const entries = await singleBatch(deps.history, scopeOf(session), correlationId);
       // Another business's batch is missing exactly as an unknown one is.
       if (entries.length === 0)
         return messagePage(
@@ -164,18 +175,14 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
   app.get(
     '/portal/records',
     signedIn(async (event, session, viewer) =>
-      recordsView(deps.history, event, session.businessId, viewer),
+      recordsView(deps.history, event, scopeOf(session), viewer),
     ),
   );
 
   mountEventPages(app, deps, guards);
+  mountOperatorPages(app, { businesses: () => [], ...deps }, guards);
 
   app.all('/portal/**', async (event) =>
-    messagePage(
-      404,
-      'No such page',
-      'The portal has no page at this address.',
-      await guards.viewerOf(event).catch(() => undefined),
-    ),
+    notFoundPage(await guards.viewerOf(event).catch(() => undefined)),
   );
 }

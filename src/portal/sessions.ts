@@ -1,9 +1,10 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Scope } from '../history/store.js';
 import type { ValueStore } from '../http-state/state.js';
 
 /**
- * Portal sessions: a random 32-byte id in an HttpOnly cookie, mapped to the business its link
- * signed in. Kept in the shared state's values (http-state/state.ts): in memory with one
+ * Portal sessions: a random 32-byte id in an HttpOnly cookie, mapped to who signed in — the
+ * business its link was made for, or an operator with a password. Kept in the shared state's values (http-state/state.ts): in memory with one
  * instance; on Redis every instance of a fleet reads the same, so no sticky sessions are needed
  * and a restart signs nobody out. The key is a hash of the id: a copy of the store holds no
  * cookie that could be replayed.
@@ -13,16 +14,52 @@ import type { ValueStore } from '../http-state/state.js';
  */
 export const SESSION_COOKIE = 'portal_session';
 
-export interface PortalSession {
+/**
+ * Who a session is for. A business reads its own data only; an operator reads any business's,
+ * the one chosen in the banner (`business`), or all of them (null). One union, so no page can
+ * take an operator for a business or the reverse: the compiler asks which one it is.
+ */
+export type SessionSubject =
+  | { readonly role: 'business'; readonly businessId: string }
+  | { readonly role: 'operator'; readonly operator: string; readonly business: string | null };
+
+export type PortalSession = SessionSubject & {
   readonly id: string;
-  readonly businessId: string;
   /** ms since the epoch. */
   readonly expiresAt: number;
+};
+
+export type BusinessSession = Extract<PortalSession, { role: 'business' }>;
+export type OperatorSession = Extract<PortalSession, { role: 'operator' }>;
+
+export const isOperator = (session: PortalSession): session is OperatorSession =>
+  session.role === 'operator';
+
+/** What the session's pages read in the history: its business, or an operator's choice. */
+export function scopeOf(session: PortalSession): Scope {
+  if (session.role === 'business') return { businessId: session.businessId };
+  return session.business === null ? { operator: true } : { businessId: session.business };
+}
+
+/** The one business the session acts for, when there is one (an operator viewing all has none). */
+export function businessOf(session: PortalSession): string | undefined {
+  return session.role === 'business' ? session.businessId : (session.business ?? undefined);
+}
+
+/** Who did something, for the logs: the business, or the operator (and the business chosen). */
+export function actor(session: PortalSession): Record<string, string> {
+  if (session.role === 'business') return { businessId: session.businessId };
+  return {
+    operator: session.operator,
+    ...(session.business !== null && { businessId: session.business }),
+  };
 }
 
 export interface SessionStore {
-  create(businessId: string): Promise<PortalSession>;
+  create(subject: SessionSubject): Promise<PortalSession>;
   get(id: string): Promise<PortalSession | undefined>;
+  /** Keeps the session's expiry; `subject` replaces who it is for (an operator's choice of business). */
+  update(session: PortalSession, subject: SessionSubject): Promise<PortalSession>;
   end(id: string): Promise<void>;
 }
 
@@ -36,31 +73,51 @@ export interface SessionStoreOptions {
 
 const keyOf = (id: string) => `portal-session:${createHash('sha256').update(id).digest('hex')}`;
 
+/**
+ * A stored session's subject. One written before operators existed has only `businessId`: a
+ * business's. Anything else is no session.
+ */
+export function parseSubject(stored: unknown): SessionSubject | undefined {
+  if (typeof stored !== 'object' || stored === null) return undefined;
+  const { role, businessId, operator, business } = stored as Record<string, unknown>;
+  if (role === 'operator' && typeof operator === 'string')
+    return { role, operator, business: typeof business === 'string' ? business : null };
+  if ((role === 'business' || role === undefined) && typeof businessId === 'string')
+    return { role: 'business', businessId };
+  return undefined;
+}
+
 export function createSessionStore(options: SessionStoreOptions): SessionStore {
   const now = options.now ?? Date.now;
   const { values } = options;
+  const save = async (session: PortalSession) => {
+    const { id: _id, ...kept } = session;
+    await values.set(
+      keyOf(session.id),
+      JSON.stringify(kept),
+      Math.max(1, session.expiresAt - now()),
+    );
+    return session;
+  };
   return {
-    async create(businessId) {
-      const session = {
+    create: (subject) =>
+      save({
+        ...subject,
         id: randomBytes(32).toString('base64url'),
-        businessId,
         expiresAt: now() + options.ttlMs,
-      };
-      await values.set(
-        keyOf(session.id),
-        JSON.stringify({ businessId, expiresAt: session.expiresAt }),
-        options.ttlMs,
-      );
-      return session;
-    },
+      }),
     async get(id) {
       const text = await values.get(keyOf(id));
       if (text === undefined) return undefined;
-      const { businessId, expiresAt } = JSON.parse(text) as Omit<PortalSession, 'id'>;
-      if (expiresAt > now()) return { id, businessId, expiresAt };
+      const stored = JSON.parse(text) as { expiresAt?: unknown };
+      const subject = parseSubject(stored);
+      if (subject && typeof stored.expiresAt === 'number' && stored.expiresAt > now())
+        return { ...subject, id, expiresAt: stored.expiresAt };
       await values.delete(keyOf(id));
       return undefined;
     },
+    update: (session, subject) =>
+      save({ ...subject, id: session.id, expiresAt: session.expiresAt }),
     async end(id) {
       await values.delete(keyOf(id));
     },

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { historyOf } from '../../src/http/partner-reads.js';
 import type { EventWithAttempts } from '../../src/history/store.js';
 import { eventsPage } from '../../src/portal/pages/events.js';
 import { webhooksPage } from '../../src/portal/pages/webhooks.js';
@@ -7,7 +8,7 @@ import { webhooksPage } from '../../src/portal/pages/webhooks.js';
  * The events and endpoints pages alone: what an endpoint answered and what a webhook's
  * configuration says are other people's text, shown escaped and cut short.
  */
-const viewer = { businessId: 'ACME', csrf: 'csrf-token-1' };
+const viewer = { role: 'business', businessId: 'ACME', csrf: 'csrf-token-1' } as const;
 const HOSTILE = '<script>alert(1)</script><img src=x onerror=alert(2)>';
 
 const event: EventWithAttempts = {
@@ -81,5 +82,21 @@ describe('the endpoints page', () => {
     const none = await webhooksPage({ viewer, endpoints: [] }).text();
     expect(none).toContain('Your business has no webhook endpoints.');
     expect(none).not.toContain('Send test event</button>');
+  });
+});
+
+describe('the pages without the history', () => {
+  it('say what is missing: batches, events or records', () => {
+    const missing = (what?: 'events' | 'records') => {
+      try {
+        historyOf({}, what);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return 'no error';
+    };
+    expect(missing()).toContain('so it has no batches to show');
+    expect(missing('events')).toContain('so it has no events to show');
+    expect(missing('records')).toContain('so it has no records to show');
   });
 });

@@ -24,7 +24,7 @@ const SECRET = Buffer.from('x'.repeat(32));
 const source = (overrides: Partial<PortalSource> = {}): PortalSource => ({
   environment: 'development',
   dataDirectory: path.join(temp.dir, 'data'),
-  portal: { enabled: true, sessionTtlMs: 60_000, maxLinkTtlMs: 86_400_000 },
+  portal: { enabled: true, sessionTtlMs: 60_000, maxLinkTtlMs: 86_400_000, operators: [] },
   http: { host: '0.0.0.0', port: 3000, publicUrls: [] },
   ...overrides,
 });
@@ -47,11 +47,11 @@ describe('sessions', () => {
     let now = 1_000;
     const state = createMemoryState({ now: () => now });
     const sessions = createSessionStore({ ttlMs: 500, values: state.values, now: () => now });
-    const one = await sessions.create('ACME');
-    const two = await sessions.create('ACME');
+    const one = await sessions.create({ role: 'business', businessId: 'ACME' });
+    const two = await sessions.create({ role: 'business', businessId: 'ACME' });
     expect(one.id).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(one.id).not.toBe(two.id);
-    expect((await sessions.get(one.id))?.businessId).toBe('ACME');
+    expect(await sessions.get(one.id)).toMatchObject({ role: 'business', businessId: 'ACME' });
     // What the store holds names no cookie: a copy of it signs nobody in.
     expect(state.values.get(`portal-session:${one.id}`)).toBeUndefined();
     await sessions.end(two.id);
@@ -71,7 +71,7 @@ describe('sessions', () => {
   });
 
   it('sets the cookie script-proof and same-site, Secure when asked, and reads it back', () => {
-    const session = { id: 'abc', businessId: 'ACME', expiresAt: 61_000 };
+    const session = { role: 'business', id: 'abc', businessId: 'ACME', expiresAt: 61_000 } as const;
     expect(sessionCookie(session, true, 1_000)).toBe(
       'portal_session=abc; HttpOnly; SameSite=Strict; Path=/portal; Max-Age=60; Secure',
     );

@@ -83,6 +83,7 @@ export function batchPage(viewer: Viewer, entries: readonly BatchRow[]): Respons
     body: html`<p><a href="/portal">← All batches</a></p>
 <h1>Batch <span class="id">${batch.correlationId}</span></h1>
 <dl class="facts">
+${viewer.role === 'operator' && html`<dt>Business</dt><dd>${batch.businessId}</dd>`}
 <dt>Received</dt><dd>${when(batch.at)}</dd>
 <dt>Source</dt><dd>${sourceText(batch.source)}</dd>
 <dt>Kind</dt><dd>${batch.kind}</dd>

@@ -38,9 +38,11 @@ function select(name: string, label: string, chosen: string, options: readonly s
   )}</select></div>`;
 }
 
-function row(batch: BatchEntry): SafeHtml {
+/** An operator reads several businesses' batches: each row says whose. */
+function row(batch: BatchEntry, whose: boolean): SafeHtml {
   return html`<tr>
 <td>${when(batch.at)}</td>
+${whose && html`<td>${batch.businessId}</td>`}
 <td><a class="id" href="/portal/batches/${encodeURIComponent(batch.correlationId)}">${batch.correlationId}</a></td>
 <td>${sourceText(batch.source)}</td>
 <td>${batch.kind}</td>
@@ -51,6 +53,7 @@ function row(batch: BatchEntry): SafeHtml {
 
 export function batchesPage(view: BatchesView): Response {
   const { items } = view.page;
+  const whose = view.viewer.role === 'operator';
   return page({
     title: 'Batches',
     viewer: view.viewer,
@@ -66,8 +69,8 @@ ${
     ? html`<p>No batches${view.outcome || view.kind ? ' match these filters' : ''} in the history.</p>`
     : html`<table>
 <caption>Newest first${view.paged ? ', continued' : ''}</caption>
-<thead><tr><th scope="col">Received</th><th scope="col">Correlation id</th><th scope="col">Source</th><th scope="col">Kind</th><th scope="col">Outcome</th><th scope="col" class="number">Records</th></tr></thead>
-<tbody>${items.map(row)}</tbody>
+<thead><tr><th scope="col">Received</th>${whose && html`<th scope="col">Business</th>`}<th scope="col">Correlation id</th><th scope="col">Source</th><th scope="col">Kind</th><th scope="col">Outcome</th><th scope="col" class="number">Records</th></tr></thead>
+<tbody>${items.map((batch) => row(batch, whose))}</tbody>
 </table>`
 }
 ${pager('/portal', { outcome: view.outcome, kind: view.kind, limit: view.limit }, view, 'batches')}`,

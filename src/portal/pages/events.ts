@@ -54,6 +54,7 @@ function eventItem(viewer: Viewer, event: EventWithAttempts, n: number): SafeHtm
   return html`<article class="item" aria-labelledby="event-${n}">
 <h2 id="event-${n}">${event.type} <span class="id">${event.id}</span></h2>
 <dl class="facts">
+${viewer.role === 'operator' && html`<dt>Business</dt><dd>${event.businessId}</dd>`}
 ${event.occurredAt && html`<dt>Occurred</dt><dd>${when(event.occurredAt)}</dd>`}
 <dt>Received</dt><dd>${when(event.receivedAt)}</dd>
 ${

@@ -6,11 +6,19 @@ import { html, type SafeHtml } from '../html.js';
  * script runs on a portal page, and only the portal's own stylesheet loads.
  */
 
-/** Who is signed in, for the banner and the sign-out form. */
-export interface Viewer {
-  readonly businessId: string;
-  readonly csrf: string;
-}
+/**
+ * Who is signed in, for the banner and the sign-out form: a business, or an operator with the
+ * businesses to choose from and the one chosen (null: all).
+ */
+export type Viewer =
+  | { readonly role: 'business'; readonly businessId: string; readonly csrf: string }
+  | {
+      readonly role: 'operator';
+      readonly operator: string;
+      readonly business: string | null;
+      readonly businesses: readonly string[];
+      readonly csrf: string;
+    };
 
 export interface PageOptions {
   readonly title: string;
@@ -31,7 +39,12 @@ const SECTIONS = [
   ['webhooks', '/portal/webhooks', 'Endpoints'],
   ['records', '/portal/records', 'Record lookup'],
 ] as const;
-type Section = (typeof SECTIONS)[number][0];
+/** An operator's sections besides them: never listed to a business. */
+const OPERATOR_SECTIONS = [
+  ['drops', '/portal/operator/drops', 'Drops'],
+  ['dead-letters', '/portal/operator/dead-letters', 'Dead letters'],
+] as const;
+type Section = (typeof SECTIONS)[number][0] | (typeof OPERATOR_SECTIONS)[number][0];
 
 /** What a form's POST did, shown once on the page it returns to (role="status"). */
 export interface Notice {
@@ -55,8 +68,9 @@ export const PAGE_HEADERS: Record<string, string> = {
   'x-frame-options': 'DENY',
 };
 
-function navigation(current: PageOptions['current']): SafeHtml {
-  return html`<nav aria-label="Portal"><ul>${SECTIONS.map(
+function navigation(viewer: Viewer, current: PageOptions['current']): SafeHtml {
+  const sections = viewer.role === 'operator' ? [...SECTIONS, ...OPERATOR_SECTIONS] : SECTIONS;
+  return html`<nav aria-label="Portal"><ul>${sections.map(
     ([name, href, label]) =>
       html`<li><a href="${href}"${current === name ? html` aria-current="page"` : ''}>${label}</a></li>`,
   )}</ul></nav>`;
@@ -67,15 +81,33 @@ function banner(viewer: Viewer | undefined, current: PageOptions['current']): Sa
     return html`<header class="banner"><p class="brand">warehouse-ingest portal</p></header>`;
   return html`<header class="banner">
   <p class="brand">warehouse-ingest portal</p>
-  ${navigation(current)}
+  ${navigation(viewer, current)}
   <div class="who">
-    <p>Signed in as <strong>${viewer.businessId}</strong></p>
+    ${
+      viewer.role === 'business'
+        ? html`<p>Signed in as <strong>${viewer.businessId}</strong></p>`
+        : html`<p>Operator <strong>${viewer.operator}</strong></p>${businessPicker(viewer)}`
+    }
     <form method="post" action="/portal/logout">
       <input type="hidden" name="csrf" value="${viewer.csrf}">
       <button type="submit">Sign out</button>
     </form>
   </div>
 </header>`;
+}
+
+/** An operator's choice of business for the business pages: one, or all of them. */
+function businessPicker(viewer: Extract<Viewer, { role: 'operator' }>): SafeHtml {
+  const option = (value: string, label: string, chosen: boolean) =>
+    html`<option value="${value}"${chosen ? html` selected` : ''}>${label}</option>`;
+  return html`<form method="post" action="/portal/operator/business" class="picker">
+      <input type="hidden" name="csrf" value="${viewer.csrf}">
+      <label for="business-picker">Business</label>
+      <select id="business-picker" name="business">${option('', 'All businesses', viewer.business === null)}${viewer.businesses.map(
+        (id) => option(id, id, id === viewer.business),
+      )}</select>
+      <button type="submit">View</button>
+    </form>`;
 }
 
 export function page(options: PageOptions): Response {

@@ -62,6 +62,17 @@ ${
 }
 
 /** The pages' answer when this service runs no events worker (no broker). */
+/** An operator viewing all businesses, on a page of one business's endpoints. */
+export function chooseBusinessPage(viewer: Viewer): Response {
+  return page({
+    title: 'Endpoints',
+    viewer,
+    current: 'webhooks',
+    body: html`<h1>Endpoints</h1>
+<p>Endpoints belong to one business: choose it with <strong>Business</strong> at the top of the page.</p>`,
+  });
+}
+
 export function noEventsPage(viewer: Viewer, current: 'events' | 'webhooks'): Response {
   return page({
     title: current === 'events' ? 'Events' : 'Endpoints',

@@ -1,0 +1,209 @@
+import { describe, expect, it } from 'vitest';
+import { hashApiKey } from '../../src/api-keys.js';
+import { portalSchema } from '../../src/config/portal-schema.js';
+import { createMemoryState } from '../../src/http-state/memory.js';
+import { createOperatorCheck } from '../../src/portal/operator-credentials.js';
+import { deadLettersPage, replayNotice } from '../../src/portal/pages/dead-letters.js';
+import { dropsPage, reprocessNotice } from '../../src/portal/pages/drops.js';
+import {
+  actor,
+  businessOf,
+  createSessionStore,
+  isOperator,
+  parseSubject,
+  scopeOf,
+} from '../../src/portal/sessions.js';
+
+/** The operator's pieces alone: the password check, the session union and what it reads. */
+const CHEAP = { ln: 10, r: 8, p: 1 };
+
+describe('the operator password check', () => {
+  it('signs in with the right password only, and says no more than "wrong" otherwise', async () => {
+    const check = createOperatorCheck([
+      { name: 'ops', passwordHash: await hashApiKey('correct horse battery', CHEAP) },
+    ]);
+    expect(await check('ops', 'correct horse battery')).toEqual({ ok: true, name: 'ops' });
+    expect(await check('ops', 'correct horse batterY')).toEqual({ ok: false, why: 'wrong' });
+    // An unknown name is refused in the same words, after a hash is checked all the same.
+    expect(await check('nobody', 'correct horse battery')).toEqual({ ok: false, why: 'wrong' });
+    expect(await check('', '')).toEqual({ ok: false, why: 'wrong' });
+  });
+
+  it('throttles tries per name, the right password too, until the bucket refills', async () => {
+    let now = 0;
+    const check = createOperatorCheck(
+      [{ name: 'ops', passwordHash: await hashApiKey('pw-of-ops-000000', CHEAP) }],
+      { tries: 2, windowSeconds: 60, now: () => now },
+    );
+    expect(await check('ops', 'guess-1')).toEqual({ ok: false, why: 'wrong' });
+    expect(await check('ops', 'guess-2')).toEqual({ ok: false, why: 'wrong' });
+    expect(await check('ops', 'pw-of-ops-000000')).toEqual({ ok: false, why: 'throttled' });
+    // Another name has its own bucket.
+    expect(await check('other', 'x')).toEqual({ ok: false, why: 'wrong' });
+    now = 30_000; // one try back (2 per 60 s)
+    expect(await check('ops', 'pw-of-ops-000000')).toEqual({ ok: true, name: 'ops' });
+  });
+
+  it('takes operators in the configuration only with whole hashes and names of their own', async () => {
+    const base = { enabled: true, sessionTtlMs: 60_000, maxLinkTtlMs: 86_400_000 };
+    const passwordHash = await hashApiKey('pw', CHEAP);
+    expect(
+      portalSchema.safeParse({ ...base, operators: [{ name: 'ops', passwordHash }] }).success,
+    ).toBe(true);
+    const twice = portalSchema.safeParse({
+      ...base,
+      operators: [
+        { name: 'ops', passwordHash },
+        { name: 'ops', passwordHash },
+      ],
+    });
+    expect(twice.error?.issues.map((i) => i.message)).toEqual(['Two operators have the same name']);
+    const cut = portalSchema.safeParse({
+      ...base,
+      operators: [{ name: 'ops', passwordHash: passwordHash.slice(0, -4) }],
+    });
+    expect(cut.error?.issues[0]?.path).toEqual(['operators', 0, 'passwordHash']);
+    expect(
+      portalSchema.safeParse({ ...base, operators: [{ name: 'a b', passwordHash }] }).success,
+    ).toBe(false);
+  });
+});
+
+describe('the session union', () => {
+  it('reads the history as its business, or as the operator chose: one business or all', () => {
+    const business = { role: 'business', businessId: 'ACME', id: 'a', expiresAt: 1 } as const;
+    const all = {
+      role: 'operator',
+      operator: 'ops',
+      business: null,
+      id: 'b',
+      expiresAt: 1,
+    } as const;
+    const one = { ...all, business: 'ACME' } as const;
+    expect([isOperator(business), isOperator(all)]).toEqual([false, true]);
+    expect(scopeOf(business)).toEqual({ businessId: 'ACME' });
+    expect(scopeOf(all)).toEqual({ operator: true });
+    expect(scopeOf(one)).toEqual({ businessId: 'ACME' });
+    expect([businessOf(business), businessOf(all), businessOf(one)]).toEqual([
+      'ACME',
+      undefined,
+      'ACME',
+    ]);
+    expect(actor(one)).toEqual({ operator: 'ops', businessId: 'ACME' });
+  });
+
+  it('reads a stored session as one of the two, never a mix; one from before operators is a business', () => {
+    expect(parseSubject({ businessId: 'ACME', expiresAt: 1 })).toEqual({
+      role: 'business',
+      businessId: 'ACME',
+    });
+    expect(parseSubject({ role: 'operator', operator: 'ops', business: null })).toEqual({
+      role: 'operator',
+      operator: 'ops',
+      business: null,
+    });
+    // An operator role without its name is no session, whatever else it carries.
+    expect(parseSubject({ role: 'operator', businessId: 'ACME' })).toBeUndefined();
+    expect(parseSubject({ role: 'admin', businessId: 'ACME' })).toBeUndefined();
+    expect(parseSubject(null)).toBeUndefined();
+  });
+
+  it("keeps an operator's choice of business, and the session's expiry, across an update", async () => {
+    let now = 1_000;
+    const state = createMemoryState({ now: () => now });
+    const sessions = createSessionStore({ ttlMs: 500, values: state.values, now: () => now });
+    const session = await sessions.create({ role: 'operator', operator: 'ops', business: null });
+    now = 1_200;
+    await sessions.update(session, { role: 'operator', operator: 'ops', business: 'ACME' });
+    expect(await sessions.get(session.id)).toEqual({
+      role: 'operator',
+      operator: 'ops',
+      business: 'ACME',
+      id: session.id,
+      expiresAt: 1_500,
+    });
+    now = 1_500;
+    expect(await sessions.get(session.id)).toBeUndefined();
+  });
+});
+
+describe("the operator's pages", () => {
+  const viewer = {
+    role: 'operator',
+    operator: 'ops',
+    business: null,
+    businesses: ['ACME'],
+    csrf: 'csrf-1',
+  } as const;
+  const input = {
+    sha256: 'a'.repeat(64),
+    attempts: 1,
+    lastError: '<b>bad</b>',
+  };
+
+  it('offers Reprocess on a failed or retry-scheduled input only, never on a dead one', async () => {
+    const body = await dropsPage({
+      viewer,
+      drops: [
+        {
+          pipeline: 'acme',
+          source: 'local:/drop',
+          inputs: 3,
+          byStatus: {
+            received: 0,
+            publishing: 0,
+            published: 0,
+            receipted: 0,
+            failed: 1,
+            'retry-scheduled': 1,
+            dead: 1,
+          },
+          lastFailures: [
+            { ...input, file: 'a.csv', status: 'failed' },
+            {
+              ...input,
+              file: 'b.csv',
+              status: 'retry-scheduled',
+              nextAttemptAt: '2026-01-01T00:00:00Z',
+            },
+            { ...input, file: 'c.csv', status: 'dead' },
+          ],
+        },
+      ],
+    }).text();
+    expect(body.match(/aria-label="Reprocess [a-c]\.csv"/g)).toEqual([
+      'aria-label="Reprocess a.csv"',
+      'aria-label="Reprocess b.csv"',
+    ]);
+    expect(body).toContain('Never reprocessed (attempts used up)');
+    expect(body).toContain('2026-01-01T00:00:00Z');
+    expect(body).toContain('&lt;b&gt;bad&lt;/b&gt;');
+    expect(body.match(/name="csrf" value="csrf-1"/g)).toHaveLength(4); // two Reprocess forms, the picker and Sign out
+  });
+
+  it('says what a Reprocess and a Replay did', () => {
+    expect(reprocessNotice('acme', undefined).tone).toBe('failed');
+    expect(reprocessNotice('acme', { standby: true }).text).toContain(
+      'another worker holds the lease',
+    );
+    expect(reprocessNotice('acme', { standby: false, outcome: 'accepted', attempt: 2 })).toEqual({
+      tone: 'done',
+      text: 'Reprocessed in acme: accepted (attempt 2).',
+    });
+    expect(
+      reprocessNotice('acme', { standby: false, outcome: 'rejected', attempt: 3, reason: 'no' }),
+    ).toEqual({ tone: 'failed', text: 'Reprocessed in acme: rejected (attempt 3) — no.' });
+    expect(replayNotice('e1', { end: 'replayed' }).tone).toBe('done');
+    expect(replayNotice('e1', { end: 'held-back', why: 'disabled by an operator' })).toEqual({
+      tone: 'failed',
+      text: 'Event e1 stays dead-lettered: its endpoint is disabled by an operator.',
+    });
+    expect(replayNotice('e1', { end: 'not-found' }).text).toBe(
+      'Event e1 is no longer dead-lettered.',
+    );
+  });
+
+  it('says when there is no broker, so nothing is dead', async () => {
+    expect(await deadLettersPage({ viewer }).text()).toContain('runs without a message broker');
+  });
+});
