@@ -1,8 +1,10 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
-import Sqlite from 'better-sqlite3';
 import { Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
 import { HistoryUnavailable } from '../../src/operator-errors.js';
@@ -17,6 +19,7 @@ import { tempFolder } from '../support/temp.js';
 import { describeHistoryStore } from './store-contract.js';
 
 const temp = tempFolder('history-embedded-');
+const require = createRequire(import.meta.url);
 
 describeHistoryStore('embedded (SQLite)', async () => {
   const directory = path.join(temp.dir, 'contract');
@@ -65,19 +68,33 @@ describe('embedded history: one file, several processes', () => {
     const directory = path.join(temp.dir, 'locked');
     const store = createEmbeddedHistory({ directory });
     await store.open();
-    // Another process's long write: SQLite's write lock, held past the store's 5 s wait.
-    const other = new Sqlite(path.join(directory, HISTORY_FILE));
-    other.exec('begin immediate');
+    // Another process's long write: SQLite's write lock, held past the store's 5 s wait. A
+    // process of its own, as in production: the service loads SQLite in its worker thread only
+    // (loaded in this thread as well, the test's process crashed at exit on Node 24).
+    const other = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require(${JSON.stringify(require.resolve('better-sqlite3'))}))(${JSON.stringify(path.join(directory, HISTORY_FILE))});
+         db.exec('begin immediate'); process.stdout.write('locked\\n');
+         process.stdin.on('end', () => { db.exec('rollback'); db.close(); });
+         process.stdin.resume();`,
+      ],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
+    const exited = once(other, 'exit');
     try {
+      await once(other.stdout!, 'data');
       const correlationId = randomUUID();
       const write = store.write(accepted(correlationId, 'SO-LOCKED'));
       await expect(write).rejects.toThrow(HistoryUnavailable);
       await expect(write).rejects.toThrow(/cannot be used: database is locked/);
-      other.exec('rollback');
+      other.stdin!.end();
+      expect((await exited)[0]).toBe(0);
       await store.write(accepted(correlationId, 'SO-LOCKED'));
       expect(await store.records({ businessId: 'ACME' }, 'SO-LOCKED')).toHaveLength(1);
     } finally {
-      other.close();
+      other.kill();
       await store.close();
     }
   }, 60_000);

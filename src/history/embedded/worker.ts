@@ -3,6 +3,8 @@
  * runs here, off the service's event loop. The thread that owns it (index.ts) posts each store
  * call as plain rows (a structured clone) and awaits the answer; one call runs at a time, in the
  * order posted. Failures cross back as their name and message, so `HistoryUnavailable` stays typed.
+ * The addon is loaded here only, never also on a main thread: a test process that loaded it in
+ * both crashed at exit on Node 24.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { HistoryUnavailable } from '../../operator-errors.js';
