@@ -297,7 +297,7 @@ export const configSchema = z.strictObject({
     })
     .meta({
       description:
-        "The journal of HTTP batches' lineage: which request carried each accepted record. A drop's lineage is kept in the drop itself. See docs/operations.md#lineage.",
+        "The journal of HTTP batches' lineage: which request carried each accepted record. Written only while the history is off (`history.enabled`): the history holds the same, for every instance. A drop's lineage is kept in the drop itself. See docs/operations.md#lineage.",
     }),
   history: historySchema,
   portal: portalSchema,

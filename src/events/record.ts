@@ -10,7 +10,7 @@ import type { AttemptEntry, EndpointStateEntry, HistoryWrites } from '../history
 import type { AttemptResult, Destination } from './destinations/index.js';
 import type { WarehouseEvent } from './event.js';
 import type { EndpointState } from './state/endpoint.js';
-import { timeOrderedId } from '../history/ids.js';
+import { timeOrderedId } from '../ids.js';
 
 /** Where the rows go: the history's writer (`add` only queues). */
 export interface HistorySink {

@@ -4,8 +4,8 @@
  * Structural types only (the ingest flow's `ConfirmedRecords` fits `Confirmed`), so the history
  * imports nothing of the ingest flow.
  */
-import { timeOrderedId } from './ids.js';
-import type { BatchEntry, HistoryWrites } from './store.js';
+import { timeOrderedId } from '../ids.js';
+import type { BatchEntry, HistoryWrites, RecordEntries } from './store.js';
 
 /** Confirmed records as the pipeline reports them: parallel arrays from index `first`. */
 export interface Confirmed {
@@ -23,13 +23,24 @@ export type BatchFacts = Omit<BatchEntry, 'id'> & {
 
 /** One batch and its confirmed records. */
 export function batchWrites(
-  { id = timeOrderedId(), ...facts }: BatchFacts,
+  facts: BatchFacts,
   confirmed: readonly Confirmed[] = [],
 ): HistoryWrites {
-  return {
-    batches: [{ id, ...facts }],
-    records: recordWrites(id, facts.businessId, facts.at, confirmed).records,
+  // Every field named, no rest or spread: this runs for every HTTP request with the history on.
+  const id = facts.id ?? timeOrderedId();
+  const batch: BatchEntry = {
+    id,
+    correlationId: facts.correlationId,
+    businessId: facts.businessId,
+    source: facts.source,
+    kind: facts.kind,
+    recordCount: facts.recordCount,
+    outcome: facts.outcome,
+    problem: facts.problem,
+    receipt: facts.receipt,
+    at: facts.at,
   };
+  return { batches: [batch], records: recordRows(id, facts.businessId, facts.at, confirmed) };
 }
 
 /** Confirmed records of a batch whose row comes apart (a dropped file's, chunk by chunk). */
@@ -39,15 +50,22 @@ export function recordWrites(
   at: Date,
   confirmed: readonly Confirmed[],
 ): HistoryWrites & { records: NonNullable<HistoryWrites['records']> } {
-  return {
-    records: confirmed.map((records) => ({
-      batchId,
-      businessId,
-      first: records.first,
-      references: records.references,
-      messageIds: records.messageIds,
-      ...(records.lines && { lines: records.lines }),
-      at,
-    })),
-  };
+  return { records: recordRows(batchId, businessId, at, confirmed) };
+}
+
+function recordRows(
+  batchId: string,
+  businessId: string,
+  at: Date,
+  confirmed: readonly Confirmed[],
+): RecordEntries[] {
+  return confirmed.map((records) => ({
+    batchId,
+    businessId,
+    first: records.first,
+    references: records.references,
+    messageIds: records.messageIds,
+    lines: records.lines,
+    at,
+  }));
 }

@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import type { H3Event } from 'h3';
 import type { Registry } from 'prom-client';
 import { FastResponse } from 'srvx';
+import { timeOrderedId } from '../ids.js';
 import { PROBLEM_MEDIA_TYPE, reasonPhrase, toProblem, type ProblemDetails } from '../errors.js';
 import type { Logger } from '../log.js';
 import { requestTrace, type Trace } from '../tracing.js';
@@ -69,7 +69,7 @@ export function requestContext(event: H3Event, log: Logger): RequestContext {
   const sent = event.req.headers.get('x-correlation-id');
   const userAgent = event.req.headers.get('user-agent');
   const context = new RequestContext(
-    sent !== null && CORRELATION_ID.test(sent) ? sent : randomUUID(),
+    sent !== null && CORRELATION_ID.test(sent) ? sent : timeOrderedId(),
     log,
     userAgent === null ? undefined : userAgent.slice(0, 200),
     event.req.headers,

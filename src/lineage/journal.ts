@@ -259,13 +259,17 @@ export async function journalFiles(directory: string, sinceDay?: string): Promis
 /** The line prefix of every entry for `reference`: lines are tested with `startsWith` before any is parsed. */
 export const entryPrefix = (reference: string) => `{"reference":${JSON.stringify(reference)},`;
 
-/** The HTTP lineage journal as configured; none in the sandbox, which publishes nothing to trace. */
+/**
+ * The HTTP lineage journal as configured. None in the sandbox, which publishes nothing to trace,
+ * and none with the history on: the history keeps each accepted batch with its records' numbers,
+ * for every instance sharing it, so a second copy per instance would only cost each request's CPU.
+ */
 export function openLineageJournal(
   config: Readonly<Config>,
   log: Logger,
   metrics: { lineageLost(records: number): void },
 ): LineageJournal | undefined {
-  if (config.environment === 'sandbox') return undefined;
+  if (config.environment === 'sandbox' || config.history.enabled) return undefined;
   return createLineageJournal(
     {
       directory: lineageDirectory(config),

@@ -1,4 +1,4 @@
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -151,7 +151,7 @@ describe('history: dropped files', () => {
 });
 
 describe('lineage on the history', () => {
-  it('finds a batch another instance accepted, scoped by --business when given', async () => {
+  it('finds a batch another instance accepted, scoped by --business when given; no journal is written beside it', async () => {
     const body = JSON.parse(orders.toString()) as Array<{ identifiers: Record<string, string> }>;
     body[0]!.identifiers.shipmentId = 'SO-LINEAGE-1';
     const response = await post(JSON.stringify([body[0]]));
@@ -181,5 +181,7 @@ describe('lineage on the history', () => {
     });
     expect(other.code).toBe(1);
     expect(other.stdout).toBe('');
+    // The history holds the lineage: the per-instance HTTP journal is not written meanwhile.
+    expect(existsSync(path.join(temp.dir, 'data', 'lineage'))).toBe(false);
   }, 60_000);
 });

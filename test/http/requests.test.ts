@@ -91,12 +91,15 @@ describe('correlation ids', () => {
     ['too long', 'x'.repeat(129)],
     ['with spaces', 'a b'],
     ['non-ASCII', 'trace-ü'],
-  ])('generates a UUID when the id is %s', async (_name, sent) => {
+  ])('generates a time-ordered UUID (version 7) when the id is %s', async (_name, sent) => {
     const headers: Record<string, string> = sent === undefined ? {} : { 'x-correlation-id': sent };
+    const before = Date.now();
     const response = await t.post('sales-orders', [{}], { headers });
-    const id = response.headers.get('x-correlation-id');
-    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(id).not.toBe(sent);
+    const id = response.headers.get('x-correlation-id')!;
+    expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    const at = Number.parseInt(id.replace(/-/g, '').slice(0, 12), 16);
+    expect(at).toBeGreaterThanOrEqual(before);
+    expect(at).toBeLessThanOrEqual(Date.now());
   });
 
   it('carries the correlation id on error answers too, and on their log lines', async () => {

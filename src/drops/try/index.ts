@@ -1,10 +1,10 @@
 import { settledToHistory } from './to-history.js';
-import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { asLocalResourceError, toProblem } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { Receipt } from '../receipts.js';
 import { reconnectDelay } from '../../backoff.js';
+import { timeOrderedId } from '../../ids.js';
 import { ClaimLost, CLAIMS_FOLDER, startHeartbeat, type Claim } from '../claims.js';
 import {
   acceptedOutcome,
@@ -140,7 +140,7 @@ async function tryOnce(
 ): Promise<TryOutcome> {
   const begun = await ctx.save(counted ? begin(arrivedState) : arrivedState);
   // A try resuming an interrupted one carries its correlation id on.
-  const correlationId = begun.resume?.correlationId ?? randomUUID();
+  const correlationId = begun.resume?.correlationId ?? timeOrderedId();
   const ended = await publishFile(ctx, tr, begun, correlationId);
   if (ended.end === 'lost') return 'skipped';
   if (ended.end === 'interrupted') return 'interrupted';

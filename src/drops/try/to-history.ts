@@ -3,7 +3,7 @@
  * outcome and the receipt (a rejection's or a give-up's problem details beside it). `id`: the
  * try's correlation id when records were confirmed under it (they point to this row), else a new one.
  */
-import { randomUUID } from 'node:crypto';
+import { timeOrderedId } from '../../ids.js';
 import { batchWrites } from '../../history/entries.js';
 import type { Receipt } from '../receipts.js';
 import type { FileTry, TryContext } from './context.js';
@@ -15,7 +15,7 @@ export function settledToHistory(
   { correlationId, recordCount }: { correlationId: string | undefined; recordCount: number },
 ): void {
   if (!ctx.history) return;
-  const id = correlationId ?? randomUUID();
+  const id = correlationId ?? timeOrderedId();
   const refused = receipt.outcome === 'rejected' || receipt.outcome === 'dead';
   ctx.history.add(
     batchWrites({

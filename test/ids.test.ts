@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { timeOrderedId } from '../../src/history/ids.js';
+import { timeOrderedId } from '../src/ids.js';
 
 describe('timeOrderedId', () => {
   it('is a version 7 UUID with its millisecond time first', () => {
