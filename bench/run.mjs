@@ -1,6 +1,7 @@
-// npm run bench [-- --only=json|paced|sandbox|shards|format|cluster|csv|drops|events|pages] [--profile[=latency]]
+// npm run bench [-- --only=json|closed-loop|paced|sandbox|shards|format|cluster|csv|drops|events|pages] [--profile[=latency]]
 // --only=json: only this file's parts (service vs baseline, v2 JSON batches: throughput, sequential
-// latency, paced open loop, sandbox); --only=paced / --only=sandbox: one of those alone;
+// latency, paced open loop, sandbox); --only=closed-loop (throughput and sequential latency),
+// --only=paced, --only=sandbox: one of those alone;
 // --only=shards: 100-record batches into 1, 2 and 4 queues (bench/shards.mjs); --only=format: what
 // each message property and header costs (bench/format.mjs); --only=cluster: a three-node cluster's
 // quorum queues and shards next to this broker's classic and quorum queue (bench/cluster.mjs,
@@ -68,6 +69,7 @@ const PROFILE = profileArg && (profileArg.split('=')[1] || 'throughput');
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const PARTS = [
   'json',
+  'closed-loop',
   'paced',
   'sandbox',
   'shards',
@@ -639,7 +641,7 @@ async function profile(servers, measure, workload, dir) {
 }
 
 async function selected() {
-  if (ONLY === undefined || ['json', 'paced', 'sandbox'].includes(ONLY)) await main();
+  if (ONLY === undefined || ['json', 'closed-loop', 'paced', 'sandbox'].includes(ONLY)) await main();
   if ((ONLY === undefined && !PROFILE) || ONLY === 'shards')
     await runShardsBench({ amqpUrl: AMQP_URL, resultsDir: RESULTS });
   if ((ONLY === undefined && !PROFILE) || ONLY === 'format')
