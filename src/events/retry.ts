@@ -19,6 +19,21 @@ export const DEAD_AT_HEADER = 'x-dead-at';
 /** On a parked message: when it comes back to the delivery queue (ISO 8601), for `events status`. */
 export const NEXT_ATTEMPT_HEADER = 'x-webhook-next-attempt-at';
 
+/** A dead letter as its headers above describe it (the CLI lists them, the portal shows them). */
+export interface DeadLetter {
+  readonly id: string;
+  readonly type: string;
+  readonly businessId: string;
+  /** The endpoint it was for (its id). */
+  readonly endpoint: string;
+  /** Why it was dead-lettered (`attempts-exhausted`, `endpoint-removed`, …). */
+  readonly reason: string;
+  /** When, as the worker wrote it (ISO 8601). */
+  readonly deadAt: string;
+  readonly attempts: number;
+  readonly lastFailure: string;
+}
+
 /**
  * A retry queue's name. With quorum queues the retry queues are quorum too (replicated: a node
  * loss must not stop parking), under names of their own — `….quorum` — because RabbitMQ cannot

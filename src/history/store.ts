@@ -2,7 +2,7 @@
  * The history port: what happened to each batch, record, event and delivery, kept for a
  * retention period and shared by every instance using the same store. One interface,
  * two adapters (`embedded/`: a SQLite file under `dataDirectory`; `postgres/`: a pool on a
- * fleet's database, running the SQL of `sql/`), held to one contract suite.
+ * fleet's database), held to one contract suite.
  *
  * Tenancy is in the signature: every read takes a `Scope`, either one business (a partner's or
  * an operator's question about one business) or the operator's whole view, said explicitly. No

@@ -1,4 +1,5 @@
 import type { InputStatus, ReprocessOutcome } from '../vocabulary.js';
+import type { DeadLetter } from '../events/retry.js';
 
 /**
  * What the operator's pages ask of the running service: the drops' inputs and a reprocess, the
@@ -40,17 +41,11 @@ export interface ReprocessAnswer {
   readonly reason?: string | undefined;
 }
 
-export interface DeadLetterView {
-  readonly id: string;
-  readonly type: string;
-  readonly businessId: string;
+/** A dead letter as the page shows it: the endpoint by its name when it is still configured. */
+export type DeadLetterView = Omit<DeadLetter, 'endpoint'> & {
   /** The endpoint's name when it is still configured, else the id the letter carries. */
   readonly endpoint: string;
-  readonly reason: string;
-  readonly deadAt: string;
-  readonly attempts: number;
-  readonly lastFailure: string;
-}
+};
 
 /** What one Replay did: moved back to the delivery queue, held back (and why), or not found. */
 export type ReplayAnswer =

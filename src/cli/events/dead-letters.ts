@@ -7,6 +7,7 @@ import { openBrokerConnection } from '../../broker/connection.js';
 import type { EventsConfig } from '../../events/config.js';
 import {
   ATTEMPTS_HEADER,
+  type DeadLetter,
   DEAD_AT_HEADER,
   DEAD_REASON_HEADER,
   ENDPOINT_HEADER,
@@ -15,20 +16,6 @@ import {
 import { eventsTopology } from '../../events/topology.js';
 import { browseQueue } from './browse.js';
 import { untilReturned } from './status.js';
-
-export interface DeadLetter {
-  readonly id: string;
-  readonly type: string;
-  readonly businessId: string;
-  /** The endpoint it was for (its id). */
-  readonly endpoint: string;
-  /** Why it was dead-lettered (`attempts-exhausted`, `endpoint-removed`, …). */
-  readonly reason: string;
-  /** When, as the worker wrote it (ISO 8601). */
-  readonly deadAt: string;
-  readonly attempts: number;
-  readonly lastFailure: string;
-}
 
 export interface DeadLetterOptions {
   readonly url: string | readonly string[];

@@ -1,17 +1,20 @@
 /**
- * The history store on one SQLite file (better-sqlite3): the embedded adapter's queries, the
- * same answers as the PostgreSQL adapter's (one contract suite runs against both). Calls are
- * synchronous; the store runs in the embedded history's worker thread (worker.ts), never on the
- * thread that answers requests. Every read is scoped: `@business` is the business id, or null
- * for the operator's view. Rows are mapped by the PostgreSQL adapter's own row functions
- * (postgres's rows.ts) once their times and JSON are read back.
+ * The history store on one SQLite file (better-sqlite3), opened by file.ts: the embedded
+ * adapter's queries, the same answers as the PostgreSQL adapter's (one contract suite runs
+ * against both). Calls are synchronous; the store runs in the embedded history's worker thread
+ * (worker.ts), never on the thread that answers requests. Every read is scoped: `@business` is
+ * the business id, or null for the operator's view. Rows are mapped, paged and grouped by the
+ * functions both adapters share (../rows.ts) once their times and JSON are read back.
  */
 import type { Database, Statement } from 'better-sqlite3';
 import { HistoryUnavailable } from '../../operator-errors.js';
 import {
+  activityPerEndpoint,
   type AttemptDbRow,
   type BatchDbRow,
+  batchPage,
   type EventDbRow,
+  eventPage,
   scoped,
   toAttempt,
   toBatch,
@@ -20,7 +23,6 @@ import {
 import {
   ATTEMPTS_PER_EVENT,
   PRUNED_TABLES,
-  type AttemptEntry,
   type EndpointStateEntry,
   type HistoryStore,
   type PrunedTable,
@@ -28,58 +30,6 @@ import {
 } from '../store.js';
 import { migrate } from './migrations.js';
 import { prepareWrite } from './writes.js';
-
-/** SQLite's result codes that say the file cannot be reached or written now, not that a row is wrong. */
-const OUTAGE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|NOMEM|PROTOCOL)/;
-
-/**
- * The file opened for the history: WAL, so readers (a `lineage` in another process) never wait
- * for the writer and a write costs one append; `synchronous=NORMAL`, so a commit survives the
- * process being killed (only a power loss may take the last commits, which the history allows);
- * a writer waits up to 5 s for another process's write lock.
- */
-export async function openSqliteHistory(file: string): Promise<HistoryStore> {
-  const { default: Sqlite } = await import('better-sqlite3');
-  const db = outage(() => new Sqlite(file, { timeout: 5000 }));
-  outage(() => {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = NORMAL');
-  });
-  const store = createSqliteHistory(db);
-  return Object.fromEntries(
-    Object.entries(store).map(([key, value]) => [
-      key,
-      typeof value === 'function'
-        ? async (...args: unknown[]) => {
-            try {
-              return await (value as (...a: unknown[]) => Promise<unknown>)(...args);
-            } catch (error) {
-              throw mapped(error);
-            }
-          }
-        : value,
-    ]),
-  ) as unknown as HistoryStore;
-}
-
-function outage<T>(work: () => T): T {
-  try {
-    return work();
-  } catch (error) {
-    throw mapped(error);
-  }
-}
-
-/** A failure as `HistoryUnavailable` when it is the file's, not the rows'. */
-function mapped(error: unknown): unknown {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && OUTAGE.test(code)
-    ? new HistoryUnavailable(
-        `the embedded history's file cannot be used: ${(error as Error).message}`,
-        error,
-      )
-    : error;
-}
 
 /** Calls answer synchronously in substance; `HistoryStore`'s promises only wrap them. */
 export function createSqliteHistory(db: Database): HistoryStore {
@@ -160,11 +110,7 @@ export function createSqliteHistory(db: Database): HistoryStore {
         afterId: page.after?.id ?? null,
         limit: page.limit + 1,
       }) as SqliteBatchRow[];
-      const items = rows.slice(0, page.limit).map(batchOf);
-      const last = items.at(-1);
-      return rows.length > page.limit && last
-        ? { items, next: { at: last.at, id: last.id } }
-        : { items };
+      return batchPage(rows.map(batchOf), page.limit);
     },
     async listEvents(scope, filter, page) {
       const business = scoped(scope);
@@ -186,7 +132,7 @@ export function createSqliteHistory(db: Database): HistoryStore {
         afterId: page.after?.id ?? null,
         limit: page.limit + 1,
       }) as SqliteEventRow[];
-      const events = rows.slice(0, page.limit).map(eventOf);
+      const events = rows.map(eventOf);
       const attempts =
         events.length === 0
           ? []
@@ -198,20 +144,10 @@ export function createSqliteHistory(db: Database): HistoryStore {
                where n <= @per order by event_id, at, id`,
             ).all({
               business,
-              ids: JSON.stringify(events.map((event) => event.id)),
+              ids: JSON.stringify(events.slice(0, page.limit).map((event) => event.id)),
               per: ATTEMPTS_PER_EVENT,
             }) as SqliteAttemptRow[]);
-      const of = new Map<string, AttemptEntry[]>();
-      for (const row of attempts) {
-        const list = of.get(row.event_id) ?? [];
-        list.push(attemptOf(row));
-        of.set(row.event_id, list);
-      }
-      const items = events.map((event) => ({ ...event, attempts: of.get(event.id) ?? [] }));
-      const last = items.at(-1);
-      return rows.length > page.limit && last
-        ? { items, next: { at: last.receivedAt, id: last.id } }
-        : { items };
+      return eventPage(events, page.limit, attempts.map(attemptOf));
     },
     async event(scope, id) {
       const row = sql(
@@ -280,19 +216,7 @@ export function createSqliteHistory(db: Database): HistoryStore {
            from history_attempts a where (@business is null or business_id = @business)) ranked
          where n <= @last order by business_id, endpoint, at desc, id`,
       ).all({ business, last }) as SqliteAttemptRow[];
-      const key = (businessId: string, endpoint: string) => `${businessId}\n${endpoint}`;
-      const lastOf = new Map<string, AttemptEntry[]>();
-      for (const row of recent) {
-        const k = key(row.business_id, row.endpoint);
-        lastOf.set(k, [...(lastOf.get(k) ?? []), attemptOf(row)]);
-      }
-      return counts.map((row) => ({
-        businessId: row.business_id,
-        endpoint: row.endpoint,
-        delivered: row.delivered,
-        failed: row.failed,
-        lastAttempts: lastOf.get(key(row.business_id, row.endpoint)) ?? [],
-      }));
+      return activityPerEndpoint(counts, recent.map(attemptOf));
     },
     async prune(olderThan) {
       const prune = db.transaction(() => {

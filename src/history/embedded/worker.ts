@@ -9,7 +9,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { HistoryUnavailable } from '../../operator-errors.js';
 import type { HistoryStore } from '../store.js';
-import { openSqliteHistory } from './sqlite.js';
+import { openSqliteHistory } from './file.js';
 
 /** What the owning thread hands the worker when it starts it. */
 export interface WorkerSetup {

@@ -6,7 +6,7 @@
  */
 import type { BatchCursor, BatchFilter, BatchPage, Scope } from '../store.js';
 import type { SqlQuery } from './client.js';
-import { type BatchDbRow, scoped, toBatch } from '../rows.js';
+import { type BatchDbRow, batchPage, scoped, toBatch } from '../rows.js';
 
 export async function listBatches(
   db: SqlQuery,
@@ -37,9 +37,5 @@ export async function listBatches(
       page.limit + 1,
     ],
   );
-  const items = rows.slice(0, page.limit).map(toBatch);
-  const last = items.at(-1);
-  return rows.length > page.limit && last
-    ? { items, next: { at: last.at, id: last.id } }
-    : { items };
+  return batchPage(rows.map(toBatch), page.limit);
 }

@@ -11,7 +11,14 @@ import {
   type Scope,
 } from '../store.js';
 import type { SqlQuery } from './client.js';
-import { type AttemptDbRow, type EventDbRow, scoped, toAttempt, toEvent } from '../rows.js';
+import {
+  type AttemptDbRow,
+  type EventDbRow,
+  eventPage,
+  scoped,
+  toAttempt,
+  toEvent,
+} from '../rows.js';
 
 export async function listEvents(
   db: SqlQuery,
@@ -38,7 +45,7 @@ export async function listEvents(
       page.limit + 1,
     ],
   );
-  const events = rows.slice(0, page.limit).map(toEvent);
+  const events = rows.map(toEvent);
   const attempts =
     events.length === 0
       ? []
@@ -47,17 +54,7 @@ export async function listEvents(
              from history_attempts a
              where a.event_id = any($2::text[]) and ($1::text is null or a.business_id = $1)) ranked
            where n <= $3 order by event_id, at, id`,
-          [scoped(scope), events.map((event) => event.id), ATTEMPTS_PER_EVENT],
+          [scoped(scope), events.slice(0, page.limit).map((event) => event.id), ATTEMPTS_PER_EVENT],
         );
-  const of = new Map<string, ReturnType<typeof toAttempt>[]>();
-  for (const row of attempts) {
-    const list = of.get(row.event_id) ?? [];
-    list.push(toAttempt(row));
-    of.set(row.event_id, list);
-  }
-  const items = events.map((event) => ({ ...event, attempts: of.get(event.id) ?? [] }));
-  const last = items.at(-1);
-  return rows.length > page.limit && last
-    ? { items, next: { at: last.receivedAt, id: last.id } }
-    : { items };
+  return eventPage(events, page.limit, attempts.map(toAttempt));
 }

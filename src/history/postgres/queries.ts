@@ -9,6 +9,7 @@ import { listEvents } from './event-pages.js';
 import { migrate } from './migrations.js';
 import { write } from './writes.js';
 import {
+  activityPerEndpoint,
   type AttemptDbRow,
   type BatchDbRow,
   type EventDbRow,
@@ -19,7 +20,6 @@ import {
 } from '../rows.js';
 import {
   PRUNED_TABLES,
-  type AttemptEntry,
   type EndpointStateEntry,
   type HistoryStore,
   type PrunedTable,
@@ -132,19 +132,7 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
          where n <= $2 order by business_id, endpoint, at desc, id`,
         [scoped(scope), last],
       );
-      const key = (businessId: string, endpoint: string) => `${businessId}\n${endpoint}`;
-      const lastOf = new Map<string, AttemptEntry[]>();
-      for (const row of recent) {
-        const k = key(row.business_id, row.endpoint);
-        lastOf.set(k, [...(lastOf.get(k) ?? []), toAttempt(row)]);
-      }
-      return counts.map((row) => ({
-        businessId: row.business_id,
-        endpoint: row.endpoint,
-        delivered: row.delivered,
-        failed: row.failed,
-        lastAttempts: lastOf.get(key(row.business_id, row.endpoint)) ?? [],
-      }));
+      return activityPerEndpoint(counts, recent.map(toAttempt));
     },
     async prune(olderThan) {
       const pruned = {} as Record<PrunedTable, number>;
