@@ -10,6 +10,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { HistoryUnavailable } from '../../src/operator-errors.js';
 import { createEmbeddedHistory, HISTORY_FILE } from '../../src/history/embedded/index.js';
 import { loadConfig } from '../../src/config.js';
+import { MIGRATIONS } from '../../src/history/embedded/migrations.js';
 import { batchWrites } from '../../src/history/entries.js';
 import { openHistory } from '../../src/history/index.js';
 import { createHistoryWriter } from '../../src/history/writer.js';
@@ -95,6 +96,45 @@ describe('embedded history: one file, several processes', () => {
       expect(await store.records({ businessId: 'ACME' }, 'SO-LOCKED')).toHaveLength(1);
     } finally {
       other.kill();
+      await store.close();
+    }
+  }, 60_000);
+
+  it('is migrated by the next process when one is killed (kill -9) in the middle of its migration', async () => {
+    const directory = path.join(temp.dir, 'killed-migrating');
+    mkdirSync(directory);
+    // The killed process has created the first version's tables in its open transaction (the
+    // write lock held) when it is killed: SQLite ignores its uncommitted pages at the next open.
+    const killed = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require(${JSON.stringify(require.resolve('better-sqlite3'))}))(${JSON.stringify(path.join(directory, HISTORY_FILE))});
+         db.pragma('journal_mode = WAL');
+         db.exec('begin immediate');
+         db.exec(process.env.FIRST);
+         process.stdout.write('migrating\\n');
+         setInterval(() => {}, 60000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FIRST: MIGRATIONS[0]!.sql } },
+    );
+    const exited = once(killed, 'exit');
+    const store = createEmbeddedHistory({ directory });
+    try {
+      await Promise.race([
+        once(killed.stdout!, 'data'),
+        exited.then(([code]) => {
+          throw new Error(`the migrating process ended first (exit code ${code})`);
+        }),
+      ]);
+      killed.kill('SIGKILL');
+      await exited;
+      await store.open();
+      const correlationId = randomUUID();
+      await store.write(accepted(correlationId, 'SO-AFTER-KILL'));
+      expect(await store.records({ businessId: 'ACME' }, 'SO-AFTER-KILL')).toHaveLength(1);
+    } finally {
+      killed.kill('SIGKILL');
       await store.close();
     }
   }, 60_000);

@@ -14,7 +14,7 @@ interface Migration {
 }
 
 /** The advisory lock key every instance takes while it migrates (`hashtext` of a fixed name). */
-const LOCK = `select pg_advisory_xact_lock(hashtext('warehouse-ingest history migrations'))`;
+export const MIGRATION_LOCK = `select pg_advisory_xact_lock(hashtext('warehouse-ingest history migrations'))`;
 
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -111,7 +111,7 @@ export const MIGRATIONS: readonly Migration[] = [
 /** Applies the migrations this database lacks; answers the versions it applied (none when current). */
 export async function migrate(db: SqlClient): Promise<number[]> {
   return db.transaction(async (tx) => {
-    await tx.query(LOCK);
+    await tx.query(MIGRATION_LOCK);
     await tx.query(`create table if not exists history_migrations (
       version integer primary key,
       name text not null,
