@@ -641,7 +641,8 @@ async function profile(servers, measure, workload, dir) {
 }
 
 async function selected() {
-  if (ONLY === undefined || ['json', 'closed-loop', 'paced', 'sandbox'].includes(ONLY)) await main();
+  if (ONLY === undefined || ['json', 'closed-loop', 'paced', 'sandbox'].includes(ONLY))
+    await main();
   if ((ONLY === undefined && !PROFILE) || ONLY === 'shards')
     await runShardsBench({ amqpUrl: AMQP_URL, resultsDir: RESULTS });
   if ((ONLY === undefined && !PROFILE) || ONLY === 'format')
