@@ -12,15 +12,15 @@ export interface OperatorCredential {
   readonly passwordHash: string;
 }
 
-/** Why a sign-in was refused: the page says no more than this. */
-export type OperatorRefusal = 'wrong' | 'throttled';
-
+/** A sign-in's answer; a refusal says no more than why (the page shows nothing else). */
 export type OperatorCheck = (
   name: string,
   password: string,
 ) => Promise<
   | { readonly ok: true; readonly name: string }
-  | { readonly ok: false; readonly why: OperatorRefusal }
+  | { readonly ok: false; readonly why: 'wrong' }
+  /** Seconds until this name may try again (the answer's `Retry-After`). */
+  | { readonly ok: false; readonly why: 'throttled'; readonly retryAfterSeconds: number }
 >;
 
 export interface OperatorCheckOptions {
@@ -57,7 +57,8 @@ export function createOperatorCheck(
   return async (name, password) => {
     // Taken for every try, a success too: a guesser cannot tell which try refilled nothing.
     const decision = await limiter.take(`operator:${name.slice(0, 64)}`);
-    if (!decision.allowed) return { ok: false, why: 'throttled' };
+    if (!decision.allowed)
+      return { ok: false, why: 'throttled', retryAfterSeconds: decision.retryAfterSeconds };
     const stored = hashes.get(name);
     const matches = await verifyApiKey(password, stored ?? decoy);
     return stored && matches ? { ok: true, name } : { ok: false, why: 'wrong' };

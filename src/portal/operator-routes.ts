@@ -54,7 +54,9 @@ export function mountOperatorPages(
       const check = await deps.checkOperator(name, form?.get('password') ?? '');
       if (!check.ok) {
         deps.log.warn({ operator: name, why: check.why }, 'portal: operator sign-in refused');
-        return operatorSignInPage(check.why, name);
+        return check.why === 'throttled'
+          ? operatorSignInPage('throttled', name, check.retryAfterSeconds)
+          : operatorSignInPage('wrong', name);
       }
       const session = await deps.sessions.create({
         role: 'operator',

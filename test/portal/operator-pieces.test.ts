@@ -5,6 +5,7 @@ import { createMemoryState } from '../../src/http-state/memory.js';
 import { createOperatorCheck } from '../../src/portal/operator-credentials.js';
 import { deadLettersPage, replayNotice } from '../../src/portal/pages/dead-letters.js';
 import { dropsPage, reprocessNotice } from '../../src/portal/pages/drops.js';
+import { operatorSignInPage } from '../../src/portal/pages/operator-sign-in.js';
 import {
   actor,
   businessOf,
@@ -37,11 +38,29 @@ describe('the operator password check', () => {
     );
     expect(await check('ops', 'guess-1')).toEqual({ ok: false, why: 'wrong' });
     expect(await check('ops', 'guess-2')).toEqual({ ok: false, why: 'wrong' });
-    expect(await check('ops', 'pw-of-ops-000000')).toEqual({ ok: false, why: 'throttled' });
+    // The next try is 30 s away (2 per 60 s): the page sends that as Retry-After.
+    expect(await check('ops', 'pw-of-ops-000000')).toEqual({
+      ok: false,
+      why: 'throttled',
+      retryAfterSeconds: 30,
+    });
     // Another name has its own bucket.
     expect(await check('other', 'x')).toEqual({ ok: false, why: 'wrong' });
     now = 30_000; // one try back (2 per 60 s)
     expect(await check('ops', 'pw-of-ops-000000')).toEqual({ ok: true, name: 'ops' });
+  });
+
+  it('answers a throttled try 429 with Retry-After, a wrong one 401 without, and says when none are configured', async () => {
+    const throttled = operatorSignInPage('throttled', 'ops', 30);
+    expect(throttled.status).toBe(429);
+    expect(throttled.headers.get('retry-after')).toBe('30');
+    expect(await throttled.text()).toContain('Too many tries for this name');
+    const wrong = operatorSignInPage('wrong', 'ops');
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('retry-after')).toBeNull();
+    const none = operatorSignInPage('none-configured');
+    expect(none.status).toBe(401);
+    expect(await none.text()).toContain('no operators configured (portal.operators)');
   });
 
   it('takes operators in the configuration only with whole hashes and names of their own', async () => {

@@ -19,11 +19,20 @@ const PROBLEMS: Record<SignInProblem, { status: number; text: string }> = {
   },
 };
 
-export function operatorSignInPage(problem?: SignInProblem, name = ''): Response {
+/** `retryAfterSeconds`: a throttled try's wait, sent as `Retry-After`. */
+export function operatorSignInPage(
+  problem?: SignInProblem,
+  name = '',
+  retryAfterSeconds?: number,
+): Response {
   const refused = problem && PROBLEMS[problem];
   return page({
     title: 'Operator sign-in',
     status: refused?.status ?? 200,
+    ...(problem === 'throttled' &&
+      retryAfterSeconds !== undefined && {
+        headers: { 'retry-after': String(Math.max(1, retryAfterSeconds)) },
+      }),
     body: html`<h1>Operator sign-in</h1>
 <p>For the people who run this service. Businesses sign in with the link their contact sends them.</p>
 ${refused && html`<p role="alert" class="notice-box failed">${refused.text}</p>`}
