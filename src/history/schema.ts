@@ -46,9 +46,13 @@ export const historySchema = z
         events: days('warehouse events'),
         attempts: days('delivery attempts'),
       })
+      .refine((days) => days.records <= days.batches, {
+        message: 'records are kept no longer than their batches: records ≤ batches',
+        path: ['records'],
+      })
       .meta({
         description:
-          "Retention per table. An endpoint's state is current state and is never pruned.",
+          "Retention per table. Records are kept no longer than batches (a record is found through its batch, and the embedded store prunes records with their batch). An endpoint's state is current state and is never pruned.",
       }),
     maxPendingRows: z.int().min(1000).max(10_000_000).meta({
       description:

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { pruneOnce } from '../../src/history/index.js';
+import { historySchema } from '../../src/history/schema.js';
 import type { HistoryStore, PrunedTable } from '../../src/history/store.js';
 import type { HistoryWriter } from '../../src/history/writer.js';
 import { createLogger } from '../../src/log.js';
@@ -47,5 +48,19 @@ describe('the hourly prune', () => {
       await pruneOnce(store, writer, history, createLogger({ level: 'silent' }));
       expect(calls).toEqual([]);
     }
+  });
+});
+
+describe('the retention the configuration takes', () => {
+  const base = { ...history, retentionDays: { ...retentionDays } };
+  it('keeps records no longer than their batches', () => {
+    expect(historySchema.safeParse(base).success).toBe(true);
+    const equal = { ...base, retentionDays: { ...retentionDays, records: 30 } };
+    expect(historySchema.safeParse(equal).success).toBe(true);
+    const longer = { ...base, retentionDays: { ...retentionDays, records: 31 } };
+    const refused = historySchema.safeParse(longer);
+    expect(refused.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual([
+      ['retentionDays.records', 'records are kept no longer than their batches: records ≤ batches'],
+    ]);
   });
 });

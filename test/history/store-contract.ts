@@ -591,6 +591,31 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       expect(await store.batches({ businessId: 'PRUNE' }, recent.correlationId)).toHaveLength(1);
     });
 
+    it('prunes records with the same cut-off as their batches: the old ones go, the recent stay', async () => {
+      const old = batch({ businessId: 'PRUNE-R', at: at('2020-01-01T00:00:00Z') });
+      const recent = batch({ businessId: 'PRUNE-R', at: at('2026-11-25T00:00:00Z') });
+      const records = (b: BatchEntry, reference: string) => ({
+        batchId: b.id,
+        businessId: 'PRUNE-R',
+        first: 0,
+        references: [reference, reference],
+        messageIds: [randomUUID(), randomUUID()],
+        at: b.at,
+      });
+      await store.write({
+        batches: [old, recent],
+        records: [records(old, 'PR-OLD'), records(recent, 'PR-NEW')],
+      });
+      const cut = at('2026-01-01T00:00:00Z');
+      const pruned = await store.prune({ batches: cut, records: cut, events: cut, attempts: cut });
+      expect(pruned.records).toBeGreaterThanOrEqual(2);
+      expect(await store.records({ businessId: 'PRUNE-R' }, 'PR-OLD')).toEqual([]);
+      expect(await store.records({ businessId: 'PRUNE-R' }, 'PR-NEW')).toHaveLength(2);
+      expect(await store.batches({ businessId: 'PRUNE-R' }, recent.correlationId)).toEqual([
+        expect.objectContaining({ messageIds: expect.any(Array) }),
+      ]);
+    });
+
     it('writes all of a write or none of it: a row the store refuses takes the rest with it', async () => {
       const kept = batch();
       // A record whose message id is not a uuid: the store refuses it, and the batch beside it too.

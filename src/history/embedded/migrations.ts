@@ -107,6 +107,14 @@ export const MIGRATIONS: readonly Migration[] = [
       ) without rowid;
     `,
   },
+  {
+    version: 2,
+    name: 'records: pruned through their batch, without an index of their own on time',
+    // The index cost 1.3 of a record row's 4.7 µs of CPU, on every record written.
+    sql: `
+      drop index history_records_at;
+    `,
+  },
 ];
 
 /** Applies the migrations this file lacks; answers the versions it applied (none when current). */
