@@ -139,6 +139,49 @@ describe('embedded history: one file, several processes', () => {
     }
   }, 60_000);
 
+  it('migrates a file of the first version with its rows: records are still found, and pruned with their batch', async () => {
+    const directory = path.join(temp.dir, 'first-version');
+    mkdirSync(directory);
+    const batchId = '0190a3b2-0000-7000-8000-0000000000aa';
+    const messageId = randomUUID();
+    // The file as the first version left it, written by a process of its own (as everywhere in
+    // this file, SQLite is not loaded in the test's own thread).
+    const older = spawn(
+      process.execPath,
+      [
+        '-e',
+        `const db = new (require(${JSON.stringify(require.resolve('better-sqlite3'))}))(${JSON.stringify(path.join(directory, HISTORY_FILE))});
+         db.pragma('journal_mode = WAL');
+         db.exec('create table history_migrations (version integer primary key, name text not null, applied_at integer not null)');
+         db.exec(process.env.FIRST);
+         db.prepare('insert into history_migrations values (1, ?, ?)').run('first', Date.now());
+         db.prepare("insert into history_batches values (?, 'corr-first', 'ACME', '/api/v2/sales-orders', null, null, 'sales-orders', 1, 'accepted', null, null, ?)").run(process.env.BATCH, Date.parse('2026-11-20T00:00:00Z'));
+         db.prepare("insert into history_records values (?, 0, 'ACME', 'SO-FIRST', ?, null, ?)").run(process.env.BATCH, process.env.MESSAGE, Date.parse('2026-11-20T00:00:00Z'));
+         db.close();`,
+      ],
+      {
+        stdio: ['ignore', 'inherit', 'inherit'],
+        env: { ...process.env, FIRST: MIGRATIONS[0]!.sql, BATCH: batchId, MESSAGE: messageId },
+      },
+    );
+    expect((await once(older, 'exit'))[0]).toBe(0);
+    const store = createEmbeddedHistory({ directory });
+    try {
+      await store.open();
+      const [found] = await store.records({ businessId: 'ACME' }, 'SO-FIRST');
+      expect(found).toMatchObject({
+        messageId,
+        batch: { id: batchId, correlationId: 'corr-first' },
+      });
+      const cut = new Date('2026-11-21T00:00:00Z');
+      const pruned = await store.prune({ batches: cut, records: cut, events: cut, attempts: cut });
+      expect(pruned).toMatchObject({ batches: 1, records: 1 });
+      expect(await store.records({ businessId: 'ACME' }, 'SO-FIRST')).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
+
   it('answers HistoryUnavailable before it is open', async () => {
     const store = createEmbeddedHistory({ directory: path.join(temp.dir, 'never') });
     await expect(store.write({ batches: [] })).rejects.toThrow(HistoryUnavailable);

@@ -618,14 +618,14 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
 
     it('writes all of a write or none of it: a row the store refuses takes the rest with it', async () => {
       const kept = batch();
-      // A record whose message id is not a uuid: the store refuses it, and the batch beside it too.
+      // A record without a batch (a bug): the store refuses it, and the batch beside it too.
       const refused = (entries: HistoryWrites) => expect(store.write(entries)).rejects.toThrow();
       const bad = {
-        batchId: kept.id,
+        batchId: null as unknown as string,
         first: 0,
         businessId: 'ACME',
         references: ['SO-ALL-OR-NONE'],
-        messageIds: ['not-a-uuid'],
+        messageIds: [randomUUID()],
         at: kept.at,
       };
       await refused({ batches: [kept], records: [bad] });
