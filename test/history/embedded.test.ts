@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type SpawnOptions, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
@@ -21,6 +21,22 @@ import { describeHistoryStore } from './store-contract.js';
 
 const temp = tempFolder('history-embedded-');
 const require = createRequire(import.meta.url);
+
+/**
+ * A node process of its own with the history's file open as `db`, running `script`: SQLite is
+ * never loaded in the test's own thread (loaded there as well as in the store's worker threads,
+ * the test's process crashed at exit on Node 24), and another process is what these tests mean.
+ */
+const sqliteProcess = (directory: string, script: string, options: SpawnOptions) =>
+  spawn(
+    process.execPath,
+    [
+      '-e',
+      `const db = new (require(${JSON.stringify(require.resolve('better-sqlite3'))}))(${JSON.stringify(path.join(directory, HISTORY_FILE))});
+       ${script}`,
+    ],
+    options,
+  );
 
 describeHistoryStore('embedded (SQLite)', async () => {
   const directory = path.join(temp.dir, 'contract');
@@ -69,18 +85,12 @@ describe('embedded history: one file, several processes', () => {
     const directory = path.join(temp.dir, 'locked');
     const store = createEmbeddedHistory({ directory });
     await store.open();
-    // Another process's long write: SQLite's write lock, held past the store's 5 s wait. A
-    // process of its own, as in production: the service loads SQLite in its worker thread only
-    // (loaded in this thread as well, the test's process crashed at exit on Node 24).
-    const other = spawn(
-      process.execPath,
-      [
-        '-e',
-        `const db = new (require(${JSON.stringify(require.resolve('better-sqlite3'))}))(${JSON.stringify(path.join(directory, HISTORY_FILE))});
-         db.exec('begin immediate'); process.stdout.write('locked\\n');
-         process.stdin.on('end', () => { db.exec('rollback'); db.close(); });
-         process.stdin.resume();`,
-      ],
+    // Another process's long write: SQLite's write lock, held past the store's 5 s wait.
+    const other = sqliteProcess(
+      directory,
+      `db.exec('begin immediate'); process.stdout.write('locked\\n');
+       process.stdin.on('end', () => { db.exec('rollback'); db.close(); });
+       process.stdin.resume();`,
       { stdio: ['pipe', 'pipe', 'inherit'] },
     );
     const exited = once(other, 'exit');
@@ -105,17 +115,13 @@ describe('embedded history: one file, several processes', () => {
     mkdirSync(directory);
     // The killed process has created the first version's tables in its open transaction (the
     // write lock held) when it is killed: SQLite ignores its uncommitted pages at the next open.
-    const killed = spawn(
-      process.execPath,
-      [
-        '-e',
-        `const db = new (require(${JSON.stringify(require.resolve('better-sqlite3'))}))(${JSON.stringify(path.join(directory, HISTORY_FILE))});
-         db.pragma('journal_mode = WAL');
-         db.exec('begin immediate');
-         db.exec(process.env.FIRST);
-         process.stdout.write('migrating\\n');
-         setInterval(() => {}, 60000);`,
-      ],
+    const killed = sqliteProcess(
+      directory,
+      `db.pragma('journal_mode = WAL');
+       db.exec('begin immediate');
+       db.exec(process.env.FIRST);
+       process.stdout.write('migrating\\n');
+       setInterval(() => {}, 60000);`,
       { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, FIRST: MIGRATIONS[0]!.sql } },
     );
     const exited = once(killed, 'exit');
@@ -146,19 +152,15 @@ describe('embedded history: one file, several processes', () => {
     const messageId = randomUUID();
     // The file as the first version left it, written by a process of its own (as everywhere in
     // this file, SQLite is not loaded in the test's own thread).
-    const older = spawn(
-      process.execPath,
-      [
-        '-e',
-        `const db = new (require(${JSON.stringify(require.resolve('better-sqlite3'))}))(${JSON.stringify(path.join(directory, HISTORY_FILE))});
-         db.pragma('journal_mode = WAL');
-         db.exec('create table history_migrations (version integer primary key, name text not null, applied_at integer not null)');
-         db.exec(process.env.FIRST);
-         db.prepare('insert into history_migrations values (1, ?, ?)').run('first', Date.now());
-         db.prepare("insert into history_batches values (?, 'corr-first', 'ACME', '/api/v2/sales-orders', null, null, 'sales-orders', 1, 'accepted', null, null, ?)").run(process.env.BATCH, Date.parse('2026-11-20T00:00:00Z'));
-         db.prepare("insert into history_records values (?, 0, 'ACME', 'SO-FIRST', ?, null, ?)").run(process.env.BATCH, process.env.MESSAGE, Date.parse('2026-11-20T00:00:00Z'));
-         db.close();`,
-      ],
+    const older = sqliteProcess(
+      directory,
+      `db.pragma('journal_mode = WAL');
+       db.exec('create table history_migrations (version integer primary key, name text not null, applied_at integer not null)');
+       db.exec(process.env.FIRST);
+       db.prepare('insert into history_migrations values (1, ?, ?)').run('first', Date.now());
+       db.prepare("insert into history_batches values (?, 'corr-first', 'ACME', '/api/v2/sales-orders', null, null, 'sales-orders', 1, 'accepted', null, null, ?)").run(process.env.BATCH, Date.parse('2026-11-20T00:00:00Z'));
+       db.prepare("insert into history_records values (?, 0, 'ACME', 'SO-FIRST', ?, null, ?)").run(process.env.BATCH, process.env.MESSAGE, Date.parse('2026-11-20T00:00:00Z'));
+       db.close();`,
       {
         stdio: ['ignore', 'inherit', 'inherit'],
         env: { ...process.env, FIRST: MIGRATIONS[0]!.sql, BATCH: batchId, MESSAGE: messageId },
