@@ -33,6 +33,15 @@ const UNIT = [
  */
 const FLEET = 'test/fleet/**/*.test.ts';
 
+/**
+ * What could differ on the machine's own Node line when it is not the LTS line that runs
+ * everything (`scripts/test.sh`): the native addon (the embedded history) and `serve` with it.
+ * `TEST_SET=machine-line` runs these and the unit project.
+ */
+const MACHINE_LINE = ['test/history/embedded.test.ts', 'test/history/kill.test.ts'];
+
+const unit = { extends: true, test: { name: 'unit', include: UNIT } } as const;
+
 export default defineConfig({
   test: {
     reporters: ['default', './test/support/summary-reporter.ts'],
@@ -40,38 +49,51 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Two cores here: more workers only add contention with the broker.
     maxWorkers: 2,
-    projects: [
-      { extends: true, test: { name: 'unit', include: UNIT } },
-      {
-        extends: true,
-        test: {
-          name: 'services',
-          include: ['test/**/*.test.ts'],
-          exclude: [...UNIT, FLEET],
-          globalSetup: ['test/setup/services.ts'],
-        },
-      },
-      {
-        // Services run as a fleet — a three-node RabbitMQ cluster and a Redis Sentinel set — started
-        // once per run and shared: apart, so that the inner loop stays fast. One file at a time,
-        // since every test kills or stops nodes of those shared sets; and after the other projects
-        // (groupOrder), so that three more brokers killed under load never compete with them for
-        // the two cores and the disk, and the gaps these tests measure are the fleet's own.
-        extends: true,
-        test: {
-          name: 'fleet',
-          sequence: { groupOrder: 1 },
-          include: [FLEET],
-          globalSetup: [
-            'test/setup/services.ts',
-            'test/setup/redis-sentinel.ts',
-            'test/setup/rabbit-cluster.ts',
+    projects:
+      process.env.TEST_SET === 'machine-line'
+        ? [
+            unit,
+            {
+              extends: true,
+              test: {
+                name: 'machine-line',
+                include: MACHINE_LINE,
+                globalSetup: ['test/setup/services.ts'],
+              },
+            },
+          ]
+        : [
+            unit,
+            {
+              extends: true,
+              test: {
+                name: 'services',
+                include: ['test/**/*.test.ts'],
+                exclude: [...UNIT, FLEET],
+                globalSetup: ['test/setup/services.ts'],
+              },
+            },
+            {
+              // Services run as a fleet — a three-node RabbitMQ cluster and a Redis Sentinel set — started
+              // once per run and shared: apart, so that the inner loop stays fast. One file at a time,
+              // since every test kills or stops nodes of those shared sets; and after the other projects
+              // (groupOrder), so that three more brokers killed under load never compete with them for
+              // the two cores and the disk, and the gaps these tests measure are the fleet's own.
+              extends: true,
+              test: {
+                name: 'fleet',
+                sequence: { groupOrder: 1 },
+                include: [FLEET],
+                globalSetup: [
+                  'test/setup/services.ts',
+                  'test/setup/redis-sentinel.ts',
+                  'test/setup/rabbit-cluster.ts',
+                ],
+                fileParallelism: false,
+                testTimeout: 180_000,
+                hookTimeout: 180_000,
+              },
+            },
           ],
-          fileParallelism: false,
-          testTimeout: 180_000,
-          hookTimeout: 180_000,
-        },
-      },
-    ],
   },
 });

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { statfsSync } from 'node:fs';
+import { mkdirSync, statfsSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import type { Reporter, TestModule } from 'vitest/node';
 
@@ -72,7 +72,14 @@ export default class SummaryReporter implements Reporter {
       }
     }
     const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-    const slowest = files.sort((a, b) => b.ms - a.ms).slice(0, 10);
+    files.sort((a, b) => b.ms - a.ms);
+    // Every file's time, for finding what to shorten or split (the ten slowest are printed below).
+    mkdirSync('test-output', { recursive: true });
+    writeFileSync(
+      `test-output/file-times-${process.env.TEST_SET ?? 'all'}.tsv`,
+      files.map(({ file, ms }) => `${ms}\t${file}\n`).join(''),
+    );
+    const slowest = files.slice(0, 10);
     if (slowest.length > 1) {
       process.stdout.write('\nslowest files (time in their tests and hooks):\n');
       for (const { file, ms } of slowest)
