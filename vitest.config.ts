@@ -58,7 +58,7 @@ export default defineConfig({
               test: {
                 name: 'machine-line',
                 include: MACHINE_LINE,
-                globalSetup: ['test/setup/services.ts'],
+                globalSetup: ['test/setup/services.ts', 'test/setup/cli-build.ts'],
               },
             },
           ]
@@ -70,7 +70,7 @@ export default defineConfig({
                 name: 'services',
                 include: ['test/**/*.test.ts'],
                 exclude: [...UNIT, FLEET],
-                globalSetup: ['test/setup/services.ts'],
+                globalSetup: ['test/setup/services.ts', 'test/setup/cli-build.ts'],
               },
             },
             {

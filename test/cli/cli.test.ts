@@ -2,9 +2,9 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { tempFolder } from '../support/temp.js';
 import { describe, expect, it } from 'vitest';
 import { parseApiKeyHash, verifyApiKey } from '../../src/api-keys.js';
+import { cliEntry } from '../support/cli-entry.js';
 import { runCli } from '../support/cli-process.js';
 
-const CLI = ['--import', 'tsx', 'src/cli.ts'];
 const cli = (args: string[], input?: string, env: NodeJS.ProcessEnv = {}) =>
   runCli(args, { input, env, timeoutMs: 20_000 });
 
@@ -97,7 +97,7 @@ describe('warehouse-ingest serve', () => {
     const { tmpdir } = await import('node:os');
     const data = mkdtempSync(`${tmpdir()}/serve-`);
     writeFileSync(`${data}/config.yaml`, `dataDirectory: ${data}\n`);
-    const child = spawn(process.execPath, [...CLI, 'serve'], {
+    const child = spawn(process.execPath, [cliEntry(), 'serve'], {
       cwd: new URL('../..', import.meta.url).pathname,
       env: {
         ...process.env,

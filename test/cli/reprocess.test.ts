@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as stringifyYaml } from 'yaml';
 import { createProgress } from '../../src/cli/progress.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
+import { cliEntry, ROOT } from '../support/cli-entry.js';
 import { tempFolder } from '../support/temp.js';
 import { ordersCsv, PROFILE } from '../drops/stores/drop-contract.js';
 
 const exec = promisify(execFile);
-const ROOT = new URL('../..', import.meta.url).pathname;
 /** A well-formed key hash (the development tenant's): ACME sends files, never requests, here. */
 const KEY_HASH =
   '$scrypt$ln=15,r=8,p=1$+YFdvPPhv2qW47q7byFayA==$aiMeL23WTIX241/bstORfRiezMWyYL1CodQnEQDss2o=';
@@ -19,7 +19,7 @@ const ACME_PROFILE = stringifyYaml({ onboarding: { ACME: { 'sales-orders': PROFI
 
 /** The CLI as a separate process, as an operator (or cron) runs it; stdout and stderr are pipes, not a terminal. */
 async function cli(args: string[], env: NodeJS.ProcessEnv) {
-  return exec(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  return exec(process.execPath, [cliEntry(), ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     timeout: 60_000,

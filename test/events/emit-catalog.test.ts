@@ -105,7 +105,7 @@ describe('events emit checks the data against the catalog (a process, real Rabbi
     } finally {
       await connection.close();
     }
-    // Three process starts (tsx), on a shared machine.
+    // Three process starts, on a shared machine.
   }, 90_000);
 });
 

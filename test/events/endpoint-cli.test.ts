@@ -108,4 +108,4 @@ it('disables and enables one business endpoint, kept in the history, and status 
   } finally {
     await store.close();
   }
-}, 240_000); // six processes, each loading the CLI through tsx
+}, 240_000); // six processes, each loading the CLI

@@ -5,13 +5,14 @@ import { connect } from 'amqplib';
 import { afterAll, expect, it } from 'vitest';
 import { eventsSchema } from '../../src/events/config.js';
 import { AMQP_URL, uniqueName } from '../support/broker.js';
+import { cliEntry } from '../support/cli-entry.js';
 import { deleteEventsTopology } from '../support/events-harness.js';
 import { tempFolder } from '../support/temp.js';
 
 /**
  * The README's events example, run as written by bash — receiver, configuration, worker, `events
  * emit` — with only what keeps it from colliding with other tests changed: its own port and
- * queue, its files in a temporary folder, and the sources through tsx instead of `npm run build`.
+ * queue, its files in a temporary folder, and the run's compiled CLI (`test/support/cli-entry.ts`) instead of `npm run build`.
  */
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -49,7 +50,7 @@ it("the README's events example delivers the emitted event to its receiver", asy
   expect(block).toContain('npm run build');
   const script = block
     .replace('npm run build\n', '')
-    .replaceAll('node dist/cli.js', `node --import tsx src/cli.ts`)
+    .replaceAll('node dist/cli.js', `node ${cliEntry()}`)
     .replaceAll('9000', String(port))
     .replaceAll('events.yaml', `${temp.dir}/events.yaml`)
     .replace(

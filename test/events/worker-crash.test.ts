@@ -122,4 +122,4 @@ it('a worker killed (SIGKILL) mid-delivery loses nothing: the next one redeliver
   const logs = JSON.stringify([first.lines, second.lines, first.stderr(), second.stderr()]);
   expect(logs).not.toContain('query-credential');
   expect(logs).not.toContain(SECRET.slice('whsec_'.length));
-}, 180_000); // three tsx process starts; slow on a loaded machine
+}, 180_000); // three process starts; slow on a loaded machine

@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
-
-const ROOT = new URL('../..', import.meta.url).pathname;
+import { cliEntry, ROOT } from './cli-entry.js';
 
 export interface CliResult {
   code: number;
@@ -9,8 +8,8 @@ export interface CliResult {
 }
 
 /**
- * `warehouse-ingest <args>` as a separate process, as an operator or cron runs it (via tsx, no
- * build). Resolves with the exit code and output whatever the code; `input` goes to stdin.
+ * `warehouse-ingest <args>` as a separate process, as an operator or cron runs it (the run's
+ * compiled CLI, `cli-entry.ts`). Resolves with the exit code and output whatever the code; `input` goes to stdin.
  */
 export function runCli(
   args: readonly string[],
@@ -19,7 +18,7 @@ export function runCli(
   return new Promise((resolve) => {
     const child = execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli.ts', ...args],
+      [cliEntry(), ...args],
       {
         cwd: ROOT,
         env: { ...process.env, LOG_LEVEL: 'warn', ...options.env },

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, vi } from 'vitest';
 import { AMQP_URL, declareTestTopology, type TestTopology } from './broker.js';
 import { tempFolder } from './temp.js';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+import { cliEntry, ROOT } from './cli-entry.js';
 
-/** A `warehouse-ingest run <pipeline>` worker process, as an operator would run it (via tsx, no build). */
+/** A `warehouse-ingest run <pipeline>` worker process, as an operator would run it (the run's compiled CLI). */
 export interface CliWorker {
   readonly child: ChildProcess;
   /** Its log lines (pino JSON on stdout), parsed, in order. */
@@ -26,7 +26,7 @@ export function startCliWorker(pipelineFile: string, env: NodeJS.ProcessEnv): Cl
 
 /** `warehouse-ingest <args>` as a process (e.g. `serve`), watched the same way. */
 export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): CliWorker {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+  const child = spawn(process.execPath, [cliEntry(), ...args], {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -18,6 +18,7 @@ import { createIngest } from '../../../src/ingest/flow.js';
 import { compileRoutingKey } from '../../../src/ingest/route.js';
 import { createRabbitMqPublisher, type RabbitMqPublisher } from '../../../src/publish/index.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../../support/broker.js';
+import { cliEntry } from '../../support/cli-entry.js';
 import { sftpOptionsFor } from '../../support/sftp-fixture.js';
 import { startSshd, type TestSshd } from '../../support/sshd.js';
 import { tempFolder } from '../../support/temp.js';
@@ -107,9 +108,7 @@ describe('claims under fs.protected_hardlinks, worker and partner being differen
           '--clear-groups',
           '--',
           process.execPath,
-          '--import',
-          'tsx',
-          'src/cli.ts',
+          cliEntry(),
           'run',
           pipeline,
           '--once',
