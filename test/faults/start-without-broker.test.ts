@@ -110,6 +110,13 @@ describe('serve started while the broker is unreachable', () => {
     expect(refused.status).toBe(503);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    await vi.waitFor(() =>
+      expect(
+        service?.count(
+          'request not accepted: publisher unavailable (the message broker did not take the batch)',
+        ),
+      ).toBe(1),
+    );
     expect(service.child.exitCode).toBeNull();
 
     proxy.restore();

@@ -39,6 +39,10 @@ describe('the shared state on Redis, when Redis is away', () => {
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
     expect(await answer(refused)).toMatchObject({ type: '/problems/idempotency-unavailable' });
+    // Logged for what it is, not as the broker's outage (issue 38, item 21).
+    expect(t.logs.lines.filter((l) => l.status === 503).map((l) => l.msg)).toEqual([
+      'request not accepted: shared state unavailable (Redis did not answer)',
+    ]);
     // Without the header: accepted, rate limit kept by this instance meanwhile.
     const plain = await t.post('sales-orders', orders);
     expect(plain.status).toBe(202);
