@@ -325,8 +325,10 @@ function crossFieldProblems(
 /** Sentinels need the master's name, and name where Redis is instead of a URL, never beside one. */
 function sentinelProblems(config: Config, origins: Origins, fallback: string): ConfigProblem[] {
   const { url, sentinels, masterName } = config.sharedState.redis;
-  const at = (key: string) => ({
-    file: originOf(['sharedState', 'redis', key], origins, fallback),
+  // A problem is blamed on the layer that set `from` (a missing field: the one that asks for it,
+  // often an environment variable), never on the file that only set the fields around it.
+  const at = (key: string, from = key) => ({
+    file: originOf(['sharedState', 'redis', from], origins, fallback),
     field: `sharedState.redis.${key}`,
   });
   if (sentinels && url)
@@ -335,7 +337,11 @@ function sentinelProblems(config: Config, origins: Origins, fallback: string): C
     ];
   if (sentinels && !masterName)
     return [
-      { ...at('masterName'), message: 'Required with sentinels: the name the sentinels monitor' },
+      {
+        ...at('masterName', 'sentinels'),
+        message:
+          'Required with sentinels: the name the sentinels monitor (environment variable REDIS_SENTINEL_MASTER)',
+      },
     ];
   if (masterName && !sentinels)
     return [

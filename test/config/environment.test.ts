@@ -142,9 +142,11 @@ describe('Redis Sentinel from the environment', () => {
     ]);
     expect(problemsOf(() => loadConfig({ env: { REDIS_SENTINELS: 's1:26379' } }))).toEqual([
       {
-        file: expect.any(String),
+        // The variable that asks for it, not default.yaml (which sets only the fields around it).
+        file: 'environment variable REDIS_SENTINELS',
         field: 'sharedState.redis.masterName',
-        message: 'Required with sentinels: the name the sentinels monitor',
+        message:
+          'Required with sentinels: the name the sentinels monitor (environment variable REDIS_SENTINEL_MASTER)',
       },
     ]);
     expect(problemsOf(() => loadConfig({ env: { REDIS_SENTINEL_MASTER: 'ingest' } }))).toEqual([
