@@ -26,6 +26,8 @@ export async function openSharedState(config: Readonly<Config>, log: Logger): Pr
   const sentinel = redis.sentinels && {
     sentinels: redis.sentinels,
     masterName: redis.masterName ?? '', // required with sentinels (config.ts)
+    ...(redis.username !== undefined && { username: redis.username }),
+    ...(redis.db !== undefined && { db: redis.db }),
     ...(redis.sentinelPasswordFile && {
       sentinelPassword: readPassword(redis.sentinelPasswordFile, 'sentinelPasswordFile'),
     }),

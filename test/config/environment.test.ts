@@ -158,6 +158,23 @@ describe('Redis Sentinel from the environment', () => {
     ]);
     expect(
       problemsOf(() =>
+        loadConfig({ env: { REDIS_URL: 'redis://r:6379', REDIS_USERNAME: 'u', REDIS_DB: '2' } }),
+      ),
+    ).toEqual([
+      {
+        file: 'environment variable REDIS_USERNAME',
+        field: 'sharedState.redis.username',
+        message:
+          'Only used with sentinels: with url, put it in the URL (redis://user:password@host)',
+      },
+      {
+        file: 'environment variable REDIS_DB',
+        field: 'sharedState.redis.db',
+        message: 'Only used with sentinels: with url, put it in the URL (redis://host:6379/<db>)',
+      },
+    ]);
+    expect(
+      problemsOf(() =>
         loadConfig({
           env: {
             REDIS_URL: 'redis://r:6379',
