@@ -324,9 +324,11 @@ function crossFieldProblems(
 
 /** Sentinels need the master's name, and name where Redis is instead of a URL, never beside one. */
 function sentinelProblems(config: Config, origins: Origins, fallback: string): ConfigProblem[] {
-  const { url, sentinels, masterName } = config.sharedState.redis;
-  const at = (key: string) => ({
-    file: originOf(['sharedState', 'redis', key], origins, fallback),
+  const { url, sentinels, masterName, username, db } = config.sharedState.redis;
+  // A problem is blamed on the layer that set `from` (a missing field: the one that asks for it,
+  // often an environment variable), never on the file that only set the fields around it.
+  const at = (key: string, from = key) => ({
+    file: originOf(['sharedState', 'redis', from], origins, fallback),
     field: `sharedState.redis.${key}`,
   });
   if (sentinels && url)
@@ -335,13 +337,24 @@ function sentinelProblems(config: Config, origins: Origins, fallback: string): C
     ];
   if (sentinels && !masterName)
     return [
-      { ...at('masterName'), message: 'Required with sentinels: the name the sentinels monitor' },
+      {
+        ...at('masterName', 'sentinels'),
+        message:
+          'Required with sentinels: the name the sentinels monitor (environment variable REDIS_SENTINEL_MASTER)',
+      },
     ];
   if (masterName && !sentinels)
     return [
       { ...at('masterName'), message: 'Only used with sentinels: set sentinels too, or remove it' },
     ];
-  return [];
+  // With a URL, the user and the database number are the URL's: a second place would disagree.
+  const urlParts = { username: 'redis://user:password@host', db: 'redis://host:6379/<db>' };
+  return (['username', 'db'] as const)
+    .filter((key) => !sentinels && (key === 'db' ? db !== undefined : username !== undefined))
+    .map((key) => ({
+      ...at(key),
+      message: `Only used with sentinels: with url, put it in the URL (${urlParts[key]})`,
+    }));
 }
 
 function deepFreeze<T>(value: T): T {

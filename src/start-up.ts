@@ -3,6 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { DEMO_API_KEY_HASH, tenantKeyHashes } from './api-keys.js';
 import { configFilesOf, type Config } from './config.js';
 import { openDrops, type OpenedDrop } from './drops/open.js';
+import { tlsProblems } from './http/tls-files.js';
 import { ConfigError, type ConfigProblem } from './operator-errors.js';
 import type { Logger } from './log.js';
 
@@ -35,11 +36,12 @@ export function serveProblems(config: Readonly<Config>): ConfigProblem[] {
 
 /**
  * The drops `serve` runs, after every check about running the service: what `serveProblems`
- * refuses and every pipeline's problems (schema, tenants, secrets) are thrown together in one
+ * refuses, the TLS pair, and every pipeline's problems (schema, tenants, secrets) are thrown together in one
  * `ConfigError` with the webhook secrets' problems, so one run names them all.
  */
 export function openCheckedDrops(config: Readonly<Config>): OpenedDrop[] {
-  const problems = serveProblems(config);
+  // The listener's certificate and key as serve reads them: lint passes no pair serve refuses.
+  const problems = [...serveProblems(config), ...tlsProblems(config.http.tls)];
   let drops: OpenedDrop[] = [];
   try {
     drops = openDrops(config);

@@ -117,7 +117,7 @@ export async function openBrokerConnection(
 }
 
 export interface KeptConnectionOptions extends BrokerConnectionOptions {
-  /** @default { initialDelayMs: 500, maxDelayMs: 30000 } */
+  /** @default { initialDelayMs: 500, maxDelayMs: 5000 } */
   readonly reconnect?: { readonly initialDelayMs?: number; readonly maxDelayMs?: number };
   /**
    * What to do on every fresh connection (declare queues, open channels, start consuming). A
@@ -131,7 +131,12 @@ export interface KeptConnectionOptions extends BrokerConnectionOptions {
 }
 
 export interface KeptConnection {
-  /** Settles with the first attempt: resolves once set up, rejects with its error (retries go on). */
+  /**
+   * Settles with the first attempt: resolves once set up, or once it found no broker to connect
+   * to (nor lost the connection during set-up), so a part started without its broker starts and
+   * attaches when the broker comes; rejects only when the broker refused the set-up on an open
+   * connection (a topology it cannot take: a configuration problem). Retries go on either way.
+   */
   readonly firstAttempt: Promise<void>;
   /** The open connection, if any. */
   readonly current: ChannelModel | undefined;
@@ -147,7 +152,7 @@ export interface KeptConnection {
  */
 export function keepBrokerConnection(options: KeptConnectionOptions): KeptConnection {
   const initialDelayMs = options.reconnect?.initialDelayMs ?? 500;
-  const maxDelayMs = options.reconnect?.maxDelayMs ?? 30_000;
+  const maxDelayMs = options.reconnect?.maxDelayMs ?? 5000;
   let current: ChannelModel | undefined;
   let closed = false;
   let failures = 0;
@@ -184,14 +189,16 @@ export function keepBrokerConnection(options: KeptConnectionOptions): KeptConnec
       failures = 0;
       if (closed) await opened.close().catch(() => undefined);
     } catch (error) {
-      if (model && current === model) current = undefined;
+      // Refused by the broker on a connection still open; otherwise none was opened, or it was lost.
+      const refused = model !== undefined && current === model;
+      if (refused) current = undefined;
       await model?.close().catch(() => undefined);
       if (!closed) {
         const delayMs = nextDelay();
         options.onFailed?.(error as Error, delayMs);
         schedule(delayMs);
       }
-      throw error;
+      if (refused) throw error;
     }
   }
 

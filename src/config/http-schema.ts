@@ -117,6 +117,25 @@ export const sharedStateSchema = z
               'The master set the sentinels monitor (`sentinel monitor <name> …`); required with `sentinels`. Environment variable `REDIS_SENTINEL_MASTER`.',
             examples: ['ingest'],
           }),
+        username: z
+          .string()
+          .min(1)
+          .optional()
+          .meta({
+            description:
+              "With `sentinels`: the Redis ACL user the service signs in as on the master (its password from `passwordFile`). With `url`, the user is the URL's (`redis://user:password@host/0`). Environment variable `REDIS_USERNAME`.",
+            examples: ['warehouse-ingest'],
+          }),
+        db: z
+          .int()
+          .min(0)
+          .max(15)
+          .optional()
+          .meta({
+            description:
+              "With `sentinels`: the database number on the master (`SELECT`). @default 0. With `url`, the number is the URL's path (`redis://host:6379/3`). Environment variable `REDIS_DB`.",
+            examples: [3],
+          }),
         sentinelPasswordFile: z
           .string()
           .min(1)

@@ -347,6 +347,8 @@ export const ENVIRONMENT_VARIABLES = {
   REDIS_URL: 'sharedState.redis.url',
   REDIS_SENTINELS: 'sharedState.redis.sentinels',
   REDIS_SENTINEL_MASTER: 'sharedState.redis.masterName',
+  REDIS_USERNAME: 'sharedState.redis.username',
+  REDIS_DB: 'sharedState.redis.db',
   HISTORY_URL: 'history.url',
   ADMIN_HOST: 'admin.host',
   ADMIN_PORT: 'admin.port',

@@ -34,7 +34,7 @@ export interface RabbitMqLeaseOptions {
    * @default 10
    */
   heartbeatSeconds?: number;
-  /** @default { initialDelayMs: 500, maxDelayMs: 30000 } */
+  /** @default { initialDelayMs: 500, maxDelayMs: 5000 } */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
 }
 

@@ -12,6 +12,8 @@ export interface DropMetrics {
   fileHandled(pipeline: string, outcome: HandledOutcome, seconds: number): void;
   /** A scheduled look at the drop went through (listed, and every ready file handled), at `atMs`. */
   lookSucceeded(pipeline: string, atMs: number): void;
+  /** A scheduled look at the drop failed (it could not be listed, or a file not handled). */
+  lookFailed(pipeline: string): void;
   /** A try ran out of a local resource (`resource`: ENOSPC, EDQUOT, EMFILE, ENFILE); the file is tried again. */
   localResourcesExhausted(pipeline: string, resource: string): void;
 }
@@ -60,12 +62,24 @@ export function createDropMetrics(registry: Registry, pipelines: readonly string
     labelNames: ['pipeline'] as const,
     registers,
   });
+  // Absent until a look was tried: a standby worker (another holds the lease) and a cron pipeline
+  // before its first tick say nothing, so `max by (pipeline)` is 0 only when the looks fail.
+  const reachable = new Gauge({
+    name: 'warehouse_ingest_drop_reachable',
+    help: "Whether this worker's last scheduled look at a drop went through (1) or failed (0), by pipeline; absent until its first look.",
+    labelNames: ['pipeline'] as const,
+    registers,
+  });
   return {
     fileHandled(pipeline, outcome, seconds) {
       fileLatency.observe({ pipeline, outcome }, seconds);
     },
     lookSucceeded(pipeline, atMs) {
       lastLook.set({ pipeline }, atMs / 1000);
+      reachable.set({ pipeline }, 1);
+    },
+    lookFailed(pipeline) {
+      reachable.set({ pipeline }, 0);
     },
     receiptWriteFailed(pipeline) {
       receiptFailures.inc({ pipeline });

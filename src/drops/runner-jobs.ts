@@ -1,6 +1,7 @@
 import type { Logger } from '../log.js';
 import { startJob, type Job } from '../schedule.js';
 import type { PipelineDefinition } from './definition.js';
+import type { DropMetrics } from './metrics.js';
 import { logReprocessReport, type ReprocessReport, type ReprocessSelection } from './reprocess.js';
 import { WORK_FOLDER, type DropStore } from '../stores/store.js';
 
@@ -70,4 +71,45 @@ export function startPipelineJobs(options: {
       await Promise.all(jobs.map((job) => job.stop()));
     },
   };
+}
+
+/**
+ * A scheduled look as the poll runs it, reported: the gauges on each outcome (a standby worker,
+ * which did not look, leaves them as they were), and a partner's drop that cannot be read logged
+ * once when that begins (the job's error line, which this throws) and once when it ends, not at
+ * every poll: such an outage may last hours, and `warehouse_ingest_drop_reachable` says it meanwhile.
+ */
+export function reportedLook(options: {
+  readonly pipeline: string;
+  /** Where the drop is, for the log line (no secret). */
+  readonly where: string;
+  readonly log: Logger;
+  readonly metrics?: DropMetrics;
+  readonly look: () => Promise<{ readonly standby?: boolean }>;
+  /** After each look that went through (counting the inputs). */
+  readonly after: () => Promise<void>;
+}): () => Promise<unknown> {
+  const { pipeline, log, metrics } = options;
+  let failing = false;
+  return () =>
+    options.look().then(
+      async (summary) => {
+        if (!summary.standby) {
+          metrics?.lookSucceeded(pipeline, Date.now());
+          if (failing) log.info('the drop can be read again: looks go through');
+          failing = false;
+        }
+        await options.after();
+        return summary;
+      },
+      (error: unknown) => {
+        metrics?.lookFailed(pipeline);
+        const reason = (error as Error).message;
+        if (failing) return log.debug({ reason }, 'could not read the drop (still)');
+        failing = true;
+        throw new Error(`could not read the drop at ${options.where}: ${reason}`, {
+          cause: error,
+        });
+      },
+    );
 }

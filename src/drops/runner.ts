@@ -16,7 +16,7 @@ import { createLooks } from './look.js';
 import { createStateCensus } from './state/census.js';
 import { createHousekeeping } from './sweep.js';
 import { createNameGuard } from './unusable-names.js';
-import { startPipelineJobs } from './runner-jobs.js';
+import { reportedLook, startPipelineJobs } from './runner-jobs.js';
 import {
   reprocessSelected,
   selectForReprocess,
@@ -279,21 +279,14 @@ export function createDropRunner(options: DropRunnerOptions): DropRunner {
         pipeline,
         store,
         log: pipelineLog,
-        look: () =>
-          api.runOnce().then(
-            async (summary) => {
-              // A standby worker did not look (another holds the drop's lease): its gauge stays as it was.
-              if (!summary.standby) options.metrics?.lookSucceeded(pipeline.name, Date.now());
-              await countInputs();
-              return summary;
-            },
-            (error: unknown) => {
-              throw new Error(
-                `could not read the drop at ${store.where}: ${(error as Error).message}`,
-                { cause: error },
-              );
-            },
-          ),
+        look: reportedLook({
+          pipeline: pipeline.name,
+          where: store.where,
+          log: pipelineLog,
+          ...(options.metrics && { metrics: options.metrics }),
+          look: () => api.runOnce(),
+          after: countInputs,
+        }),
         reprocess: (selection) => api.reprocess(selection),
         afterReprocess: countInputs,
       });

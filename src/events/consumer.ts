@@ -43,7 +43,7 @@ export interface EventsConsumerOptions {
   readonly metrics: EventsMetrics;
   /** Name resolution for guarded endpoints; tests pass a stub. */
   readonly resolver?: Resolver;
-  /** @default { initialDelayMs: 500, maxDelayMs: 30000 } */
+  /** @default { initialDelayMs: 500, maxDelayMs: 5000 } */
   readonly reconnect?: { readonly initialDelayMs: number; readonly maxDelayMs: number };
   /** How often this worker reports its figures for `events status` (worker-report.ts). @default 10000 */
   readonly reportIntervalMs?: number;
@@ -52,7 +52,11 @@ export interface EventsConsumerOptions {
 }
 
 export interface EventsConsumer {
-  /** Resolves once the topology is declared and consuming started (the first time). */
+  /**
+   * Resolves once the topology is declared and consuming started (the first time), or once the
+   * first try found no broker: consuming then starts when it comes (`serve` must not exit for a
+   * broker that is not up yet). Rejects when the broker refused the topology.
+   */
   start(): Promise<void>;
   /** Stops taking events, lets attempts in flight finish (bounded by the timeout), closes. */
   close(): Promise<void>;
@@ -295,7 +299,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
             'events: cannot consume yet; retrying',
           ),
       });
-      // The first failure is the caller's to report (a refused topology is a config problem).
+      // A refused topology is the caller's to report (a config problem); an absent broker is not.
       return kept.firstAttempt;
     },
     async close() {

@@ -12,8 +12,8 @@ export type { SharedState } from './state.js';
 
 /**
  * The state as configured: on Redis when `sharedState.redis.url` or `sentinels` is set (connected
- * before the service listens; unreachable at start-up, the start fails), otherwise in this
- * process's memory.
+ * before the service listens; unreachable at start-up, it starts all the same and keeps trying),
+ * otherwise in this process's memory.
  */
 export async function openSharedState(config: Readonly<Config>, log: Logger): Promise<SharedState> {
   const { idempotency } = config.http.abuse;
@@ -26,6 +26,8 @@ export async function openSharedState(config: Readonly<Config>, log: Logger): Pr
   const sentinel = redis.sentinels && {
     sentinels: redis.sentinels,
     masterName: redis.masterName ?? '', // required with sentinels (config.ts)
+    ...(redis.username !== undefined && { username: redis.username }),
+    ...(redis.db !== undefined && { db: redis.db }),
     ...(redis.sentinelPasswordFile && {
       sentinelPassword: readPassword(redis.sentinelPasswordFile, 'sentinelPasswordFile'),
     }),

@@ -60,6 +60,7 @@ export function createMemoryState(options: MemoryStateOptions = {}): MemoryState
   return {
     kind: 'memory',
     reachable: true,
+    reachedOnce: true,
     claims: memoryClaims(options.maxEntries ?? 10_000, options.maxBytes ?? 64 * 1024 * 1024, now),
     buckets: memoryBuckets(options.maxKeys ?? 10_000, now),
     failures: memoryFailures(options.maxKeys ?? 10_000, now),

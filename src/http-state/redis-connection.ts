@@ -62,7 +62,12 @@ export interface RedisConnection {
   run(script: ScriptName, key: string, args: ReadonlyArray<string | number>): Promise<unknown[]>;
   /** Ready for calls now. */
   readonly reachable: boolean;
-  /** The first connection (start-up): rejects when Redis cannot be reached. */
+  /** A connection was ready at least once since start-up. */
+  readonly reachedOnce: boolean;
+  /**
+   * The first connection (start-up). Resolves either way: when Redis cannot be reached, the
+   * warning names where and why, and connections are tried again with back-off until it is.
+   */
   open(): Promise<void>;
   close(): Promise<void>;
 }
@@ -81,8 +86,10 @@ const DEMOTED = /^READONLY/;
 export function createRedisConnection(options: RedisConnectionOptions): RedisConnection {
   const { log, where } = options;
   let closing = false;
-  /** A connection was ready once: before, no request is served, so no outage is reported. */
-  let opened = false;
+  /** The first attempt (`open`) is over: from here on, outages are reported and ends replaced. */
+  let started = false;
+  /** A connection was ready once (readiness waits for it: a wrong address is found at deployment). */
+  let reachedOnce = false;
   /** The state is reported unreachable (one warning per outage). */
   let outage = false;
   /** Connections replaced in a row without a call answered since: spaces the new ones. */
@@ -95,7 +102,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   const waitMs = Math.max(1, Math.floor(options.commandTimeoutMs / 2));
 
   const unreachable = (redis: Redis, error: Error) => {
-    if (outage || !opened || redis !== current || closing) return;
+    if (outage || !started || redis !== current || closing) return;
     outage = true;
     log.warn(
       { sharedState: where, error: error.message },
@@ -128,7 +135,7 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
         ? new Redis(options.url, common)
         : new Redis({
             ...common,
-            ...sentinelOptions(options.sentinel, options.commandTimeoutMs, () => opened),
+            ...sentinelOptions(options.sentinel, options.commandTimeoutMs, () => started),
           });
     for (const [name, lua] of Object.entries(SCRIPTS))
       redis.defineCommand(name, { lua, numberOfKeys: 1 });
@@ -141,12 +148,12 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     );
     // ioredis ends a client whose reconnect failed inside its connector, with no try left: behind
     // Sentinel, a `+switch-master` announced while a reconnect asks a sentinel where the master
-    // is closes the connector under that reconnect ("Connection is closed."). Once the state was
-    // reachable, only a connection this module retired or closed may end; any other is replaced
-    // at once (before, a failed start is the caller's to report).
+    // is closes the connector under that reconnect ("Connection is closed."). After the first
+    // attempt, only a connection this module retired or closed may end; any other is replaced
+    // at once (during it, `open` reports the failure and replaces it).
     redis.on('end', () =>
       guarded(() => {
-        if (opened && !retired.has(redis)) replace(redis, 'ioredis stopped reconnecting');
+        if (started && !retired.has(redis)) replace(redis, 'ioredis stopped reconnecting');
       }),
     );
     redis.on('ready', () =>
@@ -156,8 +163,13 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
         if (options.sentinel && now !== server)
           log.info({ sharedState: where, master: now }, `shared state: on the master at ${now}`);
         server = now;
-        if (outage) log.info({ sharedState: where }, 'shared state reachable again');
+        if (outage)
+          log.info(
+            { sharedState: where },
+            reachedOnce ? 'shared state reachable again' : 'shared state reachable',
+          );
         outage = false;
+        reachedOnce = true;
         options.onReady?.();
       }),
     );
@@ -171,9 +183,14 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
   /** Drops `redis` (its calls fail now) and makes a new connection, unless that was done already. */
   function replace(redis: Redis, reason: string): void {
     if (redis !== current || closing) return;
-    retired.add(redis);
     log.error({ sharedState: where, reason }, 'shared state connection reset');
     unreachable(redis, new Error(reason));
+    renew(redis);
+  }
+
+  /** Retires `redis` and connects a new one after a back-off (spaced while it keeps happening). */
+  function renew(redis: Redis): void {
+    retired.add(redis);
     redis.disconnect();
     redis.stream?.destroy();
     const next = connect();
@@ -226,6 +243,9 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
     get reachable() {
       return current.status === 'ready';
     },
+    get reachedOnce() {
+      return reachedOnce;
+    },
     async run(script, key, args) {
       const redis = current;
       if (redis.status !== 'ready') fail(new Error(`connection ${redis.status}`), false);
@@ -258,16 +278,21 @@ export function createRedisConnection(options: RedisConnectionOptions): RedisCon
       return rest;
     },
     async open() {
+      const first = current;
       try {
-        await current.connect();
-        opened = true;
+        await first.connect();
       } catch (error) {
-        retired.add(current);
-        current.disconnect();
-        throw new SharedStateUnavailable(
-          `cannot reach the shared state at ${where}: ${(error as Error).message}`,
-          { cause: error },
+        // Not fatal (a service started before its Redis, or during an outage, must come up): one
+        // warning, then tries with back-off on a fresh connection, which the first may not make
+        // (behind Sentinel it asked each sentinel once and ended).
+        outage = true;
+        log.warn(
+          { sharedState: where, error: (error as Error).message },
+          'cannot reach the shared state at start-up: /readyz answers 503 and Idempotency-Key requests 503 until it is reached; retrying',
         );
+        renew(first);
+      } finally {
+        started = true;
       }
     },
     async close() {

@@ -14,6 +14,10 @@ export interface RedisSentinel {
   readonly masterName: string;
   /** The sentinels' own password (`requirepass` on them), when they require one. */
   readonly sentinelPassword?: string;
+  /** The ACL user on the master (its password is the state's `password`). @default the default user */
+  readonly username?: string;
+  /** The database number on the master. @default 0 */
+  readonly db?: number;
 }
 
 /** `host:port` → ioredis's endpoint (brackets of an IPv6 address removed). */
@@ -47,6 +51,8 @@ export function sentinelOptions(
     name: sentinel.masterName,
     role: 'master',
     ...(sentinel.sentinelPassword !== undefined && { sentinelPassword: sentinel.sentinelPassword }),
+    ...(sentinel.username !== undefined && { username: sentinel.username }),
+    ...(sentinel.db !== undefined && { db: sentinel.db }),
     sentinelCommandTimeout: commandTimeoutMs,
     // A failover takes seconds, and each try asks a sentinel where the master is now: tries stay
     // at most a second apart, so the promoted replica is found soon after it is named.

@@ -42,8 +42,8 @@ export function redisLocation(url: string): string {
 }
 
 /**
- * Connects (rejects when Redis cannot be reached at start-up: fail loudly, and say so in the log)
- * and gives the state.
+ * Connects and gives the state. Redis unreachable at start-up is an outage like a later one
+ * (redis-connection.ts warns and keeps trying), so the service comes up before its Redis.
  */
 export async function openRedisState(options: RedisStateOptions): Promise<SharedState> {
   const { keyPrefix, log } = options;
@@ -60,15 +60,7 @@ export async function openRedisState(options: RedisStateOptions): Promise<Shared
     log,
     onReady: unsure.release,
   });
-  try {
-    await connection.open();
-  } catch (error) {
-    log.error(
-      { sharedState: where, error: ((error as Error).cause as Error | undefined)?.message },
-      'cannot reach the shared state: the service does not start',
-    );
-    throw error;
-  }
+  await connection.open(); // never fails: an unreachable Redis is an outage from the start
 
   // Limits go on per instance while Redis is away (as without Redis); never a 5xx for them.
   const local = createMemoryState();
@@ -84,6 +76,9 @@ export async function openRedisState(options: RedisStateOptions): Promise<Shared
     kind: 'redis',
     get reachable() {
       return connection.reachable;
+    },
+    get reachedOnce() {
+      return connection.reachedOnce;
     },
     claims: {
       async claim(id, pending, ttlMs) {

@@ -86,6 +86,12 @@ export interface SharedState {
   readonly kind: 'memory' | 'redis';
   /** The store answers now (memory: always; Redis: a connection is ready). */
   readonly reachable: boolean;
+  /**
+   * The store answered at least once since start-up (memory: always). Until it has, `/readyz`
+   * answers 503: a wrong address or password keeps a new instance out of the load balancer
+   * instead of serving with per-instance limits; an outage after that does not.
+   */
+  readonly reachedOnce: boolean;
   readonly claims: KeyClaims;
   readonly buckets: TokenBuckets;
   readonly failures: FailureLogs;

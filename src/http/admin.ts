@@ -36,7 +36,13 @@ export interface Readiness extends ReadinessCheck {
   readonly broker?: 'reachable' | 'unreachable';
   /** RabbitMQ: the node (`host:port`) the publishing connection is on, while connected. */
   readonly brokerNode?: string;
+  /**
+   * Each drop's last probe. A detail only: a partner's drop that cannot be listed is that
+   * partner's outage, never a reason to take this instance out of the load balancer.
+   */
   readonly drops?: readonly DropCheck[];
+  /** Redis, when the shared state is on it: whether a connection is ready now. A detail only. */
+  readonly sharedState?: { readonly reachable: boolean };
   /**
    * The history, when it is on: whether its last write reached the store, and the rows waiting.
    * A detail only: an unreachable history never makes the service not ready (ingest goes on).
@@ -107,6 +113,7 @@ function readinessHandler(deps: AdminAppDependencies) {
           status: 'ready',
           ...(check.brokerNode ? { broker: { node: check.brokerNode } } : {}),
           ...(check.drops?.length ? { drops: check.drops } : {}),
+          ...(check.sharedState && { sharedState: check.sharedState }),
           ...(check.history && { history: check.history }),
         },
         context,

@@ -4,21 +4,16 @@ import path from 'node:path';
 import { spoolDirectory, type Config } from '../config.js';
 import { SPOOL_OWNER } from '../drops/spool.js';
 import type { OpenedDrop } from '../drops/open.js';
-import { settleFolders } from '../drops/layout.js';
-import { probeDrops, type DropCheck } from '../drops/probe.js';
 import { openLineageJournal, type LineageJournal } from '../lineage/journal.js';
 import type { Logger } from '../log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { createBulkhead } from '../ingest/bulkhead.js';
 import { configuredIngest } from '../ingest/configured.js';
-import { compileRoutingKey, templateFields, topicMatches } from '../ingest/route.js';
-import type { Publisher, ReadinessCheck } from '../publish/publisher.js';
-import type { RabbitMqPublisher } from '../publish/rabbitmq.js';
-import { KIND_NAMES } from '../records/kind.js';
+import type { Publisher } from '../publish/publisher.js';
 import type { ProfilesSource } from '../records/legacy/index.js';
 import { DEMO_API_KEY_HASH, tenantKeyHashes } from '../api-keys.js';
 import { createAdmission } from './admission.js';
-import { createAdminApp, type Readiness } from './admin.js';
+import { createAdminApp } from './admin.js';
 import { createHttpApp } from './app.js';
 import { createAuthThrottle } from './auth-throttle.js';
 import { createAuthenticator, type Authenticator } from './auth.js';
@@ -26,6 +21,7 @@ import { createDecodeGate } from './body.js';
 import { createIdempotencyStore } from './idempotency.js';
 import { createRateLimiter } from './rate-limit.js';
 import { mountApiDocs } from './docs.js';
+import { readinessCheck } from './readiness.js';
 import { createMemoryState } from '../http-state/memory.js';
 import type { SharedState } from '../http-state/state.js';
 import type { EventActions } from '../events/actions.js';
@@ -127,31 +123,13 @@ export function buildHttpApp(
     metrics: metrics.registry,
     log,
     stopping: parts.stopping,
-    readiness: async () => {
-      const [publisherCheck, dropChecks] = await Promise.all([
-        publisher.readiness(),
-        probeDrops(
-          drops.map(({ pipeline, store }) => ({
-            pipeline: pipeline.name,
-            store,
-            settleFolders: settleFolders(pipeline),
-          })),
-        ),
-      ]);
-      const ready = readinessOf(
-        publisher,
-        publisherCheck,
-        routeProblems(config, publisher),
-        dropChecks,
-      );
-      const { history } = parts;
-      return history
-        ? {
-            ...ready,
-            history: { reachable: history.reachable !== false, pendingRows: history.pendingRows },
-          }
-        : ready;
-    },
+    readiness: readinessCheck({
+      config,
+      publisher,
+      drops,
+      sharedState: state,
+      ...(parts.history && { history: parts.history }),
+    }),
   });
   if (apiDocsOnAdmin) mountApiDocs(admin, log, {}, config.http.publicUrls, demoCredential);
   return { app, admin, authenticator };
@@ -164,52 +142,4 @@ export function buildHttpApp(
  */
 function inFlightMs(config: Readonly<Config>): number {
   return Math.max(60_000, 2 * (config.http.requestTimeoutMs + config.broker.publishTimeoutMs));
-}
-
-function brokerFacts(publisher: RabbitMqPublisher): Pick<Readiness, 'broker' | 'brokerNode'> {
-  const node = publisher.node;
-  return {
-    broker: publisher.connected ? 'reachable' : 'unreachable',
-    ...(node !== undefined && { brokerNode: node }),
-  };
-}
-
-function readinessOf(
-  publisher: Publisher,
-  publisherCheck: ReadinessCheck,
-  routes: readonly string[],
-  drops: readonly DropCheck[],
-): Readiness {
-  const unreachable = drops
-    .filter((d) => !d.reachable)
-    .map((d) => `drop "${d.pipeline}" (${d.source}) is not reachable: ${d.problem ?? 'unknown'}`);
-  const problems = [...routes, ...unreachable];
-  return {
-    ready: publisherCheck.ready && problems.length === 0,
-    publisherProblems: publisherCheck.ready ? [] : publisherCheck.problems,
-    ...(publisher.name === 'rabbitmq' && brokerFacts(publisher as RabbitMqPublisher)),
-    problems,
-    drops,
-  };
-}
-
-/**
- * For RabbitMQ, every kind of every tenant must have a routing key that some declared binding
- * matches. Templates that use record fields are checked per record at publish time instead (an
- * unroutable record fails its batch with 503).
- */
-function routeProblems(config: Readonly<Config>, publisher: Publisher): string[] {
-  if (publisher.name !== 'rabbitmq' || templateFields(config.broker.routingKey).length > 0)
-    return [];
-  const routingKeyFor = compileRoutingKey(config.broker.routingKey);
-  const bindings = config.broker.queues.flatMap((q) => q.bindingKeys);
-  const problems: string[] = [];
-  for (const tenant of config.tenants) {
-    for (const kind of KIND_NAMES) {
-      const key = routingKeyFor(kind, tenant.businessId, {});
-      if (!bindings.some((binding) => topicMatches(binding, key)))
-        problems.push(`routing key "${key}" reaches no declared queue`);
-    }
-  }
-  return problems;
 }

@@ -156,6 +156,21 @@ export function problemResponse(
   });
 }
 
+/**
+ * What a 503 was for, by its problem type, for the log line an operator searches: each names the
+ * part that was away (the broker, Redis, the history …), so an outage of one is not read as another.
+ */
+const UNAVAILABLE: Readonly<Record<string, string>> = {
+  '/problems/publish-failed': 'publisher unavailable (the message broker did not take the batch)',
+  '/problems/idempotency-unavailable': 'shared state unavailable (Redis did not answer)',
+  '/problems/history-unavailable': 'history unavailable (its database did not answer)',
+  '/problems/decoders-busy': 'every decoder of compressed bodies is busy',
+  '/problems/drop-unavailable': 'the drop store is unavailable',
+  '/problems/local-resources-exhausted': 'local disk or file descriptors exhausted',
+  '/problems/interrupted': 'interrupted by the stop',
+  '/problems/not-ready': 'not ready',
+};
+
 function logProblem(
   error: unknown,
   problem: ProblemDetails,
@@ -175,6 +190,9 @@ function logProblem(
   else if (problem.type === '/problems/shutting-down')
     context.log.info(fields, 'request refused: the service is stopping');
   else if (problem.status === 503)
-    context.log.warn({ ...fields, err: error }, 'request not accepted: publisher unavailable');
+    context.log.warn(
+      { ...fields, err: error },
+      `request not accepted: ${UNAVAILABLE[problem.type] ?? 'the service is unavailable'}`,
+    );
   else context.log.info({ ...fields, detail: problem.detail }, 'request refused');
 }

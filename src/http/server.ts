@@ -1,11 +1,10 @@
 import { X509Certificate } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type http2 from 'node:http2';
 import https from 'node:https';
 import type net from 'node:net';
 import type { Duplex } from 'node:stream';
-import tls, { createSecureContext } from 'node:tls';
+import tls from 'node:tls';
 import { toNodeHandler, type H3 } from 'h3';
 import {
   HeaderFieldsTooLarge,
@@ -15,9 +14,8 @@ import {
   PROBLEM_MEDIA_TYPE,
   type IngestError,
 } from '../errors.js';
-import { ConfigError } from '../operator-errors.js';
 import type { Logger } from '../log.js';
-import { exposedSecretFile } from '../secret-files.js';
+import { readTlsPair } from './tls-files.js';
 import type { ConnectionMetrics, DropReason, ListenerName } from '../metrics.js';
 import { guardConnections } from './connections.js';
 import { createHttp2Server, trackSessions } from './http2.js';
@@ -113,7 +111,7 @@ export function createHttpServer(
   if (!options.tls) server = http.createServer(limits, toNodeHandler(app));
   else if (options.tls.http2) {
     const secure = createHttp2Server(
-      readTls(options.tls),
+      readTlsPair(options.tls),
       {
         requestTimeoutMs: options.requestTimeoutMs,
         headersTimeoutMs: Math.min(options.requestTimeoutMs, 60_000),
@@ -130,7 +128,7 @@ export function createHttpServer(
     server = https.createServer(
       {
         ...limits,
-        ...readTls(options.tls),
+        ...readTlsPair(options.tls),
         // A client that never finishes its handshake holds a socket like a slow request does
         // (`clientError` destroys it then).
         handshakeTimeout,
@@ -199,19 +197,8 @@ export function createHttpServer(
   const prepareTlsReload =
     server instanceof tls.Server
       ? (files: { readonly cert: string; readonly key: string }) => {
-          const pair = readTls(files);
-          try {
-            // Refuses a key that does not match the certificate, before anything is swapped.
-            createSecureContext(pair);
-          } catch (error) {
-            throw new ConfigError([
-              {
-                file: files.cert,
-                field: 'http.tls',
-                message: `certificate and key do not form a pair (${(error as Error).message})`,
-              },
-            ]);
-          }
+          // Refuses a key that does not match the certificate, before anything is swapped.
+          const pair = readTlsPair(files);
           const x509 = new X509Certificate(pair.cert);
           return {
             apply: () => server.setSecureContext(pair),
@@ -242,33 +229,6 @@ export function createHttpServer(
       return { closed, force };
     },
   });
-}
-
-/** The certificate and key, read once at start-up; a problem names the file and the field. */
-function readTls(tls: { readonly cert: string; readonly key: string }): {
-  cert: Buffer;
-  key: Buffer;
-} {
-  const read = (field: 'cert' | 'key') => {
-    const file = tls[field];
-    try {
-      const exposed = field === 'key' ? exposedSecretFile(file) : undefined;
-      if (exposed) throw new ConfigError([{ file, field: 'http.tls.key', message: exposed }]);
-      return readFileSync(file);
-    } catch (error) {
-      if (error instanceof ConfigError) throw error;
-      const code = (error as NodeJS.ErrnoException).code;
-      throw new ConfigError([
-        {
-          file,
-          field: `http.tls.${field}`,
-          message:
-            code === 'ENOENT' ? 'file not found' : `cannot read it (${code ?? 'unreadable'})`,
-        },
-      ]);
-    }
-  };
-  return { cert: read('cert'), key: read('key') };
 }
 
 function dropReason(error: NodeJS.ErrnoException): DropReason {

@@ -49,7 +49,7 @@ export interface RabbitMqOptions {
   /**
    * Back-off between reconnect attempts: doubles from `initialDelayMs` up to `maxDelayMs`
    * (with jitter, so restarted instances do not reconnect in lockstep). Retries never stop.
-   * @default { initialDelayMs: 500, maxDelayMs: 30000 }
+   * @default { initialDelayMs: 500, maxDelayMs: 5000 }
    */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
   /** Shown as `connection_name` in the broker's connection list, to tell instances apart. @default `warehouse-ingest publisher` */
@@ -93,7 +93,7 @@ export function createRabbitMqPublisher(
       topology,
       publishTimeoutMs,
       initialDelayMs: options.reconnect?.initialDelayMs ?? 500,
-      maxDelayMs: options.reconnect?.maxDelayMs ?? 30_000,
+      maxDelayMs: options.reconnect?.maxDelayMs ?? 5000,
     },
     log,
   );

@@ -59,6 +59,34 @@ describe('a list of broker nodes', () => {
     for (const order of orders) expect(order.split(' ').sort()).toEqual(urls);
   });
 
+  it("a kept connection's first attempt resolves when no broker answers (it attaches later), and rejects only when the broker refuses the set-up", async () => {
+    // Issue 38, item 3: `serve` awaited this, and exited 1 when the broker was not up yet.
+    const failed: string[] = [];
+    const absent = keepBrokerConnection({
+      url: REFUSED,
+      name: 'test absent',
+      reconnect: { initialDelayMs: 20, maxDelayMs: 50 },
+      setUp: async () => undefined,
+      onFailed: (error) => failed.push(error.message),
+    });
+    open.push(absent);
+    await expect(absent.firstAttempt).resolves.toBeUndefined();
+    expect(failed[0]).toContain('ECONNREFUSED');
+    // A broker that answers and refuses what is asked of it: a configuration problem, reported.
+    const refusing = keepBrokerConnection({
+      url: AMQP_URL,
+      name: 'test refused',
+      reconnect: { initialDelayMs: 20, maxDelayMs: 50 },
+      setUp: async (model) => {
+        const channel = await model.createChannel();
+        channel.on('error', () => undefined);
+        await channel.checkQueue(`no-such-queue-${Date.now()}`); // 404 closes the channel, not the connection
+      },
+    });
+    open.push(refusing);
+    await expect(refusing.firstAttempt).rejects.toThrow(/NOT_FOUND/);
+  });
+
   it('a kept connection fails over to the next node when its node is lost, and reports the node lost', async () => {
     const [a, b] = await twoNodes();
     const lost: Array<string | undefined> = [];

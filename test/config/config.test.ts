@@ -311,6 +311,8 @@ describe('ENVIRONMENT_VARIABLES', () => {
     REDIS_URL: 'redis://redis.example:6379/2',
     REDIS_SENTINELS: 'sentinel-1:26379,[::1]:26380',
     REDIS_SENTINEL_MASTER: 'ingest',
+    REDIS_USERNAME: 'ingest-user',
+    REDIS_DB: '3',
     HISTORY_URL: 'postgres://ingest@db.example:5432/history',
     LOG_LEVEL: 'debug',
     LOG_FORMAT: 'pretty',
@@ -319,6 +321,9 @@ describe('ENVIRONMENT_VARIABLES', () => {
   const alongside: Partial<Record<keyof typeof values, Record<string, string>>> = {
     REDIS_SENTINELS: { REDIS_SENTINEL_MASTER: 'ingest' },
     REDIS_SENTINEL_MASTER: { REDIS_SENTINELS: 'sentinel-1:26379' },
+    // The ACL user and the database number are set apart from a URL only behind Sentinel.
+    REDIS_USERNAME: { REDIS_SENTINELS: 'sentinel-1:26379', REDIS_SENTINEL_MASTER: 'ingest' },
+    REDIS_DB: { REDIS_SENTINELS: 'sentinel-1:26379', REDIS_SENTINEL_MASTER: 'ingest' },
   };
   it.each(Object.entries(ENVIRONMENT_VARIABLES))('%s sets %s', (name, field) => {
     const key = name as keyof typeof values;

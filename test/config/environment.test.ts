@@ -142,9 +142,11 @@ describe('Redis Sentinel from the environment', () => {
     ]);
     expect(problemsOf(() => loadConfig({ env: { REDIS_SENTINELS: 's1:26379' } }))).toEqual([
       {
-        file: expect.any(String),
+        // The variable that asks for it, not default.yaml (which sets only the fields around it).
+        file: 'environment variable REDIS_SENTINELS',
         field: 'sharedState.redis.masterName',
-        message: 'Required with sentinels: the name the sentinels monitor',
+        message:
+          'Required with sentinels: the name the sentinels monitor (environment variable REDIS_SENTINEL_MASTER)',
       },
     ]);
     expect(problemsOf(() => loadConfig({ env: { REDIS_SENTINEL_MASTER: 'ingest' } }))).toEqual([
@@ -152,6 +154,23 @@ describe('Redis Sentinel from the environment', () => {
         file: 'environment variable REDIS_SENTINEL_MASTER',
         field: 'sharedState.redis.masterName',
         message: 'Only used with sentinels: set sentinels too, or remove it',
+      },
+    ]);
+    expect(
+      problemsOf(() =>
+        loadConfig({ env: { REDIS_URL: 'redis://r:6379', REDIS_USERNAME: 'u', REDIS_DB: '2' } }),
+      ),
+    ).toEqual([
+      {
+        file: 'environment variable REDIS_USERNAME',
+        field: 'sharedState.redis.username',
+        message:
+          'Only used with sentinels: with url, put it in the URL (redis://user:password@host)',
+      },
+      {
+        file: 'environment variable REDIS_DB',
+        field: 'sharedState.redis.db',
+        message: 'Only used with sentinels: with url, put it in the URL (redis://host:6379/<db>)',
       },
     ]);
     expect(

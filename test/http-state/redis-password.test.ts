@@ -82,18 +82,25 @@ describe('a Redis with a password', () => {
     }
   });
 
-  it('without it, the start fails naming where, never the password', async () => {
-    const config = configWith('none.yaml', { url: `redis://127.0.0.1:${port}/0` });
-    const opening = openSharedState(config, createLogger({ level: 'silent' }));
-    await expect(opening).rejects.toThrow(
-      `cannot reach the shared state at redis://127.0.0.1:${port}/0`,
-    );
-    const wrong = configWith('wrong.yaml', {
-      url: `redis://:not-${PASSWORD}@127.0.0.1:${port}/0`,
-    });
-    const refused = openSharedState(wrong, createLogger({ level: 'silent' }));
-    await expect(refused).rejects.toThrow(/cannot reach the shared state/);
-    await expect(refused).rejects.not.toThrow(new RegExp(PASSWORD));
+  it('without it, the state is never reached (the service starts not ready), and the warning names where, never the password', async () => {
+    const logs = new LogCapture();
+    for (const [file, url] of [
+      ['none.yaml', `redis://127.0.0.1:${port}/0`],
+      ['wrong.yaml', `redis://:not-${PASSWORD}@127.0.0.1:${port}/0`],
+    ] as const) {
+      const state = await openSharedState(
+        configWith(file, { url }),
+        createLogger({ destination: logs }),
+      );
+      expect(state.reachedOnce).toBe(false);
+      await state.close();
+    }
+    const warnings = logs.lines.filter((l) => l.level === 'warn');
+    expect(warnings.map((l) => l.sharedState)).toEqual([
+      `redis://127.0.0.1:${port}/0`,
+      `redis://127.0.0.1:${port}/0`,
+    ]);
+    expect(logs.raw.join('\n')).not.toContain(PASSWORD);
   });
 
   it('refuses a password file that group or others may read, naming the field', async () => {
@@ -173,16 +180,19 @@ describe('behind a Sentinel that requires a password', () => {
     }
   });
 
-  it('with a wrong sentinel password, the start fails naming the set, never the password', async () => {
+  it('with a wrong sentinel password, the state is never reached, and the warning names the set, never the password', async () => {
     const config = sentinelConfig(
       'sentinel-wrong.yaml',
       temp.write('sentinel-wrong-password', `not-${SENTINEL_PASSWORD}`),
     );
-    const opening = openSharedState(config, createLogger({ level: 'silent' }));
-    await expect(opening).rejects.toThrow(
-      `cannot reach the shared state at sentinel://127.0.0.1:${sentinelPort}/pw-master`,
-    );
-    await expect(opening).rejects.not.toThrow(/sentinel-test-password/);
+    const logs = new LogCapture();
+    const state = await openSharedState(config, createLogger({ destination: logs }));
+    expect(state.reachedOnce).toBe(false);
+    await state.close();
+    expect(logs.lines.filter((l) => l.level === 'warn').map((l) => l.sharedState)).toEqual([
+      `sentinel://127.0.0.1:${sentinelPort}/pw-master`,
+    ]);
+    expect(logs.raw.join('\n')).not.toMatch(/sentinel-test-password/);
   });
 
   it('refuses a sentinel password file that others may read, naming the field', async () => {

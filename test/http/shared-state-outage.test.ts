@@ -1,7 +1,8 @@
 /**
  * Redis away: an `Idempotency-Key` request is refused with 503 + Retry-After (never run
  * unprotected, never a 500), requests without the header go on with per-instance limits, and all
- * is shared again once Redis is back. At start-up, an unreachable Redis stops the start.
+ * is shared again once Redis is back. At start-up, an unreachable Redis is the same outage: the
+ * service starts (test/faults/start-without-redis.test.ts runs `serve` through it).
  */
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -38,6 +39,10 @@ describe('the shared state on Redis, when Redis is away', () => {
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
     expect(await answer(refused)).toMatchObject({ type: '/problems/idempotency-unavailable' });
+    // Logged for what it is, not as the broker's outage (issue 38, item 21).
+    expect(t.logs.lines.filter((l) => l.status === 503).map((l) => l.msg)).toEqual([
+      'request not accepted: shared state unavailable (Redis did not answer)',
+    ]);
     // Without the header: accepted, rate limit kept by this instance meanwhile.
     const plain = await t.post('sales-orders', orders);
     expect(plain.status).toBe(202);
@@ -85,13 +90,13 @@ describe('the shared state on Redis, when Redis is away', () => {
     expect(await metric(refused)).toBe(2);
   });
 
-  it('stops the start when Redis cannot be reached, naming where (never its password), and logs just that', async () => {
+  it('starts when Redis cannot be reached, not ready until it is, naming where (never its password) in one warning', async () => {
     const closed = net.createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as net.AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
     const logs = new LogCapture();
-    const starting = startService({
+    const service = await startService({
       env: {
         REDIS_URL: `redis://:secret-pass@127.0.0.1:${port}/0`,
         PORT: '0',
@@ -100,15 +105,19 @@ describe('the shared state on Redis, when Redis is away', () => {
       },
       log: createLogger({ level: 'info', destination: logs }),
     });
-    await expect(starting).rejects.toThrow(
-      `cannot reach the shared state at redis://127.0.0.1:${port}/0`,
-    );
-    await expect(starting).rejects.not.toThrow(/secret-pass/);
-    // The log says what happens: the start stops. Nothing is "answered 503": nothing is served.
-    const shared = logs.lines.filter((l) => JSON.stringify(l).includes('shared state'));
-    expect(shared.map((l) => [l.level, l.msg])).toEqual([
-      ['error', 'cannot reach the shared state: the service does not start'],
+    open.push({ close: () => service.stop() });
+    const ready = await fetch(`${service.adminUrl}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({
+      detail:
+        'Not ready: shared state: not reached since start-up (the reasons are in the service log)',
+    });
+    const shared = logs.lines.filter((l) => String(l.msg).includes('shared state'));
+    expect(shared.map((l) => [l.level, l.msg])).toContainEqual([
+      'warn',
+      'cannot reach the shared state at start-up: /readyz answers 503 and Idempotency-Key requests 503 until it is reached; retrying',
     ]);
+    expect(shared.filter((l) => l.level === 'warn' || l.level === 'error')).toHaveLength(1);
     expect(shared[0]).toMatchObject({ sharedState: `redis://127.0.0.1:${port}/0` });
     expect(logs.raw.join('')).not.toContain('secret-pass');
   });

@@ -6,7 +6,7 @@
  * whose h2 streams are checked apart.
  */
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, copyFileSync, readFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import https from 'node:https';
 import path from 'node:path';
@@ -20,6 +20,7 @@ import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/bro
 import { heldConnections } from '../support/held-sockets.js';
 import { basicAuth, DEMO_WITH_BROKER, demoTenantYaml, LogCapture } from '../support/http-app.js';
 import { type HeldConnection, holdConnection } from '../support/raw-http.js';
+import { runCli } from '../support/cli-process.js';
 import { tempFolder } from '../support/temp.js';
 import { makeCertificate } from '../support/tls-certificate.js';
 
@@ -422,6 +423,33 @@ describe('HTTP/2 over TLS (http.tls.http2)', () => {
     } finally {
       session.destroy();
       await running.stop();
+    }
+  });
+});
+
+describe('lint and serve check the TLS pair the same way', () => {
+  it('both refuse a key others may read, and a key that is not the certificate’s, naming the field', async () => {
+    const exposed = temp.write('lint-exposed-key.pem', readFileSync(key, 'utf8'), 0o644);
+    const otherCert = path.join(temp.dir, 'other-cert.pem');
+    const otherKey = path.join(temp.dir, 'other-key.pem');
+    makeCertificate(otherCert, otherKey);
+    mkdirSync(path.join(temp.dir, 'no-pipelines'), { recursive: true }); // lint wants the folder
+    const cases = [
+      { files: { cert, key: exposed }, refusal: /http\.tls\.key.*chmod 600/s },
+      { files: { cert, key: otherKey }, refusal: /http\.tls.*do not form a pair/s },
+    ];
+    for (const { files, refusal } of cases) {
+      const config = await configFile(`lint-${path.basename(files.key)}.yaml`, files);
+      // Before the fix, lint said "configuration valid" for both (issue 38, item 20).
+      const lint = await runCli(['lint'], { env: { INGEST_CONFIG: config, AMQP_URL } });
+      expect(lint.code, lint.stdout).toBe(1);
+      expect(lint.stderr).toMatch(refusal);
+      const starting = startService({
+        env: { INGEST_CONFIG: config, AMQP_URL, PORT: '0', ADMIN_PORT: '0' },
+        log: createLogger({ level: 'silent' }),
+      });
+      await expect(starting).rejects.toBeInstanceOf(ConfigError);
+      await expect(starting).rejects.toThrow(refusal);
     }
   });
 });

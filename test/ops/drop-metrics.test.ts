@@ -115,4 +115,67 @@ describe('drop metrics from a polling runner', () => {
     });
     expect(await topology.count()).toBe(2); // published once: the retry found the state "published"
   });
+
+  it('reports a drop that cannot be listed in warehouse_ingest_drop_reachable, and logs the outage once when it begins and once when it ends, not at every poll', async () => {
+    await runner?.stop();
+    const tap = tapStore(f.store);
+    let down = true;
+    let failedLooks = 0;
+    tap.before(async (operation) => {
+      if (operation === 'list' && down) {
+        failedLooks += 1;
+        throw Object.assign(new Error('connection refused'), { code: 'ECONNREFUSED' });
+      }
+    });
+    const lines: Array<{ level: string; msg: string }> = [];
+    const watched = createLogger({
+      level: 'info',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line)) },
+    });
+    const metrics = createMetrics({ businesses: ['ACME'], pipelines: ['outage-drop'] });
+    const reachable = async () =>
+      sample(
+        await metrics.registry.metrics(),
+        'warehouse_ingest_drop_reachable{pipeline="outage-drop"}',
+      );
+    // Absent before the first look: a standby worker or a cron pipeline before its tick says nothing.
+    expect(await reachable()).toBeUndefined();
+    runner = createDropRunner({
+      pipeline: pipelineSchema.parse({
+        name: 'outage-drop',
+        businessId: 'ACME',
+        kind: 'sales-orders',
+        format: 'v1-csv',
+        source: { type: 'local', path: '/unused' },
+        readiness: { strategy: 'rename' },
+        schedule: { pollIntervalMs: 100 },
+      }),
+      store: tap.store,
+      ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') }),
+      onboarding: { ACME: { 'sales-orders': PROFILE } },
+      log: watched,
+      spoolDirectory: spool.dir,
+      metrics,
+    });
+    runner.start();
+    await vi.waitFor(() => expect(failedLooks).toBeGreaterThanOrEqual(4), {
+      timeout: 15_000,
+      interval: 50,
+    });
+    expect(await reachable()).toBe(0);
+    const errors = () => lines.filter((l) => l.level === 'error' || l.level === 'warn');
+    expect(errors()).toHaveLength(1);
+    expect(errors()[0]!.msg).toBe('job poll:outage-drop failed; it runs again in 100 ms');
+    down = false;
+    await vi.waitFor(async () => expect(await reachable()).toBe(1), {
+      timeout: 15_000,
+      interval: 50,
+    });
+    await runner.stop();
+    runner = undefined;
+    expect(
+      lines.filter((l) => l.msg === 'the drop can be read again: looks go through'),
+    ).toHaveLength(1);
+    expect(errors()).toHaveLength(1);
+  });
 });

@@ -51,7 +51,7 @@ describe('GET /readyz with drops', () => {
     });
   });
 
-  it('is 503 problem details naming the drop that cannot be listed, without its path', async () => {
+  it("is 200 while a partner's drop cannot be listed, naming it in the body by pipeline and reason, without its path", async () => {
     // A regular file where the drop folder should be.
     const notAFolder = folder.write('not-a-folder', 'x');
     pipeline('broken', notAFolder);
@@ -59,16 +59,23 @@ describe('GET /readyz with drops', () => {
     const { admin: app } = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), {
       drops,
     });
+    // One partner's outage: this instance still serves its traffic (issue 38, item 6).
     const response = await app.request('/readyz');
-    expect(response.status).toBe(503);
-    expect(response.headers.get('content-type')).toBe('application/problem+json');
-    expect(response.headers.get('retry-after')).toBe('5');
-    const problem = (await response.json()) as { type: string; detail: string };
-    expect(problem.type).toBe('/problems/not-ready');
-    expect(problem.detail).toBe(
-      'Not ready: drop "broken" (local) is not reachable: drop-not-a-folder',
-    );
-    expect(problem.detail).not.toContain(folder.dir);
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(JSON.parse(text)).toMatchObject({
+      status: 'ready',
+      drops: expect.arrayContaining([
+        {
+          pipeline: 'broken',
+          source: 'local',
+          reachable: false,
+          ms: expect.any(Number),
+          problem: 'drop-not-a-folder',
+        },
+      ]),
+    });
+    expect(text).not.toContain(folder.dir);
   });
 });
 
@@ -98,20 +105,21 @@ describe('GET /readyz with a misconfigured drop', () => {
   });
   afterAll(() => t.close());
 
-  it('is 503 naming a drop whose folder does not exist, and one with a file where failed/ must be', async () => {
+  it('is 200 naming, in the body, a drop whose folder does not exist and one with a file where failed/ must be', async () => {
     const { admin: app } = buildHttpApp(t.config, t.publisher, createLogger({ level: 'silent' }), {
       drops: openDrops(t.config),
     });
     const response = await app.request('/readyz');
-    expect(response.status).toBe(503);
-    const problem = (await response.json()) as { detail: string };
-    expect(problem.detail).toContain(
-      'drop "missing" (local) is not reachable: drop-folder-missing',
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    const { drops } = JSON.parse(text) as { drops: Array<Record<string, unknown>> };
+    expect(drops).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ pipeline: 'missing', problem: 'drop-folder-missing' }),
+        expect.objectContaining({ pipeline: 'blocked', problem: 'settle-folder-is-a-file' }),
+      ]),
     );
-    expect(problem.detail).toContain(
-      'drop "blocked" (local) is not reachable: settle-folder-is-a-file',
-    );
-    expect(problem.detail).not.toContain(folder.dir);
+    expect(text).not.toContain(folder.dir);
   });
 });
 
@@ -161,7 +169,7 @@ describe('probeDrops', () => {
 });
 
 describe('GET /readyz logging', () => {
-  it('logs a change of state once, at warn, with the reasons and no stack; not every probe', async () => {
+  it('logs a change of state once, at warn, with the reasons and no stack; not every probe; a drop outage is no change of state', async () => {
     const gone = folder.write('gone-drop', 'a file where the drop folder should be');
     const dir = `${folder.dir}/logging-pipelines`;
     mkdirSync(dir);
@@ -177,7 +185,11 @@ describe('GET /readyz logging', () => {
         `  path: ${gone}`,
       ].join('\n'),
     );
-    const t = await createTestApp({ yaml: `pipelinesDirectory: ${dir}` });
+    // Port 1: nothing listens there: the broker is unreachable, the instance not ready.
+    const t = await createTestApp({
+      yaml: `pipelinesDirectory: ${dir}`,
+      amqpUrl: 'amqp://guest:guest@127.0.0.1:1',
+    });
     try {
       const logs = new LogCapture();
       const { admin: app } = buildHttpApp(
@@ -193,7 +205,8 @@ describe('GET /readyz logging', () => {
       const warnings = logs.lines.filter((l) => l.level === 'warn');
       expect(warnings).toHaveLength(1);
       expect(warnings[0]).toMatchObject({ msg: 'not ready: /readyz answers 503' });
-      expect(String(warnings[0]!.problems)).toContain('drop "missing"');
+      expect(String(warnings[0]!.problems)).toContain('127.0.0.1:1');
+      expect(String(warnings[0]!.problems)).not.toContain('drop "missing"');
       expect(logs.raw.join('\n')).not.toContain('"stack"');
     } finally {
       await t.close();
