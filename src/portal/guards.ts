@@ -31,6 +31,12 @@ export interface GuardDependencies {
   readonly isTenant?: (businessId: string) => boolean;
   /** The businesses an operator may choose between (the configured tenants). @default none */
   readonly businesses?: () => readonly string[];
+  /**
+   * Whether an operator of this name is configured now: asked at every request, so a session
+   * of one removed (by a reload, or before a restart, its session kept on Redis) ends at its
+   * next page. @default nobody
+   */
+  readonly isOperator?: (name: string) => boolean;
 }
 
 export type SignedInHandler = (
@@ -93,7 +99,12 @@ export function createGuards(deps: GuardDependencies): PortalGuards {
   const sessionOf = async (event: H3Event) => {
     const id = sessionIdFrom(event.req.headers.get('cookie'));
     const session = id === undefined ? undefined : await deps.sessions.get(id);
-    if (session?.role === 'business' && !served(session.businessId)) {
+    const gone =
+      session !== undefined &&
+      (session.role === 'business'
+        ? !served(session.businessId)
+        : !(deps.isOperator?.(session.operator) ?? false));
+    if (gone) {
       await deps.sessions.end(session.id);
       return undefined;
     }
