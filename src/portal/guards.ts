@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3';
 import { InvalidQuery, isIngestError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { forwardedOrigin } from './behind-proxy.js';
 import { html } from './html.js';
 import { messagePage, type Viewer } from './pages/layout.js';
 import { notSignedInPage } from './pages/login.js';
@@ -37,6 +38,8 @@ export interface GuardDependencies {
    * next page. @default nobody
    */
   readonly isOperator?: (name: string) => boolean;
+  /** See `http.trustProxyHops`: with a proxy of ours, its `X-Forwarded-Proto`/`-Host` are our origin too. @default 0 */
+  readonly trustProxyHops?: number;
 }
 
 export type SignedInHandler = (
@@ -120,7 +123,11 @@ export function createGuards(deps: GuardDependencies): PortalGuards {
   const foreignOrigin = (event: H3Event) => {
     const origin = event.req.headers.get('origin');
     if (origin === null) return false;
-    return origin !== new URL(event.req.url).origin && !deps.publicOrigins.includes(origin);
+    return (
+      origin !== new URL(event.req.url).origin &&
+      origin !== forwardedOrigin(event, deps.trustProxyHops ?? 0) &&
+      !deps.publicOrigins.includes(origin)
+    );
   };
   const forbidden = () =>
     messagePage(

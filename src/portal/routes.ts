@@ -6,6 +6,7 @@ import type { KeyClaims } from '../http-state/state.js';
 import { decoded } from '../http/partner-reads.js';
 import type { Logger } from '../log.js';
 import { PORTAL_CSS } from './assets.js';
+import { mountBehindProxy } from './behind-proxy.js';
 import { mountEventPages } from './event-routes.js';
 import type { OperatorActions } from './operator-actions.js';
 import type { OperatorCheck } from './operator-credentials.js';
@@ -74,6 +75,8 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
     deps.log.warn(
       'portal: enabled without the history (history.enabled is false): its pages have nothing to show',
     );
+  // Before every portal route: behind a proxy of ours, its path prefix goes into every answer.
+  mountBehindProxy(app, deps.trustProxyHops ?? 0);
   const guards = createGuards(deps);
   /**
    * Nonces this instance has seen spent, until their links expire: the shared claims alone
