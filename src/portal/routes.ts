@@ -3,6 +3,7 @@ import type { H3 } from 'h3';
 import type { EventActions } from '../events/actions.js';
 import type { HistoryStore } from '../history/store.js';
 import type { KeyClaims } from '../http-state/state.js';
+import { clientAddress } from '../http/admission.js';
 import { decoded } from '../http/partner-reads.js';
 import type { Logger } from '../log.js';
 import { PORTAL_CSS } from './assets.js';
@@ -145,7 +146,10 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
         if (session) await deps.sessions.end(session.id).catch(() => undefined);
         throw error;
       }
-      deps.log.info({ businessId }, 'portal: signed in with a link');
+      deps.log.info(
+        { businessId, address: clientAddress(event, deps.trustProxyHops ?? 0) },
+        'portal: signed in with a link',
+      );
       return new Response(null, {
         status: 303,
         headers: {

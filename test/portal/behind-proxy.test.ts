@@ -18,6 +18,7 @@ const temp = tempFolder('portal-behind-proxy-');
 const SECRET = 'portal-secret-behind-a-proxy-0123456789';
 let service: RunningService;
 let nginx: TestNginx;
+const logs = new LogCapture();
 
 beforeAll(async () => {
   mkdirSync(path.join(temp.dir, 'pipelines'));
@@ -40,7 +41,7 @@ beforeAll(async () => {
       ADMIN_PORT: '0',
       PORTAL_TEST_SECRET: SECRET,
     },
-    log: createLogger({ destination: new LogCapture() }),
+    log: createLogger({ destination: logs }),
   });
   // What docs/portal.md says the proxy must send.
   nginx = await startNginx(
@@ -87,6 +88,9 @@ describe('the portal behind a proxy under /ingest', () => {
     expect(signedIn.headers.get('location')).toBe('/ingest/portal');
     const cookie = signedIn.headers.get('set-cookie') ?? '';
     expect(cookie).toContain('; Path=/ingest/portal;');
+    // The client's address, as the proxy saw it (X-Forwarded-For), in the sign-in's log line.
+    const line = logs.lines.find((l) => l.msg === 'portal: signed in with a link');
+    expect(line).toMatchObject({ businessId: 'DEMO', address: '127.0.0.1' });
 
     const batches = await fetch(`${nginx.origin}/ingest/portal`, {
       headers: { cookie: cookie.split(';')[0] ?? '' },

@@ -115,6 +115,9 @@ describe('operators across instances', () => {
   it("ends an operator's session once a reload removes the operator, on every instance", async () => {
     const [a, b] = running as [RunningService, RunningService];
     const cookie = await operatorCookie(a, from('127.0.0.2'));
+    expect(
+      logs.lines.find((l) => l.msg === 'portal: operator signed in' && l.address === '127.0.0.2'),
+    ).toMatchObject({ operator: 'ops' });
     for (const at of [a, b]) expect((await drops(at, cookie)).status).toBe(200);
     configFile('b', '[]');
     expect(b.reload()).toBe(true);
