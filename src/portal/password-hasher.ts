@@ -50,9 +50,17 @@ export interface PasswordHasherOptions {
   readonly on?: 'worker' | 'pool';
 }
 
+/**
+ * The thread also lowers its own CPU priority (nice 19; on Linux the nice value is a thread's,
+ * so the service's other threads keep theirs): on a busy machine a flood's hashing then yields
+ * the cores to API-key checks and requests. Elsewhere it would lower the whole process: not done.
+ */
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { scryptSync, timingSafeEqual } = require('node:crypto');
+if (process.platform === 'linux') {
+  try { require('node:os').setPriority(0, 19); } catch {}
+}
 parentPort.on('message', ({ id, password, salt, length, N, r, p, expected }) => {
   try {
     const options = { N, r, p, maxmem: 256 * N * r };

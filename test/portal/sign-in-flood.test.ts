@@ -4,6 +4,7 @@
  * a business's first API request, one address's random names are refused (429) before any
  * hashing, and the real operator signs in from elsewhere while it runs.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { H3 } from 'h3';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { hashApiKey } from '../../src/api-keys.js';
@@ -165,5 +166,17 @@ describe('a flood of operator sign-ins', () => {
     expect(await again.text()).not.toContain('$scrypt$');
     // To anyone not signed in as an operator, the page does not exist.
     expect((await app.request('/portal/operator/password-hash')).status).toBe(404);
+  });
+
+  it("hashes on a thread of lowered CPU priority (Linux), the service's other threads keeping theirs", async () => {
+    const hasher = createPasswordHasher();
+    hashers.push(hasher);
+    await hasher.hash('a-password', { ln: 10, r: 8, p: 1 });
+    // Each thread's nice value, from /proc (field 19 of its stat line).
+    const nice = (tid: string) =>
+      Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ')[16]);
+    const values = readdirSync('/proc/self/task').map(nice);
+    expect(values).toContain(19);
+    expect(nice(String(process.pid))).toBe(0);
   });
 });
