@@ -130,6 +130,11 @@ describe('operators across instances', () => {
     expect((await signIn(b, 'ops', PASSWORD, from('127.0.0.2'))).status).toBe(401);
     configFile('b', operatorsLine);
     expect(b.reload()).toBe(true);
+    // Operators are reloaded: no reload said the portal needs a restart for them.
+    const restart = logs.lines.filter(
+      (l) => Array.isArray(l.restartNeeded) && l.restartNeeded.includes('portal'),
+    );
+    expect(restart).toEqual([]);
   }, 60_000);
 
   it('ends it on an instance started without the operator (a restart), its session kept on Redis', async () => {
