@@ -6,7 +6,8 @@
 # test/support/sshd.ts). Installs from Debian's packages when missing. Debian's chromium, for the test that opens /docs in a real browser
 # (test/ops/docs.test.ts drives /usr/bin/chromium with playwright-core; no browser download), and
 # promtool from Debian's prometheus package (test/ops/alert-rules.test.ts tests ops/alerts.yaml).
-# PostgreSQL on 127.0.0.1:5432 (trust auth) for the history store's tests.
+# PostgreSQL on 127.0.0.1:5432 (trust auth) for the history store's tests. Debian's nginx (installed
+# only) for the portal behind a reverse proxy.
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
 
@@ -75,6 +76,15 @@ ensure_promtool() {
   apt_install prometheus
 }
 
+# Debian's nginx, installed only: test/portal/behind-proxy.test.ts runs a private one (its own
+# configuration, prefix folder and port) as the reverse proxy in front of the portal. The package
+# may start the machine's own nginx on :80 under an init system; nothing in the tests uses it.
+ensure_nginx() {
+  if [ -x /usr/sbin/nginx ]; then return 0; fi
+  log "installing nginx from Debian's packages"
+  apt_install nginx
+}
+
 ensure_chromium() {
   if [ -x /usr/bin/chromium ]; then return 0; fi
   log "installing chromium from Debian's packages"
@@ -133,5 +143,6 @@ check_machine
 ensure_redis
 ensure_sshd
 ensure_chromium
+ensure_nginx
 ensure_promtool
 ensure_postgres

@@ -8,7 +8,36 @@ import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:c
 export const API_KEY_HASH_PATTERN =
   /^\$scrypt\$ln=(\d{1,2}),r=(\d{1,2}),p=(\d{1,2})\$([A-Za-z0-9+/]+={0,2})\$([A-Za-z0-9+/]+={0,2})$/;
 
+/** What `hashApiKey` uses when given no cost (tests and older hashes: 32 MiB per check). */
 const DEFAULT_COST = { ln: 15, r: 8, p: 1 };
+
+/**
+ * OWASP's current recommendation for scrypt (Password Storage Cheat Sheet: N=2^17, r=8, p=1):
+ * what `hash-key` prints, and what an operator's password is hashed at again when it signs in
+ * with a hash of a lower cost. 128 MiB and about 0.3 s of one core per check here.
+ */
+export const CURRENT_COST = { ln: 17, r: 8, p: 1 } as const;
+
+export interface ScryptCost {
+  readonly ln: number;
+  readonly r: number;
+  readonly p: number;
+}
+
+/** Whether `hash` was made at a lower cost than `CURRENT_COST` (a sign-in hashes it again). */
+export function belowCurrentCost(hash: ScryptCost): boolean {
+  return hash.ln < CURRENT_COST.ln || hash.r < CURRENT_COST.r;
+}
+
+/** `node:crypto`'s options for a cost (also what the password hasher's thread is sent). */
+export function scryptCost({ ln, r, p }: ScryptCost): { N: number; r: number; p: number } {
+  return { N: 2 ** ln, r, p };
+}
+
+/** A hash in PHC form, as `hash-key` prints it. */
+export function formatHash(cost: ScryptCost, salt: Buffer, derived: Buffer): string {
+  return `$scrypt$ln=${cost.ln},r=${cost.r},p=${cost.p}$${salt.toString('base64')}$${derived.toString('base64')}`;
+}
 const KEY_LENGTH = 32;
 
 function scryptAsync(
@@ -29,7 +58,7 @@ function scryptOptions(ln: number, r: number, p: number): ScryptOptions {
   return { N: 2 ** ln, r, p, maxmem: 256 * 2 ** ln * r };
 }
 
-export async function hashApiKey(apiKey: string, cost = DEFAULT_COST): Promise<string> {
+export async function hashApiKey(apiKey: string, cost: ScryptCost = DEFAULT_COST): Promise<string> {
   const salt = randomBytes(16);
   const derived = await scryptAsync(
     apiKey,
@@ -37,7 +66,7 @@ export async function hashApiKey(apiKey: string, cost = DEFAULT_COST): Promise<s
     KEY_LENGTH,
     scryptOptions(cost.ln, cost.r, cost.p),
   );
-  return `$scrypt$ln=${cost.ln},r=${cost.r},p=${cost.p}$${salt.toString('base64')}$${derived.toString('base64')}`;
+  return formatHash(cost, salt, derived);
 }
 
 export interface ParsedHash {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { hashApiKey } from './api-keys.js';
+import { CURRENT_COST, hashApiKey } from './api-keys.js';
 import {
   CannotRead,
   lintCommand,
@@ -102,7 +102,7 @@ async function hashKey(args: string[]): Promise<void> {
     process.stderr.write(
       'warning: a key or password shorter than 16 characters is easy to guess\n',
     );
-  process.stdout.write(`${await hashApiKey(key)}\n`);
+  process.stdout.write(`${await hashApiKey(key, CURRENT_COST)}\n`);
 }
 
 // biome-ignore lint/suspicious/noConfusingVoidType: a command that only prints returns nothing; one that decides the exit code returns it

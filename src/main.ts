@@ -17,6 +17,8 @@ import { openSharedState } from './http-state/index.js';
 import { preparePortal } from './portal/index.js';
 import { createOperatorActions } from './operator-actions.js';
 import { createOperatorCheck } from './portal/operator-credentials.js';
+import { createPasswordHasher } from './portal/password-hasher.js';
+import { createSignInGate } from './portal/sign-in-gate.js';
 import { mountPortal } from './portal/routes.js';
 import { createSessionStore } from './portal/sessions.js';
 import { stopGracefully, type InFlight } from './shutdown.js';
@@ -93,6 +95,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   // Made before the HTTP app (which offers its actions to partners), started once it listens.
   const events = openEvents(config, endpoints, log, metrics.registry, stores, history);
   let tenantIds = new Set(config.tenants.map((t) => t.businessId));
+  // The portal's operators in force: a reload swaps them; every sign-in and page reads them.
+  let operators = config.portal.operators;
+  // Operators' passwords are hashed on a thread of their own, never on libuv's pool (issue 38).
+  const passwordHasher = createPasswordHasher();
   // Started after the HTTP listener; the portal's Reprocess asks them once they run.
   let drops: ReturnType<typeof startDropRunners> | undefined;
   const { app, admin, authenticator } = buildHttpApp(config, publisher, log, {
@@ -118,9 +124,14 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       ...(history && { history: history.store }),
       // The same actions the partner API has: the portal's buttons do what its POSTs do.
       ...(events && { events: events.actions }),
-      ...(config.portal.operators.length > 0 && {
-        checkOperator: createOperatorCheck(config.portal.operators),
+      checkOperator: createOperatorCheck({
+        operators: () => operators,
+        gate: createSignInGate(sharedState, config.portal.signInLimits),
+        hasher: passwordHasher,
       }),
+      // Asked at every page: a reload (or a restart) without an operator ends its sessions.
+      isOperator: (name) => operators.some((o) => o.name === name),
+      trustProxyHops: config.http.trustProxyHops,
       operatorActions: createOperatorActions({
         config,
         drops: stores,
@@ -198,6 +209,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       },
       { name: 'onboarding', prepare: (next) => () => void (onboarding = next.onboarding) },
       {
+        name: 'portal operators',
+        prepare: (next) => () => void (operators = next.portal.operators),
+      },
+      {
         // The files are read again at every reload (a renewed certificate keeps its path); a pair
         // that cannot be read or does not match refuses the reload and the served one stays.
         name: 'certificate',
@@ -259,6 +274,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
           adminListener,
           publisher,
           { name: 'shared state', close: () => sharedState.close() },
+          { name: 'password hasher', close: () => passwordHasher.close() },
           ...(lineage ? [{ name: 'lineage journal', close: () => lineage.close() }] : []),
           ...(history ? [{ name: 'history', close: () => history.close() }] : []),
           { name: 'reload on SIGHUP', close: async () => void process.off('SIGHUP', onHangup) },

@@ -5,8 +5,8 @@ import type { Logger } from './log.js';
 
 /**
  * Reloading the configuration on SIGHUP (spec §5.6: rotating a key must not be an outage).
- * What a reload changes: tenants (who may log in, with which keys), onboarding profiles and
- * webhook subscriptions. Everything else (listeners, broker, pipelines, limits) is read at
+ * What a reload changes: tenants (who may log in, with which keys), onboarding profiles,
+ * webhook subscriptions and the portal's operators. Everything else (listeners, broker, pipelines, limits) is read at
  * start-up only; a reload that changes it says so and leaves it as it is.
  *
  * A reload is all or nothing: the files are read and checked as at start-up, every part
@@ -111,7 +111,13 @@ export function changesBetween(before: Readonly<Config>, after: Readonly<Config>
     restartNeeded: sections.filter(
       (section) =>
         !(RELOADED as readonly string[]).includes(section) &&
-        JSON.stringify(before[section]) !== JSON.stringify(after[section]),
+        JSON.stringify(restartOnly(before, section)) !==
+          JSON.stringify(restartOnly(after, section)),
     ),
   };
+}
+
+/** A section's settings that only a restart applies: the portal's operators are reloaded. */
+function restartOnly(config: Readonly<Config>, section: keyof Config): unknown {
+  return section === 'portal' ? { ...config.portal, operators: [] } : config[section];
 }

@@ -43,6 +43,49 @@ const operatorSchema = z.strictObject({
   }),
 });
 
+const signInLimitsSchema = z
+  .strictObject({
+    perAddress: z
+      .int()
+      .min(1)
+      .max(10_000)
+      .meta({
+        description:
+          'Operator sign-ins one client address may try in `windowSeconds`, whatever the names (a token bucket); past it, 429 with Retry-After before any password is hashed. The address is the one `http.trustProxyHops` gives.',
+        examples: [10],
+      }),
+    failuresPerName: z
+      .int()
+      .min(1)
+      .max(1_000)
+      .meta({
+        description:
+          "Wrong passwords for one name from one address in `windowSeconds` before that name is refused from that address (429). Counted per name and address together, so that guessing an operator's password from elsewhere never locks the operator out.",
+        examples: [5],
+      }),
+    overall: z
+      .int()
+      .min(1)
+      .max(100_000)
+      .meta({
+        description:
+          'Operator sign-ins tried in `windowSeconds` by every address together, across the fleet (on Redis): how many passwords a flood from many addresses gets hashed at most. Past it, 429 for every address until tries refill.',
+        examples: [60],
+      }),
+    windowSeconds: z
+      .int()
+      .min(1)
+      .max(86_400)
+      .meta({
+        description: 'The window of the three limits above (each refills over it).',
+        examples: [60],
+      }),
+  })
+  .meta({
+    description:
+      'Limits on `POST /portal/operator`, checked in the shared state (`sharedState`: every instance counts against the same ones on Redis) before any password is hashed. Passwords are then hashed on a thread of their own, one at a time, at most 32 waiting per instance (more: 429), so sign-ins never hold up API-key checks, file access or DNS on the thread pool. See docs/portal.md.',
+  });
+
 export const portalSchema = z
   .strictObject({
     enabled: z.boolean().meta({
@@ -75,8 +118,9 @@ export const portalSchema = z
       })
       .meta({
         description:
-          "The people who run the service and may sign in at `/portal/operator` with a name and password: they see every business's pages, each drop's inputs with Reprocess, and the events' dead letters with Replay. Empty: no operator sign-in. Read at start-up (a reload does not change it).",
+          "The people who run the service and may sign in at `/portal/operator` with a name and password: they see every business's pages, each drop's inputs with Reprocess, and the events' dead letters with Replay. Empty: no operator sign-in. A reload (SIGHUP) applies changes: every page checks its session's operator against the list, so a removed operator's session ends at its next page (after a restart too).",
       }),
+    signInLimits: signInLimitsSchema,
   })
   .meta({
     description:

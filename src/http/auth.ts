@@ -79,10 +79,16 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
   // Bounded, least recently used forgotten first, each entry kept cacheTtlMs (checked on read).
   const verified = new LRUCache<string, string>({ max: cacheSize, ttl: cacheTtlMs });
   const checking = new Map<string, Promise<boolean>>();
-  // An unknown business id still costs one scrypt, so timing does not reveal which ids exist.
-  let decoy: Promise<ParsedHash> | undefined;
-  const decoyHash = () =>
-    (decoy ??= hashApiKey(randomBytes(16).toString('hex')).then((h) => parseApiKeyHash(h)!));
+  // An unknown business id still costs one scrypt, at the cost the tenants' keys are hashed at
+  // (hash-key's changed: ln=15, then 17), so timing does not reveal which ids exist.
+  let decoy: Promise<ParsedHash | undefined> | undefined;
+  const decoyHash = async (): Promise<ParsedHash> => {
+    const [cost] = [...hashes.values()].flat();
+    decoy ??= hashApiKey(randomBytes(16).toString('hex'), cost).then(parseApiKeyHash);
+    const made = await decoy;
+    if (!made) throw new Error('the decoy hash could not be made');
+    return made;
+  };
 
   const cachedBusiness = (authorization: string): string | undefined => {
     return verified.get(cacheKeyOf(authorization));
@@ -102,6 +108,7 @@ export function createAuthenticator(options: AuthenticatorOptions): Authenticato
     },
     setTenants(tenants) {
       hashes = hashesOf(tenants);
+      decoy = undefined; // made again at the new tenants' cost
       generation += 1;
       verified.clear();
       checking.clear();

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3';
 import { InvalidQuery, isIngestError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { forwardedOrigin } from './behind-proxy.js';
 import { html } from './html.js';
 import { messagePage, type Viewer } from './pages/layout.js';
 import { notSignedInPage } from './pages/login.js';
@@ -31,6 +32,14 @@ export interface GuardDependencies {
   readonly isTenant?: (businessId: string) => boolean;
   /** The businesses an operator may choose between (the configured tenants). @default none */
   readonly businesses?: () => readonly string[];
+  /**
+   * Whether an operator of this name is configured now: asked at every request, so a session
+   * of one removed (by a reload, or before a restart, its session kept on Redis) ends at its
+   * next page. @default nobody
+   */
+  readonly isOperator?: (name: string) => boolean;
+  /** See `http.trustProxyHops`: with a proxy of ours, its `X-Forwarded-Proto`/`-Host` are our origin too. @default 0 */
+  readonly trustProxyHops?: number;
 }
 
 export type SignedInHandler = (
@@ -93,7 +102,12 @@ export function createGuards(deps: GuardDependencies): PortalGuards {
   const sessionOf = async (event: H3Event) => {
     const id = sessionIdFrom(event.req.headers.get('cookie'));
     const session = id === undefined ? undefined : await deps.sessions.get(id);
-    if (session?.role === 'business' && !served(session.businessId)) {
+    const gone =
+      session !== undefined &&
+      (session.role === 'business'
+        ? !served(session.businessId)
+        : !(deps.isOperator?.(session.operator) ?? false));
+    if (gone) {
       await deps.sessions.end(session.id);
       return undefined;
     }
@@ -109,7 +123,11 @@ export function createGuards(deps: GuardDependencies): PortalGuards {
   const foreignOrigin = (event: H3Event) => {
     const origin = event.req.headers.get('origin');
     if (origin === null) return false;
-    return origin !== new URL(event.req.url).origin && !deps.publicOrigins.includes(origin);
+    return (
+      origin !== new URL(event.req.url).origin &&
+      origin !== forwardedOrigin(event, deps.trustProxyHops ?? 0) &&
+      !deps.publicOrigins.includes(origin)
+    );
   };
   const forbidden = () =>
     messagePage(

@@ -6,7 +6,7 @@ import { type PortalSecretSource, readPortalSecret } from './secret.js';
  * needs to sign a link for it — the same secret and the same public address for both.
  */
 export interface PortalSource extends PortalSecretSource {
-  readonly portal: PortalConfig;
+  readonly portal: Omit<PortalConfig, 'signInLimits'>;
   readonly http: {
     readonly host: string;
     readonly port: number;

@@ -1,10 +1,18 @@
-import { DEMO_API_KEY_HASH, parseApiKeyHash, type ParsedHash, verifyApiKey } from '../api-keys.js';
-import { createRateLimiter } from '../http/rate-limit.js';
+import {
+  belowCurrentCost,
+  CURRENT_COST,
+  DEMO_API_KEY_HASH,
+  parseApiKeyHash,
+  type ParsedHash,
+} from '../api-keys.js';
+import { HasherBusy, type PasswordHasher } from './password-hasher.js';
+import type { SignInGate, SignInRefusal } from './sign-in-gate.js';
 
 /**
- * The operators' passwords, checked as API keys are (api-keys.ts): scrypt, compared in constant
- * time. A name nobody has is checked against a hash all the same, so how long a refusal takes
- * does not tell which names exist; and the answer never says which part was wrong.
+ * The operators' passwords: scrypt, compared in constant time, on the password hasher's own
+ * thread (password-hasher.ts), after the sign-in limits (sign-in-gate.ts) let the try through.
+ * A name nobody has is checked against a configured hash all the same, so how long a refusal
+ * takes does not tell which names exist; and the answer never says which part was wrong.
  */
 export interface OperatorCredential {
   readonly name: string;
@@ -12,27 +20,34 @@ export interface OperatorCredential {
   readonly passwordHash: string;
 }
 
+export type OperatorCheckAnswer =
+  /** `rehashed`: the password hashed again at the current cost, when its hash is below it. */
+  | { readonly ok: true; readonly name: string; readonly rehashed?: string }
+  | { readonly ok: false; readonly why: 'wrong' }
+  | { readonly ok: false; readonly why: 'none-configured' }
+  /** Refused before any hashing; `retryAfterSeconds` is the answer's `Retry-After`. */
+  | {
+      readonly ok: false;
+      readonly why: 'throttled';
+      readonly limit: SignInRefusal['limit'];
+      readonly retryAfterSeconds: number;
+    }
+  /** The hasher's queue is full (this instance is hashing as many as it takes). */
+  | { readonly ok: false; readonly why: 'busy'; readonly retryAfterSeconds: number };
+
 /** A sign-in's answer; a refusal says no more than why (the page shows nothing else). */
 export type OperatorCheck = (
   name: string,
   password: string,
-) => Promise<
-  | { readonly ok: true; readonly name: string }
-  | { readonly ok: false; readonly why: 'wrong' }
-  /** Seconds until this name may try again (the answer's `Retry-After`). */
-  | { readonly ok: false; readonly why: 'throttled'; readonly retryAfterSeconds: number }
->;
+  /** The client's address (sign-in-gate.ts). */
+  address: string,
+) => Promise<OperatorCheckAnswer>;
 
 export interface OperatorCheckOptions {
-  /**
-   * Tries per operator name in `windowSeconds` (its bucket refills at that rate): enough for a
-   * typo or two, far too few to guess a password. @default 5
-   */
-  readonly tries?: number;
-  /** @default 60 */
-  readonly windowSeconds?: number;
-  /** @default Date.now */
-  readonly now?: () => number;
+  /** The operators configured now: read at every try (a reload may change them). */
+  readonly operators: () => readonly OperatorCredential[];
+  readonly gate: SignInGate;
+  readonly hasher: PasswordHasher;
 }
 
 /** Hashes the configuration has already checked (config/scrypt-hash.ts). */
@@ -42,25 +57,31 @@ function parsed(hash: string): ParsedHash {
   return result;
 }
 
-export function createOperatorCheck(
-  operators: readonly OperatorCredential[],
-  options: OperatorCheckOptions = {},
-): OperatorCheck {
-  const hashes = new Map(operators.map((o) => [o.name, parsed(o.passwordHash)]));
-  // Any valid hash will do: a password is never checked against it to sign anyone in.
-  const decoy = parsed(DEMO_API_KEY_HASH);
-  const limiter = createRateLimiter({
-    requests: options.tries ?? 5,
-    windowSeconds: options.windowSeconds ?? 60,
-    ...(options.now && { now: options.now }),
-  });
-  return async (name, password) => {
-    // Taken for every try, a success too: a guesser cannot tell which try refilled nothing.
-    const decision = await limiter.take(`operator:${name.slice(0, 64)}`);
-    if (!decision.allowed)
-      return { ok: false, why: 'throttled', retryAfterSeconds: decision.retryAfterSeconds };
-    const stored = hashes.get(name);
-    const matches = await verifyApiKey(password, stored ?? decoy);
-    return stored && matches ? { ok: true, name } : { ok: false, why: 'wrong' };
+export function createOperatorCheck(options: OperatorCheckOptions): OperatorCheck {
+  const { gate, hasher } = options;
+  return async (name, password, address) => {
+    const operators = options.operators();
+    if (operators.length === 0) return { ok: false, why: 'none-configured' };
+    const refusal = await gate.admit(name, address);
+    if (refusal) return { ok: false, why: 'throttled', ...refusal };
+    const stored = operators.find((o) => o.name === name);
+    // A configured hash, so an unknown name costs what a known one does; a password is never
+    // checked against it to sign anyone in (`stored` decides).
+    const against = parsed(stored?.passwordHash ?? operators[0]?.passwordHash ?? DEMO_API_KEY_HASH);
+    let matches: boolean;
+    try {
+      matches = await hasher.verify(password, against);
+    } catch (error) {
+      if (error instanceof HasherBusy) return { ok: false, why: 'busy', retryAfterSeconds: 1 };
+      throw error;
+    }
+    if (!stored || !matches) {
+      await gate.failed(name, address);
+      return { ok: false, why: 'wrong' };
+    }
+    if (!belowCurrentCost(against)) return { ok: true, name };
+    // The password is known only now: the one moment a hash at the current cost can be made.
+    const rehashed = await hasher.hash(password, CURRENT_COST).catch(() => undefined);
+    return { ok: true, name, ...(rehashed && { rehashed }) };
   };
 }

@@ -1,4 +1,7 @@
-import type { H3 } from 'h3';
+import type { H3, H3Event } from 'h3';
+import { LRUCache } from 'lru-cache';
+import { TooManyRequests, toProblem } from '../errors.js';
+import { clientAddress } from '../http/admission.js';
 import { decoded } from '../http/partner-reads.js';
 import type { Logger } from '../log.js';
 import type { PortalGuards } from './guards.js';
@@ -8,7 +11,7 @@ import type { OperatorCheck } from './operator-credentials.js';
 import type { OperatorActions } from './operator-actions.js';
 import { deadLettersPage, replayNotice } from './pages/dead-letters.js';
 import { dropsPage, reprocessNotice } from './pages/drops.js';
-import { operatorSignInPage } from './pages/operator-sign-in.js';
+import { operatorSignInPage, passwordHashPage } from './pages/operator-sign-in.js';
 import { type SessionStore, sessionCookie } from './sessions.js';
 
 /**
@@ -19,12 +22,14 @@ import { type SessionStore, sessionCookie } from './sessions.js';
  */
 export interface OperatorPagesDependencies {
   readonly sessions: SessionStore;
-  /** Undefined when no operator is configured: the sign-in refuses everyone. */
+  /** Undefined (or no operator configured now): the sign-in refuses everyone. */
   readonly checkOperator?: OperatorCheck;
   readonly operatorActions?: OperatorActions;
   /** The businesses an operator may choose (the served tenants). */
   readonly businesses: () => readonly string[];
   readonly secureCookie: boolean;
+  /** See `http.trustProxyHops`: the client's address the sign-in limits count. @default 0 */
+  readonly trustProxyHops?: number;
   readonly log: Logger;
   /** @default Date.now */
   readonly now?: () => number;
@@ -38,6 +43,8 @@ export function mountOperatorPages(
   const now = deps.now ?? Date.now;
   const { take, backTo } = createNotices();
   const { operatorOnly, operatorPost } = guards;
+  /** A signed-in operator's password hashed again at the current cost, shown once (then forgotten). */
+  const rehashed = new LRUCache<string, string>({ max: 1_000, ttl: 10 * 60_000 });
 
   app.get(
     '/portal/operator',
@@ -51,27 +58,52 @@ export function mountOperatorPages(
       const form = await readForm(event);
       const name = (form?.get('name') ?? '').slice(0, 64);
       if (!deps.checkOperator) return operatorSignInPage('none-configured');
-      const check = await deps.checkOperator(name, form?.get('password') ?? '');
+      const address = clientAddress(event, deps.trustProxyHops ?? 0);
+      const check = await deps.checkOperator(name, form?.get('password') ?? '', address);
       if (!check.ok) {
-        deps.log.warn({ operator: name, why: check.why }, 'portal: operator sign-in refused');
-        return check.why === 'throttled'
-          ? operatorSignInPage('throttled', name, check.retryAfterSeconds)
-          : operatorSignInPage('wrong', name);
+        deps.log.warn(
+          {
+            operator: name,
+            address,
+            why: check.why,
+            ...('limit' in check && { limit: check.limit }),
+          },
+          'portal: operator sign-in refused',
+        );
+        if (check.why === 'wrong' || check.why === 'none-configured')
+          return operatorSignInPage(check.why, name);
+        return tooManyTries(event, name, check.retryAfterSeconds);
       }
       const session = await deps.sessions.create({
         role: 'operator',
         operator: check.name,
         business: null,
       });
-      deps.log.info({ operator: check.name }, 'portal: operator signed in');
+      deps.log.info({ operator: check.name, address }, 'portal: operator signed in');
+      if (check.rehashed) {
+        deps.log.warn(
+          { operator: check.name },
+          "portal: the operator's password hash is below the current scrypt cost; its page shows the new one for portal.operators",
+        );
+        rehashed.set(session.id, check.rehashed);
+      }
       return new Response(null, {
         status: 303,
         headers: {
-          location: '/portal',
+          location: check.rehashed ? '/portal/operator/password-hash' : '/portal',
           'set-cookie': sessionCookie(session, deps.secureCookie, now()),
           'cache-control': 'no-store',
         },
       });
+    }),
+  );
+
+  app.get(
+    '/portal/operator/password-hash',
+    operatorOnly(async (_event, session, viewer) => {
+      const hash = rehashed.get(session.id);
+      rehashed.delete(session.id);
+      return passwordHashPage(viewer, hash);
     }),
   );
 
@@ -150,4 +182,28 @@ export function mountOperatorPages(
       );
     }),
   );
+}
+
+/**
+ * A sign-in refused before any hashing: the page again for a browser, problem details for
+ * anything else (a script flooding the form reads a status and `Retry-After`, not a page).
+ */
+function tooManyTries(event: H3Event, name: string, retryAfterSeconds: number): Response {
+  if ((event.req.headers.get('accept') ?? '').includes('text/html'))
+    return operatorSignInPage('throttled', name, retryAfterSeconds);
+  const { problem, headers } = toProblem(
+    new TooManyRequests(
+      'Too many operator sign-ins from this address or in all: nothing was checked. Retry after Retry-After.',
+      retryAfterSeconds,
+    ),
+    event.url.pathname,
+  );
+  return new Response(JSON.stringify(problem), {
+    status: problem.status,
+    headers: {
+      ...headers,
+      'content-type': 'application/problem+json',
+      'cache-control': 'no-store',
+    },
+  });
 }

@@ -3,9 +3,11 @@ import type { H3 } from 'h3';
 import type { EventActions } from '../events/actions.js';
 import type { HistoryStore } from '../history/store.js';
 import type { KeyClaims } from '../http-state/state.js';
+import { clientAddress } from '../http/admission.js';
 import { decoded } from '../http/partner-reads.js';
 import type { Logger } from '../log.js';
 import { PORTAL_CSS } from './assets.js';
+import { mountBehindProxy } from './behind-proxy.js';
 import { mountEventPages } from './event-routes.js';
 import type { OperatorActions } from './operator-actions.js';
 import type { OperatorCheck } from './operator-credentials.js';
@@ -16,7 +18,13 @@ import { batchPage } from './pages/batch.js';
 import { batchesPage } from './pages/batches.js';
 import { messagePage } from './pages/layout.js';
 import { continuePage, refusedLinkPage, signedOutPage } from './pages/login.js';
-import { clearedCookie, type SessionStore, scopeOf, sessionCookie } from './sessions.js';
+import {
+  clearedCookie,
+  type PortalSession,
+  type SessionStore,
+  scopeOf,
+  sessionCookie,
+} from './sessions.js';
 import { batchesView, recordsView, singleBatch } from './reads.js';
 
 /**
@@ -50,6 +58,10 @@ export interface PortalDependencies {
   readonly isTenant?: (businessId: string) => boolean;
   /** The configured operators' check (operator-credentials.ts); undefined: none configured. */
   readonly checkOperator?: OperatorCheck;
+  /** Whether an operator of this name is configured now (guards.ts ends others' sessions). */
+  readonly isOperator?: (name: string) => boolean;
+  /** See `http.trustProxyHops`: whose address the operator sign-in limits count. @default 0 */
+  readonly trustProxyHops?: number;
   /** What the operator's pages do (main.ts composes it). */
   readonly operatorActions?: OperatorActions;
   /** The businesses an operator may choose between. @default none */
@@ -64,6 +76,8 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
     deps.log.warn(
       'portal: enabled without the history (history.enabled is false): its pages have nothing to show',
     );
+  // Before every portal route: behind a proxy of ours, its path prefix goes into every answer.
+  mountBehindProxy(app, deps.trustProxyHops ?? 0);
   const guards = createGuards(deps);
   /**
    * Nonces this instance has seen spent, until their links expire: the shared claims alone
@@ -111,15 +125,31 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
       const { businessId, exp, nonce } = check.claims;
       if (!guards.served(businessId)) return refusedLinkPage('not-served');
       if (!spend(nonce, exp)) return refusedLinkPage('used');
-      // Claimed until the link expires: after that the signature check refuses it anyway.
-      const held = await deps.claims.claim(
-        `portal-link:${nonce}`,
-        { fingerprint: 'portal-link', claimant: randomUUID() },
-        Math.max(1, exp - now()),
+      // The session first, the claim last: a store that fails (Redis away) fails before the link
+      // is claimed, and the link is given back, so the next try signs in instead of being "used".
+      // A claim whose answer was lost is released by the store when it is back (http-state/redis.ts).
+      let session: PortalSession | undefined;
+      try {
+        session = await deps.sessions.create({ role: 'business', businessId });
+        // Claimed until the link expires: after that the signature check refuses it anyway.
+        const held = await deps.claims.claim(
+          `portal-link:${nonce}`,
+          { fingerprint: 'portal-link', claimant: randomUUID() },
+          Math.max(1, exp - now()),
+        );
+        if (held !== undefined) {
+          await deps.sessions.end(session.id);
+          return refusedLinkPage('used');
+        }
+      } catch (error) {
+        spent.delete(nonce);
+        if (session) await deps.sessions.end(session.id).catch(() => undefined);
+        throw error;
+      }
+      deps.log.info(
+        { businessId, address: clientAddress(event, deps.trustProxyHops ?? 0) },
+        'portal: signed in with a link',
       );
-      if (held !== undefined) return refusedLinkPage('used');
-      const session = await deps.sessions.create({ role: 'business', businessId });
-      deps.log.info({ businessId }, 'portal: signed in with a link');
       return new Response(null, {
         status: 303,
         headers: {

@@ -158,3 +158,41 @@ describe('authenticator during a key rotation (spec §5.6)', async () => {
     );
   });
 });
+
+describe('authenticator for a business id nobody has', () => {
+  it("checks the key against a hash of the tenants' own cost, so timing does not tell the ids apart", async () => {
+    const costs: number[] = [];
+    const auth = createAuthenticator({
+      // hash-key's cost changed (ln=15, now 17): a decoy of the old one would answer faster.
+      tenants: [
+        {
+          businessId: 'ACME',
+          apiKeyHash: await hashApiKey('acme-key-0123456789', { ln: 11, r: 8, p: 1 }),
+        },
+      ],
+      acceptAnyCredentials: false,
+      verify: (key, hash) => {
+        costs.push(hash.ln);
+        return verifyApiKey(key, hash);
+      },
+    });
+    await expect(auth.authenticate(basic('NOBODY', 'a-key-0123456789'))).rejects.toThrow(
+      Unauthorized,
+    );
+    await expect(auth.authenticate(basic('ACME', 'a-key-0123456789'))).rejects.toThrow(
+      Unauthorized,
+    );
+    expect(costs).toEqual([11, 11]);
+    // After a reload, at the new tenants' cost.
+    auth.setTenants([
+      {
+        businessId: 'ACME',
+        apiKeyHash: await hashApiKey('acme-key-0123456789', { ln: 12, r: 8, p: 1 }),
+      },
+    ]);
+    await expect(auth.authenticate(basic('OTHER', 'a-key-0123456789'))).rejects.toThrow(
+      Unauthorized,
+    );
+    expect(costs).toEqual([11, 11, 12]);
+  });
+});

@@ -1,8 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { hashApiKey } from '../../src/api-keys.js';
 import { portalSchema } from '../../src/config/portal-schema.js';
 import { createMemoryState } from '../../src/http-state/memory.js';
 import { createOperatorCheck } from '../../src/portal/operator-credentials.js';
+import { createPasswordHasher, type PasswordHasher } from '../../src/portal/password-hasher.js';
+import {
+  createSignInGate,
+  DEFAULT_SIGN_IN_LIMITS,
+  type SignInLimits,
+} from '../../src/portal/sign-in-gate.js';
 import { deadLettersPage, replayNotice } from '../../src/portal/pages/dead-letters.js';
 import { dropsPage, reprocessNotice } from '../../src/portal/pages/drops.js';
 import { operatorSignInPage } from '../../src/portal/pages/operator-sign-in.js';
@@ -18,43 +24,113 @@ import {
 /** The operator's pieces alone: the password check, the session union and what it reads. */
 const CHEAP = { ln: 10, r: 8, p: 1 };
 
+/** A check over memory state and the hasher's thread, with the limits given. */
+function operatorCheck(
+  operators: { name: string; passwordHash: string }[],
+  limits: Partial<SignInLimits> = {},
+  now?: () => number,
+) {
+  const state = createMemoryState(now ? { now } : {});
+  const hasher = createPasswordHasher();
+  hashers.push(hasher);
+  return createOperatorCheck({
+    operators: () => operators,
+    gate: createSignInGate(state, { ...DEFAULT_SIGN_IN_LIMITS, ...limits }),
+    hasher,
+  });
+}
+const hashers: PasswordHasher[] = [];
+afterAll(async () => {
+  await Promise.all(hashers.map((h) => h.close()));
+});
+
 describe('the operator password check', () => {
   it('signs in with the right password only, and says no more than "wrong" otherwise', async () => {
-    const check = createOperatorCheck([
+    const check = operatorCheck([
       { name: 'ops', passwordHash: await hashApiKey('correct horse battery', CHEAP) },
     ]);
-    expect(await check('ops', 'correct horse battery')).toEqual({ ok: true, name: 'ops' });
-    expect(await check('ops', 'correct horse batterY')).toEqual({ ok: false, why: 'wrong' });
+    expect(await check('ops', 'correct horse battery', 'a')).toMatchObject({
+      ok: true,
+      name: 'ops',
+    });
+    expect(await check('ops', 'correct horse batterY', 'a')).toEqual({ ok: false, why: 'wrong' });
     // An unknown name is refused in the same words, after a hash is checked all the same.
-    expect(await check('nobody', 'correct horse battery')).toEqual({ ok: false, why: 'wrong' });
-    expect(await check('', '')).toEqual({ ok: false, why: 'wrong' });
+    expect(await check('nobody', 'correct horse battery', 'a')).toEqual({
+      ok: false,
+      why: 'wrong',
+    });
+    expect(await check('', '', 'a')).toEqual({ ok: false, why: 'wrong' });
+    expect(await operatorCheck([])('ops', 'x', 'a')).toEqual({ ok: false, why: 'none-configured' });
   });
 
-  it('throttles tries per name, the right password too, until the bucket refills', async () => {
+  it("refuses a name from the address that guessed it wrong, never the operator's own address", async () => {
     let now = 0;
-    const check = createOperatorCheck(
-      [{ name: 'ops', passwordHash: await hashApiKey('pw-of-ops-000000', CHEAP) }],
-      { tries: 2, windowSeconds: 60, now: () => now },
+    const passwordHash = await hashApiKey('pw-of-ops-000000', CHEAP);
+    const check = operatorCheck(
+      [{ name: 'ops', passwordHash }],
+      { failuresPerName: 2, perAddress: 100, windowSeconds: 60 },
+      () => now,
     );
-    expect(await check('ops', 'guess-1')).toEqual({ ok: false, why: 'wrong' });
-    expect(await check('ops', 'guess-2')).toEqual({ ok: false, why: 'wrong' });
-    // The next try is 30 s away (2 per 60 s): the page sends that as Retry-After.
-    expect(await check('ops', 'pw-of-ops-000000')).toEqual({
+    expect(await check('ops', 'guess-1', 'attacker')).toEqual({ ok: false, why: 'wrong' });
+    expect(await check('ops', 'guess-2', 'attacker')).toEqual({ ok: false, why: 'wrong' });
+    // Refused before any hashing, the right password too, from that address, until the window passes.
+    expect(await check('ops', 'pw-of-ops-000000', 'attacker')).toEqual({
       ok: false,
       why: 'throttled',
-      retryAfterSeconds: 30,
+      limit: 'name',
+      retryAfterSeconds: 60,
     });
-    // Another name has its own bucket.
-    expect(await check('other', 'x')).toEqual({ ok: false, why: 'wrong' });
-    now = 30_000; // one try back (2 per 60 s)
-    expect(await check('ops', 'pw-of-ops-000000')).toEqual({ ok: true, name: 'ops' });
+    // Five wrong tries for the name alone locked the real ops out (issue 38): not from its own address.
+    expect(await check('ops', 'pw-of-ops-000000', 'operator')).toMatchObject({ ok: true });
+    now = 60_001;
+    expect(await check('ops', 'pw-of-ops-000000', 'attacker')).toMatchObject({ ok: true });
+  });
+
+  it('refuses random names from one address past its cap, and every address past the overall one', async () => {
+    const passwordHash = await hashApiKey('pw-of-ops-000000', CHEAP);
+    const check = operatorCheck([{ name: 'ops', passwordHash }], {
+      perAddress: 3,
+      overall: 5,
+      windowSeconds: 60,
+    });
+    for (const name of ['r1', 'r2', 'r3'])
+      expect(await check(name, 'x', 'flood')).toEqual({ ok: false, why: 'wrong' });
+    expect(await check('r4', 'x', 'flood')).toEqual({
+      ok: false,
+      why: 'throttled',
+      limit: 'address',
+      retryAfterSeconds: 20,
+    });
+    // Another address has its own three; the fleet's five are used up after two of them.
+    expect(await check('r5', 'x', 'elsewhere')).toEqual({ ok: false, why: 'wrong' });
+    expect(await check('ops', 'pw-of-ops-000000', 'elsewhere')).toMatchObject({ ok: true });
+    expect(await check('ops', 'pw-of-ops-000000', 'elsewhere')).toMatchObject({
+      why: 'throttled',
+      limit: 'overall',
+    });
+  });
+
+  it('hashes a password of a lower cost again at the current one when it signs in', async () => {
+    const check = operatorCheck([
+      { name: 'ops', passwordHash: await hashApiKey('pw-of-ops-000000', CHEAP) },
+    ]);
+    const answer = await check('ops', 'pw-of-ops-000000', 'a');
+    expect(answer).toMatchObject({
+      ok: true,
+      rehashed: expect.stringMatching(/^\$scrypt\$ln=17,r=8,p=1\$/),
+    });
+    const rehashed = answer.ok ? answer.rehashed : undefined;
+    // The new hash is the same password's; at the current cost there is nothing to do.
+    const current = operatorCheck([{ name: 'ops', passwordHash: rehashed ?? '' }]);
+    expect(await current('ops', 'pw-of-ops-000000', 'a')).toEqual({ ok: true, name: 'ops' });
+    expect(await current('ops', 'pw-of-ops-00000X', 'a')).toEqual({ ok: false, why: 'wrong' });
   });
 
   it('answers a throttled try 429 with Retry-After, a wrong one 401 without, and says when none are configured', async () => {
     const throttled = operatorSignInPage('throttled', 'ops', 30);
     expect(throttled.status).toBe(429);
     expect(throttled.headers.get('retry-after')).toBe('30');
-    expect(await throttled.text()).toContain('Too many tries for this name');
+    expect(await throttled.text()).toContain('Too many tries.');
     const wrong = operatorSignInPage('wrong', 'ops');
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('retry-after')).toBeNull();
@@ -64,7 +140,12 @@ describe('the operator password check', () => {
   });
 
   it('takes operators in the configuration only with whole hashes and names of their own', async () => {
-    const base = { enabled: true, sessionTtlMs: 60_000, maxLinkTtlMs: 86_400_000 };
+    const base = {
+      enabled: true,
+      sessionTtlMs: 60_000,
+      maxLinkTtlMs: 86_400_000,
+      signInLimits: DEFAULT_SIGN_IN_LIMITS,
+    };
     const passwordHash = await hashApiKey('pw', CHEAP);
     expect(
       portalSchema.safeParse({ ...base, operators: [{ name: 'ops', passwordHash }] }).success,

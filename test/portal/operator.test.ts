@@ -4,7 +4,7 @@ import { connect } from 'amqplib';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { hashApiKey } from '../../src/api-keys.js';
+import { CURRENT_COST, hashApiKey } from '../../src/api-keys.js';
 import { emitEvent } from '../../src/cli/events/emit.js';
 import { EVENT_TYPES } from '../../src/events/catalog/index.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
@@ -95,7 +95,7 @@ beforeAll(async () => {
     config: [
       `broker: ${JSON.stringify({ exchange: records.exchange, queues: [{ name: records.queue, bindingKeys: ['#'] }] })}`,
       `events: ${JSON.stringify(events)}`,
-      `portal: ${JSON.stringify({ operators: [{ name: 'ops', passwordHash: await hashApiKey(PASSWORD) }] })}`,
+      `portal: ${JSON.stringify({ operators: [{ name: 'ops', passwordHash: await hashApiKey(PASSWORD, CURRENT_COST) }] })}`,
       'tenants:',
       // Not the public demo key: that one is refused on a real broker.
       '  - businessId: DEMO',

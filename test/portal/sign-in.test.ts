@@ -5,7 +5,11 @@
  */
 import { H3 } from 'h3';
 import { describe, expect, it } from 'vitest';
-import type { KeyClaims } from '../../src/http-state/state.js';
+import {
+  type KeyClaims,
+  SharedStateUnavailable,
+  type ValueStore,
+} from '../../src/http-state/state.js';
 import { createMemoryState } from '../../src/http-state/memory.js';
 import { signLink } from '../../src/portal/links.js';
 import { mountPortal } from '../../src/portal/routes.js';
@@ -14,12 +18,12 @@ import { createLogger } from '../../src/log.js';
 
 const SECRET = Buffer.from('a-portal-secret-of-thirty-two-characters!');
 
-function portal(options: { claims?: KeyClaims; served: Set<string> }) {
+function portal(options: { claims?: KeyClaims; values?: ValueStore; served: Set<string> }) {
   const app = new H3();
   const state = createMemoryState();
   mountPortal(app, {
     secret: SECRET,
-    sessions: createSessionStore({ ttlMs: 60_000, values: state.values }),
+    sessions: createSessionStore({ ttlMs: 60_000, values: options.values ?? state.values }),
     claims: options.claims ?? state.claims,
     secureCookie: false,
     publicOrigins: [],
@@ -69,5 +73,36 @@ describe('portal sign-in', () => {
     const refused = await signIn(link('OTHER'));
     expect(refused.status).toBe(403);
     expect(await refused.text()).toContain('no longer serves');
+  });
+
+  it('keeps a link usable when the shared state fails during its sign-in (Redis away)', async () => {
+    const state = createMemoryState();
+    let down = true;
+    const unavailable = () => {
+      throw new SharedStateUnavailable('Redis is not reachable');
+    };
+    // The claims fail first, then (claims back) the sessions' store: each time, the next try signs in.
+    const claims: KeyClaims = {
+      claim: (...args) => (down ? unavailable() : state.claims.claim(...args)),
+      settle: (...args) => state.claims.settle(...args),
+    };
+    const { signIn } = portal({ claims, served: new Set(['ACME']) });
+    const token = link('ACME');
+    expect((await signIn(token)).status).toBe(503);
+    down = false;
+    expect((await signIn(token)).status).toBe(303);
+    expect((await signIn(token)).status).toBe(409); // and then it is used
+
+    let valuesDown = true;
+    const values: ValueStore = {
+      get: (key) => state.values.get(key),
+      set: (...args) => (valuesDown ? unavailable() : state.values.set(...args)),
+      delete: (key) => state.values.delete(key),
+    };
+    const other = portal({ values, served: new Set(['ACME']) });
+    const second = link('ACME');
+    expect((await other.signIn(second)).status).toBe(503);
+    valuesDown = false;
+    expect((await other.signIn(second)).status).toBe(303);
   });
 });
