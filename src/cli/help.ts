@@ -11,6 +11,7 @@ Commands:
   status       Inputs of each drop per state, and the last failures with their reasons
   lineage      Find which request or file carried a record number, its message id and receipt
   reprocess    Try again a pipeline's failed inputs (after master data was fixed)
+  migrate      Apply the history's migrations now (PostgreSQL: with a role that may CREATE)
   events       Outbound events: emit one as the warehouse would, status, replay dead letters,
                resend one from the history, recover an endpoint's failed ones since a time,
                disable or enable an endpoint
@@ -38,6 +39,15 @@ Environment: INGEST_ENV (production | development | sandbox), INGEST_CONFIG (a Y
 PORT, HOST (development: 127.0.0.1), ADMIN_PORT, ADMIN_HOST, AMQP_URL or AMQP_URL_FILE (RabbitMQ;
 without it development publishes to data/outbox/), LOG_LEVEL, LOG_FORMAT (json | pretty), and
 INGEST_<PATH> for any other configuration key.
+`,
+  migrate: `Usage: warehouse-ingest migrate
+
+Applies the history's migrations (the embedded file under dataDirectory, or PostgreSQL when
+history.url / HISTORY_URL is set) and exits. Without it the first write of serve or run applies
+them, which needs a role that may CREATE; run migrate with such a role (HISTORY_URL of the
+owner) before each upgrade, and the service's own role needs only to read and write rows.
+
+Exit status: 0 the schema is current, 2 invalid configuration or the store could not be migrated.
 `,
   healthcheck: `Usage: warehouse-ingest healthcheck [--timeout-ms <n>]
 
