@@ -21,6 +21,8 @@ import {
   type PrunedTable,
 } from './store.js';
 import { createHistoryWriter, type HistoryWriter } from './writer.js';
+import type { BatchEnds } from '../ingest/batch-end.js';
+import { historyBatchEnds } from './batch-ends.js';
 
 /** The configuration the history reads. */
 export interface HistorySource {
@@ -36,6 +38,8 @@ export interface HistorySource {
 export interface History {
   readonly store: HistoryStore;
   readonly writer: HistoryWriter;
+  /** The one end of every batch, written by `writer` (what `configuredIngest` takes). */
+  readonly ends: BatchEnds;
   /** Every business's endpoint states (the events worker's start-up), once the store is open. */
   endpointStates(): Promise<EndpointStateEntry[]>;
   /** Writes what is queued, stops the prune, closes the store. */
@@ -128,6 +132,7 @@ export function openHistory(
   return {
     store,
     writer,
+    ends: historyBatchEnds(writer),
     endpointStates: () => store.endpointStates({ operator: true }),
     async close() {
       clearInterval(prune);
