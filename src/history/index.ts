@@ -21,8 +21,7 @@ import {
   type PrunedTable,
 } from './store.js';
 import { createHistoryWriter, type HistoryWriter } from './writer.js';
-import type { BatchEnds } from '../ingest/batch-end.js';
-import { historyBatchEnds } from './batch-ends.js';
+import { historyBatchEnds, type HistoryBatchEnds } from './batch-ends.js';
 
 /** The configuration the history reads. */
 export interface HistorySource {
@@ -39,7 +38,7 @@ export interface History {
   readonly store: HistoryStore;
   readonly writer: HistoryWriter;
   /** The one end of every batch, written by `writer` (what `configuredIngest` takes). */
-  readonly ends: BatchEnds;
+  readonly ends: HistoryBatchEnds;
   /** Every business's endpoint states (the events worker's start-up), once the store is open. */
   endpointStates(): Promise<EndpointStateEntry[]>;
   /** Writes what is queued, stops the prune, closes the store. */

@@ -8,7 +8,17 @@
  * (history/batch-ends.ts); nothing else writes a batch to the history.
  */
 import type { HistoryBatchOutcome } from '../vocabulary.js';
-import type { ConfirmedRecords } from './batch.js';
+
+/** Confirmed records of a batch, as parallel arrays in batch order (no object per record). */
+export interface ConfirmedRecords {
+  /** Index in the batch (0-based, as in the bulk response) of the first of these records. */
+  readonly first: number;
+  readonly messageIds: readonly string[];
+  /** Each record's own number (`kind.referencePath`); `''` when it has none. */
+  readonly references: readonly string[];
+  /** Each record's first input line, where the decoder knows it (CSV); absent for JSON. */
+  readonly lines?: ReadonlyArray<number | undefined>;
+}
 
 /** Where an ended batch came from. */
 export interface BatchEndSource {

@@ -10,7 +10,9 @@ import type { RecordKind } from '../records/kind.js';
 import type { IgnoredFields } from '../records/legacy/ignored-fields.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
 import type { IngestOutcome } from '../vocabulary.js';
-import type { BatchEnds } from './batch-end.js';
+import type { BatchEnds, ConfirmedRecords } from './batch-end.js';
+
+export type { ConfirmedRecords } from './batch-end.js';
 
 export type { Candidate } from '../decode/candidate.js';
 
@@ -66,17 +68,6 @@ interface BatchBase {
   readonly onValidated?: (recordCount: number) => Promise<void>;
   /** Legacy fields the business's profile says to ignore, noted while decoding: listed in the answer. */
   readonly ignoredFields?: IgnoredFields;
-}
-
-/** Confirmed records of a batch, as parallel arrays in batch order (no object per record). */
-export interface ConfirmedRecords {
-  /** Index in the batch (0-based, as in the bulk response) of the first of these records. */
-  readonly first: number;
-  readonly messageIds: readonly string[];
-  /** Each record's own number (`kind.referencePath`); `''` when it has none. */
-  readonly references: readonly string[];
-  /** Each record's first input line, where the decoder knows it (CSV); absent for JSON. */
-  readonly lines?: ReadonlyArray<number | undefined>;
 }
 
 /** A batch held in memory (a JSON body): validated once, published at once. */
