@@ -104,14 +104,15 @@ Exit status: 0, 1 when a drop could not be read, 2 usage error.
 Finds which input carried a record — by its own number: the order id (sales orders: the
 shipment id), SKU, RGA id or work-order id — and prints one line per match: the request
 (endpoint, record index, correlation id) or the file (name, CSV line, record index, where it
-is now), the message id, and the file's receipt. With history.enabled, the history first:
-it holds every instance's batches when they share a PostgreSQL history (history.url,
-HISTORY_URL); when it knows nothing of the number, or cannot be opened (an embedded history
-is held by a running serve), the HTTP lineage journal (lineage.directory) and the lineage
-kept in every drop of pipelinesDirectory.
+is now), the message id, and the file's receipt. The history first (on by default): every
+batch of every source ends there, whichever process took it (the embedded file beside a
+running serve) or instance (a PostgreSQL history, history.url or HISTORY_URL); when it knows
+nothing of the number, or cannot be opened, the lineage kept in every drop of
+pipelinesDirectory, and the HTTP journal day files earlier versions left (lineage.directory,
+read-only until they age out).
   --kind       master-data | sales-orders | purchase-orders | return-goods | work-orders
   --business   Only records of this business id.
-  --pipeline   Only this pipeline's drop (the HTTP journal is then not searched).
+  --pipeline   Only this pipeline's drop (the old HTTP journal is then not searched).
   --since      Only inputs processed since then: 2026-11-22 (UTC midnight) or an ISO 8601 time.
   --json       One JSON object per match instead of a readable line.
 
