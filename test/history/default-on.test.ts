@@ -9,6 +9,7 @@ import { startService, type RunningService } from '../../src/main.js';
 import { AMQP_URL, uniqueName } from '../support/broker.js';
 import { runCli } from '../support/cli-process.js';
 import { LogCapture } from '../support/http-app.js';
+import { freshDatabase } from '../support/postgres.js';
 import { tempFolder } from '../support/temp.js';
 
 /**
@@ -180,5 +181,32 @@ describe('the history on by default', () => {
     });
     expect(read.status).toBe(404);
     expect(existsSync(path.join(dataDirectory, 'history'))).toBe(false);
+  }, 120_000);
+
+  it('HISTORY_URL alone chooses PostgreSQL (issue 38 item 11): named at start-up without credentials, and written', async () => {
+    const database = await freshDatabase('default_on');
+    try {
+      const url = new URL(database.url);
+      url.password = 'not-logged';
+      const { service, logs } = await serve('postgres', {
+        INGEST_ENV: 'development',
+        HISTORY_URL: url.toString(),
+      });
+      expect(logs.lines).toContainEqual(
+        expect.objectContaining({
+          msg: 'history: on, opened with the first write',
+          store: 'postgres',
+          where: `${url.host}${url.pathname}`,
+        }),
+      );
+      expect(JSON.stringify(logs.lines)).not.toContain('not-logged');
+      const response = await post(service, DEMO);
+      expect(response.status).toBe(202);
+      const { correlationId } = (await response.json()) as { correlationId: string };
+      expect(await listed(service, DEMO, correlationId)).toMatchObject({ outcome: 'accepted' });
+      await service.stop();
+    } finally {
+      await database.drop();
+    }
   }, 120_000);
 });
