@@ -20,6 +20,9 @@
 // runs of each measured part per server, alternated; the figures are their means),
 // BENCH_QUEUE_COUNTS (1,2,4), BENCH_SHARD_SECONDS (6), BENCH_QUORUM (1: also 1 quorum queue; 0: not),
 // BENCH_FORMAT_SECONDS (6), BENCH_CLUSTER_SECONDS (6), BENCH_CLUSTER (1: the cluster in a full run; 0: not).
+// The history: on (embedded, in each service's own temporary folder) by default, as the service's
+// default is; INGEST_HISTORY__ENABLED=false measures it off, HISTORY_URL on PostgreSQL. Both pass
+// to every service and drop child; run the settings in turns (docs/performance.md#history-on-against-off).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -49,6 +52,13 @@ import {
 } from './servers.mjs';
 
 const AMQP_URL = process.env.AMQP_URL || 'amqp://guest:guest@127.0.0.1:5672';
+/** The service's history in this run, as the environment sets it (the service's default: on, embedded). */
+const historySetting = () =>
+  process.env.INGEST_HISTORY__ENABLED === 'false'
+    ? 'off (INGEST_HISTORY__ENABLED=false)'
+    : process.env.HISTORY_URL
+      ? 'on, PostgreSQL (HISTORY_URL)'
+      : 'on, embedded (the default)';
 const number = (name, fallback) => Number(process.env[name] ?? fallback);
 const settings = {
   batchSize: 100,
@@ -163,7 +173,7 @@ async function main() {
     `warehouse-ingest bench — node ${process.version}, ${os.cpus().length} CPUs (load average ${os.loadavg()[0].toFixed(2)}), RabbitMQ ${broker.version} at ${safeUrl(AMQP_URL)}; both servers run with npm start's node flags: ${RUNTIME_FLAGS.join(' ') || 'none'}`,
   );
   console.log(
-    `queue ${QUEUE} (${bounded || 'no policy: rabbitmqctl unavailable'}; purged before every run)`,
+    `queue ${QUEUE} (${bounded || 'no policy: rabbitmqctl unavailable'}; purged before every run); history ${historySetting()}`,
   );
   console.log(
     `throughput: ${settings.batchSize}-record batches (~${bodyKiB} KiB), ${settings.throughputConnections} keep-alive connections, ${settings.throughputSeconds} s per run` +

@@ -246,6 +246,9 @@ export async function startService({
       ...(shards ? [`      shards: ${shards}`] : []),
       ...(queueArguments ? [`      arguments: ${JSON.stringify(queueArguments)}`] : []),
       ...(messageFormat ? [`  messageFormat: ${JSON.stringify(messageFormat)}`] : []),
+      // Its own folder: the history (on by default, embedded) starts empty in every run, never
+      // in the checkout's data/ where runs would pile up.
+      `dataDirectory: ${JSON.stringify(path.join(dir, 'data'))}`,
       'tenants:',
       `  - businessId: ${JSON.stringify(businessId)}`,
       `    apiKeyHash: ${JSON.stringify(await hashKey(apiKey))}`,

@@ -6,7 +6,6 @@ import { resolveEndpoints } from './events/subscriptions.js';
 import { buildHttpApp } from './http/build.js';
 import { createHttpServer, listen, type HttpServer } from './http/server.js';
 import { openHistory } from './history/index.js';
-import { openLineageJournal } from './lineage/journal.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics } from './metrics.js';
 import { configuredIngest } from './ingest/configured.js';
@@ -87,7 +86,6 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   let stopping: Promise<void> | undefined;
   // The profiles in force: a reload (SIGHUP) swaps them; each batch reads them when it begins.
   let onboarding = config.onboarding;
-  const lineage = openLineageJournal(config, log, metrics);
   // Opened by its writer's first write: start-up never waits for the history (PostgreSQL may be away).
   const history = openHistory(config, log, metrics.registry);
   // Scratch files a killed process of this host left (a large CSV body's spooled records, a drop's copy).
@@ -104,7 +102,6 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const { app, admin, authenticator } = buildHttpApp(config, publisher, log, {
     metrics,
     drops: stores,
-    lineage,
     ...(history && { history: history.writer, historyStore: history.store }),
     ...(events && { events: events.actions }),
     sharedState,
@@ -166,7 +163,6 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       closeServer(adminServer),
       ...stores.map(({ store }) => store.close()),
       publisher.close(),
-      lineage?.close(),
       history?.close(),
     ]);
   };
@@ -188,11 +184,10 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   drops = startDropRunners(
     config,
     stores,
-    configuredIngest(config, publisher, metrics),
+    configuredIngest(config, publisher, metrics, history?.ends),
     log,
     metrics,
     () => onboarding,
-    history?.writer,
   );
   const reloader = createReloader({
     config,
@@ -275,7 +270,6 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
           publisher,
           { name: 'shared state', close: () => sharedState.close() },
           { name: 'password hasher', close: () => passwordHasher.close() },
-          ...(lineage ? [{ name: 'lineage journal', close: () => lineage.close() }] : []),
           ...(history ? [{ name: 'history', close: () => history.close() }] : []),
           { name: 'reload on SIGHUP', close: async () => void process.off('SIGHUP', onHangup) },
         ],

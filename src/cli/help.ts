@@ -11,6 +11,7 @@ Commands:
   status       Inputs of each drop per state, and the last failures with their reasons
   lineage      Find which request or file carried a record number, its message id and receipt
   reprocess    Try again a pipeline's failed inputs (after master data was fixed)
+  migrate      Apply the history's migrations now (PostgreSQL: with a role that may CREATE)
   events       Outbound events: emit one as the warehouse would, status, replay dead letters,
                resend one from the history, recover an endpoint's failed ones since a time,
                disable or enable an endpoint
@@ -38,6 +39,15 @@ Environment: INGEST_ENV (production | development | sandbox), INGEST_CONFIG (a Y
 PORT, HOST (development: 127.0.0.1), ADMIN_PORT, ADMIN_HOST, AMQP_URL or AMQP_URL_FILE (RabbitMQ;
 without it development publishes to data/outbox/), LOG_LEVEL, LOG_FORMAT (json | pretty), and
 INGEST_<PATH> for any other configuration key.
+`,
+  migrate: `Usage: warehouse-ingest migrate
+
+Applies the history's migrations (the embedded file under dataDirectory, or PostgreSQL when
+history.url / HISTORY_URL is set) and exits. Without it the first write of serve or run applies
+them, which needs a role that may CREATE; run migrate with such a role (HISTORY_URL of the
+owner) before each upgrade, and the service's own role needs only to read and write rows.
+
+Exit status: 0 the schema is current, 2 invalid configuration or the store could not be migrated.
 `,
   healthcheck: `Usage: warehouse-ingest healthcheck [--timeout-ms <n>]
 
@@ -94,14 +104,15 @@ Exit status: 0, 1 when a drop could not be read, 2 usage error.
 Finds which input carried a record — by its own number: the order id (sales orders: the
 shipment id), SKU, RGA id or work-order id — and prints one line per match: the request
 (endpoint, record index, correlation id) or the file (name, CSV line, record index, where it
-is now), the message id, and the file's receipt. With history.enabled, the history first:
-it holds every instance's batches when they share a PostgreSQL history (history.url,
-HISTORY_URL); when it knows nothing of the number, or cannot be opened (an embedded history
-is held by a running serve), the HTTP lineage journal (lineage.directory) and the lineage
-kept in every drop of pipelinesDirectory.
+is now), the message id, and the file's receipt. The history first (on by default): every
+batch of every source ends there, whichever process took it (the embedded file beside a
+running serve) or instance (a PostgreSQL history, history.url or HISTORY_URL); when it knows
+nothing of the number, or cannot be opened, the lineage kept in every drop of
+pipelinesDirectory, and the HTTP journal day files earlier versions left (lineage.directory,
+read-only until they age out).
   --kind       master-data | sales-orders | purchase-orders | return-goods | work-orders
   --business   Only records of this business id.
-  --pipeline   Only this pipeline's drop (the HTTP journal is then not searched).
+  --pipeline   Only this pipeline's drop (the old HTTP journal is then not searched).
   --since      Only inputs processed since then: 2026-11-22 (UTC midnight) or an ISO 8601 time.
   --json       One JSON object per match instead of a readable line.
 

@@ -12,7 +12,7 @@ import type { InputState } from '../drops/state/input-state.js';
 import { readState } from '../drops/state/persist.js';
 import { WORK_FOLDER } from '../stores/store.js';
 import { findInLineageFile, LINEAGE_SUFFIX } from '../lineage/drop-file.js';
-import { entryPrefix, journalFiles, type JournalEntry } from '../lineage/journal.js';
+import { entryPrefix, journalFiles, type JournalEntry } from '../lineage/journal-files.js';
 import type { HistoryStore, Scope } from '../history/store.js';
 
 export interface LineageQuery {
@@ -104,14 +104,19 @@ export async function* searchHistory(
   }
 }
 
-/** Entries of the HTTP journal in `directory` for the query, oldest first. */
+/**
+ * Entries of the HTTP journal earlier versions left in `directory` for the query, oldest first;
+ * day files past `retentionDays` are no longer read (lineage/journal-files.ts).
+ */
 export async function* searchJournal(
   directory: string,
   query: LineageQuery,
+  retentionDays: number,
 ): AsyncGenerator<HttpMatch> {
   const since = query.since?.toISOString();
   const prefix = entryPrefix(query.reference);
-  for (const file of await journalFiles(directory, since?.slice(0, 10))) {
+  const files = await journalFiles(directory, { sinceDay: since?.slice(0, 10), retentionDays });
+  for (const file of files) {
     for await (const text of createInterface({
       input: createReadStream(file),
       crlfDelay: Infinity,

@@ -19,12 +19,13 @@ import { CannotRead, parse, type Output } from './check-commands.js';
 import { UsageError } from './help.js';
 
 /**
- * `lineage <number>`: which input carried a record. The history first, when it is on: it holds
- * the batches of every instance sharing it (PostgreSQL); when it knows nothing of the number
- * (inputs from before it, or it cannot be opened — the embedded one is held by a running
- * `serve`), this instance's HTTP journal and every configured drop's lineage. Exit 0 found, 1
- * not found, 2 usage error, configuration, or a place that could not be searched while nothing
- * was found elsewhere.
+ * `lineage <number>`: which input carried a record. The history first (on unless
+ * `history.enabled` is false): every batch of every source ends there, whichever instance or
+ * process took it — the embedded file is shared by the processes of one machine, PostgreSQL by
+ * a fleet. When it knows nothing of the number (inputs from before it, or it cannot be opened),
+ * the HTTP journal day files earlier versions left (read-only, until they age out) and every
+ * configured drop's lineage. Exit 0 found, 1 not found, 2 usage error, configuration, or a
+ * place that could not be searched while nothing was found elsewhere.
  */
 export async function lineageCommand(args: string[], io: Output): Promise<number> {
   const options = {
@@ -91,7 +92,10 @@ export async function lineageCommand(args: string[], io: Output): Promise<number
     if (found === 0) {
       // --pipeline names a drop: the HTTP journal is not searched then.
       if (values.pipeline === undefined)
-        await search('the HTTP lineage journal', searchJournal(lineageDirectory(config), query));
+        await search(
+          'the HTTP lineage journal of earlier versions',
+          searchJournal(lineageDirectory(config), query, config.lineage.retentionDays),
+        );
       for (const drop of searched)
         await search(`drop "${drop.pipeline.name}" (${drop.store.type})`, searchDrop(drop, query));
     }

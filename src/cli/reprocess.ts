@@ -3,6 +3,8 @@ import { loadConfig } from '../config.js';
 import { createLogger } from '../log.js';
 import { createConfiguredDropRunner, openDrops } from '../drops/open.js';
 import { configuredIngest } from '../ingest/configured.js';
+import { openHistory } from '../history/index.js';
+import { Registry } from 'prom-client';
 import { createPublisher } from '../publish/index.js';
 import {
   REPROCESS_STATUSES,
@@ -85,7 +87,14 @@ export async function reprocessCommand(
   });
   const publisher = createPublisher(config, log);
   await publisher.start();
-  const runner = createConfiguredDropRunner(config, drop, configuredIngest(config, publisher), log);
+  // Reprocessed files end in the history as serve's do (the embedded file is shared with a serve beside it).
+  const history = openHistory(config, log, new Registry());
+  const runner = createConfiguredDropRunner(
+    config,
+    drop,
+    configuredIngest(config, publisher, undefined, history?.ends),
+    log,
+  );
   // SIGINT or SIGTERM: no further input is started; the one in hand settles (or goes back) first.
   let stopping: Promise<void> | undefined;
   const stop = () =>
@@ -93,6 +102,7 @@ export async function reprocessCommand(
       await runner.stop();
       await store.close();
       await publisher.close();
+      await history?.close();
     })());
   const interrupt = () => void stop();
   process.once('SIGINT', interrupt);

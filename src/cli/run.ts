@@ -41,11 +41,10 @@ export async function runPipelineFile(
   const runner = createConfiguredDropRunner(
     config,
     { pipeline: pipeline!, store },
-    configuredIngest(config, publisher),
+    configuredIngest(config, publisher, undefined, history?.ends),
     log,
     undefined,
     config.onboarding,
-    history?.writer,
   );
   let stopping: Promise<void> | undefined;
   const work: InFlight = {

@@ -288,16 +288,17 @@ export const configSchema = z.strictObject({
         .optional()
         .meta({
           description:
-            'Folder of the day files `lineage-YYYY-MM-DD.ndjson`. Default: `<dataDirectory>/lineage`.',
+            'Folder of the day files `lineage-YYYY-MM-DD.ndjson` earlier versions wrote. Default: `<dataDirectory>/lineage`.',
           examples: ['/var/lib/warehouse-ingest/lineage'],
         }),
       retentionDays: z.int().min(1).max(3650).meta({
-        description: 'Days of journal kept, today included; older day files are deleted.',
+        description:
+          'Days of journal `lineage` still searches, today included; older day files are no longer read (and may be removed).',
       }),
     })
     .meta({
       description:
-        "The journal of HTTP batches' lineage: which request carried each accepted record. Written only while the history is off (`history.enabled`): the history holds the same, for every instance. A drop's lineage is kept in the drop itself. See docs/operations.md#lineage.",
+        "The per-instance journal of HTTP batches' lineage that versions before the history was on by default wrote. Nothing writes it now (every batch ends in the history); `lineage` searches its day files read-only until they age out. A drop's lineage is kept in the drop itself. See docs/operations.md#lineage.",
     }),
   history: historySchema,
   portal: portalSchema,

@@ -1,4 +1,3 @@
-import type { HistoryWriter } from '../history/writer.js';
 import path from 'node:path';
 import type { ProfilesSource } from '../records/legacy/index.js';
 import { spoolDirectory, type Config } from '../config.js';
@@ -60,7 +59,6 @@ export function createConfiguredDropRunner(
   metrics?: DropMetrics,
   /** @default the configuration's; `serve` passes the ones a reload keeps current */
   onboarding: ProfilesSource = config.onboarding,
-  history?: HistoryWriter,
 ): DropRunner {
   let lease = OWN_LEASE;
   if (!store.atomicRename && config.broker.url) {
@@ -88,7 +86,6 @@ export function createConfiguredDropRunner(
     log,
     spoolDirectory: spoolDirectory(config),
     ...(metrics ? { metrics } : {}),
-    ...(history && { history }),
   });
 }
 
@@ -100,7 +97,6 @@ export function startDropRunners(
   log: Logger,
   metrics: DropMetrics,
   onboarding: ProfilesSource = config.onboarding,
-  history?: HistoryWriter,
 ): InFlight & {
   stores: { name: string; close(): Promise<void> };
   /** The running runner of a pipeline, for a reprocess asked while serving (the portal's). */
@@ -114,7 +110,6 @@ export function startDropRunners(
       log,
       metrics,
       onboarding,
-      history,
     );
     runner.start();
     log.info(

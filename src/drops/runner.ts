@@ -1,4 +1,3 @@
-import type { HistoryWriter } from '../history/writer.js';
 import { availableParallelism, hostname } from 'node:os';
 import type { Environment } from '../config/schema.js';
 import type { Logger } from '../log.js';
@@ -56,8 +55,6 @@ export interface DropRunnerOptions {
   readonly maxRecords?: number;
   /** Inputs per state (after every scheduled look) and receipt write failures. */
   readonly metrics?: DropMetrics;
-  /** Each settled file's outcome and its confirmed records. @default none */
-  readonly history?: HistoryWriter;
 }
 
 export type { RunSummary } from './run-summary.js';

@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Registry } from 'prom-client';
-import { safeUrl, type Logger } from '../log.js';
+import type { Logger } from '../log.js';
 import { createEmbeddedHistory } from './embedded/index.js';
 import { createHistoryMetrics } from './metrics.js';
 import { openedOnce } from './opened.js';
@@ -21,17 +21,24 @@ import {
   type PrunedTable,
 } from './store.js';
 import { createHistoryWriter, type HistoryWriter } from './writer.js';
+import { historyBatchEnds, type HistoryBatchEnds } from './batch-ends.js';
 
 /** The configuration the history reads. */
 export interface HistorySource {
   readonly environment: string;
   readonly dataDirectory: string;
   readonly history: HistoryConfig;
+  /** Whether instances share state through Redis (a fleet): the embedded history then warns. */
+  readonly sharedState?: {
+    readonly redis: { readonly url?: string | undefined; readonly sentinels?: unknown };
+  };
 }
 
 export interface History {
   readonly store: HistoryStore;
   readonly writer: HistoryWriter;
+  /** The one end of every batch, written by `writer` (what `configuredIngest` takes). */
+  readonly ends: HistoryBatchEnds;
   /** Every business's endpoint states (the events worker's start-up), once the store is open. */
   endpointStates(): Promise<EndpointStateEntry[]>;
   /** Writes what is queued, stops the prune, closes the store. */
@@ -57,12 +64,39 @@ export function historyStore(source: HistorySource, log: Logger): HistoryStore {
 export const historyDirectory = (source: HistorySource) =>
   path.resolve(source.history.directory ?? path.join(source.dataDirectory, 'history'));
 
+/**
+ * Where the history is, for a log line: the embedded file's path, or PostgreSQL's host, port
+ * and database — never its user, password or parameters (a `?password=` is a credential too).
+ */
+export function historyWhere(source: HistorySource): string {
+  const { url } = source.history;
+  if (url === undefined) return path.join(historyDirectory(source), 'history.sqlite');
+  try {
+    const parsed = new URL(url);
+    return `${parsed.host}${parsed.pathname}`;
+  } catch {
+    return '[unparseable url]';
+  }
+}
+
 export function openHistory(
   source: HistorySource,
   log: Logger,
   registry: Registry,
 ): History | undefined {
-  if (source.environment === 'sandbox' || !source.history.enabled) return undefined;
+  if (source.environment === 'sandbox') return undefined;
+  if (!source.history.enabled) {
+    // An operator's choice, said once at start-up; a URL beside it would otherwise be ignored unseen.
+    log.warn(
+      source.history.url === undefined
+        ? {}
+        : { ignored: 'history.url', where: historyWhere(source) },
+      source.history.url === undefined
+        ? 'history: off (history.enabled false): no partner API reads of batches, records or events, no portal lists, no lineage of new batches, no resend or recover, endpoint switches forgotten at restart'
+        : 'history: off (history.enabled false), so history.url (HISTORY_URL) is not used: remove one of the two',
+    );
+    return undefined;
+  }
   const historyLog = log.child({ component: 'history' });
   const store = openedOnce(historyStore(source, historyLog));
   const metrics = createHistoryMetrics(registry);
@@ -75,12 +109,15 @@ export function openHistory(
   });
   metrics.watch(writer);
   historyLog.info(
-    {
-      store: store.name,
-      where: source.history.url ? safeUrl(source.history.url) : historyDirectory(source),
-    },
-    'history: opened with the first write',
+    { store: store.name, where: historyWhere(source), retentionDays: source.history.retentionDays },
+    'history: on, opened with the first write',
   );
+  const redis = source.sharedState?.redis;
+  if (!source.history.url && (redis?.url !== undefined || redis?.sentinels !== undefined))
+    historyLog.warn(
+      { where: historyWhere(source) },
+      'history: embedded, while instances share state through Redis: each instance of a fleet keeps its own file, so each sees (and answers with) a different history; a fleet sets history.url (HISTORY_URL) to one PostgreSQL database (docs/operations-instances.md)',
+    );
   if (!source.history.url && existsSync(path.join(historyDirectory(source), 'PG_VERSION')))
     historyLog.warn(
       { directory: historyDirectory(source) },
@@ -94,6 +131,7 @@ export function openHistory(
   return {
     store,
     writer,
+    ends: historyBatchEnds(writer),
     endpointStates: () => store.endpointStates({ operator: true }),
     async close() {
       clearInterval(prune);

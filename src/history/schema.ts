@@ -16,7 +16,7 @@ export const historySchema = z
   .strictObject({
     enabled: z.boolean().meta({
       description:
-        'Whether batches, records, events and delivery attempts are written to the history (lineage, attempts, endpoint state). Off, nothing is written and nothing is opened. The sandbox never writes one.',
+        "Whether batches, records, events and delivery attempts are written to the history. On by default, on the embedded store unless `url` is set; the sandbox never keeps one. Off (an operator's choice, said at start-up), nothing is written and nothing is opened, so: the partner API answers 404 for batches, records and events; the portal lists nothing; `lineage` finds only dropped files (their lineage in the drop); `events resend` and `recover` are unavailable; an `events disable` is forgotten at restart. See docs/history.md#turning-it-off.",
     }),
     url: z
       .string()
@@ -24,7 +24,7 @@ export const historySchema = z
       .optional()
       .meta({
         description:
-          'PostgreSQL URL: set, every instance given the same URL shares one history (a fleet); migrations are applied at start-up, once, whichever instance starts first. Unset: the embedded history, a SQLite file under `dataDirectory`, shared by the processes of one machine. Never logged with its password; environment variable `HISTORY_URL` (or `HISTORY_URL_FILE`).',
+          "PostgreSQL URL: set, every instance given the same URL shares one history (a fleet). Migrations are applied by the first write after start-up (once, whichever instance comes first), or beforehand by `warehouse-ingest migrate` with a role that may CREATE (then the service's own role needs none). Unset: the embedded history, a SQLite file under `dataDirectory`, shared by the processes of one machine. Never logged with its password; environment variable `HISTORY_URL` (or `HISTORY_URL_FILE`).",
         examples: ['postgres://ingest:password@db:5432/warehouse_ingest'],
       }),
     directory: z

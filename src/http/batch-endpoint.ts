@@ -1,10 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { H3Event } from 'h3';
-import { isIngestError, reasonPhrase, toProblem } from '../errors.js';
-import { batchWrites } from '../history/entries.js';
-import type { HistoryWriter } from '../history/writer.js';
-import type { LineageJournal } from '../lineage/journal.js';
-import type { Batch, ConfirmedRecords, Ingest } from '../ingest/batch.js';
+import { isIngestError, reasonPhrase } from '../errors.js';
+import type { Batch, Ingest } from '../ingest/batch.js';
 import type { RecordKind } from '../records/kind.js';
 import type { Logger } from '../log.js';
 import type { Admission } from './admission.js';
@@ -34,10 +31,6 @@ export interface HandlerDependencies {
   readonly maxRecordsPerBatch: number;
   /** Headers on every response, e.g. the sandbox marker. */
   readonly responseHeaders: Record<string, string>;
-  /** Where accepted records' lineage goes; none in the sandbox (nothing is published there). */
-  readonly lineage?: LineageJournal;
-  /** Where every batch's outcome (and an accepted one's records) goes; queued, never awaited. @default none */
-  readonly history?: HistoryWriter;
   /**
    * A fresh file name for the records of a streamed (CSV) body once they outgrow memory between
    * validation and publishing (`StreamBatch.spoolFile`). @default kept in memory
@@ -104,54 +97,27 @@ function batchFlow(endpoint: BatchEndpoint, deps: HandlerDependencies) {
   ): Promise<Response> => {
     const chunks = await bodyChunks(event, deps.bodyLimitBytes, deps.decoders);
 
-    const { history } = deps;
+    // Every batch ends in the flow (accepted, refused, unavailable), which tells the history:
+    // a body that cannot be read as records too, so it is handed over as such.
     const run = async (): Promise<TextResponse> => {
-      // Lineage is journaled only once the whole batch is confirmed: a failed batch leaves none.
-      const confirmed: ConfirmedRecords[] = [];
-      const keepsLineage = deps.lineage !== undefined || history !== undefined;
-      const facts = {
-        correlationId: context.correlationId,
-        businessId,
-        source: { endpoint: endpoint.path },
-        kind: endpoint.kind.name,
-      };
+      let body: DistributiveBatchBody;
+      try {
+        body = endpoint.toBatch(format, chunks, businessId);
+      } catch (error) {
+        body = { mode: 'array', records: [], unreadable: error };
+      }
       // The body's part last: in V8 a literal that begins with a spread takes every later property
       // through a slow path (~8 µs here, measured), one that ends with it copies as fast as a literal.
-      let accepted: Awaited<ReturnType<Ingest>>;
-      try {
-        accepted = await deps.ingest({
-          kind: endpoint.kind,
-          businessId,
-          correlationId: context.correlationId,
-          trace: context.trace,
-          maxRecords: deps.maxRecordsPerBatch,
-          source: { type: 'http', name: endpoint.path },
-          log: context.log,
-          ...(keepsLineage && {
-            onLineage: (records: ConfirmedRecords) => void confirmed.push(records),
-          }),
-          ...endpoint.toBatch(format, chunks, businessId),
-        });
-      } catch (error) {
-        history?.add(refusedBatch(facts, error));
-        throw error;
-      }
-      deps.lineage?.record(
-        {
-          businessId,
-          kind: endpoint.kind.name,
-          endpoint: endpoint.path,
-          correlationId: context.correlationId,
-          at: new Date(),
-        },
-        confirmed,
-      );
-      history?.add(
-        batchWrites(
-          { ...facts, recordCount: accepted.recordCount, outcome: 'accepted', at: new Date() },
-          confirmed,
-        ),
-      );
+      const accepted = await deps.ingest({
+        kind: endpoint.kind,
+        businessId,
+        correlationId: context.correlationId,
+        trace: context.trace,
+        maxRecords: deps.maxRecordsPerBatch,
+        source: { type: 'http', name: endpoint.path },
+        log: context.log,
+        ...body,
+      });
       return jsonResponse(202, accepted, context, headers);
     };
     if (key === undefined) return run();
@@ -178,20 +144,6 @@ function batchFlow(endpoint: BatchEndpoint, deps: HandlerDependencies) {
     if (settled instanceof Promise) await keepAnswer(settled, context);
     return response;
   };
-}
-
-/**
- * A batch `ingest()` refused, as the history keeps it: its problem details, and the outcome
- * the metrics give it (`rejected` for the batch's own fault, `unavailable` for a 503, else `error`).
- */
-function refusedBatch(
-  facts: { correlationId: string; businessId: string; source: { endpoint: string }; kind: string },
-  error: unknown,
-) {
-  const { problem } = toProblem(error);
-  const outcome =
-    problem.status === 503 ? 'unavailable' : problem.status < 500 ? 'rejected' : 'error';
-  return batchWrites({ ...facts, recordCount: 0, outcome, problem, at: new Date() });
 }
 
 /** The batch is answered whatever happens to its record: published is published. */

@@ -4,7 +4,6 @@ import path from 'node:path';
 import { spoolDirectory, type Config } from '../config.js';
 import { SPOOL_OWNER } from '../drops/spool.js';
 import type { OpenedDrop } from '../drops/open.js';
-import { openLineageJournal, type LineageJournal } from '../lineage/journal.js';
 import type { Logger } from '../log.js';
 import { createMetrics, type Metrics } from '../metrics.js';
 import { createBulkhead } from '../ingest/bulkhead.js';
@@ -27,15 +26,14 @@ import type { SharedState } from '../http-state/state.js';
 import type { EventActions } from '../events/actions.js';
 import type { HistoryStore } from '../history/store.js';
 import type { HistoryWriter } from '../history/writer.js';
+import { historyBatchEnds } from '../history/batch-ends.js';
 
 export interface HttpAppParts {
   /** @default a fresh set, on its own registry */
   readonly metrics?: Metrics;
   /** The drops `/readyz` lists. @default none */
   readonly drops?: readonly OpenedDrop[];
-  /** The HTTP lineage journal. @default one over `lineage.directory` (none in the sandbox) */
-  readonly lineage?: LineageJournal;
-  /** The history's writer: every batch's outcome is queued to it. @default none */
+  /** The history's writer: every batch ends in it (history/batch-ends.ts). @default none */
   readonly history?: HistoryWriter;
   /** The history's reads (the partner API). @default none */
   readonly historyStore?: HistoryStore;
@@ -70,7 +68,6 @@ export function buildHttpApp(
     parts.metrics ?? createMetrics({ businesses: config.tenants.map((t) => t.businessId) });
   metrics.watchBroker(publisher);
   const drops = parts.drops ?? [];
-  const lineage = parts.lineage ?? openLineageJournal(config, log, metrics);
   const { idempotency } = abuse;
   const state =
     parts.sharedState ??
@@ -85,7 +82,12 @@ export function buildHttpApp(
     acceptAnyCredentials: sandbox,
   });
   const app = createHttpApp({
-    ingest: configuredIngest(config, publisher, metrics),
+    ingest: configuredIngest(
+      config,
+      publisher,
+      metrics,
+      parts.history && historyBatchEnds(parts.history),
+    ),
     bulkhead: createBulkhead({ maxInFlight: abuse.maxInFlightBatches }),
     decoders: createDecodeGate(config.http.maxConcurrentDecodes),
     admission: createAdmission({
@@ -113,8 +115,6 @@ export function buildHttpApp(
     maxRecordsPerBatch: config.http.maxRecordsPerBatch,
     onboarding: parts.onboarding ?? config.onboarding,
     responseHeaders: sandbox ? { 'ingest-environment': 'sandbox' } : {},
-    ...(lineage && { lineage }),
-    ...(parts.history && { history: parts.history }),
     ...(parts.historyStore && { historyStore: parts.historyStore }),
     ...(parts.events && { events: parts.events }),
     spoolFile: () => path.join(spoolDirectory(config), `${SPOOL_OWNER}${randomUUID()}.messages`),

@@ -10,6 +10,9 @@ import type { RecordKind } from '../records/kind.js';
 import type { IgnoredFields } from '../records/legacy/ignored-fields.js';
 import type { SenderTerms } from '../records/legacy/sender-terms.js';
 import type { IngestOutcome } from '../vocabulary.js';
+import type { BatchEnds, ConfirmedRecords } from './batch-end.js';
+
+export type { ConfirmedRecords } from './batch-end.js';
 
 export type { Candidate } from '../decode/candidate.js';
 
@@ -39,27 +42,32 @@ interface BatchBase {
   /** Fields that differ between tries of the same input (receipt time): left out of message ids. */
   readonly volatilePaths?: readonly string[];
   /**
-   * Lineage: told each record's own number (and input line) with its message id once the broker
-   * confirmed it — once for an array batch, once per confirmed chunk of a streamed one. A streamed
-   * batch that fails part-way has told some chunks already: a sink keeps them aside until
-   * `ingest()` resolves. Without a sink nothing is computed for lineage.
+   * The batch's id, which its confirmed records carry to `BatchEnds` (history/batch-ends.ts).
+   * A dropped file's is its correlation id, kept by a resumed try, so the records of every try
+   * belong to one batch. @default a new time-ordered id
    */
-  readonly onLineage?: (confirmed: ConfirmedRecords) => Promise<void> | void;
+  readonly batchId?: string;
+  /**
+   * A dropped file: its batch ends when a try settles it with a receipt (maybe tries later), and
+   * the drop tells `BatchEnds.ended` then; the flow only tells its confirmed records. @default false
+   */
+  readonly endedBySource?: boolean;
+  /**
+   * Told each confirmed chunk — message ids with each record's own number and input line — in
+   * order (an array batch's once). With it the ids of a large file are not collected in memory,
+   * and the returned `messageIds` is empty: the sink has them all. A streamed batch that fails
+   * part-way has told some chunks already.
+   */
+  readonly onConfirmed?: (confirmed: ConfirmedRecords) => Promise<void>;
+  /**
+   * The body could not be read as records (malformed JSON): the flow ends the batch refused with
+   * this error, without validating anything. @default none
+   */
+  readonly unreadable?: unknown;
   /** Called once every record passed validation, before anything is published (a file's durable state). */
   readonly onValidated?: (recordCount: number) => Promise<void>;
   /** Legacy fields the business's profile says to ignore, noted while decoding: listed in the answer. */
   readonly ignoredFields?: IgnoredFields;
-}
-
-/** Confirmed records of a batch, as parallel arrays in batch order (no object per record). */
-export interface ConfirmedRecords {
-  /** Index in the batch (0-based, as in the bulk response) of the first of these records. */
-  readonly first: number;
-  readonly messageIds: readonly string[];
-  /** Each record's own number (`kind.referencePath`); `''` when it has none. */
-  readonly references: readonly string[];
-  /** Each record's first input line, where the decoder knows it (CSV); absent for JSON. */
-  readonly lines?: ReadonlyArray<number | undefined>;
 }
 
 /** A batch held in memory (a JSON body): validated once, published at once. */
@@ -92,11 +100,6 @@ export interface StreamBatch extends BatchBase {
    * @default in memory
    */
   readonly spoolFile?: string;
-  /**
-   * Takes the message ids of each confirmed chunk, in order. With it the ids of a large file are
-   * not collected in memory, and the returned `messageIds` is empty: the sink has them all.
-   */
-  readonly onConfirmed?: (messageIds: readonly string[]) => Promise<void>;
   /**
    * Stops the batch at the next safe point (a stop of the worker): the validation pass just ends;
    * the publish pass sends no new chunk, waits for the chunks in flight to be confirmed (their ids
@@ -145,4 +148,12 @@ export interface BatchOutcome {
   readonly error?: unknown;
 }
 
-export type Ingest = (batch: Batch) => Promise<BulkResponse>;
+/** The one flow every source feeds. */
+export interface Ingest {
+  (batch: Batch): Promise<BulkResponse>;
+  /**
+   * The flow's end of every batch, for a source whose batch ends after `ingest()` returns (a
+   * dropped file ends when a try settles it: `endedBySource`). @default none (no history)
+   */
+  readonly ends?: BatchEnds;
+}

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { Publisher } from '../publish/publisher.js';
 import type { BatchOutcome, Ingest } from './batch.js';
+import type { BatchEnds } from './batch-end.js';
 import { createIngest } from './flow.js';
 import { compileRoutingKey } from './route.js';
 
@@ -10,17 +11,21 @@ export interface IngestMetrics {
   readonly observeBatch: (outcome: BatchOutcome) => void;
 }
 
-/** The one `ingest()` every source feeds, routed as configured and counted in `metrics` when given. */
+/**
+ * The one `ingest()` every source feeds, routed as configured, counted in `metrics` and every
+ * batch ended in `ends` (the history) when given.
+ */
 export function configuredIngest(
   config: Readonly<Config>,
   publisher: Publisher,
   metrics?: IngestMetrics,
+  ends?: BatchEnds,
 ): Ingest {
   const routingKeyFor = compileRoutingKey(config.broker.routingKey);
-  if (!metrics) return createIngest({ publisher, routingKeyFor });
   return createIngest({
-    publisher: metrics.timed(publisher),
+    publisher: metrics ? metrics.timed(publisher) : publisher,
     routingKeyFor,
-    observer: metrics.observeBatch,
+    ...(metrics && { observer: metrics.observeBatch }),
+    ...(ends && { ends }),
   });
 }

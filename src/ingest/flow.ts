@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { isIngestError } from '../errors.js';
+import { isIngestError, toProblem } from '../errors.js';
+import { timeOrderedId } from '../ids.js';
 import { referenceOf } from '../records/kind.js';
 import type { OutboundMessage, Publisher } from '../publish/publisher.js';
 import type {
@@ -7,9 +8,11 @@ import type {
   Batch,
   BatchOutcome,
   BulkResponse,
+  ConfirmedRecords,
   Ingest,
   StreamBatch,
 } from './batch.js';
+import type { BatchEnd, BatchEnds } from './batch-end.js';
 import type { IngestOutcome } from '../vocabulary.js';
 import { MessageIds } from './message-id.js';
 import { routableCheck, type RoutingKeyFor } from './route.js';
@@ -38,6 +41,18 @@ export interface IngestDependencies {
   readonly routingKeyFor: RoutingKeyFor;
   /** Told how every batch ended (metrics); must not throw. */
   readonly observer?: (outcome: BatchOutcome) => void;
+  /**
+   * The one end of every batch (the history): its confirmed records and how it ended, exactly
+   * once per batch (batch-end.ts). @default none
+   */
+  readonly ends?: BatchEnds;
+}
+
+/** What the flow keeps of one batch for its end. */
+interface Ending {
+  readonly batchId: string;
+  /** An array batch's confirmed records, told with its end (one write for a small batch). */
+  records?: ConfirmedRecords[];
 }
 
 export { MAX_LISTED_FAILURES } from './validate-batch.js';
@@ -49,7 +64,12 @@ export { PUBLISH_CHUNK } from './stream-publish.js';
  * confirmed every message. Throws `ValidationFailed` (nothing published) or
  * `PublishFailed` (nothing reported accepted; a retry is safe: same records, same ids).
  */
-export function createIngest({ publisher, routingKeyFor, observer }: IngestDependencies): Ingest {
+export function createIngest({
+  publisher,
+  routingKeyFor,
+  observer,
+  ends,
+}: IngestDependencies): Ingest {
   function toMessage(
     batch: Batch,
     ids: MessageIds,
@@ -72,6 +92,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
   async function ingestArray(
     batch: ArrayBatch,
     accepted: Record<string, unknown>[],
+    ending: Ending,
   ): Promise<Published> {
     const ids = new MessageIds(batch.businessId, batch.kind.name, batch.volatilePaths);
     const timestamp = Date.now();
@@ -79,14 +100,24 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     const messages = accepted.map((record) => toMessage(batch, ids, record, timestamp, headers));
     await publisher.publish(messages);
     const messageIds = messages.map((message) => message.messageId);
-    if (batch.onLineage)
-      await batch.onLineage({
-        first: 0,
-        messageIds,
-        references: accepted.map((record) => referenceOf(batch.kind, record)),
-      });
-    return { count: messages.length, messageIds };
+    if (!ends && !batch.onConfirmed) return { count: messages.length, messageIds };
+    const records: ConfirmedRecords = {
+      first: 0,
+      messageIds,
+      references: accepted.map((record) => referenceOf(batch.kind, record)),
+    };
+    // A batch the flow ends takes its records with its end; a dropped file's end comes later.
+    if (ends && batch.endedBySource) ends.confirmed(ending.batchId, batch.businessId, records);
+    else if (ends) ending.records = [records];
+    if (!batch.onConfirmed) return { count: messages.length, messageIds };
+    await batch.onConfirmed(records);
+    return { count: messages.length, messageIds: [] };
   }
+
+  /** Where a streamed batch's confirmed records go: to `ends`, chunk by chunk. */
+  const streamSink = (batch: Batch, ending: Ending) =>
+    ends &&
+    ((records: ConfirmedRecords) => ends.confirmed(ending.batchId, batch.businessId, records));
 
   /** The validation pass of a streamed batch: in two halves at once where it can, else in one. */
   async function validateStreamed(
@@ -101,7 +132,7 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       }
       batch.log.debug({ reason: halves.reason }, 'validating the input in one pass');
     }
-    const spooler = prepareStream(spoolPlan(batch), routingKeyFor);
+    const spooler = prepareStream(spoolPlan(batch, ends !== undefined), routingKeyFor);
     try {
       const verdict = await validateBatch(batch, spooler.onValid, routable);
       await spooler.spool.finish();
@@ -117,10 +148,15 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     spools: { prepared?: PreparedStream },
     observe: (outcome: BatchOutcome['outcome'], records: number, error?: unknown) => void,
     started: number,
+    ending: Ending,
   ): Promise<BulkResponse> {
     let verdict: Verdict;
     let validatedAt = started;
     let inHalves = false;
+    if (batch.unreadable !== undefined) {
+      observe(failureOutcome(batch.unreadable), 0, batch.unreadable);
+      throw batch.unreadable;
+    }
     try {
       // A record whose routing key AMQP cannot carry is refused with the rest of the validation.
       const routable = routableCheck(routingKeyFor, batch.kind.name, batch.businessId);
@@ -146,8 +182,14 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
       if (batch.onValidated) await batch.onValidated(verdict.total);
       published =
         batch.mode === 'array'
-          ? await ingestArray(batch, verdict.accepted ?? [])
-          : await publishStream(batch, spools.prepared!, publisher, messageHeaders(batch));
+          ? await ingestArray(batch, verdict.accepted ?? [], ending)
+          : await publishStream(
+              batch,
+              spools.prepared!,
+              publisher,
+              messageHeaders(batch),
+              streamSink(batch, ending),
+            );
     } catch (error) {
       observe(failureOutcome(error), verdict.total, error);
       throw error;
@@ -175,16 +217,48 @@ export function createIngest({ publisher, routingKeyFor, observer }: IngestDepen
     };
   }
 
-  return async function ingest(batch) {
+  const ingest: Ingest = async (batch) => {
     const started = performance.now();
-    const observe = (outcome: BatchOutcome['outcome'], records: number, error?: unknown) =>
+    const ending: Ending = { batchId: batch.batchId ?? timeOrderedId() };
+    const observe = (outcome: BatchOutcome['outcome'], records: number, error?: unknown) => {
       observer?.({ batch, outcome, records, ms: performance.now() - started, error });
+      if (ends && !batch.endedBySource)
+        ends.ended(batchEnd(batch, ending, outcome, records, error));
+    };
     const spools: { prepared?: PreparedStream } = {};
     try {
-      return await validateAndPublish(batch, spools, observe, started);
+      return await validateAndPublish(batch, spools, observe, started, ending);
     } finally {
       await spools.prepared?.spool.remove();
     }
+  };
+  return ends ? Object.assign(ingest, { ends }) : ingest;
+}
+
+/**
+ * How a batch the flow ends is told to `BatchEnds`: an accepted one with its records (an array
+ * batch's; a streamed one's went chunk by chunk), a refused one with the problem details its
+ * answer carried and no records (nothing of it counts as accepted).
+ */
+function batchEnd(
+  batch: Batch,
+  ending: Ending,
+  outcome: BatchOutcome['outcome'],
+  records: number,
+  error: unknown,
+): BatchEnd {
+  const accepted = outcome === 'accepted';
+  return {
+    batchId: ending.batchId,
+    correlationId: batch.correlationId,
+    businessId: batch.businessId,
+    kind: batch.kind.name,
+    source: batch.source,
+    outcome,
+    recordCount: accepted ? records : 0,
+    ...(!accepted && { problem: toProblem(error).problem }),
+    at: new Date(),
+    ...(accepted && ending.records && { records: ending.records }),
   };
 }
 

@@ -1,7 +1,7 @@
 import { Interrupted } from '../errors.js';
 import type { OutboundMessage, Publisher } from '../publish/publisher.js';
 import { referenceOf, type RecordKind } from '../records/kind.js';
-import type { StreamBatch } from './batch.js';
+import type { ConfirmedRecords, StreamBatch } from './batch.js';
 import { MessageIds } from './message-id.js';
 import { MessageSpool, type SpooledMessages } from './message-spool.js';
 import { RepeatFilter, type Repeats } from './repeat-filter.js';
@@ -36,13 +36,14 @@ export interface SpoolPlan {
   readonly inMemoryUpTo?: number;
 }
 
-/** The spool plan of a streamed batch. */
-export function spoolPlan(batch: StreamBatch): SpoolPlan {
+/** The spool plan of a streamed batch; `keepsRecords`: its confirmed records go to `BatchEnds`. */
+export function spoolPlan(batch: StreamBatch, keepsRecords = false): SpoolPlan {
   return {
     kind: batch.kind,
     businessId: batch.businessId,
     volatilePaths: batch.volatilePaths,
-    withReferences: batch.onLineage !== undefined || batch.onSkipped !== undefined,
+    withReferences:
+      keepsRecords || batch.onConfirmed !== undefined || batch.onSkipped !== undefined,
     spoolFile: batch.spoolFile,
   };
 }
@@ -53,17 +54,22 @@ export interface Published {
   readonly messageIds: string[];
 }
 
+/** Where a streamed batch's confirmed (and skipped) records go besides the batch's own sinks. */
+export type RecordsSink = (records: ConfirmedRecords) => void;
+
 /**
  * The publish pass of a streamed batch: the spooled messages, in confirmed chunks of
  * `PUBLISH_CHUNK`, two in flight; after `resumeAfter` records an earlier try confirmed. A failure
  * part-way leaves only stable-id copies behind; a stop (`signal`) sends no new chunk, waits for
- * those in flight and throws `Interrupted` with the number confirmed.
+ * those in flight and throws `Interrupted` with the number confirmed. Each confirmed chunk goes
+ * to `batch.onConfirmed` and `sink`; skipped ones to `batch.onSkipped` and `sink`.
  */
 export async function publishStream(
   batch: StreamBatch,
   prepared: PreparedStream,
   publisher: Publisher,
   headers: Record<string, string>,
+  sink?: RecordsSink,
 ): Promise<Published> {
   const { kind, businessId, signal } = batch;
   const { repeats, spool } = prepared;
@@ -78,7 +84,8 @@ export async function publishStream(
   let position = 0;
   let chunk: OutboundMessage[] = [];
   // Lineage only: the chunk's references and input lines, beside its messages.
-  const lineage = batch.onLineage;
+  const { onConfirmed } = batch;
+  const lineage = onConfirmed !== undefined || sink !== undefined;
   let references: string[] = [];
   let lines: Array<number | undefined> = [];
   // Two chunks in flight: the next one is built and sent while the broker confirms the previous,
@@ -86,7 +93,7 @@ export async function publishStream(
   let previous: Promise<void> = Promise.resolve();
   const flush = async () => {
     const sending = chunk;
-    const sendingLineage = lineage && { references, lines };
+    const sendingLineage = { references, lines };
     chunk = [];
     if (lineage) [references, lines] = [[], []];
     const confirmed = publisher.publish(sending);
@@ -98,9 +105,11 @@ export async function publishStream(
       const first = published;
       published += sending.length;
       const ids = sending.map((message) => message.messageId);
-      if (batch.onConfirmed) await batch.onConfirmed(ids);
-      else messageIds.push(...ids);
-      if (lineage) await lineage({ first, messageIds: ids, ...sendingLineage! });
+      if (!onConfirmed) messageIds.push(...ids);
+      if (!lineage) return;
+      const records: ConfirmedRecords = { first, messageIds: ids, ...sendingLineage };
+      sink?.(records);
+      await onConfirmed?.(records);
     })();
     previous.catch(() => undefined); // awaited by the next flush or below; never an unhandled rejection
     await earlier;
@@ -111,11 +120,14 @@ export async function publishStream(
     references: [],
     lines: [],
   };
+  const tellsSkipped = batch.onSkipped !== undefined || sink !== undefined;
   const tellSkipped = async () => {
     const told = skipped;
     skipped = { messageIds: [], references: [], lines: [] };
-    if (batch.onSkipped && told.messageIds.length > 0)
-      await batch.onSkipped({ first: position - told.messageIds.length, ...told });
+    if (!tellsSkipped || told.messageIds.length === 0) return;
+    const records: ConfirmedRecords = { first: position - told.messageIds.length, ...told };
+    sink?.(records);
+    await batch.onSkipped?.(records);
   };
   let interrupted = false;
   try {
@@ -124,7 +136,7 @@ export async function publishStream(
       // Numbered as the first try did (skipped records too), so later identical records keep their ids.
       const messageId = ids.forDigest(message.digest);
       if (position <= skip) {
-        if (batch.onSkipped) {
+        if (tellsSkipped) {
           skipped.messageIds.push(messageId);
           skipped.references.push(message.reference);
           skipped.lines.push(message.line);

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify as stringifyYaml } from 'yaml';
 import { createProgress } from '../../src/cli/progress.js';
+import { createEmbeddedHistory } from '../../src/history/embedded/index.js';
 import { AMQP_URL, declareTestTopology, type TestTopology } from '../support/broker.js';
 import { cliEntry, ROOT } from '../support/cli-entry.js';
 import { tempFolder } from '../support/temp.js';
@@ -62,6 +63,7 @@ function setUp(pipelineExtra = '') {
     runOnce: () => cli(['run', pipeline, '--once'], env),
     reprocess: (...args: string[]) => cli(['reprocess', '--pipeline', name, ...args], env),
     fixMasterData: () => temp.write('config.yaml', base + ACME_PROFILE),
+    dataDirectory: path.join(temp.dir, 'data'),
     read: (file: string) => JSON.parse(readFileSync(path.join(drop, file), 'utf8')),
     list: (folder: string) => readdirSync(path.join(drop, folder)).sort(),
     /** Every file of the drop with its size and modification time: what "changes nothing" compares. */
@@ -75,7 +77,8 @@ function setUp(pipelineExtra = '') {
 describe('warehouse-ingest reprocess', () => {
   it('accepts a file rejected for missing master data once it is fixed: a new receipt with attempt 2, the first one kept; --dry-run changes nothing', async () => {
     const t = setUp();
-    t.put('orders.csv', ordersCsv(`REPRO-${Date.now()}`, 2));
+    const orderTag = `REPRO-${Date.now()}`;
+    t.put('orders.csv', ordersCsv(orderTag, 2));
     expect((await t.runOnce()).code).toBe(0);
     const first = t.read('failed/orders.csv.receipt.json');
     expect(first).toMatchObject({ outcome: 'rejected', attempt: 1 });
@@ -111,6 +114,22 @@ describe('warehouse-ingest reprocess', () => {
 
     const again = await t.reprocess();
     expect(again).toMatchObject({ code: 0, stdout: `nothing to reprocess in ${t.name}\n` });
+
+    // Both ends reached the history (on by default, embedded) through the one end of every
+    // batch: run --once's rejection and reprocess's acceptance, its records under it.
+    const history = createEmbeddedHistory({ directory: path.join(t.dataDirectory, 'history') });
+    try {
+      await history.open();
+      const page = await history.listBatches({ businessId: 'ACME' }, {}, { limit: 10 });
+      expect(page.items.map((batch) => [batch.outcome, batch.source, batch.recordCount])).toEqual([
+        ['accepted', { pipeline: t.name, fileName: 'orders.csv' }, 2],
+        ['rejected', { pipeline: t.name, fileName: 'orders.csv' }, 0],
+      ]);
+      const records = await history.records({ businessId: 'ACME' }, `${orderTag}-0`);
+      expect(records.map((record) => record.batch.outcome)).toEqual(['accepted']);
+    } finally {
+      await history.close();
+    }
   });
 
   it('--since leaves older failures alone; an input whose file is gone is reported and skipped', async () => {

@@ -10,7 +10,7 @@ import {
   ValidationFailed,
 } from '../../src/errors.js';
 import { createLogger } from '../../src/log.js';
-import type { Candidate } from '../../src/ingest/batch.js';
+import type { Candidate, ConfirmedRecords } from '../../src/ingest/batch.js';
 import { createIngest, MAX_LISTED_FAILURES, PUBLISH_CHUNK } from '../../src/ingest/flow.js';
 import { compileRoutingKey } from '../../src/ingest/route.js';
 import { createRabbitMqPublisher } from '../../src/publish/index.js';
@@ -221,7 +221,7 @@ describe('a streamed batch cut off from the broker part-way', () => {
 
       const reported: string[] = [];
       const { batch } = streamOf(records);
-      const onConfirmed = async (ids: readonly string[]) => {
+      const onConfirmed = async ({ messageIds: ids }: ConfirmedRecords) => {
         reported.push(...ids);
         if (reported.length === 2 * PUBLISH_CHUNK) proxy.cut({ refuse: true }); // a third chunk may already be on its way
       };
@@ -259,7 +259,7 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
 
     const stop = new AbortController();
     const first: string[] = [];
-    const onConfirmed = async (ids: readonly string[]) => {
+    const onConfirmed = async ({ messageIds: ids }: ConfirmedRecords) => {
       first.push(...ids);
       if (first.length === 2 * PUBLISH_CHUNK) stop.abort();
     };
@@ -281,7 +281,7 @@ describe('a streamed batch stopped part-way (the worker stops)', () => {
     const response = await real.ingest({
       ...batch,
       resumeAfter: confirmed,
-      onConfirmed: async (ids) => void rest.push(...ids),
+      onConfirmed: async ({ messageIds: ids }) => void rest.push(...ids),
     });
     expect(opened.count).toBe(1);
     expect(response.recordCount).toBe(records.length);

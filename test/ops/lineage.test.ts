@@ -1,21 +1,15 @@
-import {
-  existsSync,
-  mkdirSync,
-  readdirSync,
-  readFileSync,
-  unlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { lineageDirectory, loadConfig } from '../../src/config.js';
-import { createLineageJournal, journalFile } from '../../src/lineage/journal.js';
+import { loadConfig } from '../../src/config.js';
+import { openHistory, type History } from '../../src/history/index.js';
 import { createLogger } from '../../src/log.js';
 import { validRecords } from '../records/fixtures.js';
 import { answer, createTestApp, type TestApp } from '../support/http-app.js';
 import { tempFolder } from '../support/temp.js';
-import { journalHolds, jsonLines, lineage } from './lineage-cli.js';
+import { jsonLines, lineage } from './lineage-cli.js';
 
 /** ACME's v1 records are completed with the demo business's onboarding profile. */
 const profile = stringify({
@@ -48,26 +42,44 @@ function workOrder(id: string): Record<string, unknown> {
   return record;
 }
 
-const today = () => new Date().toISOString().slice(0, 10);
-
 let t: TestApp;
-/** The environment of a `lineage` process reading this app's journal (and no drop). */
+/**
+ * The environment of a `lineage` process: the configuration's defaults (the history on, embedded)
+ * over the app's data folder, and no drop.
+ */
 let env: NodeJS.ProcessEnv;
-let journal: string;
+let history: History;
 const folder = tempFolder('lineage-http-');
+const dataDirectory = path.join(folder.dir, 'data');
 beforeAll(async () => {
-  t = await createTestApp({ yaml: profile });
   const pipelines = path.join(folder.dir, 'pipelines');
   mkdirSync(pipelines);
   env = {
     INGEST_CONFIG: folder.write(
       'cli.yaml',
-      stringify({ dataDirectory: t.config.dataDirectory, pipelinesDirectory: pipelines }),
+      stringify({ dataDirectory, pipelinesDirectory: pipelines }),
     ),
   };
-  journal = path.join(lineageDirectory(t.config), journalFile(today()));
+  const opened = openHistory(
+    {
+      environment: 'development',
+      dataDirectory,
+      history: { ...loadConfig({ env: { INGEST_ENV: 'development' } }).history, flushMs: 10 },
+    },
+    createLogger({ level: 'silent' }),
+    new Registry(),
+  );
+  if (!opened) throw new Error('the history is on by default');
+  history = opened;
+  t = await createTestApp({
+    yaml: profile,
+    history: { writer: history.writer, store: history.store },
+  });
 });
-afterAll(() => t.close());
+afterAll(async () => {
+  await t.close();
+  await history.close();
+});
 
 describe('lineage of HTTP batches', () => {
   it('finds each record of a v2 batch by its number: the message id and index of the 202 body, the endpoint and correlation id', async () => {
@@ -78,7 +90,7 @@ describe('lineage of HTTP batches', () => {
     expect(response.status).toBe(202);
     const body = await answer(response);
     const work = await answer(await t.post('work-orders', [workOrder(number('W'))]));
-    await journalHolds(journal, work.messageIds[0]!);
+    await history.writer.flush();
 
     const [b, w, readable] = await Promise.all([
       lineage([number('B'), '--json'], env),
@@ -86,14 +98,16 @@ describe('lineage of HTTP batches', () => {
       lineage([number('A')], env),
     ]);
     expect(b.code, b.stderr).toBe(0);
+    // From the history, which every batch ends in (another process: this is not serve's).
     expect(jsonLines(b.stdout)).toEqual([
       {
-        source: 'http',
+        source: 'history',
         reference: number('B'),
         messageId: body.messageIds[1],
         index: 1,
         kind: 'sales-orders',
         businessId: 'ACME',
+        outcome: 'accepted',
         endpoint: '/api/v2/sales-orders',
         correlationId: body.correlationId,
         at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
@@ -110,9 +124,10 @@ describe('lineage of HTTP batches', () => {
       }),
     ]);
     expect(readable.code).toBe(0);
-    expect(readable.stdout).toBe(
-      `${number('A')} (sales-orders, ACME): POST /api/v2/sales-orders at ${jsonLines(b.stdout)[0]!.at}, record 0, correlation ${body.correlationId} — message ${body.messageIds[0]}\n`,
-    );
+    expect(readable.stdout).toContain(number('A'));
+    expect(readable.stdout).toContain('/api/v2/sales-orders');
+    expect(readable.stdout).toContain(body.correlationId);
+    expect(readable.stdout).toContain(body.messageIds[0]);
   });
 
   it('finds each record of a v1 CSV batch with the CSV line it starts on', async () => {
@@ -128,7 +143,7 @@ describe('lineage of HTTP batches', () => {
     });
     expect(response.status).toBe(202);
     const body = await answer(response);
-    await journalHolds(journal, body.messageIds[1]!);
+    await history.writer.flush();
 
     const found = await lineage([number('C2'), '--json'], env);
     expect(found.code, found.stderr).toBe(0);
@@ -151,32 +166,28 @@ describe('lineage of HTTP batches', () => {
       { ...salesOrder(number('R2')), dates: 'never' },
     ]);
     expect(rejected.status).toBe(400);
-    const unroutable = await createTestApp({ bindingKeys: ['nothing.reaches.this'] });
+    // The same history: a batch the broker did not confirm ends in it without records.
+    const unroutable = await createTestApp({
+      bindingKeys: ['nothing.reaches.this'],
+      history: { writer: history.writer, store: history.store },
+    });
+    let correlationId: string | null;
     try {
       const failed = await unroutable.post('sales-orders', [salesOrder(number('F1'))]);
       expect(failed.status).toBe(503);
-      // Written after them: once it is in the journal, they would be too.
-      const later = await answer(await t.post('sales-orders', [salesOrder(number('L'))]));
-      await journalHolds(journal, later.messageIds[0]!);
-      const unused = lineageDirectory(unroutable.config);
-      expect(existsSync(unused) ? readdirSync(unused) : []).toEqual([]);
+      correlationId = failed.headers.get('x-correlation-id');
     } finally {
       await unroutable.close();
     }
-    const unroutableEnv = {
-      INGEST_CONFIG: folder.write(
-        'unroutable.yaml',
-        stringify({
-          dataDirectory: unroutable.config.dataDirectory,
-          pipelinesDirectory: path.join(folder.dir, 'pipelines'),
-        }),
-      ),
-    };
-
+    await history.writer.flush();
+    const outcomes = await history.store.batches({ businessId: 'ACME' }, correlationId ?? '');
+    expect(outcomes.map((batch) => [batch.outcome, batch.recordCount])).toEqual([
+      ['unavailable', 0],
+    ]);
     const [r1, r2, f1, unknown] = await Promise.all([
       lineage([number('R1')], env),
       lineage([number('R2')], env),
-      lineage([number('F1')], unroutableEnv),
+      lineage([number('F1')], env),
       lineage(['NO-SUCH-ORDER', '--json'], env),
     ]);
     for (const result of [r1, r2, f1, unknown]) {
@@ -202,114 +213,31 @@ describe('lineage of HTTP batches', () => {
     expect(results[4]!.stderr).toContain('--since must be a real date (2026-11-22)');
     expect(results[4]!.stderr).toContain('got "2026-02-30"');
   });
-
-  it('keeps a confirmed batch accepted when the journal cannot be written, and counts the lost lineage', async () => {
-    const blocked = folder.write('not-a-folder', '');
-    const broken = await createTestApp({
-      yaml: `lineage:\n  directory: ${blocked}/lineage\n  retentionDays: 7\n`,
-    });
-    try {
-      const response = await broken.post('sales-orders', [
-        salesOrder(number('X1')),
-        salesOrder(number('X2')),
-      ]);
-      expect(response.status).toBe(202);
-      await expect
-        .poll(
-          async () =>
-            (await (await broken.admin.request('/metrics')).text()).match(
-              /^warehouse_ingest_lineage_lost_records_total (\d+)$/m,
-            )?.[1],
-        )
-        .toBe('2');
-      expect(
-        broken.logs.lines.some(
-          (line) =>
-            line.msg === 'lineage journal write failed: these records have no HTTP lineage' &&
-            line.lines === 2,
-        ),
-      ).toBe(true);
-    } finally {
-      await broken.close();
-    }
-  });
 });
 
-describe('the lineage journal', () => {
-  it('writes one file per UTC day and deletes the days beyond retention', async () => {
-    const dir = tempFolder('lineage-journal-').dir;
+describe('the HTTP lineage journal of earlier versions', () => {
+  it('is searched read-only, after the history, until its day files age out (lineage.retentionDays)', async () => {
+    const journal = path.join(dataDirectory, 'lineage');
+    mkdirSync(journal, { recursive: true });
     const day = (daysAgo: number) =>
       new Date(Date.now() - daysAgo * 86_400_000).toISOString().slice(0, 10);
-    for (const name of [journalFile(day(3)), journalFile(day(2)), journalFile(day(1)), 'notes.txt'])
-      writeFileSync(path.join(dir, name), '');
-    const journal = createLineageJournal(
-      { directory: dir, retentionDays: 2 },
-      createLogger({ level: 'silent' }),
-    );
-    const confirmed = [
-      { first: 0, messageIds: ['m-0', 'm-1'], references: ['R-0', 'R\t1'], lines: [2, 4] },
-    ];
-    journal.record(
-      {
-        businessId: 'ACME',
-        kind: 'sales-orders',
-        endpoint: '/api/v1/sales-orders',
-        correlationId: 'c-1',
-        at: new Date(),
-      },
-      confirmed,
-    );
-    await journal.flush();
-    expect(readdirSync(dir).sort()).toEqual(
-      [journalFile(day(1)), journalFile(day(0)), 'notes.txt'].sort(),
-    );
-    const written = jsonLines(readFileSync(path.join(dir, journalFile(day(0))), 'utf8'));
-    expect(written).toEqual([
-      {
-        reference: 'R-0',
-        messageId: 'm-0',
-        index: 0,
-        line: 2,
-        kind: 'sales-orders',
-        businessId: 'ACME',
-        endpoint: '/api/v1/sales-orders',
-        correlationId: 'c-1',
-        at: expect.any(String),
-      },
-      expect.objectContaining({ reference: 'R\t1', messageId: 'm-1', index: 1, line: 4 }),
+    const entry = (reference: string, daysAgo: number) =>
+      `${JSON.stringify({ reference, messageId: `m-${reference}`, index: 0, kind: 'sales-orders', businessId: 'ACME', endpoint: '/api/v2/sales-orders', correlationId: `c-${reference}`, at: `${day(daysAgo)}T10:00:00.000Z` })}\n`;
+    writeFileSync(path.join(journal, `lineage-${day(1)}.ndjson`), entry(number('OLD-1'), 1));
+    // Past the default retention (30 days): no longer read.
+    writeFileSync(path.join(journal, `lineage-${day(40)}.ndjson`), entry(number('OLD-40'), 40));
+    const [recent, aged] = await Promise.all([
+      lineage([number('OLD-1'), '--json'], env),
+      lineage([number('OLD-40'), '--json'], env),
     ]);
-  });
-
-  it('keeps the day file open between writes, and opens it again when it is removed', async () => {
-    const dir = tempFolder('lineage-journal-').dir;
-    const journal = createLineageJournal(
-      { directory: path.join(dir, 'made-on-first-write'), retentionDays: 2, recheckMs: 0 },
-      createLogger({ level: 'silent' }),
-    );
-    const batch = (n: number) =>
-      journal.record(
-        {
-          businessId: 'ACME',
-          kind: 'sales-orders',
-          endpoint: '/api/v2/sales-orders',
-          correlationId: `c-${n}`,
-          at: new Date(),
-        },
-        [{ first: 0, messageIds: [`m-${n}`], references: [`R-${n}`] }],
-      );
-    const file = path.join(
-      dir,
-      'made-on-first-write',
-      journalFile(new Date().toISOString().slice(0, 10)),
-    );
-    batch(1);
-    await journal.flush();
-    batch(2);
-    await journal.flush();
-    expect(jsonLines(readFileSync(file, 'utf8')).map((l) => l.messageId)).toEqual(['m-1', 'm-2']);
-    unlinkSync(file); // an operator's clean-up while the service runs
-    batch(3);
-    await journal.close();
-    expect(jsonLines(readFileSync(file, 'utf8')).map((l) => l.messageId)).toEqual(['m-3']);
+    expect(recent.code, recent.stderr).toBe(0);
+    expect(jsonLines(recent.stdout)).toEqual([
+      expect.objectContaining({
+        source: 'http',
+        reference: number('OLD-1'),
+        messageId: `m-${number('OLD-1')}`,
+      }),
+    ]);
+    expect(aged.code, aged.stdout + aged.stderr).toBe(1);
   });
 });

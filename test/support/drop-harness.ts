@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
+import type { BatchEnds } from '../../src/ingest/batch-end.js';
 import { createIngest } from '../../src/ingest/flow.js';
 import { compileRoutingKey } from '../../src/ingest/route.js';
 import { pipelineSchema } from '../../src/drops/definition.js';
@@ -52,8 +53,15 @@ export async function startDropHarness(
   pipelineName: string,
   /** Pipeline fields to set, e.g. `{ format: 'v2-json' }` or `retry` (parsed with the rest). */
   overrides: Record<string, unknown> = {},
-  /** `halvesFromBytes` for the runner; `logLevel`: what `warnings` collects (@default 'warn'). */
-  options: { halvesFromBytes?: number; logLevel?: 'debug' | 'info' | 'warn' } = {},
+  /**
+   * `halvesFromBytes` for the runner; `logLevel`: what `warnings` collects (@default 'warn');
+   * `ends`: the one end of every batch the ingest tells (@default none).
+   */
+  options: {
+    halvesFromBytes?: number;
+    logLevel?: 'debug' | 'info' | 'warn';
+    ends?: BatchEnds;
+  } = {},
 ): Promise<DropHarness> {
   const warnings: string[] = [];
   const log = createLogger({
@@ -87,7 +95,11 @@ export async function startDropHarness(
   const runner = createDropRunner({
     pipeline,
     store,
-    ingest: createIngest({ publisher, routingKeyFor: compileRoutingKey('{kind}.{businessId}') }),
+    ingest: createIngest({
+      publisher,
+      routingKeyFor: compileRoutingKey('{kind}.{businessId}'),
+      ...(options.ends && { ends: options.ends }),
+    }),
     onboarding,
     log,
     spoolDirectory,

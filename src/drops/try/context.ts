@@ -1,4 +1,3 @@
-import type { HistoryWriter } from '../../history/writer.js';
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -41,8 +40,6 @@ export interface FileProcessorOptions {
    * @default never
    */
   readonly signal?: AbortSignal;
-  /** Where each settled file's outcome and its confirmed records go; queued, never awaited. @default none */
-  readonly history?: HistoryWriter;
 }
 
 /** What every try of one processor shares: its options, and how it writes and loses states. */

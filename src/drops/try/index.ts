@@ -1,4 +1,4 @@
-import { settledToHistory } from './to-history.js';
+import { fileEnded } from './ended.js';
 import { rm } from 'node:fs/promises';
 import { asLocalResourceError, toProblem } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -175,7 +175,7 @@ async function tryOnce(
     return await scheduleRetry(ctx, tr, ended.state, ended.error);
   }
   if (!(await settleTry(ctx, tr, state, receipt))) return 'skipped';
-  settledToHistory(ctx, tr, receipt, {
+  fileEnded(ctx, tr, receipt, {
     correlationId,
     recordCount: ended.end === 'published' ? ended.summary.recordCount : 0,
   });

@@ -1,4 +1,3 @@
-import { recordWrites } from '../../history/entries.js';
 import path from 'node:path';
 import { decodeFile } from '../../decode/file.js';
 import { asLocalResourceError, Interrupted } from '../../errors.js';
@@ -86,24 +85,20 @@ export async function publishFile(
       { append: false },
     );
     lineage = lineageFile;
-    // The history's records of this file, under its correlation id (kept by a resumed try, so
-    // its records and those of the tries before it are one batch); the batch row comes at settle.
-    const { history } = ctx;
-    const toHistory = (records: ConfirmedRecords) =>
-      history?.add(recordWrites(correlationId, pipeline.businessId, new Date(), [records]));
     let confirmed = resumeAfter;
+    // Each confirmed chunk's ids and lineage into the try's files (an array batch's at once).
+    const keep = async (chunk: ConfirmedRecords) => {
+      await ids.append(chunk.messageIds);
+      await lineageFile.append(chunk);
+    };
     const body =
       records.mode === 'stream'
         ? {
             ...records,
-            onSkipped: async (skipped: ConfirmedRecords) => {
-              await ids.append(skipped.messageIds);
-              await lineageFile.append(skipped);
-              toHistory(skipped);
-            },
-            onConfirmed: async (chunk: readonly string[]) => {
-              await ids.append(chunk);
-              confirmed += chunk.length;
+            onSkipped: keep,
+            onConfirmed: async (chunk: ConfirmedRecords) => {
+              await keep(chunk);
+              confirmed += chunk.messageIds.length;
               // The resume point, so that no failure of this try sends these records again.
               state = await ctx.save(progressed(state, { confirmed, correlationId }));
             },
@@ -113,7 +108,7 @@ export async function publishFile(
             signal: ctx.signal,
             resumeAfter,
           }
-        : records;
+        : { ...records, onConfirmed: keep };
     const response = await ctx.ingest({
       kind,
       businessId: pipeline.businessId,
@@ -121,11 +116,11 @@ export async function publishFile(
       onValidated: async () => {
         state = await ctx.save(validated(state));
       },
-      onLineage: (confirmedRecords) => {
-        toHistory(confirmedRecords);
-        return lineageFile.append(confirmedRecords);
-      },
       correlationId,
+      // The file's batch, under its correlation id (kept by a resumed try, so its records and
+      // those of the tries before it are one batch); it ends when a try settles it (settle.ts).
+      batchId: correlationId,
+      endedBySource: true,
       ...(tr.trace && { trace: tr.trace }),
       source: { type: ctx.store.type, name: pipeline.name },
       log: tr.log.child({ correlationId }),
@@ -133,8 +128,7 @@ export async function publishFile(
       volatilePaths: pipeline.format === 'v2-json' ? [] : LEGACY[kind.name]?.receiptTimePaths,
       ...(context.ignored && { ignoredFields: context.ignored }),
     });
-    await ids.append(response.messageIds); // array batches return theirs; streamed ones went to the file
-    await ids.end();
+    await ids.end(); // every id went through onConfirmed
     await lineageFile.end();
     const { messageIds: _inFile, ...summary } = response;
     // Ids, then the state: from here on these bytes are never published again.

@@ -4,7 +4,7 @@ import { acceptedOutcome, lost, receiptFacts, type FileTry, type TryContext } fr
 import { listPublishedBefore } from './published-before.js';
 import { planSettle, settle } from './settle-plan.js';
 import { spool } from '../spool.js';
-import { settledToHistory } from './to-history.js';
+import { fileEnded } from './ended.js';
 import type { InputState } from '../state/input-state.js';
 import { dead, duplicateReceipted, settled, settling } from '../state/machine.js';
 import { idsName } from '../state/persist.js';
@@ -61,7 +61,7 @@ export async function giveUp(ctx: TryContext, tr: FileTry, state: InputState): P
   };
   const ids = listed === undefined ? undefined : tr.local.ids;
   if (!(await settleTry(ctx, tr, deadState, receipt, ids))) return 'skipped';
-  settledToHistory(ctx, tr, receipt, {
+  fileEnded(ctx, tr, receipt, {
     correlationId: state.resume?.correlationId,
     recordCount: published,
   });
@@ -120,7 +120,7 @@ export async function settlePublished(
   }
   // A duplicate is a batch of its own (nothing published); a completed receipt is the
   // accepted batch its records were confirmed under.
-  settledToHistory(ctx, tr, receipt, {
+  fileEnded(ctx, tr, receipt, {
     correlationId: copy ? undefined : earlier.resume?.correlationId,
     recordCount: copy ? 0 : (earlier.response?.recordCount ?? 0),
   });

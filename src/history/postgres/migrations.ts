@@ -108,8 +108,14 @@ export const MIGRATIONS: readonly Migration[] = [
   },
 ];
 
-/** Applies the migrations this database lacks; answers the versions it applied (none when current). */
+/**
+ * Applies the migrations this database lacks; answers the versions it applied (none when current).
+ * A current database is recognised by reads alone: a role without CREATE (the operator ran
+ * `warehouse-ingest migrate` with one that has it) opens it, where `create table if not exists`
+ * would be refused even for a table that exists.
+ */
 export async function migrate(db: SqlClient): Promise<number[]> {
+  if (await isCurrent(db)) return [];
   return db.transaction(async (tx) => {
     await tx.query(MIGRATION_LOCK);
     await tx.query(`create table if not exists history_migrations (
@@ -131,4 +137,14 @@ export async function migrate(db: SqlClient): Promise<number[]> {
     }
     return applied;
   });
+}
+
+async function isCurrent(db: SqlClient): Promise<boolean> {
+  const [table] = await db.query<{ name: string | null }>(
+    `select to_regclass('history_migrations')::text as name`,
+  );
+  if (!table?.name) return false;
+  const rows = await db.query<{ version: number }>('select version from history_migrations');
+  const done = new Set(rows.map((row) => row.version));
+  return MIGRATIONS.every((migration) => done.has(migration.version));
 }
