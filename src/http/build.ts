@@ -17,7 +17,7 @@ import type { RabbitMqPublisher } from '../publish/rabbitmq.js';
 import { KIND_NAMES } from '../records/kind.js';
 import type { ProfilesSource } from '../records/legacy/index.js';
 import { DEMO_API_KEY_HASH, tenantKeyHashes } from '../api-keys.js';
-import { createAdmission } from './admission.js';
+import { type BusinessLimits, createAdmission } from './admission.js';
 import { createAdminApp, type Readiness } from './admin.js';
 import { createHttpApp } from './app.js';
 import { createAuthThrottle } from './auth-throttle.js';
@@ -59,6 +59,8 @@ export interface HttpApps {
   readonly admin: H3;
   /** Whose keys are accepted; a configuration reload gives it the new tenants. */
   readonly authenticator: Authenticator;
+  /** The per-business rate limit and bulkhead, for the portal's buttons to pass as the API's calls do. */
+  readonly limits: BusinessLimits;
 }
 
 /** The HTTP facade over the shared pipeline, as configured; tests build it the same way, without a socket. */
@@ -88,10 +90,8 @@ export function buildHttpApp(
     tenants: config.tenants,
     acceptAnyCredentials: sandbox,
   });
-  const app = createHttpApp({
-    ingest: configuredIngest(config, publisher, metrics),
+  const limits: BusinessLimits = {
     bulkhead: createBulkhead({ maxInFlight: abuse.maxInFlightBatches }),
-    decoders: createDecodeGate(config.http.maxConcurrentDecodes),
     admission: createAdmission({
       authenticator,
       throttle: createAuthThrottle(abuse.authThrottle, state.failures),
@@ -99,6 +99,11 @@ export function buildHttpApp(
       trustProxyHops: config.http.trustProxyHops,
       onLoginRefused: metrics.loginRefused,
     }),
+  };
+  const app = createHttpApp({
+    ingest: configuredIngest(config, publisher, metrics),
+    ...limits,
+    decoders: createDecodeGate(config.http.maxConcurrentDecodes),
     idempotency: createIdempotencyStore(
       {
         ...idempotency,
@@ -154,7 +159,7 @@ export function buildHttpApp(
     },
   });
   if (apiDocsOnAdmin) mountApiDocs(admin, log, {}, config.http.publicUrls, demoCredential);
-  return { app, admin, authenticator };
+  return { app, admin, authenticator, limits };
 }
 
 /**
