@@ -28,6 +28,7 @@ import {
 } from './operator.js';
 import type { EventsRecord } from './record.js';
 import type { DeadReason } from '../vocabulary.js';
+import { notAttempted, notSentDisabled } from './not-attempted.js';
 import {
   afterFailure,
   ATTEMPTS_HEADER,
@@ -196,6 +197,9 @@ async function forEndpoint(
   const { disabled, disabledBy } = endpointStates.get(endpoint.id);
   if (disabled) {
     metrics.delivery('dead', event.businessId);
+    // Kept as a failed attempt (none was made): the partner sees why the event never came, and
+    // `events recover` finds it after `enable` as it finds any event the endpoint missed.
+    context.record?.attempted(endpoint, event, new Date(), 0, notSentDisabled(disabledBy));
     return dead(context, disabledBy === 'operator' ? 'endpoint-disabled' : 'endpoint-gone', mine);
   }
   // A backed-off endpoint is not even queued in its lane: its events move on at once.
@@ -285,19 +289,6 @@ async function forEndpoint(
   );
   const queue = context.topology.retryQueues.get(next.delayMs) as string;
   return { queue, headers: { ...failure, [NEXT_ATTEMPT_HEADER]: at(next.delayMs) } };
-}
-
-/** The failure recorded for an event not attempted because its endpoint is backed off. */
-function notAttempted(circuit: Circuit): AttemptResult {
-  const since = circuit.failingSince ? new Date(circuit.failingSince).toISOString() : 'now';
-  const until =
-    circuit.state === 'open'
-      ? `until ${new Date(circuit.until).toISOString()}`
-      : 'while a probe is under way';
-  return {
-    outcome: 'failed',
-    reason: `Not attempted: endpoint backed off after ${circuit.failures} failures in a row (failing since ${since}) ${until}`,
-  };
 }
 
 /** Keeps an endpoint's new state, the gauge of endpoints per condition, and the history's row. */
