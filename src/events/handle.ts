@@ -10,6 +10,7 @@ import {
 } from './state/circuit.js';
 import {
   attemptFailed,
+  retargeted,
   delivered,
   type EndpointState,
   type EndpointStates,
@@ -32,7 +33,9 @@ import { notAttempted, notSentDisabled } from './not-attempted.js';
 import {
   afterFailure,
   ATTEMPTS_HEADER,
+  attemptsAt,
   attemptsOf,
+  TARGET_HEADER,
   DEAD_AT_HEADER,
   DEAD_REASON_HEADER,
   ENDPOINT_HEADER,
@@ -158,13 +161,17 @@ export async function handleEvent(
     );
     return [];
   }
-  const attemptsMade = only === undefined ? 0 : attemptsOf(properties.headers);
+  // A retry copy's attempts count at the URL they were made at (`attemptsAt`).
+  const attemptsMade = (endpoint: Destination) =>
+    only === undefined ? 0 : attemptsAt(properties.headers, endpoint.target);
   // Most businesses have one endpoint: no Promise.all (and its arrays) for it.
   const parks =
     subscribed.length === 1
-      ? [await forEndpoint(context, event, subscribed[0]!, attemptsMade)]
+      ? [await forEndpoint(context, event, subscribed[0]!, attemptsMade(subscribed[0]!))]
       : await Promise.all(
-          subscribed.map((endpoint) => forEndpoint(context, event, endpoint, attemptsMade)),
+          subscribed.map((endpoint) =>
+            forEndpoint(context, event, endpoint, attemptsMade(endpoint)),
+          ),
         );
   const timestamp = Math.floor(event.occurredAt.getTime() / 1000);
   return parks
@@ -193,7 +200,20 @@ async function forEndpoint(
     ...(event.trace ? { traceId: event.trace.traceId } : {}),
   };
   const log = context.log;
-  const mine = { [ENDPOINT_HEADER]: endpoint.id, [ATTEMPTS_HEADER]: attemptsMade };
+  const mine = {
+    [ENDPOINT_HEADER]: endpoint.id,
+    [ATTEMPTS_HEADER]: attemptsMade,
+    [TARGET_HEADER]: endpoint.target,
+  };
+  const before = endpointStates.get(endpoint.id);
+  const fresh = retargeted(before, endpoint.target);
+  if (fresh !== before) {
+    setEndpointState(context, endpoint, fresh);
+    log.info(
+      about,
+      "endpoint's URL changed: its failures and back-off at the old one are forgotten",
+    );
+  }
   const { disabled, disabledBy } = endpointStates.get(endpoint.id);
   if (disabled) {
     metrics.delivery('dead', event.businessId);
@@ -256,7 +276,11 @@ async function forEndpoint(
       ),
     };
   }
-  setEndpointState(context, endpoint, attemptFailed(endpointStates.get(endpoint.id), Date.now()));
+  setEndpointState(
+    context,
+    endpoint,
+    attemptFailed(endpointStates.get(endpoint.id), Date.now(), endpoint.target),
+  );
   const failure = { ...mine, [ATTEMPTS_HEADER]: attempt, [LAST_FAILURE_HEADER]: result.reason };
   const next = afterFailure(context.schedule, attempt, result.retryAfterMs, [
     ...context.topology.retryQueues.keys(),
