@@ -198,6 +198,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     queue: topology.queue,
     publishing: () => (kept?.current ? publishing : undefined),
     webhooks: () => webhooks,
+    ...(options.files && { files: options.files }),
     deliverer,
     ...(context.record && { record: context.record }),
   });
