@@ -99,7 +99,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
   const passwordHasher = createPasswordHasher();
   // Started after the HTTP listener; the portal's Reprocess asks them once they run.
   let drops: ReturnType<typeof startDropRunners> | undefined;
-  const { app, admin, authenticator } = buildHttpApp(config, publisher, log, {
+  const { app, admin, authenticator, limits } = buildHttpApp(config, publisher, log, {
     metrics,
     drops: stores,
     ...(history && { history: history.writer, historyStore: history.store }),
@@ -119,8 +119,8 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       // Read at each sign-in and page: a reload that removes a tenant ends its sessions.
       isTenant: (businessId) => config.environment === 'sandbox' || tenantIds.has(businessId),
       ...(history && { history: history.store }),
-      // The same actions the partner API has: the portal's buttons do what its POSTs do.
-      ...(events && { events: events.actions }),
+      // The same actions the partner API has: the portal's buttons do what its POSTs do, within the same limits.
+      ...(events && { events: events.actions, limits }),
       checkOperator: createOperatorCheck({
         operators: () => operators,
         gate: createSignInGate(sharedState, config.portal.signInLimits),

@@ -1,4 +1,4 @@
-import { EVENT_TYPES } from '../../src/events/catalog/index.js';
+import { CATALOG_TYPES } from '../../src/events/catalog/index.js';
 import { bodyJsonSchema, exampleBody } from '../../src/events/catalog/json-schema.js';
 import { type JsonSchema, slug, typeOf } from './reference.js';
 
@@ -25,7 +25,7 @@ function fieldRows(node: JsonSchema, path: string): string[] {
 }
 
 function page(): string {
-  const entries = Object.values(EVENT_TYPES);
+  const entries = Object.values(CATALOG_TYPES);
   const sections = entries.flatMap((entry) => {
     const schema = bodyJsonSchema(entry) as JsonSchema;
     const data = schema.properties?.data ?? {};
@@ -65,6 +65,9 @@ function page(): string {
     '  2xx and ignore it, or your endpoint backs off and the event ends in the dead-letter queue.',
     '- `warehouse-ingest events emit` checks the data it is given against this catalog before it',
     '  publishes anything (an unknown type or invalid data: exit 2, naming each field).',
+    '- The operator event types (`endpoint.disabled`, `message.attempt.exhausted`) go to the',
+    "  operator webhook (`events.operatorWebhook`, [events.md](events.md#operator-webhook)), never to",
+    "  a business's endpoint, for the business `warehouse-ingest:operator`; `events emit` refuses them.",
     '',
     '| Type | Sent when |',
     '|---|---|',
@@ -79,7 +82,7 @@ function page(): string {
 export function eventCatalogFiles(): Array<{ path: string; content: string }> {
   const json = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
   return [
-    ...Object.values(EVENT_TYPES).map((entry) => ({
+    ...Object.values(CATALOG_TYPES).map((entry) => ({
       path: schemaPath(entry.type),
       content: json({
         $id: `https://warehouse-ingest/events/${entry.type}.schema.json`,

@@ -178,8 +178,8 @@ Letters of an endpoint a running worker reports backed off or disabled (410) sta
 are, and a line on stderr says so: replayed now they would go back to dead without an attempt.
   --force           Replay them anyway.
 
-resend and recover read the history (history.enabled; an embedded one only while serve is
-stopped) and publish events to the delivery queue again as the warehouse sent them: the same
+resend and recover read the history (history.enabled; an embedded one is read through the
+running serve, or directly while it is stopped) and publish events to the delivery queue again as the warehouse sent them: the same
 id (webhook-id), type, business, occurrence time and data, signed afresh at delivery. resend
 sends one event, delivered or dead, to every endpoint subscribed to it now, or with --endpoint
 (a webhook's id or URL) to that one alone; it prints the id. recover resends to one endpoint

@@ -23,7 +23,7 @@ const abuseSchema = z
       }),
     maxInFlightBatches: z.int().positive().meta({
       description:
-        'Per business, batches in flight at once (the bulkhead): from the first byte of the body (received, decoded, validated, published) to the answer; one more is refused at once with `429`, `Retry-After: 1`.',
+        'Per business, batches in flight at once (the bulkhead): from the first byte of the body (received, decoded, validated, published) to the answer; an event resend or test event (from the API or the portal) holds one while it runs. One more is refused at once with `429`, `Retry-After: 1`.',
     }),
     authThrottle: z
       .strictObject({

@@ -155,6 +155,15 @@ const queueSchema = z.strictObject({
         'Spread this queue over N queues `<name>.0` … `<name>.<N-1>` (same arguments), past the one-core ceiling of a single queue: a consistent-hash exchange `<name>.shards` (plugin `rabbitmq_consistent_hash_exchange`) is bound with `bindingKeys` and hashes each message id, so the same id always lands in the same shard; records of one business are no longer in one queue order. Without the plugin on the broker, start-up stops and says so. See docs/performance.md#past-one-queue.',
       examples: [4],
     }),
+  replaces: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({
+      description:
+        "The queue's former name, after a rename (the way from a classic queue to a quorum one): on every connect, once this queue is bound, the former queue's bindings of the same `bindingKeys` are removed, so records go to this queue only; the former queue keeps what it holds for its consumers, and the log says how many are left. Remove it once the former queue is drained and deleted. See docs/operations-instances.md#queue-types.",
+      examples: ['warehouse.ingest.records'],
+    }),
 });
 
 /** What is wrong with one node's URL: its scheme, then what `brokerUrlProblem` checks. */

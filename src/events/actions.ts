@@ -10,6 +10,7 @@ import type { ConfirmedChannel } from '../broker/confirms.js';
 import type { AttemptEntry, EventEntry } from '../history/store.js';
 import { webhookTest } from './catalog/index.js';
 import type { Deliverer } from './destinations/webhook/deliver.js';
+import type { Destination } from './destinations/index.js';
 import { webhookDestination } from './destinations/webhook/index.js';
 import { warehouseEvent } from './event.js';
 import { attemptEntry, type EventsRecord } from './record.js';
@@ -30,8 +31,10 @@ export interface EventActions {
   endpoints(businessId: string): readonly EndpointView[];
   /**
    * Publishes the event to the delivery queue again (confirmed), to every endpoint of its
-   * business that takes its type now, or to the one named by its id; answers their names.
-   * `NotFound` for an id the business lacks, `NoSubscriber` when no endpoint takes it,
+   * business that takes its type now (its webhooks and outbound folders, `file:<pipeline>`), or
+   * to the one named by its id; answers their names.
+   * `NotFound` for an id the business lacks, `NoSubscriber` when no endpoint takes it (or it is
+   * a `webhook.test`: a test is sent anew, never resent),
    * `PublishFailed` while the broker is away.
    */
   resend(event: EventEntry, endpointId?: string): Promise<readonly string[]>;
@@ -47,6 +50,8 @@ export interface EventActionsDependencies {
   /** The worker's confirm channel on the delivery queue's default exchange, while connected. */
   readonly publishing: () => ConfirmedChannel | undefined;
   readonly webhooks: () => ReadonlyMap<string, readonly Endpoint[]>;
+  /** The outbound folders (a pipeline's `events`): a resend matched afresh writes their files too. @default none */
+  readonly files?: readonly Destination[];
   readonly deliverer: Deliverer;
   /** Where the test event and its attempt are kept, when the history is on. */
   readonly record?: EventsRecord;
@@ -65,13 +70,23 @@ export function createEventActions(deps: EventActionsDependencies): EventActions
     endpoints: (businessId) => endpointsOf(businessId).map(view),
 
     async resend(event, endpointId) {
+      // A test proves an endpoint now: a new one is sent (sendTest), an old one never again.
+      if (event.type === webhookTest.type)
+        throw new NoSubscriber({
+          detail: `${event.type} events are not sent again: send a new test event to the endpoint (POST /api/v2/webhooks/{id}/test).`,
+        });
       const all = endpointsOf(event.businessId);
       const named = endpointId === undefined ? undefined : all.find((e) => e.id === endpointId);
       if (endpointId !== undefined && !named)
         throw new NotFound({
           detail: `No webhook endpoint of yours has id ${JSON.stringify(endpointId.slice(0, 100))}: GET /api/v2/webhooks lists them.`,
         });
-      const to = named ? [named] : all.filter((endpoint) => endpoint.matches(event.type));
+      const takes = (destination: Pick<Endpoint, 'businessId' | 'matches'>) =>
+        destination.businessId === event.businessId && destination.matches(event.type);
+      // Named as the worker that takes it will match it: the webhooks, and the outbound folders.
+      const to = named
+        ? [named.name]
+        : [...all.filter(takes), ...(deps.files ?? []).filter(takes)].map((d) => d.name);
       if (to.length === 0)
         throw new NoSubscriber({
           detail: `None of your webhook endpoints takes ${event.type} events now; nothing was sent.`,
@@ -83,7 +98,7 @@ export function createEventActions(deps: EventActionsDependencies): EventActions
       await channel.publishCopies([
         resendCopy(deps.queue, { event, ...(named && { endpoint: named.id }) }),
       ]);
-      return to.map((endpoint) => endpoint.name);
+      return to;
     },
 
     async sendTest(businessId, endpointId) {

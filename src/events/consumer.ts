@@ -202,6 +202,7 @@ export function createEventsConsumer(options: EventsConsumerOptions, log: Logger
     queue: topology.queue,
     publishing: () => (kept?.current ? publishing : undefined),
     webhooks: () => webhooks,
+    ...(options.files && { files: options.files }),
     deliverer,
     ...(context.record && { record: context.record }),
   });

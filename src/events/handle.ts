@@ -10,6 +10,7 @@ import {
 } from './state/circuit.js';
 import {
   attemptFailed,
+  retargeted,
   delivered,
   type EndpointState,
   type EndpointStates,
@@ -28,10 +29,13 @@ import {
 } from './operator.js';
 import type { EventsRecord } from './record.js';
 import type { DeadReason } from '../vocabulary.js';
+import { notAttempted, notSentDisabled } from './not-attempted.js';
 import {
   afterFailure,
   ATTEMPTS_HEADER,
+  attemptsAt,
   attemptsOf,
+  TARGET_HEADER,
   DEAD_AT_HEADER,
   DEAD_REASON_HEADER,
   ENDPOINT_HEADER,
@@ -157,13 +161,17 @@ export async function handleEvent(
     );
     return [];
   }
-  const attemptsMade = only === undefined ? 0 : attemptsOf(properties.headers);
+  // A retry copy's attempts count at the URL they were made at (`attemptsAt`).
+  const attemptsMade = (endpoint: Destination) =>
+    only === undefined ? 0 : attemptsAt(properties.headers, endpoint.target);
   // Most businesses have one endpoint: no Promise.all (and its arrays) for it.
   const parks =
     subscribed.length === 1
-      ? [await forEndpoint(context, event, subscribed[0]!, attemptsMade)]
+      ? [await forEndpoint(context, event, subscribed[0]!, attemptsMade(subscribed[0]!))]
       : await Promise.all(
-          subscribed.map((endpoint) => forEndpoint(context, event, endpoint, attemptsMade)),
+          subscribed.map((endpoint) =>
+            forEndpoint(context, event, endpoint, attemptsMade(endpoint)),
+          ),
         );
   const timestamp = Math.floor(event.occurredAt.getTime() / 1000);
   return parks
@@ -192,10 +200,26 @@ async function forEndpoint(
     ...(event.trace ? { traceId: event.trace.traceId } : {}),
   };
   const log = context.log;
-  const mine = { [ENDPOINT_HEADER]: endpoint.id, [ATTEMPTS_HEADER]: attemptsMade };
+  const mine = {
+    [ENDPOINT_HEADER]: endpoint.id,
+    [ATTEMPTS_HEADER]: attemptsMade,
+    [TARGET_HEADER]: endpoint.target,
+  };
+  const before = endpointStates.get(endpoint.id);
+  const fresh = retargeted(before, endpoint.target);
+  if (fresh !== before) {
+    setEndpointState(context, endpoint, fresh);
+    log.info(
+      about,
+      "endpoint's URL changed: its failures and back-off at the old one are forgotten",
+    );
+  }
   const { disabled, disabledBy } = endpointStates.get(endpoint.id);
   if (disabled) {
     metrics.delivery('dead', event.businessId);
+    // Kept as a failed attempt (none was made): the partner sees why the event never came, and
+    // `events recover` finds it after `enable` as it finds any event the endpoint missed.
+    context.record?.attempted(endpoint, event, new Date(), 0, notSentDisabled(disabledBy));
     return dead(context, disabledBy === 'operator' ? 'endpoint-disabled' : 'endpoint-gone', mine);
   }
   // A backed-off endpoint is not even queued in its lane: its events move on at once.
@@ -252,7 +276,11 @@ async function forEndpoint(
       ),
     };
   }
-  setEndpointState(context, endpoint, attemptFailed(endpointStates.get(endpoint.id), Date.now()));
+  setEndpointState(
+    context,
+    endpoint,
+    attemptFailed(endpointStates.get(endpoint.id), Date.now(), endpoint.target),
+  );
   const failure = { ...mine, [ATTEMPTS_HEADER]: attempt, [LAST_FAILURE_HEADER]: result.reason };
   const next = afterFailure(context.schedule, attempt, result.retryAfterMs, [
     ...context.topology.retryQueues.keys(),
@@ -285,19 +313,6 @@ async function forEndpoint(
   );
   const queue = context.topology.retryQueues.get(next.delayMs) as string;
   return { queue, headers: { ...failure, [NEXT_ATTEMPT_HEADER]: at(next.delayMs) } };
-}
-
-/** The failure recorded for an event not attempted because its endpoint is backed off. */
-function notAttempted(circuit: Circuit): AttemptResult {
-  const since = circuit.failingSince ? new Date(circuit.failingSince).toISOString() : 'now';
-  const until =
-    circuit.state === 'open'
-      ? `until ${new Date(circuit.until).toISOString()}`
-      : 'while a probe is under way';
-  return {
-    outcome: 'failed',
-    reason: `Not attempted: endpoint backed off after ${circuit.failures} failures in a row (failing since ${since}) ${until}`,
-  };
 }
 
 /** Keeps an endpoint's new state, the gauge of endpoints per condition, and the history's row. */

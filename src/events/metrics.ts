@@ -6,7 +6,7 @@ import {
   type DeliveryOutcome,
   type EndpointCondition,
 } from '../vocabulary.js';
-import { EVENT_TYPES } from './catalog/index.js';
+import { CATALOG_TYPES } from './catalog/index.js';
 import { OPERATOR_BUSINESS } from './operator.js';
 
 export interface EventsMetrics {
@@ -65,7 +65,7 @@ export function createEventsMetrics(
   });
   // Every reason from 0, so `increase(…) > 0` sees the first dead letter of each.
   for (const reason of DEAD_REASONS) dead.inc({ reason }, 0);
-  for (const type of [...Object.keys(EVENT_TYPES), 'other']) mismatches.inc({ type }, 0);
+  for (const type of [...Object.keys(CATALOG_TYPES), 'other']) mismatches.inc({ type }, 0);
   endpoints.set({ state: 'failing' }, 0);
   endpoints.set({ state: 'disabled' }, 0);
   endpoints.set({ state: 'backed-off' }, 0);

@@ -11,6 +11,11 @@
 export const ATTEMPTS_HEADER = 'x-webhook-attempts';
 /** Set on a parked message: only this endpoint (`Endpoint.id`) is tried again. */
 export const ENDPOINT_HEADER = 'x-webhook-endpoint';
+/**
+ * Where the attempts counted in {@link ATTEMPTS_HEADER} were made (`Destination.target`, a
+ * fingerprint, never the URL): a copy whose endpoint has moved since starts its schedule afresh.
+ */
+export const TARGET_HEADER = 'x-webhook-target';
 /** Why the last attempt failed (no URL, no secret). */
 export const LAST_FAILURE_HEADER = 'x-webhook-last-failure';
 /** On a dead letter: why it was given up (a `DeadReason`, vocabulary.ts). */
@@ -89,4 +94,16 @@ export function afterFailure(
 export function attemptsOf(headers: Record<string, unknown> | undefined): number {
   const value = Number(headers?.[ATTEMPTS_HEADER] ?? 0);
   return Number.isInteger(value) && value >= 0 ? value : 0;
+}
+
+/**
+ * Attempts already made at the endpoint where it delivers now (`target`): none when the copy was
+ * parked while the endpoint had another URL — a fixed URL gets the event's whole schedule, so its
+ * last attempt is never spent without the new URL being tried. A copy from before the header
+ * (no target in it) keeps its count.
+ */
+export function attemptsAt(headers: Record<string, unknown> | undefined, target: string): number {
+  const where = headers?.[TARGET_HEADER];
+  if (typeof where === 'string' && where !== target) return 0;
+  return attemptsOf(headers);
 }

@@ -11,6 +11,15 @@
  */
 import type { AttemptEnd, CircuitState, DisabledBy, HistoryBatchOutcome } from '../vocabulary.js';
 
+/** Where a record's own number is in the data of the events about it (the event catalog says). */
+export interface RecordNumber {
+  /** e.g. `sales-order.` */
+  readonly typePrefix: string;
+  /** e.g. `orderNumber` */
+  readonly field: string;
+  readonly value: string;
+}
+
 /** Whose rows a read may return: one business's, or every business's for an operator. */
 export type Scope = { readonly businessId: string } | { readonly operator: true };
 
@@ -232,8 +241,16 @@ export interface HistoryStore {
     page: { readonly limit: number; readonly after?: EventCursor },
   ): Promise<EventPage>;
   event(scope: Scope, id: string): Promise<EventEntry | undefined>;
-  /** The events that answer any of these records (by message id), oldest first, 100 at most. */
-  eventsAbout(scope: Scope, messageIds: readonly string[]): Promise<EventEntry[]>;
+  /**
+   * The events that answer a record: by any of its message ids, or by its own number in their
+   * data (`number`: events of types starting `typePrefix` whose `data[field]` is `value`). The
+   * newest 100 at most, oldest first: a record's state is its latest event, however many came.
+   */
+  eventsAbout(
+    scope: Scope,
+    messageIds: readonly string[],
+    number?: RecordNumber,
+  ): Promise<EventEntry[]>;
   /** An event's attempts, oldest first. */
   attempts(scope: Scope, eventId: string): Promise<AttemptEntry[]>;
   /**

@@ -1,5 +1,6 @@
 import type { H3Event } from 'h3';
 import { TooManyRequests, Unauthorized } from '../errors.js';
+import type { Bulkhead } from '../ingest/bulkhead.js';
 import type { Authenticator } from './auth.js';
 import { parseBasic } from './auth.js';
 import type { AuthThrottle, LoginRefusalReason } from './auth-throttle.js';
@@ -13,6 +14,12 @@ import type { RequestContext } from './respond.js';
 export interface Admission {
   /** The authenticated business id; throws 401 or 429. */
   admit(event: H3Event, context: RequestContext): Promise<string>;
+  /**
+   * The business's rate limit alone, the check `admit` ends with: for a request whose business is
+   * already known (a portal button, signed in by its session), so it costs what the API's call
+   * costs. Its `RateLimit` headers go on `context`; throws 429 past the limit.
+   */
+  quota(businessId: string, context: RequestContext): Promise<void>;
 }
 
 export interface AdmissionOptions {
@@ -71,23 +78,55 @@ export function createAdmission(options: AdmissionOptions): Admission {
     }
   }
 
+  async function quota(businessId: string, context: RequestContext): Promise<void> {
+    // Memory buckets answer at once: no extra turn of the event loop unless a shared store is used.
+    const taken = rateLimiter.take(businessId);
+    const decision = taken instanceof Promise ? await taken : taken;
+    context.headers = rateLimitHeaders(rateLimiter, decision);
+    if (!decision.allowed) {
+      throw new TooManyRequests(
+        `This business is over its request rate limit (${rateLimiter.policy}: q requests per w seconds).`,
+        decision.retryAfterSeconds,
+      );
+    }
+  }
+
   return {
     async admit(event, context) {
       context.client = clientAddress(event, trustProxyHops);
       const businessId = await authenticate(event, context);
       context.businessId = businessId;
-      // Memory buckets answer at once: no extra turn of the event loop unless a shared store is used.
-      const taken = rateLimiter.take(businessId);
-      const decision = taken instanceof Promise ? await taken : taken;
-      context.headers = rateLimitHeaders(rateLimiter, decision);
-      if (!decision.allowed) {
-        throw new TooManyRequests(
-          `This business is over its request rate limit (${rateLimiter.policy}: q requests per w seconds).`,
-          decision.retryAfterSeconds,
-        );
-      }
+      await quota(businessId, context);
       return businessId;
     },
+    quota,
+  };
+}
+
+/** A business's two limits, which every request acting for it passes, the API's and the portal's. */
+export interface BusinessLimits {
+  readonly admission: Admission;
+  readonly bulkhead: Bulkhead;
+}
+
+/** Admits one action of a business; the function it resolves to gives its slot back. */
+export type ActionAdmission = (businessId: string) => Promise<() => void>;
+
+/**
+ * What one action of a business costs (an event sent again, a test event), however it was asked
+ * for: one request of its rate limit and one slot of its bulkhead while it runs, so a portal
+ * button pressed a thousand times costs what a thousand API calls cost and leaves the other
+ * businesses their share. 429 past either, before anything is published. The API's handlers pass
+ * `charged` (their `admit` took the request already); the portal's buttons do not.
+ */
+export function actionAdmission(
+  limits: BusinessLimits,
+  context: RequestContext,
+  charged = false,
+): ActionAdmission {
+  return async (businessId) => {
+    if (!charged) await limits.admission.quota(businessId, context);
+    return limits.bulkhead.enter(businessId, context.log);
   };
 }
 

@@ -131,6 +131,7 @@ export function createHttpApp(deps: HttpAppDependencies): H3 {
   // The partner API's reads: a business's own batches, records, events and endpoints.
   const reads = {
     admission: deps.admission,
+    bulkhead: deps.bulkhead,
     log: deps.log,
     responseHeaders: extra,
     ...(deps.historyStore && { history: deps.historyStore }),

@@ -11,7 +11,7 @@ import { configuredIngest } from '../ingest/configured.js';
 import type { Publisher } from '../publish/publisher.js';
 import type { ProfilesSource } from '../records/legacy/index.js';
 import { DEMO_API_KEY_HASH, tenantKeyHashes } from '../api-keys.js';
-import { createAdmission } from './admission.js';
+import { type BusinessLimits, createAdmission } from './admission.js';
 import { createAdminApp } from './admin.js';
 import { createHttpApp } from './app.js';
 import { createAuthThrottle } from './auth-throttle.js';
@@ -53,6 +53,8 @@ export interface HttpApps {
   readonly admin: H3;
   /** Whose keys are accepted; a configuration reload gives it the new tenants. */
   readonly authenticator: Authenticator;
+  /** The per-business rate limit and bulkhead, for the portal's buttons to pass as the API's calls do. */
+  readonly limits: BusinessLimits;
 }
 
 /** The HTTP facade over the shared pipeline, as configured; tests build it the same way, without a socket. */
@@ -81,15 +83,8 @@ export function buildHttpApp(
     tenants: config.tenants,
     acceptAnyCredentials: sandbox,
   });
-  const app = createHttpApp({
-    ingest: configuredIngest(
-      config,
-      publisher,
-      metrics,
-      parts.history && historyBatchEnds(parts.history),
-    ),
+  const limits: BusinessLimits = {
     bulkhead: createBulkhead({ maxInFlight: abuse.maxInFlightBatches }),
-    decoders: createDecodeGate(config.http.maxConcurrentDecodes),
     admission: createAdmission({
       authenticator,
       throttle: createAuthThrottle(abuse.authThrottle, state.failures),
@@ -97,6 +92,16 @@ export function buildHttpApp(
       trustProxyHops: config.http.trustProxyHops,
       onLoginRefused: metrics.loginRefused,
     }),
+  };
+  const app = createHttpApp({
+    ingest: configuredIngest(
+      config,
+      publisher,
+      metrics,
+      parts.history && historyBatchEnds(parts.history),
+    ),
+    ...limits,
+    decoders: createDecodeGate(config.http.maxConcurrentDecodes),
     idempotency: createIdempotencyStore(
       {
         ...idempotency,
@@ -132,7 +137,7 @@ export function buildHttpApp(
     }),
   });
   if (apiDocsOnAdmin) mountApiDocs(admin, log, {}, config.http.publicUrls, demoCredential);
-  return { app, admin, authenticator };
+  return { app, admin, authenticator, limits };
 }
 
 /**

@@ -3,7 +3,7 @@
  * the request the service POSTs to a business's endpoint, with the Standard Webhooks headers and
  * the answers it acts on (docs/events.md "Delivery").
  */
-import { EVENT_TYPES } from '../events/catalog/index.js';
+import { CATALOG_TYPES } from '../events/catalog/index.js';
 import { bodyJsonSchema, exampleBody, type JsonSchema } from '../events/catalog/json-schema.js';
 
 const string = { type: 'string' } as const;
@@ -45,7 +45,7 @@ export const eventSchemaName = (type: string) =>
 /** The webhook bodies as components (`SalesOrderShippedEvent` …). */
 export function webhookSchemas(): Record<string, JsonSchema> {
   return Object.fromEntries(
-    Object.values(EVENT_TYPES).map((entry) => {
+    Object.values(CATALOG_TYPES).map((entry) => {
       // The dialect and the example stay out: the component is in the document's dialect, and
       // the example is the request's.
       const { $schema: _dialect, examples: _examples, ...schema } = bodyJsonSchema(entry);
@@ -60,14 +60,16 @@ const parameter = (name: keyof typeof WEBHOOK_PARAMETERS) => ({
 
 export function webhooks(): Record<string, unknown> {
   return Object.fromEntries(
-    Object.values(EVENT_TYPES).map((entry) => [
+    Object.values(CATALOG_TYPES).map((entry) => [
       entry.type,
       {
         post: {
           tags: ['Events (webhooks)'],
           operationId: `webhook-${entry.type.replaceAll('.', '-')}`,
           summary: entry.description,
-          description: `What the service POSTs to a business's endpoint when the warehouse sends a \`${entry.type}\` event (endpoints subscribe per tenant in the configuration, \`tenants[].webhooks\`). Signed with the endpoint's secret; retried on the endpoint's schedule until it answers 2xx.`,
+          description: entry.operator
+            ? `What the service POSTs to the operator webhook (\`events.operatorWebhook\`, never a business's endpoint) as a \`${entry.type}\` event, for the business \`warehouse-ingest:operator\`. Signed with the operator webhook's secret; retried like any event.`
+            : `What the service POSTs to a business's endpoint when the warehouse sends a \`${entry.type}\` event (endpoints subscribe per tenant in the configuration, \`tenants[].webhooks\`). Signed with the endpoint's secret; retried on the endpoint's schedule until it answers 2xx.`,
           security: [],
           parameters: [
             parameter('WebhookId'),

@@ -23,6 +23,7 @@ import {
   readListQuery,
   readQuery,
 } from './partner-reads.js';
+import { type ActionAdmission, actionAdmission } from './admission.js';
 import { jsonResponse, requestContext } from './respond.js';
 
 /**
@@ -46,11 +47,14 @@ export function readEventPage(
 
 /**
  * One of the business's events sent again (`EventActions.resend`): answers the endpoints it went
- * to. `NotFound` for an id the business lacks, exactly as for an unknown one.
+ * to. `NotFound` for an id the business lacks, exactly as for an unknown one. Admitted for the
+ * event's business (`admit`: its rate limit and bulkhead) once it is found, before anything is
+ * published: the API and the portal's button pass the same admission.
  */
 export async function resendEvent(
   history: HistoryStore,
   actions: EventActions,
+  admit: ActionAdmission,
   scope: Scope,
   id: string,
   endpoint?: string,
@@ -60,7 +64,12 @@ export async function resendEvent(
     throw new NotFound({
       detail: `No event of yours has id ${JSON.stringify(id.slice(0, 100))} in the history.`,
     });
-  return actions.resend(found, endpoint);
+  const leave = await admit(found.businessId);
+  try {
+    return await actions.resend(found, endpoint);
+  } finally {
+    leave();
+  }
 }
 
 /**
@@ -144,6 +153,7 @@ export function resendEventHandler(deps: PartnerEventsDependencies) {
     const endpoints = await resendEvent(
       historyOf(deps, 'events'),
       actions,
+      actionAdmission(deps, context, true),
       { businessId },
       id,
       endpoint,

@@ -4,6 +4,7 @@ import { InvalidQuery, NotFound } from '../errors.js';
 import type { EventActions } from '../events/actions.js';
 import type { HistoryStore } from '../history/store.js';
 import type { Logger } from '../log.js';
+import type { Bulkhead } from '../ingest/bulkhead.js';
 import type { Admission } from './admission.js';
 
 /**
@@ -23,6 +24,8 @@ export interface PartnerReadDependencies {
 export interface PartnerEventsDependencies extends PartnerReadDependencies {
   /** The events worker's actions; undefined without a broker (no events are delivered). */
   readonly events?: EventActions;
+  /** The batches' bulkhead: an action holds one of its business's slots while it runs. */
+  readonly bulkhead: Bulkhead;
 }
 
 export function actionsOf(deps: PartnerEventsDependencies): EventActions {

@@ -1,7 +1,8 @@
 import type { H3Event } from 'h3';
 import { NotFound } from '../errors.js';
 import type { EventEntry, HistoryStore, RecordRow, Scope } from '../history/store.js';
-import { KIND_NAMES } from '../records/kind.js';
+import { RECORD_NUMBER_FIELDS } from '../events/catalog/record-numbers.js';
+import { KIND_NAMES, type KindName } from '../records/kind.js';
 import { eventSummary } from './partner-events.js';
 import { decoded, historyOf, type PartnerReadDependencies } from './partner-reads.js';
 import { jsonResponse, requestContext } from './respond.js';
@@ -13,7 +14,8 @@ import { jsonResponse, requestContext } from './respond.js';
  *
  * The interface leaves a record's states "not shown"; these are what the service sees of it:
  * `accepted` once a batch carrying it was confirmed by the broker, then the type of the latest
- * event the warehouse sent about it (`sales-order.shipped`, …). A record only ever refused is not
+ * event the warehouse sent about it (`sales-order.shipped`, …): an event naming one of its
+ * message ids, or its number in the field the catalog gives its kind (record-numbers.ts). A record only ever refused is not
  * in the history (a refused batch has no records): its batch is, under `GET /api/v2/batches`.
  */
 const KINDS = new Set<string>(KIND_NAMES);
@@ -39,7 +41,7 @@ export interface RecordLookup {
   readonly events: readonly EventEntry[];
 }
 
-export function isRecordKind(kind: string): boolean {
+export function isRecordKind(kind: string): kind is KindName {
   return KINDS.has(kind);
 }
 
@@ -47,7 +49,7 @@ export function isRecordKind(kind: string): boolean {
 export async function lookupRecord(
   history: HistoryStore,
   scope: Scope,
-  kind: string,
+  kind: KindName,
   key: string,
 ): Promise<RecordLookup | undefined> {
   const carriers = (await history.records(scope, key, CARRIERS_SHOWN)).filter(
@@ -57,6 +59,7 @@ export async function lookupRecord(
   const events = await history.eventsAbout(
     scope,
     carriers.map((row) => row.messageId),
+    { ...RECORD_NUMBER_FIELDS[kind], value: key },
   );
   return { state: events.at(-1)?.type ?? 'accepted', carriers, events };
 }
@@ -68,7 +71,7 @@ export function recordHandler(deps: PartnerReadDependencies) {
     const kind = event.context.params?.kind ?? '';
     const key = decoded(event.context.params?.key ?? '');
     const history = historyOf(deps, 'records');
-    if (!KINDS.has(kind))
+    if (!isRecordKind(kind))
       throw new NotFound({
         detail: `No record kind ${JSON.stringify(kind.slice(0, 50))}: one of ${KIND_NAMES.join(', ')}.`,
       });

@@ -4,6 +4,7 @@ import type { EventActions } from '../events/actions.js';
 import type { EndpointActivity, EndpointStateEntry, HistoryStore } from '../history/store.js';
 import { attemptView } from './partner-events.js';
 import { actionsOf, decoded, type PartnerEventsDependencies } from './partner-reads.js';
+import { type ActionAdmission, actionAdmission } from './admission.js';
 import { jsonResponse, requestContext } from './respond.js';
 
 /**
@@ -59,10 +60,22 @@ export async function listWebhooks(
 
 /**
  * A signed `webhook.test` event to one of the business's endpoints now (`EventActions.sendTest`),
- * answered with its event id and attempt; `NotFound` for an id the business lacks.
+ * answered with its event id and attempt; `NotFound` for an id the business lacks. Admitted first
+ * (`admit`: the business's rate limit, and a bulkhead slot while the attempt runs).
  */
-export async function sendTestEvent(actions: EventActions, businessId: string, id: string) {
-  const test = await actions.sendTest(businessId, id);
+export async function sendTestEvent(
+  actions: EventActions,
+  admit: ActionAdmission,
+  businessId: string,
+  id: string,
+) {
+  const leave = await admit(businessId);
+  let test: Awaited<ReturnType<EventActions['sendTest']>>;
+  try {
+    test = await actions.sendTest(businessId, id);
+  } finally {
+    leave();
+  }
   if (!test)
     throw new NotFound({
       detail: `No webhook endpoint of yours has id ${JSON.stringify(id.slice(0, 100))}: GET /api/v2/webhooks lists them.`,
@@ -86,7 +99,12 @@ export function testWebhookHandler(deps: PartnerEventsDependencies) {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
     const id = decoded(event.context.params?.id ?? '');
-    const test = await sendTestEvent(actionsOf(deps), businessId, id);
+    const test = await sendTestEvent(
+      actionsOf(deps),
+      actionAdmission(deps, context, true),
+      businessId,
+      id,
+    );
     context.log.info(
       { endpoint: id, end: test.attempt.end },
       'partner API: test event sent to an endpoint',

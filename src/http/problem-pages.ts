@@ -55,7 +55,7 @@ export const PROBLEM_TYPES: Readonly<Record<string, { status: number; meaning: s
   'no-subscriber': {
     status: 409,
     meaning:
-      'None of your webhook endpoints takes events of this type now (their `events` filters), so the resend sent nothing. Name one endpoint with `endpoint` to send it there anyway.',
+      'None of your webhook endpoints or outbound folders takes events of this type now (their `events` filters), or the event is a `webhook.test` (send a new test instead), so the resend sent nothing. Name one endpoint with `endpoint` to send it there anyway.',
   },
   'payload-too-large': {
     status: 413,

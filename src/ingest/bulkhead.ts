@@ -2,7 +2,7 @@ import { TooManyRequests } from '../errors.js';
 import type { Logger } from '../log.js';
 
 export interface BulkheadOptions {
-  /** Batches of one business being decoded, validated or published at once. */
+  /** Batches (and event actions: a resend, a test event) of one business being handled at once. */
   readonly maxInFlight: number;
   /** What a refused caller is told to wait. @default 1 */
   readonly retryAfterSeconds?: number;
@@ -30,10 +30,10 @@ export function createBulkhead(options: BulkheadOptions): Bulkhead {
       if (running >= maxInFlight) {
         log.info(
           { inFlight: running },
-          'batch refused: too many batches of this business in flight',
+          'request refused: too many batches or event actions of this business in flight',
         );
         throw new TooManyRequests(
-          `This business already has ${running} batch(es) being processed; at most ${maxInFlight} at once. Retry after the others are answered.`,
+          `This business already has ${running} batch(es) or event action(s) being processed; at most ${maxInFlight} at once. Retry after the others are answered.`,
           retryAfterSeconds,
           { 'ratelimit-policy': policy, ratelimit: '"concurrency";r=0' },
         );

@@ -3,6 +3,7 @@ import type { H3 } from 'h3';
 import type { EventActions } from '../events/actions.js';
 import type { HistoryStore } from '../history/store.js';
 import type { KeyClaims } from '../http-state/state.js';
+import type { BusinessLimits } from '../http/admission.js';
 import { clientAddress } from '../http/admission.js';
 import { decoded } from '../http/partner-reads.js';
 import type { Logger } from '../log.js';
@@ -46,6 +47,8 @@ export interface PortalDependencies {
   readonly history?: HistoryStore;
   /** The events worker's actions, as the partner API has them; undefined without a broker. */
   readonly events?: EventActions;
+  /** The partner API's per-business limits, which the event buttons pass too; required with `events`. */
+  readonly limits?: BusinessLimits;
   /** Mark the cookie `Secure` (TLS on, or an https public URL). */
   readonly secureCookie: boolean;
   /** Origins a POST may come from besides the request's own (`http.publicUrls`). */

@@ -37,6 +37,7 @@ export interface PublisherSource {
       readonly bindingKeys: readonly string[];
       readonly arguments?: Readonly<Record<string, unknown>> | undefined;
       readonly shards?: number | undefined;
+      readonly replaces?: string | undefined;
     }>;
     readonly messageFormat: MessageFormat;
     readonly publishTimeoutMs: number;
@@ -56,6 +57,7 @@ export function createPublisher(config: PublisherSource, log: Logger): Publisher
           bindingKeys: [...q.bindingKeys],
           ...(q.arguments ? { arguments: q.arguments } : {}),
           ...(q.shards ? { shards: q.shards } : {}),
+          ...(q.replaces ? { replaces: q.replaces } : {}),
         })),
         messageFormat: config.broker.messageFormat,
         publishTimeoutMs: config.broker.publishTimeoutMs,

@@ -136,7 +136,14 @@ export function createChannelSupervisor(
           }
           connection = model;
         }
-        await assertTopology(connection, topology);
+        // Once per connect: the operator's view of the drain, until the old queue is deleted.
+        for (const old of await assertTopology(connection, topology))
+          log.info(
+            { queue: old.name, replacedBy: old.replacedBy, messages: old.messages ?? null },
+            old.messages === undefined
+              ? 'replaced queue is gone (deleted after its drain): remove `replaces` from the configuration'
+              : `replaced queue unbound: records go to '${old.replacedBy}' only; ${old.messages} left in it for its consumers (delete it once 0)`,
+          );
         const channel = confirmedChannel(
           await connection.createConfirmChannel(),
           topology.exchange,

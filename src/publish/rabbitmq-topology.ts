@@ -11,7 +11,17 @@ export interface Topology {
     readonly arguments?: Readonly<Record<string, unknown>>;
     /** Spread over this many queues by message id (see `shardNames`); absent = one queue. */
     readonly shards?: number;
+    /** An older queue this one replaces (a rename, e.g. classic → quorum): unbound, left to drain. */
+    readonly replaces?: string;
   }>;
+}
+
+/** An older queue a declared one replaces, once unbound: what it still holds for its consumers. */
+export interface ReplacedQueue {
+  readonly name: string;
+  readonly replacedBy: string;
+  /** Messages left in it; undefined once it was deleted. */
+  readonly messages?: number;
 }
 
 /**
@@ -101,10 +111,24 @@ function closeQuietly(channel: Channel | undefined): void {
   channel?.close().catch(() => {});
 }
 
-/** Declares the durable topic exchange, the durable queues and their bindings. Idempotent. */
-export async function assertTopology(connection: ChannelModel, topology: Topology): Promise<void> {
+/**
+ * Declares the durable topic exchange, the durable queues and their bindings. Idempotent. A queue
+ * that `replaces` an older one unbinds the older one's bindings of the same keys, after its own
+ * are in place (no record is unroutable in between): records go to the new queue only, and the
+ * old one is left to its consumers; answers what each replaced queue still holds.
+ */
+export async function assertTopology(
+  connection: ChannelModel,
+  topology: Topology,
+): Promise<ReplacedQueue[]> {
   const channel = await openScratchChannel(connection);
+  const replaced: ReplacedQueue[] = [];
   let step = `declaration of exchange '${topology.exchange}' (durable topic)`;
+  const replace = async (queue: Topology['queues'][number]): Promise<ReplacedQueue[]> => {
+    if (queue.replaces === undefined || queue.replaces === queue.name) return [];
+    step = `unbinding of the replaced queue '${queue.replaces}' from exchange '${topology.exchange}'`;
+    return [await unbindReplaced(connection, topology.exchange, queue)];
+  };
   try {
     await channel.assertExchange(topology.exchange, 'topic', { durable: true });
     for (const queue of topology.queues) {
@@ -117,6 +141,7 @@ export async function assertTopology(connection: ChannelModel, topology: Topolog
           step = `binding of queue '${queue.name}' to exchange '${topology.exchange}' with key '${key}'`;
           await channel.bindQueue(queue.name, topology.exchange, key);
         }
+        replaced.push(...(await replace(queue)));
         continue;
       }
       const shards = shardNames(queue.name, queue.shards);
@@ -132,13 +157,42 @@ export async function assertTopology(connection: ChannelModel, topology: Topolog
         step = `binding of queue '${name}' to exchange '${shards.exchange}' (weight 1)`;
         await channel.bindQueue(name, shards.exchange, '1');
       }
+      replaced.push(...(await replace(queue)));
     }
+    return replaced;
   } catch (error) {
     if (error instanceof QueueTypeMismatch || error instanceof ShardPluginMissing) throw error;
     if (replyCode(error) === undefined) throw error; // connection trouble: the caller reconnects
     throw new TopologyError(`The broker refused the ${step}: ${messageOf(error)}`, {
       cause: error,
     });
+  } finally {
+    closeQuietly(channel);
+  }
+}
+
+/**
+ * The replaced queue's bindings of the new queue's keys removed, and its count read. On a channel
+ * of its own: once the old queue is deleted (drained), the broker answers 404 and closes it.
+ */
+async function unbindReplaced(
+  connection: ChannelModel,
+  exchange: string,
+  queue: {
+    readonly name: string;
+    readonly bindingKeys: readonly string[];
+    readonly replaces?: string;
+  },
+): Promise<ReplacedQueue> {
+  const name = queue.replaces ?? '';
+  const channel = await openScratchChannel(connection);
+  try {
+    for (const key of queue.bindingKeys) await channel.unbindQueue(name, exchange, key);
+    const { messageCount } = await channel.checkQueue(name);
+    return { name, replacedBy: queue.name, messages: messageCount };
+  } catch (error) {
+    if (replyCode(error) === 404) return { name, replacedBy: queue.name };
+    throw error;
   } finally {
     closeQuietly(channel);
   }

@@ -33,6 +33,8 @@ export interface RabbitMqOptions {
     arguments?: Readonly<Record<string, unknown>>;
     /** Spread over this many queues by message id (rabbitmq-topology.ts, `shardNames`). */
     shards?: number;
+    /** An older queue this one replaces: unbound on every connect, left to drain (`assertTopology`). */
+    replaces?: string;
   }>;
   // Queue arguments: `x-queue-type` is `quorum` unless given (rabbitmq-topology.ts, `queueArguments`).
   /**

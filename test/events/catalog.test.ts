@@ -9,12 +9,19 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { catalogProblem } from '../../src/cli/events/emit.js';
-import { catalogEntry, checkEventData, EVENT_TYPES } from '../../src/events/catalog/index.js';
+import {
+  catalogEntry,
+  checkEventData,
+  EVENT_TYPES,
+  OPERATOR_EVENT_TYPES,
+} from '../../src/events/catalog/index.js';
 import { bodyJsonSchema, exampleBody } from '../../src/events/catalog/json-schema.js';
 import { createContractCheck } from '../../src/events/contract.js';
 import { outboundFileContent } from '../../src/events/destinations/file/format.js';
 import { warehouseEvent, type WarehouseEvent } from '../../src/events/event.js';
 import { createEventsMetrics } from '../../src/events/metrics.js';
+import { attemptsExhaustedMessage, endpointDisabledMessage } from '../../src/events/operator.js';
+import { openApiDocument } from '../../src/http/openapi.js';
 import { createLogger } from '../../src/log.js';
 
 const ROOT = new URL('../../', import.meta.url);
@@ -206,5 +213,46 @@ describe('events emit: what it refuses before publishing', () => {
       'the data is not work-order.completed data (docs/event-catalog.md): workOrder: Expected at least 1 character',
     );
     expect(catalogProblem('work-order.completed', { workOrder: 'WO-1' })).toBeUndefined();
+  });
+});
+
+describe('the operator event types in the catalog', () => {
+  it('describe what the operator webhook is sent, are in the OpenAPI webhooks, and are never emitted for a business', () => {
+    const endpoint = { id: 'e-1', kind: 'webhook', host: 'erp.example' } as const;
+    const sent = [
+      endpointDisabledMessage({
+        businessId: 'ACME',
+        endpoint,
+        disabledBy: 'gone',
+        eventId: 'evt-1',
+        reason: 'HTTP 410',
+      }),
+      attemptsExhaustedMessage({
+        businessId: 'ACME',
+        endpoint,
+        eventId: 'evt-1',
+        eventType: 'sales-order.shipped',
+        attempts: 3,
+        lastFailure: 'HTTP 503',
+        deadLetterQueue: 'q.dead',
+      }),
+    ];
+    for (const message of sent) {
+      const type = message.properties.type;
+      expect(catalogEntry(type)?.operator).toBe(true);
+      expect(checkEventData(type, JSON.parse(message.content.toString()))).toEqual({ ok: true });
+      const schema = committed(type);
+      expect(ajv.validate(schema, exampleBody(OPERATOR_EVENT_TYPES[type]!)), type).toBe(true);
+      expect(catalogProblem(type, JSON.parse(message.content.toString()))).toMatch(
+        /is an operator event/,
+      );
+    }
+    const webhooks = openApiDocument().webhooks as Record<string, unknown>;
+    expect(Object.keys(webhooks)).toEqual(
+      expect.arrayContaining(Object.keys(OPERATOR_EVENT_TYPES)),
+    );
+    expect(JSON.stringify(webhooks['endpoint.disabled'])).toContain('events.operatorWebhook');
+    // A business's portal filter offers its own types only.
+    expect(Object.keys(EVENT_TYPES)).not.toContain('endpoint.disabled');
   });
 });

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Webhook } from 'standardwebhooks';
 import { emitEvent } from '../../src/cli/events/emit.js';
 import { recoverCommand } from '../../src/cli/events/resend-command.js';
+import { helpFor } from '../../src/cli/help.js';
 import { ENDPOINT_HEADER } from '../../src/events/retry.js';
 import { webhookEndpointId } from '../../src/events/subscriptions.js';
 import { assertEventsTopology, eventsTopology } from '../../src/events/topology.js';
@@ -463,5 +464,9 @@ describe('events resend and recover: the history they read', () => {
     } finally {
       await held.close();
     }
+    // And `help events` says so, rather than asking for serve to be stopped.
+    const help = helpFor('events').replace(/\s+/g, ' ');
+    expect(help).not.toContain('only while serve is stopped');
+    expect(help).toContain('an embedded one is read through the running serve');
   }, 90_000);
 });

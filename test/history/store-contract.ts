@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lookupRecord } from '../../src/http/partner-records.js';
 import {
   RESPONSE_EXCERPT_CHARS,
   type BatchEntry,
@@ -280,6 +281,54 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       expect(await store.eventsAbout({ businessId: 'ACME' }, [theirs])).toEqual([]);
       expect(await store.eventsAbout({ businessId: 'ACME' }, [])).toEqual([]);
       expect(await store.eventsAbout({ operator: true }, [ours])).toHaveLength(3);
+    });
+
+    it("gives a record the state of its latest event, found by its own number in the event's data, past 100 events", async () => {
+      const business = `STATE-${randomUUID().slice(0, 8)}`;
+      const accepted = batch({ businessId: business, at: at('2026-11-24T09:00:00.000Z') });
+      await store.write({
+        batches: [accepted],
+        records: [
+          {
+            batchId: accepted.id,
+            businessId: business,
+            first: 0,
+            references: ['SO-STATE'],
+            messageIds: [randomUUID()],
+            lines: [undefined],
+            at: accepted.at,
+          },
+        ],
+      });
+      // 120 events naming no message id, only the order's number (as the warehouse may send
+      // them); the last one is the newest. Another order's and another kind's never count.
+      const time = (n: number) => new Date(Date.parse('2026-11-24T10:00:00.000Z') + n * 1000);
+      const event = (n: number, type: string, payload: Record<string, unknown>) => ({
+        id: `evt-state-${n}-${randomUUID()}`,
+        type,
+        businessId: business,
+        payload,
+        receivedAt: time(n),
+        occurredAt: time(n),
+      });
+      await store.write({
+        events: [
+          ...Array.from({ length: 119 }, (_, n) =>
+            event(n, 'sales-order.picked', { orderNumber: 'SO-STATE' }),
+          ),
+          event(119, 'sales-order.shipped', { orderNumber: 'SO-STATE' }),
+          event(120, 'sales-order.cancelled', { orderNumber: 'SO-OTHER' }),
+          event(121, 'purchase-order.received', { orderNumber: 'SO-STATE' }),
+        ],
+      });
+      const found = await lookupRecord(store, { businessId: business }, 'sales-orders', 'SO-STATE');
+      expect(found?.state).toBe('sales-order.shipped');
+      expect(found?.events).toHaveLength(100);
+      expect(found?.events.at(0)?.occurredAt).toEqual(time(20));
+      expect(found?.events.at(-1)?.occurredAt).toEqual(time(119));
+      expect(await lookupRecord(store, { businessId: 'ACME' }, 'sales-orders', 'SO-STATE')).toBe(
+        undefined,
+      );
     });
 
     it('pages events newest first with their attempts, filtered, within one business', async () => {

@@ -54,6 +54,21 @@ describe('the events page', () => {
   });
 });
 
+describe('the events page and test events', () => {
+  it('offers no Resend on a webhook.test event (a test is sent anew from the endpoints page)', async () => {
+    const test = { ...event, id: 'test_1', type: 'webhook.test' };
+    const text = await eventsPage({
+      viewer,
+      page: { items: [test, { ...event, id: 'evt-2' }] },
+      types: ['webhook.test'],
+      type: '',
+      paged: false,
+    }).text();
+    expect(text).not.toContain('/portal/events/test_1/resend');
+    expect(text).toContain('/portal/events/evt-2/resend');
+  });
+});
+
 describe('the endpoints page', () => {
   it('escapes what the configuration says and shows no button without endpoints', async () => {
     const page = webhooksPage({

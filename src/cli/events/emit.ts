@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Message } from 'amqplib';
 import { openBrokerConnection } from '../../broker/connection.js';
-import { checkEventData, EVENT_TYPES } from '../../events/catalog/index.js';
+import { catalogEntry, checkEventData, EVENT_TYPES } from '../../events/catalog/index.js';
 import type { EventsConfig } from '../../events/config.js';
 import { assertEventsTopology, eventsTopology } from '../../events/topology.js';
 
@@ -23,6 +23,8 @@ export interface EmitOptions {
  * what a connector is written against, so it must be one the catalog documents.
  */
 export function catalogProblem(type: string, data: unknown): string | undefined {
+  if (catalogEntry(type)?.operator)
+    return `"${type}" is an operator event: the service sends it to the operator webhook itself; it is not emitted for a business`;
   const check = checkEventData(type, data);
   if (check.ok) return undefined;
   if (check.unknownType)

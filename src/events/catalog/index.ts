@@ -19,6 +19,8 @@ export interface EventType<Data extends z.ZodType = z.ZodType> {
   readonly data: Data;
   /** A `data` the schema accepts: shown in the docs and the OpenAPI document, checked by the tests. */
   readonly example: z.input<Data>;
+  /** Sent by this service to the operator webhook (`events.operatorWebhook`), never to a business. */
+  readonly operator?: true;
 }
 
 const reference = (what: string) =>
@@ -115,6 +117,90 @@ export const webhookTest = eventType({
   example: { endpoint: 'erp-connector', message: 'A test event from warehouse-ingest.' },
 });
 
+/** The endpoint an operator event is about: its id as retry copies carry it, never its URL. */
+const endpointRef = z
+  .looseObject({
+    id: z.string().min(1).meta({ description: 'The endpoint as retry copies name it (a hash).' }),
+    kind: z.enum(['webhook', 'file']).meta({ description: 'A webhook, or an outbound folder.' }),
+    host: z
+      .string()
+      .min(1)
+      .meta({ description: "A webhook's host[:port], or the folder's store and path." }),
+  })
+  .meta({ description: 'The endpoint (never its URL, which may hold a token).' });
+
+const operatorBusiness = z
+  .string()
+  .min(1)
+  .meta({ description: 'The business whose endpoint it is.' });
+
+/** To the operator webhook (src/events/operator.ts): an endpoint gets nothing more for now. */
+const endpointDisabled = eventType({
+  type: 'endpoint.disabled',
+  operator: true,
+  description:
+    'To the operator webhook: an endpoint was disabled (it answered 410 Gone, or `events disable`); its events are dead-lettered until `events enable`.',
+  data: z.looseObject({
+    businessId: operatorBusiness,
+    endpoint: endpointRef,
+    disabledBy: z
+      .enum(['gone', 'operator'])
+      .meta({ description: '`gone`: it answered 410; `operator`: `events disable`.' }),
+    eventId: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: 'The event whose attempt saw the 410, when there was one.' }),
+    reason: z
+      .string()
+      .optional()
+      .meta({ description: 'What the worker saw (`HTTP 410`) or what the operator said.' }),
+  }),
+  example: {
+    businessId: 'ACME',
+    endpoint: { id: 'a1b2c3', kind: 'webhook', host: 'erp.acme.example' },
+    disabledBy: 'gone',
+    eventId: 'evt-1',
+    reason: 'HTTP 410',
+  },
+});
+
+/** To the operator webhook: an event given up on after its last scheduled attempt. */
+const attemptExhausted = eventType({
+  type: 'message.attempt.exhausted',
+  operator: true,
+  description:
+    'To the operator webhook: an event was dead-lettered after its last scheduled attempt at an endpoint failed (`events replay` sends it again).',
+  data: z.looseObject({
+    businessId: operatorBusiness,
+    endpoint: endpointRef,
+    eventId: z.string().min(1).meta({ description: 'The event given up on (its `webhook-id`).' }),
+    eventType: z.string().min(1).meta({ description: 'Its type.' }),
+    attempts: z.int().min(1).meta({ description: 'Attempts made at the endpoint.' }),
+    lastFailure: z.string().meta({ description: 'Why the last one failed.' }),
+    deadLetterQueue: z.string().min(1).meta({ description: 'Where the event waits now.' }),
+  }),
+  example: {
+    businessId: 'ACME',
+    endpoint: { id: 'a1b2c3', kind: 'webhook', host: 'erp.acme.example' },
+    eventId: 'evt-1',
+    eventType: 'sales-order.shipped',
+    attempts: 8,
+    lastFailure: 'HTTP 503: unavailable',
+    deadLetterQueue: 'warehouse.events.dead',
+  },
+});
+
+/** The operator webhook's event types, by name. */
+export const OPERATOR_EVENT_TYPES: Readonly<Record<string, EventType>> = Object.freeze(
+  Object.fromEntries(
+    [endpointDisabled, attemptExhausted].map((definition) => [
+      definition.type,
+      definition as EventType,
+    ]),
+  ),
+);
+
 /** Every event type a business's endpoints receive, by name: the warehouse's, and the test. */
 export const EVENT_TYPES: Readonly<Record<string, EventType>> = Object.freeze(
   Object.fromEntries(
@@ -129,9 +215,15 @@ export const EVENT_TYPES: Readonly<Record<string, EventType>> = Object.freeze(
   ),
 );
 
+/** The whole catalog: a business's types, then the operator webhook's (docs, OpenAPI, checks). */
+export const CATALOG_TYPES: Readonly<Record<string, EventType>> = Object.freeze({
+  ...EVENT_TYPES,
+  ...OPERATOR_EVENT_TYPES,
+});
+
 /** The catalog entry of a type; undefined for a type it does not list (incl. `__proto__`). */
 export function catalogEntry(type: string): EventType | undefined {
-  return Object.hasOwn(EVENT_TYPES, type) ? EVENT_TYPES[type] : undefined;
+  return Object.hasOwn(CATALOG_TYPES, type) ? CATALOG_TYPES[type] : undefined;
 }
 
 export type DataCheck =

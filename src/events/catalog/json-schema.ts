@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { webhookBody } from '../event.js';
-import { EVENT_TYPES, type EventType } from './index.js';
+import { CATALOG_TYPES, type EventType } from './index.js';
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -69,6 +69,6 @@ export function bodyJsonSchema(entry: EventType): JsonSchema {
 /** Every catalog type's body JSON Schema, by type. */
 export function bodyJsonSchemas(): Record<string, JsonSchema> {
   return Object.fromEntries(
-    Object.values(EVENT_TYPES).map((entry) => [entry.type, bodyJsonSchema(entry)]),
+    Object.values(CATALOG_TYPES).map((entry) => [entry.type, bodyJsonSchema(entry)]),
   );
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { WarehouseEvent } from '../event.js';
 
 /**
@@ -50,7 +51,18 @@ export interface Destination {
   readonly businessId: string;
   /** For logs and metrics: a webhook's host[:port], a folder's store and path; never a secret. */
   readonly host: string;
+  /**
+   * Where it delivers now, as a fingerprint (`targetOf`: a webhook's URL, a folder's store and
+   * path, hashed — never the URL itself, which may hold a token). Retry copies carry it: a fix of
+   * the URL starts the endpoint and its events afresh at the new one (state/endpoint.ts, retry.ts).
+   */
+  readonly target: string;
   readonly matches: (type: string) => boolean;
   /** One attempt; never throws for a failure of the destination (that is a `failed` result). */
   attempt(event: WarehouseEvent): Promise<AttemptResult>;
+}
+
+/** A destination's `target`: 16 characters of SHA-256 of where it delivers. */
+export function targetOf(where: string): string {
+  return createHash('sha256').update(where).digest('base64url').slice(0, 16);
 }

@@ -8,7 +8,7 @@ import { CLOSED, isBackedOff, type Circuit } from './circuit.js';
  * kept in the history, so a disabled endpoint stays disabled across workers and restarts; the
  * rest (failures, circuit, deliveries) is this worker's own.
  *
- *     healthy ─ attempt failed ─→ failing ─ delivered ─→ healthy
+ *     healthy ─ attempt failed ─→ failing ─ delivered, or its URL changed ─→ healthy
  *        └──────────┴── answered 410, or `events disable` ─→ disabled (no more attempts)
  *                                        `events enable` ─→ healthy
  *
@@ -30,22 +30,39 @@ export interface EndpointState {
   readonly failingSince?: number;
   /** Events delivered by this worker since it started (for `events status`). */
   readonly delivered: number;
+  /** Where its run of failures was met (`Destination.target`); absent while it has none. */
+  readonly target?: string;
 }
 
 export const HEALTHY: EndpointState = { circuit: CLOSED, disabled: false, delivered: 0 };
 
 /** An event was delivered: the run of failures is over (`recovered`: there was one). */
 export function delivered(state: EndpointState): { state: EndpointState; recovered: boolean } {
-  const { failingSince: _, ...rest } = state;
+  const { failingSince: _, target: __, ...rest } = state;
   return {
     state: { ...rest, delivered: state.delivered + 1 },
     recovered: state.failingSince !== undefined,
   };
 }
 
-/** An attempt failed at `now`: a run of failures begins, or goes on from when it began. */
-export function attemptFailed(state: EndpointState, now: number): EndpointState {
-  return state.failingSince === undefined ? { ...state, failingSince: now } : state;
+/**
+ * An attempt at `target` failed at `now`: a run of failures begins, or goes on from when it
+ * began.
+ */
+export function attemptFailed(state: EndpointState, now: number, target: string): EndpointState {
+  if (state.failingSince !== undefined && state.target === target) return state;
+  return { ...state, failingSince: state.failingSince ?? now, target };
+}
+
+/**
+ * The endpoint delivers to `target` now (its URL was fixed, a reload): failures met at another
+ * one are forgotten — no run of failures, the circuit closed — so the new URL is tried at once.
+ * Disabling is an operator's or a 410's decision and stays.
+ */
+export function retargeted(state: EndpointState, target: string): EndpointState {
+  if (state.target === undefined || state.target === target) return state;
+  const { failingSince: _, target: __, ...rest } = state;
+  return { ...rest, circuit: CLOSED };
 }
 
 /** Disabled by `by` at `at`, unless a newer decision was applied already. */

@@ -179,15 +179,26 @@ export function createSqliteHistory(db: Database): HistoryStore {
       }) as SqliteEventRow[];
       return rows.map(eventOf);
     },
-    async eventsAbout(scope, messageIds) {
-      if (messageIds.length === 0) return [];
+    async eventsAbout(scope, messageIds, number) {
+      if (messageIds.length === 0 && !number) return [];
+      // The newest 100, turned oldest first: the state is the latest event however many came.
       const rows = sql(
-        `select * from history_events
-         where id in (select event_id from history_event_messages
-             where message_id in (select value from json_each(@ids)))
-           and (@business is null or business_id = @business)
-         order by coalesce(occurred_at, received_at), id limit 100`,
-      ).all({ business: scoped(scope), ids: JSON.stringify(messageIds) }) as SqliteEventRow[];
+        `select * from (select * from history_events
+           where (@business is null or business_id = @business)
+             and (id in (select event_id from history_event_messages
+                   where message_id in (select value from json_each(@ids)))
+               or (@prefix is not null and substr(type, 1, length(@prefix)) = @prefix
+                   and json_extract(payload, @path) = @value))
+           order by coalesce(occurred_at, received_at) desc, id desc limit 100)
+         order by coalesce(occurred_at, received_at), id`,
+      ).all({
+        business: scoped(scope),
+        ids: JSON.stringify(messageIds),
+        prefix: number?.typePrefix ?? null,
+        // A quoted key: a field name is never read as a path.
+        path: number ? `$.${JSON.stringify(number.field)}` : null,
+        value: number?.value ?? null,
+      }) as SqliteEventRow[];
       return rows.map(eventOf);
     },
     async endpointStates(scope) {

@@ -93,13 +93,23 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
       );
       return rows.map(toEvent);
     },
-    async eventsAbout(scope, messageIds) {
-      if (messageIds.length === 0) return [];
+    async eventsAbout(scope, messageIds, number) {
+      if (messageIds.length === 0 && !number) return [];
+      // The newest 100, turned oldest first: the state is the latest event however many came.
       const rows = await db.query<EventDbRow>(
-        `select * from history_events
-         where message_ids ?| $2::text[] and ($1::text is null or business_id = $1)
-         order by coalesce(occurred_at, received_at), id limit 100`,
-        [scoped(scope), [...messageIds]],
+        `select * from (select * from history_events
+           where ($1::text is null or business_id = $1)
+             and (message_ids ?| $2::text[]
+               or ($3::text is not null and starts_with(type, $3) and payload ->> $4::text = $5::text))
+           order by coalesce(occurred_at, received_at) desc, id desc limit 100) newest
+         order by coalesce(occurred_at, received_at), id`,
+        [
+          scoped(scope),
+          [...messageIds],
+          number?.typePrefix ?? null,
+          number?.field ?? null,
+          number?.value ?? null,
+        ],
       );
       return rows.map(toEvent);
     },

@@ -1,3 +1,4 @@
+import { webhookTest } from '../../events/catalog/index.js';
 import type { EventPage, EventWithAttempts } from '../../history/store.js';
 import { attemptView } from '../../http/partner-events.js';
 import { html, type SafeHtml } from '../html.js';
@@ -71,10 +72,14 @@ ${
 <tbody>${attempts.map((attempt) => attemptRow(attempt))}</tbody>
 </table>`
 }
-<form method="post" action="/portal/events/${encodeURIComponent(event.id)}/resend">
+${
+  // A test is sent anew from the endpoints page, never resent (actions.ts refuses it).
+  event.type !== webhookTest.type &&
+  html`<form method="post" action="/portal/events/${encodeURIComponent(event.id)}/resend">
 <input type="hidden" name="csrf" value="${viewer.csrf}">
 <button type="submit">Resend</button>
-</form>
+</form>`
+}
 </article>`;
 }
 

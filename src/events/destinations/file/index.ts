@@ -1,6 +1,6 @@
 import type { Logger } from '../../../log.js';
 import type { DropStore } from '../../../stores/store.js';
-import type { AttemptResult, Destination } from '../destination.js';
+import { type AttemptResult, type Destination, targetOf } from '../destination.js';
 import {
   outboundFileContent,
   outboundFileName,
@@ -80,12 +80,14 @@ export function fileDestination(
   if (!spec) return undefined;
   const matchers = spec.types.map(compilePattern);
   const sweep = stagingSweeper(drop, log);
+  const where = `${drop.store.type}:${drop.store.where.replace(/\/+$/, '')}/${spec.path}`;
   return {
     kind: 'file',
     id: fileDestinationId(drop.pipeline.businessId, drop.pipeline.name),
     name: `file:${drop.pipeline.name}`,
     businessId: drop.pipeline.businessId,
-    host: `${drop.store.type}:${drop.store.where.replace(/\/+$/, '')}/${spec.path}`,
+    host: where,
+    target: targetOf(where),
     matches: (type) => matchers.some((match) => match(type)),
     async attempt(event): Promise<AttemptResult> {
       sweep();

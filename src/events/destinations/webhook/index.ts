@@ -1,5 +1,5 @@
 import type { Endpoint } from '../../subscriptions.js';
-import type { Destination } from '../destination.js';
+import { type Destination, targetOf } from '../destination.js';
 import type { Deliverer } from './deliver.js';
 
 /** A configured webhook endpoint as a destination: its attempts go through the worker's deliverer. */
@@ -10,6 +10,7 @@ export function webhookDestination(endpoint: Endpoint, deliverer: Deliverer): De
     name: endpoint.name,
     businessId: endpoint.businessId,
     host: endpoint.host,
+    target: targetOf(endpoint.url.href),
     matches: endpoint.matches,
     attempt: (event) => deliverer.attempt(endpoint, event),
   };
