@@ -20,6 +20,7 @@ import {
   type HistoryStore,
   type PrunedTable,
 } from './store.js';
+import { createHistorySpool } from './spool.js';
 import { createHistoryWriter, type HistoryWriter } from './writer.js';
 
 /** The configuration the history reads. */
@@ -70,6 +71,7 @@ export function openHistory(
     store,
     log: historyLog,
     metrics,
+    spool: createHistorySpool(path.join(historyDirectory(source), 'spool')),
     maxPendingRows: source.history.maxPendingRows,
     flushMs: source.history.flushMs,
   });

@@ -148,7 +148,11 @@ export function buildHttpApp(
       return history
         ? {
             ...ready,
-            history: { reachable: history.reachable !== false, pendingRows: history.pendingRows },
+            history: {
+              reachable: history.reachable !== false,
+              ...(history.health && { writes: history.health }),
+              pendingRows: history.pendingRows,
+            },
           }
         : ready;
     },

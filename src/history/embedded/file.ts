@@ -5,11 +5,14 @@
  * constraint, a bug) stays what it is, so its rows are dropped and logged, never retried for ever.
  */
 import { HistoryUnavailable } from '../../operator-errors.js';
+import { HistoryRowRefused } from '../refused.js';
 import type { HistoryStore } from '../store.js';
 import { createSqliteHistory } from './sqlite.js';
 
 /** SQLite's result codes that say the file cannot be reached or written now, not that a row is wrong. */
 const OUTAGE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|NOMEM|PROTOCOL)/;
+/** SQLite's result codes that say a row is wrong (a constraint, a type, a size): the writer isolates it. */
+const ROW = /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/;
 
 /**
  * The file opened for the history: WAL, so readers (a `lineage` in another process) never wait
@@ -49,13 +52,19 @@ function outage<T>(work: () => T): T {
   }
 }
 
-/** A failure as `HistoryUnavailable` when it is the file's, not the rows'. */
+/** A failure as `HistoryUnavailable` when it is the file's, `HistoryRowRefused` when it is a row's. */
 function mapped(error: unknown): unknown {
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && OUTAGE.test(code)
-    ? new HistoryUnavailable(
-        `the embedded history's file cannot be used: ${(error as Error).message}`,
-        error,
-      )
-    : error;
+  if (typeof code !== 'string') return error;
+  if (OUTAGE.test(code))
+    return new HistoryUnavailable(
+      `the embedded history's file cannot be used: ${(error as Error).message}`,
+      error,
+    );
+  if (ROW.test(code))
+    return new HistoryRowRefused(
+      `the embedded history refused a row (${code}): ${(error as Error).message}`,
+      error,
+    );
+  return error;
 }

@@ -7,6 +7,7 @@
  */
 import pg from 'pg';
 import { HistoryUnavailable } from '../../operator-errors.js';
+import { HistoryRowRefused } from '../refused.js';
 import type { SqlClient, SqlQuery } from './client.js';
 import { createSqlHistory } from './queries.js';
 import type { HistoryStore } from '../store.js';
@@ -41,13 +42,24 @@ export function isOutage(error: unknown): boolean {
   return error instanceof Error;
 }
 
-const mapped = (error: unknown): unknown =>
-  isOutage(error)
-    ? new HistoryUnavailable(
-        `the PostgreSQL history cannot be reached: ${(error as Error).message}`,
-        error,
-      )
-    : error;
+/** SQLSTATE classes of a row the server refuses: 22 data exception (NUL in text), 23 integrity constraint. */
+const ROW_CLASSES = ['22', '23'];
+
+/** A failure as the writer tells them apart: the store away, a row refused, or (as is) the store unable to write. */
+const mapped = (error: unknown): unknown => {
+  if (isOutage(error))
+    return new HistoryUnavailable(
+      `the PostgreSQL history cannot be reached: ${(error as Error).message}`,
+      error,
+    );
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && ROW_CLASSES.includes(code.slice(0, 2)))
+    return new HistoryRowRefused(
+      `the PostgreSQL history refused a row (${code}): ${(error as Error).message}`,
+      error,
+    );
+  return error;
+};
 
 export function createPostgresHistory(options: PostgresHistoryOptions): HistoryStore {
   const pool = new pg.Pool({
