@@ -63,7 +63,7 @@ export interface HistoryWriterOptions {
   readonly maxRowsPerWrite?: number;
   /**
    * First and longest wait before writing again while the store is away.
-   * @default [500, 30000]
+   * @default [500, 5000]: a retry costs one connection attempt, and the store is written again within seconds of its return
    */
   readonly retryDelayMs?: readonly [number, number];
 }
@@ -96,7 +96,7 @@ export function createHistoryWriter(options: HistoryWriterOptions): HistoryWrite
   const { store, log, metrics, maxPendingRows, flushMs, spool } = options;
   const maxRows = options.maxRowsPerWrite ?? 20_000;
   const maxSpooled = options.maxSpooledRows ?? 10 * maxPendingRows;
-  const [firstRetryMs, maxRetryMs] = options.retryDelayMs ?? [500, 30_000];
+  const [firstRetryMs, maxRetryMs] = options.retryDelayMs ?? [500, 5000];
   const queue: Queued[] = [];
   let memoryRows = 0;
   let spooledRows = 0;
@@ -265,6 +265,10 @@ export function createHistoryWriter(options: HistoryWriterOptions): HistoryWrite
     }
     if (dropped > 0) metrics.dropped(dropped);
   }
+
+  // Rows an earlier process spooled (it was stopped or killed while the store was away) are
+  // written without waiting for a new row to arrive.
+  if (spool) schedule(flushMs);
 
   return {
     add(writes) {
