@@ -66,7 +66,7 @@ export function recordHandler(deps: PartnerReadDependencies) {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
     const kind = event.context.params?.kind ?? '';
-    const key = decoded(event.context.params?.key ?? '');
+    const key = decoded(event.context.params?.key ?? '', 'key');
     const history = historyOf(deps, 'records');
     if (!KINDS.has(kind))
       throw new NotFound({

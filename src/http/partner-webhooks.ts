@@ -85,7 +85,7 @@ export function testWebhookHandler(deps: PartnerEventsDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
-    const id = decoded(event.context.params?.id ?? '');
+    const id = decoded(event.context.params?.id ?? '', 'id');
     const test = await sendTestEvent(actionsOf(deps), businessId, id);
     context.log.info(
       { endpoint: id, end: test.attempt.end },
