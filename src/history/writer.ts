@@ -4,7 +4,7 @@
  * transaction — like the lineage journal's appends (lineage/journal.ts).
  *
  * A write ends one of three ways besides success, told apart by type where the store raised
- * them (docs/decisions.md#history-writes-refused-unavailable-or-failing):
+ * them (docs/decisions.md#history-writes-a-refused-row-an-unreachable-store-a-failing-one):
  * - a row refused (`HistoryRowRefused`: NUL in a text, a constraint): the write is narrowed
  *   down to the refused rows (isolate.ts); only they are dropped, counted (`refused`) and logged
  *   with their business and correlation id, never their content;
