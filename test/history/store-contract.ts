@@ -638,6 +638,36 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       ]);
     });
 
+    it('prunes more rows than one delete takes, chunk after chunk', async () => {
+      const old = at('2025-06-01T00:00:00.000Z');
+      const many = Array.from({ length: 5_500 }, () =>
+        batch({ businessId: 'PRUNE-MANY', recordCount: 1, at: old }),
+      );
+      const big = batch({ businessId: 'PRUNE-MANY', recordCount: 11_000, at: old });
+      await store.write({
+        batches: [...many, big],
+        records: [
+          ...many.map((b, i) => oneRecord(b, `PM-${i}`).records[0]!),
+          {
+            batchId: big.id,
+            businessId: 'PRUNE-MANY',
+            first: 0,
+            references: Array.from({ length: 11_000 }, (_, i) => `PM-BIG-${i}`),
+            messageIds: Array.from({ length: 11_000 }, () => randomUUID()),
+            at: old,
+          },
+        ],
+      });
+      const cut = at('2025-07-01T00:00:00Z');
+      const pruned = await store.prune({ batches: cut, records: cut, events: cut, attempts: cut });
+      expect(pruned.batches).toBeGreaterThanOrEqual(5_501);
+      expect(pruned.records).toBeGreaterThanOrEqual(16_500);
+      expect(await store.records({ businessId: 'PRUNE-MANY' }, 'PM-5499')).toEqual([]);
+      expect(await store.records({ businessId: 'PRUNE-MANY' }, 'PM-BIG-10999')).toEqual([]);
+      const left = await store.listBatches({ businessId: 'PRUNE-MANY' }, {}, { limit: 1 });
+      expect(left.items).toEqual([]);
+    });
+
     it('writes all of a write or none of it: a row the store refuses takes the rest with it', async () => {
       const kept = batch();
       // A record without a batch (a bug): the store refuses it, and the batch beside it too.
