@@ -186,7 +186,15 @@ export function createHistoryWriter(options: HistoryWriterOptions): HistoryWrite
   async function drain(): Promise<void> {
     try {
       if (spool && !spoolOpened) {
-        spooledRows += await spool.open();
+        // A spool that cannot be read is the disk's problem, not the store's: logged, and the
+        // store written to as usual.
+        spooledRows += await spool.open().catch((error: unknown) => {
+          log.warn(
+            { reason: (error as Error).message },
+            'history: the spool of an earlier process could not be read; its rows stay on disk',
+          );
+          return 0;
+        });
         spoolOpened = true;
       }
       if (spool && spooledRows > 0) {
