@@ -20,6 +20,7 @@ import {
   type HistoryStore,
   type PrunedTable,
 } from './store.js';
+import { createHistorySpool } from './spool.js';
 import { createHistoryWriter, type HistoryWriter } from './writer.js';
 import { historyBatchEnds, type HistoryBatchEnds } from './batch-ends.js';
 
@@ -46,6 +47,8 @@ export interface History {
 }
 
 const PRUNE_EVERY_MS = 3_600_000;
+/** How often the prune's time is looked at (and the window of its first run). */
+const PRUNE_CHECK_MS = 60_000;
 
 /** The store the configuration names, not opened. */
 export function historyStore(source: HistorySource, log: Logger): HistoryStore {
@@ -104,6 +107,7 @@ export function openHistory(
     store,
     log: historyLog,
     metrics,
+    spool: createHistorySpool(path.join(historyDirectory(source), 'spool')),
     maxPendingRows: source.history.maxPendingRows,
     flushMs: source.history.flushMs,
   });
@@ -123,19 +127,34 @@ export function openHistory(
       { directory: historyDirectory(source) },
       'history: this folder also holds the PGlite database of an earlier version, which is no longer read (its rows are not carried over to history.sqlite); remove its other files to free the space',
     );
-  const prune = setInterval(
-    () => void pruneOnce(store, writer, source.history, historyLog),
-    PRUNE_EVERY_MS,
-  );
-  prune.unref();
+  // The first prune comes within a minute of the first write (at a random moment, so that a
+  // fleet started at once does not delete at once), then hourly; a process that stops before
+  // it (`run --once`, an instance restarted more often than hourly) prunes as it closes
+  // (issue 38, item 19: such instances never pruned).
+  let nextPruneAt = Date.now() + Math.random() * PRUNE_CHECK_MS;
+  let pruned = false;
+  let pruning: Promise<void> | undefined;
+  const prune = () =>
+    (pruning ??= pruneOnce(store, writer, source.history, historyLog).finally(() => {
+      pruning = undefined;
+    }));
+  const timer = setInterval(() => {
+    if (Date.now() < nextPruneAt || writer.reachable !== true) return;
+    nextPruneAt = Date.now() + PRUNE_EVERY_MS;
+    pruned = true;
+    void prune();
+  }, PRUNE_CHECK_MS);
+  timer.unref();
   return {
     store,
     writer,
     ends: historyBatchEnds(writer),
     endpointStates: () => store.endpointStates({ operator: true }),
     async close() {
-      clearInterval(prune);
+      clearInterval(timer);
       await writer.close();
+      await pruning;
+      if (!pruned) await prune();
       await store.close();
     },
   };

@@ -44,10 +44,15 @@ export interface Readiness extends ReadinessCheck {
   /** Redis, when the shared state is on it: whether a connection is ready now. A detail only. */
   readonly sharedState?: { readonly reachable: boolean };
   /**
-   * The history, when it is on: whether its last write reached the store, and the rows waiting.
+   * The history, when it is on: whether its last write reached the store and wrote, how it went, and the rows waiting.
    * A detail only: an unreachable history never makes the service not ready (ingest goes on).
    */
-  readonly history?: { readonly reachable: boolean; readonly pendingRows: number };
+  readonly history?: {
+    readonly reachable: boolean;
+    /** How the last write went: `ok`, `unreachable` (the store away or past its deadline), `failing` (it answers but cannot write). Absent before the first. */
+    readonly writes?: 'ok' | 'unreachable' | 'failing';
+    readonly pendingRows: number;
+  };
 }
 
 const NONE: Record<string, string> = {};

@@ -101,7 +101,7 @@ export function oneBatchHandler(deps: PartnerReadDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
-    const correlationId = decoded(event.context.params?.correlationId ?? '');
+    const correlationId = decoded(event.context.params?.correlationId ?? '', 'correlationId');
     const entries = await findBatch(historyOf(deps), { businessId }, correlationId);
     const newest = entries.at(-1);
     if (!newest)

@@ -148,7 +148,7 @@ export function resendEventHandler(deps: PartnerEventsDependencies) {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
     const { endpoint } = readQuery(event, ResendQuery);
-    const id = decoded(event.context.params?.id ?? '');
+    const id = decoded(event.context.params?.id ?? '', 'id');
     const actions = actionsOf(deps);
     const endpoints = await resendEvent(
       historyOf(deps, 'events'),

@@ -38,11 +38,29 @@ export function actionsOf(deps: PartnerEventsDependencies): EventActions {
 export const PAGE_DEFAULT = 25;
 export const PAGE_MAX = 100;
 
+/**
+ * The times both stores can compare with (PostgreSQL has no year 0, and a year past 9999 has no
+ * ISO 8601 form it reads): a time or cursor outside them is a 400, not a store error (a 500).
+ */
+const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
+const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
+const inRange = (ms: number) => ms >= EARLIEST && ms <= LATEST;
+
 /** A query parameter holding a time. */
 export const queryTime = z.iso
   .datetime({ offset: true })
   .transform((text) => new Date(text))
+  .refine((at) => inRange(at.getTime()), {
+    message: 'Expected a time from 0001-01-01 to 9999-12-31 (UTC)',
+  })
   .describe('an ISO 8601 date-time with a zone');
+
+/**
+ * Text no store can take as a parameter: NUL (PostgreSQL refuses it in any text) and a UTF-16
+ * surrogate without its pair (the same rule as a record's text, records/tenancy.ts).
+ */
+const UNSAFE_TEXT = /[\0\p{Cs}]/u;
+const UNSAFE_MESSAGE = 'Must not contain a NUL character (%00) or an unpaired UTF-16 surrogate';
 
 /** A list's query: its filters, and the `limit` and `cursor` every list takes; nothing else. */
 export function listQuery<Filters extends z.ZodRawShape>(filters: Filters) {
@@ -77,7 +95,7 @@ export function decodeCursor(
   const id = decoded.slice(dot + 1);
   if (dot < 1 || !/^\d+$/.test(ms) || !validId(id)) return undefined;
   const at = new Date(Number(ms));
-  return Number.isNaN(at.getTime()) ? undefined : { at, id };
+  return inRange(at.getTime()) ? { at, id } : undefined;
 }
 
 /**
@@ -89,6 +107,12 @@ export function readQuery<Query extends z.ZodType>(
   query: Query,
   params: Record<string, string> = Object.fromEntries(new URL(event.req.url).searchParams),
 ): z.output<Query> {
+  const unsafe = Object.entries(params).filter(([, value]) => UNSAFE_TEXT.test(value));
+  if (unsafe.length > 0)
+    throw new InvalidQuery({
+      detail: 'A query parameter holds text no store can search for; `errors` names each.',
+      errors: unsafe.map(([path]) => ({ path, message: UNSAFE_MESSAGE })),
+    });
   const parsed = query.safeParse(params);
   if (parsed.success) return parsed.data;
   throw new InvalidQuery({
@@ -122,13 +146,23 @@ export function readListQuery<Query extends z.ZodType<Paged>>(
   return { filter, limit, ...(after && { after }) };
 }
 
-/** The router gives path segments as sent (percent-encoded); a malformed escape finds nothing. */
-export function decoded(segment: string): string {
+/**
+ * The router gives path segments as sent (percent-encoded); a malformed escape finds nothing.
+ * A NUL (`%00`) is a 400 naming the parameter `name`: no store can search for it.
+ */
+export function decoded(segment: string, name = 'path'): string {
+  let text: string;
   try {
-    return decodeURIComponent(segment);
+    text = decodeURIComponent(segment);
   } catch {
     return segment;
   }
+  if (UNSAFE_TEXT.test(text))
+    throw new InvalidQuery({
+      detail: 'A path parameter holds text no store can search for; `errors` names it.',
+      errors: [{ path: name, message: UNSAFE_MESSAGE }],
+    });
+  return text;
 }
 
 /** The history, or `NotFound` saying it is off and what the reader therefore cannot see. */

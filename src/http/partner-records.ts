@@ -69,7 +69,7 @@ export function recordHandler(deps: PartnerReadDependencies) {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
     const kind = event.context.params?.kind ?? '';
-    const key = decoded(event.context.params?.key ?? '');
+    const key = decoded(event.context.params?.key ?? '', 'key');
     const history = historyOf(deps, 'records');
     if (!isRecordKind(kind))
       throw new NotFound({

@@ -98,7 +98,7 @@ export function testWebhookHandler(deps: PartnerEventsDependencies) {
   return async (event: H3Event): Promise<Response> => {
     const context = requestContext(event, deps.log);
     const businessId = await deps.admission.admit(event, context);
-    const id = decoded(event.context.params?.id ?? '');
+    const id = decoded(event.context.params?.id ?? '', 'id');
     const test = await sendTestEvent(
       actionsOf(deps),
       actionAdmission(deps, context, true),

@@ -51,7 +51,11 @@ export function readinessCheck(parts: ReadinessParts): () => Promise<Readiness> 
       drops: dropChecks,
       ...(sharedState.kind === 'redis' && { sharedState: { reachable: sharedState.reachable } }),
       ...(history && {
-        history: { reachable: history.reachable !== false, pendingRows: history.pendingRows },
+        history: {
+          reachable: history.reachable !== false,
+          ...(history.health && { writes: history.health }),
+          pendingRows: history.pendingRows,
+        },
       }),
     };
   };

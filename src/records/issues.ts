@@ -95,6 +95,13 @@ export function issueMessage(iss: RawIssue): string {
   }
 }
 
+/**
+ * Text in any field (a key or a value, listed by the spec or not) that no store downstream can
+ * keep: checked once for every kind by the record walk of tenancy.ts, not by a rule per field.
+ */
+export const UNSAFE_TEXT_MESSAGE =
+  'Must not contain a NUL character (\\u0000) or an unpaired UTF-16 surrogate';
+
 /** The parse option every record parse uses; one frozen object, so no allocation per parse. */
 export const PARSE_OPTIONS = Object.freeze({ error: issueMessage });
 

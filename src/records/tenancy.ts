@@ -20,28 +20,63 @@ const ID_NAMES = ['businessId', 'AccountID'] as const;
  */
 const RESERVED = '__proto__';
 
-function hasReserved(value: unknown): boolean {
+/**
+ * Text no store downstream can keep as it is (item 1 of issue 38): NUL, which PostgreSQL refuses in
+ * `text` and `jsonb` (22021, 22P05), and a UTF-16 surrogate without its pair, which has no UTF-8
+ * form (encoders silently turn it into U+FFFD, JSON keeps an escape `jsonb` refuses). In unicode
+ * mode a pair is one code point, so `\p{Cs}` matches only a lone half.
+ */
+const UNSAFE_TEXT = /[\0\p{Cs}]/u;
+
+export const isUnsafeText = (text: string): boolean => UNSAFE_TEXT.test(text);
+
+/**
+ * Whether anything in the record needs a path: a reserved key, or unsafe text in a key or a
+ * string value, at any depth. One walk over every record (the slow walk that names the paths runs
+ * only when this says so), so every text field of every kind — unlisted ones too — is checked
+ * once, without a rule per field.
+ */
+function suspect(value: unknown): boolean {
   if (Array.isArray(value)) {
-    for (const item of value)
-      if (typeof item === 'object' && item !== null && hasReserved(item)) return true;
+    for (const item of value) {
+      if (
+        typeof item === 'string'
+          ? isUnsafeText(item)
+          : typeof item === 'object' && item !== null && suspect(item)
+      )
+        return true;
+    }
     return false;
   }
   // for-in: no key array allocated (JSON-parsed objects have no inherited enumerable keys).
   for (const key in value as Record<string, unknown>) {
-    if (key === RESERVED) return true;
+    if (key === RESERVED || isUnsafeText(key)) return true;
     const child = (value as Record<string, unknown>)[key];
-    if (typeof child === 'object' && child !== null && hasReserved(child)) return true;
+    if (
+      typeof child === 'string'
+        ? isUnsafeText(child)
+        : typeof child === 'object' && child !== null && suspect(child)
+    )
+      return true;
   }
   return false;
 }
 
-/** Where a record breaks the key rules: foreign identity keys (other than `primary`, checked on its own) and reserved keys. */
+/**
+ * Where a record breaks the key rules — foreign identity keys (other than `primary`, checked on
+ * its own), reserved keys — and where it holds text no store can keep (a key or a value).
+ */
 export interface KeyProblems {
   readonly foreign: string[];
   readonly reserved: string[];
+  readonly unsafeText: string[];
 }
 
-const NONE: KeyProblems = Object.freeze({ foreign: [], reserved: [] }) as KeyProblems;
+const NONE: KeyProblems = Object.freeze({
+  foreign: [],
+  reserved: [],
+  unsafeText: [],
+}) as KeyProblems;
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -62,10 +97,16 @@ function foreignOnPath(input: unknown, businessId: string, primary: readonly str
   return foreign;
 }
 
-function reservedPaths(input: unknown): string[] {
+/** The rare second walk: the paths of reserved keys and of unsafe text (a key's path names the key). */
+function suspectPaths(input: unknown): { reserved: string[]; unsafeText: string[] } {
   const reserved: string[] = [];
+  const unsafeText: string[] = [];
   const path: PropertyKey[] = [];
   const walk = (value: unknown): void => {
+    if (typeof value === 'string') {
+      if (isUnsafeText(value)) unsafeText.push(formatPath(path));
+      return;
+    }
     if (typeof value !== 'object' || value === null) return;
     const entries: Array<[PropertyKey, unknown]> = Array.isArray(value)
       ? value.map((v, i) => [i, v])
@@ -73,15 +114,16 @@ function reservedPaths(input: unknown): string[] {
     for (const [key, child] of entries) {
       path.push(key);
       if (key === RESERVED) reserved.push(formatPath(path));
+      else if (typeof key === 'string' && isUnsafeText(key)) unsafeText.push(formatPath(path));
       walk(child);
       path.pop();
     }
   };
   walk(input);
-  return reserved;
+  return { reserved, unsafeText };
 }
 
-/** The paths of identity keys on the record's own path whose value is not `businessId`, and of reserved keys. */
+/** The paths of identity keys on the record's own path whose value is not `businessId`, of reserved keys, and of unsafe text. */
 export function keyProblems(
   input: unknown,
   businessId: string,
@@ -90,6 +132,6 @@ export function keyProblems(
   if (typeof input !== 'object' || input === null) return NONE;
   const foreign = foreignOnPath(input, businessId, primary);
   // Rare: walk again, this time keeping paths.
-  const reserved = hasReserved(input) ? reservedPaths(input) : [];
-  return foreign.length === 0 && reserved.length === 0 ? NONE : { foreign, reserved };
+  if (!suspect(input)) return foreign.length === 0 ? NONE : { ...NONE, foreign };
+  return { foreign, ...suspectPaths(input) };
 }

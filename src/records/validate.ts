@@ -4,7 +4,7 @@
  * error strings are only built for failing records.
  */
 import type { RecordKind } from './kind.js';
-import { PARSE_OPTIONS, formatIssues, formatPath } from './issues.js';
+import { PARSE_OPTIONS, UNSAFE_TEXT_MESSAGE, formatIssues, formatPath } from './issues.js';
 import { keyProblems } from './tenancy.js';
 
 export type ValidationResult =
@@ -63,6 +63,7 @@ export function validateRecord(
   const others = [
     ...keys.foreign.map((path) => `${path}: ${TENANCY_MESSAGE}`),
     ...keys.reserved.map((path) => `${path}: ${RESERVED_MESSAGE}`),
+    ...keys.unsafeText.map((path) => `${path}: ${UNSAFE_TEXT_MESSAGE}`),
   ];
 
   if (result.success) {

@@ -2,7 +2,7 @@ import { type SpawnOptions, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { Registry } from 'prom-client';
@@ -44,6 +44,22 @@ describeHistoryStore('embedded (SQLite)', async () => {
     store: () => createEmbeddedHistory({ directory }),
     cleanup: async () => undefined,
   };
+});
+
+describe('the embedded history file', () => {
+  it('is made readable and writable by its owner only (0600), its WAL too', async () => {
+    const directory = path.join(temp.dir, 'mode');
+    const store = createEmbeddedHistory({ directory });
+    try {
+      await store.open();
+      await store.write(accepted(randomUUID()));
+      const file = path.join(directory, HISTORY_FILE);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+      expect(statSync(`${file}-wal`).mode & 0o777).toBe(0o600);
+    } finally {
+      await store.close();
+    }
+  });
 });
 
 const accepted = (correlationId: string, reference = 'SO-CRASH') =>
@@ -335,4 +351,31 @@ describe('embedded history: a folder from the PGlite store of an earlier version
       await history!.close();
     }
   }, 60_000);
+});
+
+describe('the prune of a process that stops within the hour', () => {
+  it('prunes as it closes (`run --once`, an instance restarted often): an old batch is gone, a new one kept', async () => {
+    const dataDirectory = path.join(temp.dir, 'prune-on-close');
+    const source = {
+      environment: 'development',
+      dataDirectory,
+      history: { ...loadConfig({ env: { INGEST_ENV: 'development' } }).history, enabled: true },
+    };
+    const old = randomUUID();
+    const recent = randomUUID();
+    const first = openHistory(source, createLogger({ level: 'silent' }), new Registry());
+    if (!first) throw new Error('the history is on');
+    const at = new Date(Date.now() - (source.history.retentionDays.batches + 1) * 86_400_000);
+    const oldBatch = accepted(old);
+    first.writer.add({ ...oldBatch, batches: oldBatch.batches?.map((b) => ({ ...b, at })) });
+    first.writer.add(accepted(recent));
+    await first.close();
+    const second = openHistory(source, createLogger({ level: 'silent' }), new Registry());
+    try {
+      expect(await second?.store.batches({ operator: true }, old)).toEqual([]);
+      expect(await second?.store.batches({ operator: true }, recent)).toHaveLength(1);
+    } finally {
+      await second?.close();
+    }
+  });
 });

@@ -1,7 +1,12 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Registry } from 'prom-client';
 import { describe, expect, it, vi } from 'vitest';
+import { createHistoryMetrics } from '../../src/history/metrics.js';
+import { createHistoryWriter } from '../../src/history/writer.js';
+import { createLogger } from '../../src/log.js';
 import { HistoryUnavailable } from '../../src/operator-errors.js';
 import { MIGRATION_LOCK, MIGRATIONS } from '../../src/history/postgres/migrations.js';
 import { createPostgresHistory } from '../../src/history/postgres/index.js';
@@ -152,6 +157,76 @@ describe('PostgreSQL history: a fleet', () => {
       await expect(store.write({ batches: [] })).rejects.toThrow(HistoryUnavailable);
     } finally {
       await store.close();
+    }
+  });
+
+  it('keeps the rows of a role that cannot write, says so (failing, not refused), and writes them once granted', async () => {
+    const database = await freshDatabase('rights');
+    const role = `history_ro_${randomBytes(4).toString('hex')}`;
+    const owner = createPostgresHistory({ url: database.url });
+    await owner.open();
+    await onDatabase(async (c) => {
+      await c.query(`create role ${role} login`);
+      await c.query(`grant select on all tables in schema public to ${role}`);
+    }, database.url);
+    const url = new URL(database.url);
+    url.username = role;
+    const store = createPostgresHistory({ url: url.toString() });
+    const registry = new Registry();
+    const metrics = createHistoryMetrics(registry);
+    const lines: Array<{ msg: string }> = [];
+    const writer = createHistoryWriter({
+      store,
+      log: createLogger({ destination: { write: (l: string) => void lines.push(JSON.parse(l)) } }),
+      metrics,
+      maxPendingRows: 1000,
+      flushMs: 5,
+      retryDelayMs: [20, 50],
+    });
+    metrics.watch(writer);
+    const value = async (name: string) =>
+      (await registry.getSingleMetric(name)?.get())?.values[0]?.value;
+    try {
+      const correlationId = randomUUID();
+      writer.add({
+        batches: [
+          {
+            id: randomUUID(),
+            correlationId,
+            businessId: 'ACME',
+            source: { endpoint: '/api/v2/sales-orders' },
+            kind: 'sales-orders',
+            recordCount: 0,
+            outcome: 'accepted',
+            at: new Date(),
+          },
+        ],
+      });
+      await vi.waitFor(() => expect(writer.health).toBe('failing'), { timeout: 10_000 });
+      expect(writer.pendingRows).toBe(1);
+      expect(await value('warehouse_ingest_history_failing')).toBe(1);
+      expect(await value('warehouse_ingest_history_reachable')).toBe(0);
+      expect(await value('warehouse_ingest_history_refused_rows_total')).toBe(0);
+      expect(await value('warehouse_ingest_history_dropped_rows_total')).toBe(0);
+      expect(lines.filter((l) => l.msg.startsWith('history cannot write'))).toHaveLength(1);
+      // The role as the issue found it: no CREATE (its migrations' `create table if not exists`)
+      // and no INSERT. Granted both, the kept row is written.
+      await onDatabase(async (c) => {
+        await c.query(`grant create on schema public to ${role}`);
+        await c.query(`grant insert on all tables in schema public to ${role}`);
+      }, database.url);
+      await vi.waitFor(
+        async () => expect(await owner.batches({ operator: true }, correlationId)).toHaveLength(1),
+        { timeout: 10_000 },
+      );
+      expect(writer.health).toBe('ok');
+      expect(await value('warehouse_ingest_history_failing')).toBe(0);
+    } finally {
+      await writer.close();
+      await store.close();
+      await owner.close();
+      await database.drop();
+      await onDatabase((c) => c.query(`drop role if exists ${role}`)).catch(() => undefined);
     }
   });
 });

@@ -1,11 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lookupRecord } from '../../src/http/partner-records.js';
+
+import { createHistoryMetrics } from '../../src/history/metrics.js';
+import { createHistoryWriter } from '../../src/history/writer.js';
+import { createLogger } from '../../src/log.js';
 import {
   RESPONSE_EXCERPT_CHARS,
   type BatchEntry,
   type HistoryStore,
   type HistoryWrites,
+  type RecordEntries,
 } from '../../src/history/store.js';
 
 /** A history under test: stores opened on one fresh database (as several instances would). */
@@ -28,6 +34,23 @@ function batch(overrides: Partial<BatchEntry> = {}): BatchEntry {
     outcome: 'accepted',
     at: at('2026-11-20T10:00:00.000Z'),
     ...overrides,
+  };
+}
+
+/** A batch and its one record, as a source hands it to the writer. */
+function oneRecord(b: BatchEntry, reference: string): HistoryWrites & { records: RecordEntries[] } {
+  return {
+    batches: [b],
+    records: [
+      {
+        batchId: b.id,
+        businessId: b.businessId,
+        first: 0,
+        references: [reference],
+        messageIds: [randomUUID()],
+        at: b.at,
+      },
+    ],
   };
 }
 
@@ -665,6 +688,36 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       ]);
     });
 
+    it('prunes more rows than one delete takes, chunk after chunk', async () => {
+      const old = at('2025-06-01T00:00:00.000Z');
+      const many = Array.from({ length: 5_500 }, () =>
+        batch({ businessId: 'PRUNE-MANY', recordCount: 1, at: old }),
+      );
+      const big = batch({ businessId: 'PRUNE-MANY', recordCount: 11_000, at: old });
+      await store.write({
+        batches: [...many, big],
+        records: [
+          ...many.map((b, i) => oneRecord(b, `PM-${i}`).records[0]!),
+          {
+            batchId: big.id,
+            businessId: 'PRUNE-MANY',
+            first: 0,
+            references: Array.from({ length: 11_000 }, (_, i) => `PM-BIG-${i}`),
+            messageIds: Array.from({ length: 11_000 }, () => randomUUID()),
+            at: old,
+          },
+        ],
+      });
+      const cut = at('2025-07-01T00:00:00Z');
+      const pruned = await store.prune({ batches: cut, records: cut, events: cut, attempts: cut });
+      expect(pruned.batches).toBeGreaterThanOrEqual(5_501);
+      expect(pruned.records).toBeGreaterThanOrEqual(16_500);
+      expect(await store.records({ businessId: 'PRUNE-MANY' }, 'PM-5499')).toEqual([]);
+      expect(await store.records({ businessId: 'PRUNE-MANY' }, 'PM-BIG-10999')).toEqual([]);
+      const left = await store.listBatches({ businessId: 'PRUNE-MANY' }, {}, { limit: 1 });
+      expect(left.items).toEqual([]);
+    });
+
     it('writes all of a write or none of it: a row the store refuses takes the rest with it', async () => {
       const kept = batch();
       // A record without a batch (a bug): the store refuses it, and the batch beside it too.
@@ -695,6 +748,120 @@ export function describeHistoryStore(name: string, makeFixture: () => Promise<Hi
       expect(await store.batches({ businessId: 'ACME' }, kept.correlationId)).toEqual([]);
       const states = await store.endpointStates({ businessId: 'ACME' });
       expect(states.map((s) => s.endpoint)).not.toContain('all-or-none');
+    });
+
+    it('keeps text no store can keep (NUL, a lone surrogate) from outside the records as U+FFFD: the row is kept', async () => {
+      const odd = batch({
+        businessId: 'ODD-TEXT',
+        source: { pipeline: 'odd', fileName: 'orders\u0000.csv' },
+        outcome: 'rejected',
+        problem: { errors: ['extra.key\u0000: no', 'lone \ud800'], 'key\u0000': 1 },
+      });
+      const eventId = `evt-${randomUUID()}\u0000`;
+      await store.write({
+        batches: [odd],
+        records: [
+          {
+            batchId: odd.id,
+            businessId: 'ODD-TEXT',
+            first: 0,
+            references: ['SO-\u00001'],
+            messageIds: [randomUUID()],
+            at: odd.at,
+          },
+        ],
+        events: [
+          {
+            id: eventId,
+            type: 'order.shipped',
+            businessId: 'ODD-TEXT',
+            payload: { note: 'a\u0000b', 'k\udc00': 'pair \ud83d\ude00 kept' },
+            receivedAt: odd.at,
+          },
+        ],
+        attempts: [
+          {
+            id: randomUUID(),
+            eventId,
+            businessId: 'ODD-TEXT',
+            endpoint: 'https://partner.example/hook',
+            at: odd.at,
+            end: 'failed',
+            status: 500,
+            durationMs: 3,
+            responseExcerpt: 'binary\u0000body',
+            error: 'bad \udfff',
+          },
+        ],
+      });
+      const [row] = await store.batches({ businessId: 'ODD-TEXT' }, odd.correlationId);
+      expect(row?.source).toEqual({ pipeline: 'odd', fileName: 'orders\ufffd.csv' });
+      expect(row?.problem).toEqual({
+        errors: ['extra.key\ufffd: no', 'lone \ufffd'],
+        'key\ufffd': 1,
+      });
+      expect(await store.records({ businessId: 'ODD-TEXT' }, 'SO-\ufffd1')).toHaveLength(1);
+      const kept = eventId.replace('\u0000', '\ufffd');
+      expect((await store.event({ businessId: 'ODD-TEXT' }, kept))?.payload).toEqual({
+        note: 'a\ufffdb',
+        'k\ufffd': 'pair \ud83d\ude00 kept',
+      });
+      const [attempt] = await store.attempts({ businessId: 'ODD-TEXT' }, kept);
+      expect(attempt).toMatchObject({ responseExcerpt: 'binary\ufffdbody', error: 'bad \ufffd' });
+    });
+
+    it('the writer isolates a row the store refuses: 50 other-business batches written with it are all found', async () => {
+      const registry = new Registry();
+      const metrics = createHistoryMetrics(registry);
+      const lines: Array<Record<string, unknown>> = [];
+      const writer = createHistoryWriter({
+        store,
+        log: createLogger({
+          destination: { write: (l: string) => void lines.push(JSON.parse(l)) },
+        }),
+        metrics,
+        maxPendingRows: 10_000,
+        // Long enough that everything below is one merged flush, as under load.
+        flushMs: 60_000,
+      });
+      metrics.watch(writer);
+      const business = `NEIGHBOUR-${randomUUID().slice(0, 8)}`;
+      const bad = batch({ businessId: 'BAD-ROW' });
+      const theirs = Array.from({ length: 50 }, () =>
+        batch({ businessId: business, recordCount: 1 }),
+      );
+      for (const [i, b] of theirs.slice(0, 25).entries()) writer.add(oneRecord(b, `N-${i}`));
+      // A record the store refuses (no message id: a bug; or text it cannot keep), in the middle.
+      writer.add({
+        batches: [bad],
+        records: [
+          { ...oneRecord(bad, 'BAD-1').records[0]!, messageIds: [null as unknown as string] },
+        ],
+      });
+      for (const [i, b] of theirs.slice(25).entries()) writer.add(oneRecord(b, `N-${25 + i}`));
+      await writer.flush();
+      for (const b of theirs)
+        expect(await store.batches({ businessId: business }, b.correlationId)).toHaveLength(1);
+      expect(await store.records({ businessId: business }, 'N-49')).toHaveLength(1);
+      // The bad record's batch row was good: it is kept too.
+      expect(await store.batches({ businessId: 'BAD-ROW' }, bad.correlationId)).toHaveLength(1);
+      const value = async (name: string) =>
+        (await registry.getSingleMetric(name)?.get())?.values[0]?.value;
+      expect(await value('warehouse_ingest_history_refused_rows_total')).toBe(1);
+      expect(await value('warehouse_ingest_history_dropped_rows_total')).toBe(0);
+      expect(writer.pendingRows).toBe(0);
+      expect(writer.reachable).toBe(true);
+      const refused = lines.filter((l) => String(l.msg).startsWith('history row refused'));
+      expect(refused).toEqual([
+        expect.objectContaining({
+          table: 'records',
+          businessId: 'BAD-ROW',
+          correlationId: bad.correlationId,
+          rows: 1,
+        }),
+      ]);
+      expect(JSON.stringify(refused)).not.toContain('BAD-1');
+      await writer.close();
     });
 
     it('writes a file of many records in one call', async () => {

@@ -143,15 +143,27 @@ describe('history writer', () => {
     await t.writer.close();
   });
 
-  it('drops a write the store refuses for another reason instead of trying it for ever', async () => {
+  it('keeps the rows of a store that answers but cannot write (rights, its addon), says so, and writes them once it can', async () => {
     const t = setUp();
-    t.store.write = async () => {
-      throw new Error('violates check constraint');
+    const write = t.store.write;
+    let broken = true;
+    t.store.write = async (writes) => {
+      if (broken) throw new Error('permission denied for table history_batches');
+      return write(writes);
     };
-    t.writer.add(accepted('bad', 1));
+    t.writer.add(accepted('kept', 1));
+    await vi.waitFor(() => expect(t.writer.health).toBe('failing'));
     await t.writer.flush();
-    expect(t.writer.pendingRows).toBe(0);
-    expect(await t.value('warehouse_ingest_history_dropped_rows_total')).toBe(2);
+    expect(t.writer.pendingRows).toBe(2);
+    expect(await t.value('warehouse_ingest_history_failing')).toBe(1);
+    expect(await t.value('warehouse_ingest_history_reachable')).toBe(0);
+    expect(await t.value('warehouse_ingest_history_dropped_rows_total')).toBe(0);
+    expect(await t.value('warehouse_ingest_history_refused_rows_total')).toBe(0);
+    expect(t.lines.filter((l) => l.msg.startsWith('history cannot write'))).toHaveLength(1);
+    broken = false;
+    await vi.waitFor(() => expect(t.batchIds()).toEqual(['kept']));
+    expect(t.writer.health).toBe('ok');
+    expect(await t.value('warehouse_ingest_history_failing')).toBe(0);
     await t.writer.close();
   });
 });

@@ -91,6 +91,8 @@ beforeAll(async () => {
         queues: [{ name: topology.queue, bindingKeys: ['#'] }],
       },
       events,
+      // The history's series (its alerts): the embedded store under the data directory.
+      history: { enabled: true },
     }),
   ].join('\n');
   service = await startService({

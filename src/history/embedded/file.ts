@@ -4,12 +4,18 @@
  * `HistoryUnavailable` (the writer keeps its rows and tries again); any other failure (a
  * constraint, a bug) stays what it is, so its rows are dropped and logged, never retried for ever.
  */
+import { closeSync, openSync } from 'node:fs';
 import { HistoryUnavailable } from '../../operator-errors.js';
+import { HistoryRowRefused } from '../refused.js';
 import type { HistoryStore } from '../store.js';
 import { createSqliteHistory } from './sqlite.js';
 
 /** SQLite's result codes that say the file cannot be reached or written now, not that a row is wrong. */
 const OUTAGE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|NOMEM|PROTOCOL)/;
+/** The file system's codes, making the file, that say the same (a full disk, too many files open). */
+const FILE_OUTAGE = ['ENOSPC', 'EMFILE', 'ENFILE', 'EIO', 'EBUSY'];
+/** SQLite's result codes that say a row is wrong (a constraint, a type, a size): the writer isolates it. */
+const ROW = /^SQLITE_(CONSTRAINT|MISMATCH|TOOBIG|RANGE)/;
 
 /**
  * The file opened for the history: WAL, so readers (a `lineage` in another process) never wait
@@ -19,6 +25,10 @@ const OUTAGE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|READONLY|NOMEM|PROTOCOL
  */
 export async function openSqliteHistory(file: string): Promise<HistoryStore> {
   const { default: Sqlite } = await import('better-sqlite3');
+  // Made readable by the service's user only (issue 38, item 19): it holds every business's
+  // batches and events. SQLite gives its -wal and -shm files the same mode. A file that exists
+  // keeps the mode its operator gave it.
+  outage(() => closeSync(openSync(file, 'a', 0o600)));
   const db = outage(() => new Sqlite(file, { timeout: 5000 }));
   outage(() => {
     db.pragma('journal_mode = WAL');
@@ -49,13 +59,19 @@ function outage<T>(work: () => T): T {
   }
 }
 
-/** A failure as `HistoryUnavailable` when it is the file's, not the rows'. */
+/** A failure as `HistoryUnavailable` when it is the file's, `HistoryRowRefused` when it is a row's. */
 function mapped(error: unknown): unknown {
   const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && OUTAGE.test(code)
-    ? new HistoryUnavailable(
-        `the embedded history's file cannot be used: ${(error as Error).message}`,
-        error,
-      )
-    : error;
+  if (typeof code !== 'string') return error;
+  if (OUTAGE.test(code) || FILE_OUTAGE.includes(code))
+    return new HistoryUnavailable(
+      `the embedded history's file cannot be used: ${(error as Error).message}`,
+      error,
+    );
+  if (ROW.test(code))
+    return new HistoryRowRefused(
+      `the embedded history refused a row (${code}): ${(error as Error).message}`,
+      error,
+    );
+  return error;
 }

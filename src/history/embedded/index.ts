@@ -14,6 +14,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { HistoryUnavailable } from '../../operator-errors.js';
+import { HistoryRowRefused } from '../refused.js';
 import type { HistoryStore } from '../store.js';
 import type { StoreMethod, WorkerAnswer, WorkerRequest, WorkerSetup } from './worker.js';
 
@@ -138,9 +139,10 @@ export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryS
   };
 }
 
-/** An error from the worker as its type here: `HistoryUnavailable` stays one. */
+/** An error from the worker as its type here: `HistoryUnavailable` and `HistoryRowRefused` stay so. */
 function revive({ name, message }: { name: string; message: string }): Error {
   if (name === 'HistoryUnavailable') return new HistoryUnavailable(message);
+  if (name === 'HistoryRowRefused') return new HistoryRowRefused(message);
   const error = new Error(message);
   error.name = name;
   return error;

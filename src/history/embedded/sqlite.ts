@@ -22,13 +22,12 @@ import {
 } from '../rows.js';
 import {
   ATTEMPTS_PER_EVENT,
-  PRUNED_TABLES,
   type EndpointStateEntry,
   type HistoryStore,
-  type PrunedTable,
   type RecordRow,
 } from '../store.js';
 import { migrate } from './migrations.js';
+import { pruneSqlite } from './prune.js';
 import { prepareWrite } from './writes.js';
 
 /** Calls answer synchronously in substance; `HistoryStore`'s promises only wrap them. */
@@ -230,27 +229,7 @@ export function createSqliteHistory(db: Database): HistoryStore {
       return activityPerEndpoint(counts, recent.map(attemptOf));
     },
     async prune(olderThan) {
-      const prune = db.transaction(() => {
-        const pruned = {} as Record<PrunedTable, number>;
-        // Records go with their batch, found by its time (records have no time index: it cost
-        // every record written a quarter of its CPU), before any batch is deleted; they are
-        // never kept longer than batches (history.retentionDays).
-        pruned.records = sql(
-          `delete from history_records where batch_id in
-             (select id from history_batches where at < ?)`,
-        ).run(olderThan.records.getTime()).changes;
-        for (const table of PRUNED_TABLES) {
-          if (table === 'records') continue;
-          const column = TIME_COLUMN[table];
-          const cut = olderThan[table].getTime();
-          pruned[table] = sql(`delete from history_${table} where ${column} < ?`).run(cut).changes;
-          // An event's message ids go with it.
-          if (table === 'events')
-            sql('delete from history_event_messages where received_at < ?').run(cut);
-        }
-        return pruned;
-      });
-      return prune();
+      return pruneSqlite(db, sql, olderThan);
     },
     async close() {
       write = undefined;
@@ -259,12 +238,6 @@ export function createSqliteHistory(db: Database): HistoryStore {
     },
   };
 }
-
-const TIME_COLUMN: Record<Exclude<PrunedTable, 'records'>, string> = {
-  batches: 'at',
-  events: 'received_at',
-  attempts: 'at',
-};
 
 const ms = (date: Date | undefined) => (date === undefined ? null : date.getTime());
 const parsed = (text: string | null) => (text === null ? null : (JSON.parse(text) as unknown));

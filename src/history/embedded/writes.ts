@@ -6,9 +6,13 @@
  * answer adds nothing.
  */
 import type { Database, Statement } from 'better-sqlite3';
+import {
+  storableJson as json,
+  storableOptional as optional,
+  storableText as text,
+} from '../storable.js';
 import { RESPONSE_EXCERPT_CHARS, type EndpointStateEntry, type HistoryWrites } from '../store.js';
 
-const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
 const ms = (date: Date | undefined) => (date === undefined ? null : date.getTime());
 
 export type HistoryWrite = (writes: HistoryWrites) => void;
@@ -57,7 +61,7 @@ export function prepareWrite(db: Database): HistoryWrite {
         row.businessId,
         source.endpoint ?? null,
         source.pipeline ?? null,
-        source.fileName ?? null,
+        optional(source.fileName) ?? null,
         row.kind,
         row.recordCount,
         row.outcome,
@@ -73,7 +77,7 @@ export function prepareWrite(db: Database): HistoryWrite {
           entry.batchId,
           entry.first + i,
           entry.businessId,
-          entry.references[i] ?? '',
+          text(entry.references[i] ?? ''),
           entry.messageIds[i],
           entry.lines?.[i] ?? null,
           at,
@@ -81,30 +85,32 @@ export function prepareWrite(db: Database): HistoryWrite {
     }
     for (const row of writes.events ?? []) {
       const receivedAt = row.receivedAt.getTime();
+      const id = text(row.id);
       event.run(
-        row.id,
-        row.type,
-        row.businessId,
-        JSON.stringify(row.payload ?? null),
+        id,
+        text(row.type),
+        text(row.businessId),
+        json(row.payload ?? null),
         receivedAt,
         ms(row.occurredAt),
-        row.correlationId ?? null,
+        optional(row.correlationId) ?? null,
         json(row.messageIds),
       );
-      for (const messageId of row.messageIds ?? []) eventMessage.run(messageId, row.id, receivedAt);
+      for (const messageId of row.messageIds ?? [])
+        eventMessage.run(text(messageId), id, receivedAt);
     }
     for (const row of writes.attempts ?? [])
       attempt.run(
         row.id,
-        row.eventId,
-        row.businessId,
+        text(row.eventId),
+        text(row.businessId),
         row.endpoint,
         row.at.getTime(),
         row.end,
         row.status ?? null,
         Math.round(row.durationMs),
-        row.responseExcerpt?.slice(0, RESPONSE_EXCERPT_CHARS) ?? null,
-        row.error?.slice(0, RESPONSE_EXCERPT_CHARS) ?? null,
+        optional(row.responseExcerpt?.slice(0, RESPONSE_EXCERPT_CHARS)) ?? null,
+        optional(row.error?.slice(0, RESPONSE_EXCERPT_CHARS)) ?? null,
       );
     for (const state of writes.endpointStates ?? []) upsert(endpoint, state);
   });

@@ -13,7 +13,14 @@ export interface SqlQuery {
 }
 
 export interface SqlClient extends SqlQuery {
-  /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
-  transaction<T>(work: (tx: SqlQuery) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` in one transaction on one connection: committed when it resolves, rolled back
+   * when it throws. `timeoutMs`: each statement's deadline instead of the client's (a migration
+   * that builds an index on a large table).
+   */
+  transaction<T>(
+    work: (tx: SqlQuery) => Promise<T>,
+    options?: { readonly timeoutMs?: number },
+  ): Promise<T>;
   close(): Promise<void>;
 }

@@ -4,9 +4,16 @@
  * failures (refused, reset, timed out, the server shutting down) are mapped once to
  * `HistoryUnavailable`, so the writer tells an outage from a bug by type. An idle connection's
  * error is listened for: unheard, it would end the process.
+ *
+ * Every query has a deadline (issue 38, item 4): the server's `statement_timeout`, and the
+ * client's own a little later, for a network that stops answering without closing (a black hole:
+ * no error ever comes). A query past it is `HistoryUnavailable`; its connection is destroyed, not
+ * handed to the next query, so a read answers 503 and the writer keeps its rows and tries again
+ * on a new connection. TCP keep-alive finds a dead idle connection.
  */
 import pg from 'pg';
 import { HistoryUnavailable } from '../../operator-errors.js';
+import { HistoryRowRefused } from '../refused.js';
 import type { SqlClient, SqlQuery } from './client.js';
 import { createSqlHistory } from './queries.js';
 import type { HistoryStore } from '../store.js';
@@ -24,6 +31,19 @@ export interface PostgresHistoryOptions {
    * @default 5000
    */
   readonly connectTimeoutMs?: number;
+  /**
+   * Longest a statement may run on the server (`statement_timeout`); the client gives up
+   * `clientMarginMs` later (`query_timeout`) when no answer comes at all. A write is cut into
+   * statements of 5,000 rows, each well under a second.
+   * @default 5000
+   */
+  readonly statementTimeoutMs?: number;
+  /**
+   * How much longer the client waits than the server, so that a reachable server's own cancel
+   * (a clean error, the connection kept) comes first.
+   * @default 2000
+   */
+  readonly clientMarginMs?: number;
   /** Told of an idle connection's failure (logged by the caller). */
   readonly onIdleError?: (error: Error) => void;
 }
@@ -41,34 +61,53 @@ export function isOutage(error: unknown): boolean {
   return error instanceof Error;
 }
 
-const mapped = (error: unknown): unknown =>
-  isOutage(error)
-    ? new HistoryUnavailable(
-        `the PostgreSQL history cannot be reached: ${(error as Error).message}`,
-        error,
-      )
-    : error;
+/** SQLSTATE classes of a row the server refuses: 22 data exception (NUL in text), 23 integrity constraint. */
+const ROW_CLASSES = ['22', '23'];
+
+/** A failure as the writer tells them apart: the store away, a row refused, or (as is) the store unable to write. */
+const mapped = (error: unknown): unknown => {
+  if (isOutage(error))
+    return new HistoryUnavailable(
+      `the PostgreSQL history cannot be reached: ${(error as Error).message}`,
+      error,
+    );
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && ROW_CLASSES.includes(code.slice(0, 2)))
+    return new HistoryRowRefused(
+      `the PostgreSQL history refused a row (${code}): ${(error as Error).message}`,
+      error,
+    );
+  return error;
+};
 
 export function createPostgresHistory(options: PostgresHistoryOptions): HistoryStore {
+  const statementTimeout = options.statementTimeoutMs ?? 5000;
+  const queryTimeout = statementTimeout + (options.clientMarginMs ?? 2000);
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 4,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5000,
     idleTimeoutMillis: 30_000,
     application_name: 'warehouse-ingest history',
+    statement_timeout: statementTimeout,
+    query_timeout: queryTimeout,
+    keepAlive: true,
   });
   pool.on('error', (error) => options.onIdleError?.(error));
-  const on = (q: pg.Pool | pg.PoolClient): SqlQuery => ({
+  // `pool.query` releases its connection with the error, which destroys it: a connection that
+  // missed its deadline is never used again.
+  const on = (q: pg.Pool | pg.PoolClient, timeoutMs = queryTimeout): SqlQuery => ({
     async query(text, params) {
       try {
-        return (await q.query(text, params ? [...params] : undefined)).rows;
+        const values = params ? [...params] : undefined;
+        return (await q.query({ text, values, query_timeout: timeoutMs } as pg.QueryConfig)).rows;
       } catch (error) {
         throw mapped(error);
       }
     },
     async exec(script) {
       try {
-        await q.query(script);
+        await q.query({ text: script, query_timeout: timeoutMs } as pg.QueryConfig);
       } catch (error) {
         throw mapped(error);
       }
@@ -76,23 +115,27 @@ export function createPostgresHistory(options: PostgresHistoryOptions): HistoryS
   });
   const client: SqlClient = {
     ...on(pool),
-    async transaction(work) {
+    async transaction(work, transactionOptions = {}) {
       let connection: pg.PoolClient;
       try {
         connection = await pool.connect();
       } catch (error) {
         throw mapped(error);
       }
-      const tx = on(connection);
+      const long = transactionOptions.timeoutMs;
+      const tx = on(connection, long === undefined ? queryTimeout : long + queryTimeout);
       let broken: unknown;
       try {
         await tx.exec('begin');
+        if (long !== undefined) await tx.exec(`set local statement_timeout = ${Math.round(long)}`);
         const result = await work(tx);
         await tx.exec('commit');
         return result;
       } catch (error) {
         broken = error;
-        await connection.query('rollback').catch(() => undefined);
+        // A connection past its deadline is destroyed below; a rollback on it would wait again.
+        if (!(error instanceof HistoryUnavailable))
+          await connection.query('rollback').catch(() => undefined);
         throw error;
       } finally {
         // A connection that failed mid-transaction is destroyed, never handed to the next write.

@@ -116,27 +116,31 @@ export const MIGRATIONS: readonly Migration[] = [
  */
 export async function migrate(db: SqlClient): Promise<number[]> {
   if (await isCurrent(db)) return [];
-  return db.transaction(async (tx) => {
-    await tx.query(MIGRATION_LOCK);
-    await tx.query(`create table if not exists history_migrations (
+  // An index built on a large table may take minutes: the migration has a deadline of its own.
+  return db.transaction(
+    async (tx) => {
+      await tx.query(MIGRATION_LOCK);
+      await tx.query(`create table if not exists history_migrations (
       version integer primary key,
       name text not null,
       applied_at timestamptz not null default now()
     )`);
-    const rows = await tx.query<{ version: number }>('select version from history_migrations');
-    const done = new Set(rows.map((row) => row.version));
-    const applied: number[] = [];
-    for (const migration of MIGRATIONS) {
-      if (done.has(migration.version)) continue;
-      await tx.exec(migration.sql);
-      await tx.query('insert into history_migrations (version, name) values ($1, $2)', [
-        migration.version,
-        migration.name,
-      ]);
-      applied.push(migration.version);
-    }
-    return applied;
-  });
+      const rows = await tx.query<{ version: number }>('select version from history_migrations');
+      const done = new Set(rows.map((row) => row.version));
+      const applied: number[] = [];
+      for (const migration of MIGRATIONS) {
+        if (done.has(migration.version)) continue;
+        await tx.exec(migration.sql);
+        await tx.query('insert into history_migrations (version, name) values ($1, $2)', [
+          migration.version,
+          migration.name,
+        ]);
+        applied.push(migration.version);
+      }
+      return applied;
+    },
+    { timeoutMs: MIGRATION_TIMEOUT_MS },
+  );
 }
 
 async function isCurrent(db: SqlClient): Promise<boolean> {
@@ -148,3 +152,6 @@ async function isCurrent(db: SqlClient): Promise<boolean> {
   const done = new Set(rows.map((row) => row.version));
   return MIGRATIONS.every((migration) => done.has(migration.version));
 }
+
+/** Each migration statement's deadline (instead of the queries' few seconds). */
+const MIGRATION_TIMEOUT_MS = 600_000;

@@ -145,20 +145,32 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
       return activityPerEndpoint(counts, recent.map(toAttempt));
     },
     async prune(olderThan) {
+      // In statements of PRUNE_CHUNK rows, each its own transaction (issue 38, item 19): a
+      // month of rows deleted at once held its locks and grew the WAL for as long as it ran, on
+      // every instance at the same time.
       const pruned = {} as Record<PrunedTable, number>;
       for (const table of PRUNED_TABLES) {
-        const [row] = await db.query<{ n: number }>(
-          `with gone as (delete from history_${table} where ${TIME_COLUMN[table]} < $1 returning 1)
-           select count(*)::int as n from gone`,
-          [olderThan[table].toISOString()],
-        );
-        pruned[table] = row?.n ?? 0;
+        pruned[table] = 0;
+        for (let n = PRUNE_CHUNK; n === PRUNE_CHUNK; ) {
+          const [row] = await db.query<{ n: number }>(
+            `with gone as (delete from history_${table} where ctid = any(array(
+               select ctid from history_${table} where ${TIME_COLUMN[table]} < $1 limit $2))
+             returning 1)
+             select count(*)::int as n from gone`,
+            [olderThan[table].toISOString(), PRUNE_CHUNK],
+          );
+          n = row?.n ?? 0;
+          pruned[table] += n;
+        }
       }
       return pruned;
     },
     close: () => db.close(),
   };
 }
+
+/** Rows one prune statement deletes at most. */
+export const PRUNE_CHUNK = 5000;
 
 const TIME_COLUMN: Record<PrunedTable, string> = {
   batches: 'at',

@@ -15,11 +15,14 @@ import {
   rowsOf,
 } from '../store.js';
 import type { SqlClient, SqlQuery } from './client.js';
+import {
+  storableJson as json,
+  storableOptional as optional,
+  storableText as text,
+} from '../storable.js';
 
 /** Rows per insert statement: bounds the size of one statement's arrays for a file of a million records. */
 const CHUNK = 5000;
-
-const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
 
 /** One statement of a write: its SQL with parameters numbered from $1, and their values. */
 interface Statement {
@@ -96,7 +99,7 @@ function batchesStatement(rows: readonly BatchEntry[]): Statement {
       column(rows, (r) => r.businessId),
       column(rows, (r) => source(r, 'endpoint')),
       column(rows, (r) => source(r, 'pipeline')),
-      column(rows, (r) => source(r, 'fileName')),
+      column(rows, (r) => optional(source(r, 'fileName'))),
       column(rows, (r) => r.kind),
       column(rows, (r) => r.recordCount),
       column(rows, (r) => r.outcome),
@@ -126,7 +129,7 @@ function recordRows(entries: readonly RecordEntries[]): RecordRowIn[] {
         batchId: entry.batchId,
         position: entry.first + i,
         businessId: entry.businessId,
-        reference: entry.references[i] ?? '',
+        reference: text(entry.references[i] ?? ''),
         messageId: entry.messageIds[i]!,
         line: entry.lines?.[i],
         at,
@@ -165,13 +168,13 @@ function eventsStatement(rows: readonly EventEntry[]): Statement {
        as t(id, type, business_id, payload, received_at, occurred_at, correlation_id, message_ids)
      on conflict (id) do nothing`,
     params: [
-      column(rows, (r) => r.id),
-      column(rows, (r) => r.type),
-      column(rows, (r) => r.businessId),
-      column(rows, (r) => JSON.stringify(r.payload ?? null)),
+      column(rows, (r) => text(r.id)),
+      column(rows, (r) => text(r.type)),
+      column(rows, (r) => text(r.businessId)),
+      column(rows, (r) => json(r.payload ?? null)),
       column(rows, (r) => r.receivedAt.toISOString()),
       column(rows, (r) => r.occurredAt?.toISOString()),
-      column(rows, (r) => r.correlationId),
+      column(rows, (r) => optional(r.correlationId)),
       column(rows, (r) => json(r.messageIds)),
     ],
   };
@@ -186,15 +189,15 @@ function attemptsStatement(rows: readonly AttemptEntry[]): Statement {
      on conflict (id) do nothing`,
     params: [
       column(rows, (r) => r.id),
-      column(rows, (r) => r.eventId),
-      column(rows, (r) => r.businessId),
+      column(rows, (r) => text(r.eventId)),
+      column(rows, (r) => text(r.businessId)),
       column(rows, (r) => r.endpoint),
       column(rows, (r) => r.at.toISOString()),
       column(rows, (r) => r.end),
       column(rows, (r) => r.status),
       column(rows, (r) => Math.round(r.durationMs)),
-      column(rows, (r) => r.responseExcerpt?.slice(0, RESPONSE_EXCERPT_CHARS)),
-      column(rows, (r) => r.error?.slice(0, RESPONSE_EXCERPT_CHARS)),
+      column(rows, (r) => optional(r.responseExcerpt?.slice(0, RESPONSE_EXCERPT_CHARS))),
+      column(rows, (r) => optional(r.error?.slice(0, RESPONSE_EXCERPT_CHARS))),
     ],
   };
 }
