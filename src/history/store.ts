@@ -10,6 +10,12 @@
  * key hash or a webhook secret, and the writes below carry none.
  */
 import type { AttemptEnd, CircuitState, DisabledBy, HistoryBatchOutcome } from '../vocabulary.js';
+import type {
+  DayOutcomeCount,
+  EndpointDeliveries,
+  LatestFailures,
+  TimeWindow,
+} from './overview.js';
 
 /** Whose rows a read may return: one business's, or every business's for an operator. */
 export type Scope = { readonly businessId: string } | { readonly operator: true };
@@ -245,6 +251,12 @@ export interface HistoryStore {
   endpointStates(scope: Scope): Promise<EndpointStateEntry[]>;
   /** Per endpoint with attempts: their counts and the `last` newest (default 5). */
   endpointActivity(scope: Scope, last?: number): Promise<EndpointActivity[]>;
+  /** Batches and their records per day (UTC) and outcome in the window, oldest day first (overview.ts). */
+  dailyBatches(scope: Scope, window: TimeWindow): Promise<DayOutcomeCount[]>;
+  /** Per endpoint attempted in the window: its events by how they ended, and its attempts. */
+  endpointDeliveries(scope: Scope, window: TimeWindow): Promise<EndpointDeliveries[]>;
+  /** The `limit` newest refused batches and undelivered attempts. */
+  latestFailures(scope: Scope, limit: number): Promise<LatestFailures>;
   /** Deletes the rows of each table older than its cut-off; answers how many per table. */
   prune(olderThan: Readonly<Record<PrunedTable, Date>>): Promise<Record<PrunedTable, number>>;
   close(): Promise<void>;

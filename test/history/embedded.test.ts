@@ -17,6 +17,7 @@ import { createHistoryWriter } from '../../src/history/writer.js';
 import { createLogger } from '../../src/log.js';
 import { runCli } from '../support/cli-process.js';
 import { tempFolder } from '../support/temp.js';
+import { describeOverviewReads } from './overview-contract.js';
 import { describeHistoryStore } from './store-contract.js';
 
 const temp = tempFolder('history-embedded-');
@@ -40,6 +41,14 @@ const sqliteProcess = (directory: string, script: string, options: SpawnOptions)
 
 describeHistoryStore('embedded (SQLite)', async () => {
   const directory = path.join(temp.dir, 'contract');
+  return {
+    store: () => createEmbeddedHistory({ directory }),
+    cleanup: async () => undefined,
+  };
+});
+
+describeOverviewReads('embedded (SQLite)', async () => {
+  const directory = path.join(temp.dir, 'overview');
   return {
     store: () => createEmbeddedHistory({ directory }),
     cleanup: async () => undefined,

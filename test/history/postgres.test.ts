@@ -6,10 +6,19 @@ import { HistoryUnavailable } from '../../src/operator-errors.js';
 import { MIGRATION_LOCK, MIGRATIONS } from '../../src/history/postgres/migrations.js';
 import { createPostgresHistory } from '../../src/history/postgres/index.js';
 import { freshDatabase, onDatabase } from '../support/postgres.js';
+import { describeOverviewReads } from './overview-contract.js';
 import { describeHistoryStore } from './store-contract.js';
 
 describeHistoryStore('PostgreSQL', async () => {
   const database = await freshDatabase('contract');
+  return {
+    store: () => createPostgresHistory({ url: database.url }),
+    cleanup: async () => void (await database.drop()),
+  };
+});
+
+describeOverviewReads('PostgreSQL', async () => {
+  const database = await freshDatabase('overview');
   return {
     store: () => createPostgresHistory({ url: database.url }),
     cleanup: async () => void (await database.drop()),

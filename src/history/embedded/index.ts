@@ -125,6 +125,9 @@ export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryS
     event: call('event'),
     attempts: call('attempts'),
     endpointStates: call('endpointStates'),
+    dailyBatches: call('dailyBatches'),
+    endpointDeliveries: call('endpointDeliveries'),
+    latestFailures: call('latestFailures'),
     prune: call('prune'),
     async close() {
       const open = current;

@@ -29,6 +29,7 @@ import {
   type RecordRow,
 } from '../store.js';
 import { migrate } from './migrations.js';
+import { overviewReads } from './overview.js';
 import { prepareWrite } from './writes.js';
 
 /** Calls answer synchronously in substance; `HistoryStore`'s promises only wrap them. */
@@ -218,6 +219,7 @@ export function createSqliteHistory(db: Database): HistoryStore {
       ).all({ business, last }) as SqliteAttemptRow[];
       return activityPerEndpoint(counts, recent.map(attemptOf));
     },
+    ...overviewReads(sql),
     async prune(olderThan) {
       const prune = db.transaction(() => {
         const pruned = {} as Record<PrunedTable, number>;

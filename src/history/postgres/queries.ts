@@ -7,6 +7,7 @@ import type { SqlClient } from './client.js';
 import { listBatches } from './batch-pages.js';
 import { listEvents } from './event-pages.js';
 import { migrate } from './migrations.js';
+import { overviewReads } from './overview.js';
 import { write } from './writes.js';
 import {
   activityPerEndpoint,
@@ -134,6 +135,7 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
       );
       return activityPerEndpoint(counts, recent.map(toAttempt));
     },
+    ...overviewReads(db),
     async prune(olderThan) {
       const pruned = {} as Record<PrunedTable, number>;
       for (const table of PRUNED_TABLES) {
