@@ -1,5 +1,5 @@
 /**
- * The history's aggregate reads for the portal's overview: batches and records per day, each
+ * The history's reads for the portal's overview and batch page: batches and records per day, each
  * endpoint's deliveries over a window, and the latest failures. Counted by the store (a GROUP BY
  * on an index), never by loading rows into JavaScript: the overview costs the same few
  * milliseconds at 100,000 batches as at ten (docs/performance.md).
@@ -97,4 +97,28 @@ export const toDeliveries = (row: DeliveriesDbRow): EndpointDeliveries => ({
   dead: Number(row.dead),
   attempts: Number(row.attempts),
   deliveredAttempts: Number(row.delivered_attempts),
+});
+
+/** One record of a batch, as the batch page lists it. */
+export interface BatchRecord {
+  /** Its index in the batch (0-based). */
+  readonly index: number;
+  /** Its business key; `''` when it has none. */
+  readonly reference: string;
+  readonly messageId: string;
+  readonly line?: number;
+}
+
+export interface BatchRecordDbRow {
+  position: number;
+  reference: string;
+  message_id: string;
+  line: number | null;
+}
+
+export const toBatchRecord = (row: BatchRecordDbRow): BatchRecord => ({
+  index: row.position,
+  reference: row.reference,
+  messageId: row.message_id,
+  ...(row.line === null ? {} : { line: row.line }),
 });

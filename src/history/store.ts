@@ -11,6 +11,7 @@
  */
 import type { AttemptEnd, CircuitState, DisabledBy, HistoryBatchOutcome } from '../vocabulary.js';
 import type {
+  BatchRecord,
   DayOutcomeCount,
   EndpointDeliveries,
   LatestFailures,
@@ -255,6 +256,8 @@ export interface HistoryStore {
   dailyBatches(scope: Scope, window: TimeWindow): Promise<DayOutcomeCount[]>;
   /** Per endpoint attempted in the window: its events by how they ended, and its attempts. */
   endpointDeliveries(scope: Scope, window: TimeWindow): Promise<EndpointDeliveries[]>;
+  /** A batch's records in batch order, the first `limit` (by the batch's id, `BatchEntry.id`). */
+  batchRecords(scope: Scope, batchId: string, limit: number): Promise<BatchRecord[]>;
   /** The `limit` newest refused batches and undelivered attempts. */
   latestFailures(scope: Scope, limit: number): Promise<LatestFailures>;
   /** Deletes the rows of each table older than its cut-off; answers how many per table. */

@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3';
-import type { BatchRow, HistoryStore, Scope } from '../history/store.js';
+import type { BatchRow, EventWithAttempts, HistoryStore, Scope } from '../history/store.js';
 import { encodeCursor, historyOf } from '../http/partner-reads.js';
 import { findBatch, readBatchPage } from '../http/partner-batches.js';
 import { isRecordKind, lookupRecord } from '../http/partner-records.js';
@@ -9,6 +9,8 @@ import { KIND_NAMES } from '../records/kind.js';
 import type { BatchesView } from './pages/batches.js';
 import type { EventsView } from './pages/events.js';
 import type { Notice, Viewer } from './pages/layout.js';
+import type { OverviewView } from './pages/overview.js';
+import { overviewDays, windowOf } from './pages/overview-figures.js';
 import { recordsPage } from './pages/records.js';
 
 /**
@@ -85,4 +87,40 @@ export async function eventsView(
     ...(params.limit !== undefined && { limit: Number(params.limit) }),
     ...(notice && { notice }),
   };
+}
+
+/** Refused batches and failed deliveries the overview lists, each. */
+const LATEST_FAILURES = 5;
+const DAY_MS = 86_400_000;
+
+/**
+ * The overview's figures: three aggregate reads of the history (counted by the store, never rows
+ * loaded here), run at once — per day over the last `retentionDays` days, and per endpoint over
+ * the last 24 hours.
+ */
+export async function overviewView(
+  history: HistoryStore | undefined,
+  scope: Scope,
+  viewer: Viewer,
+  now: number,
+  retentionDays: number,
+): Promise<OverviewView> {
+  const store = historyOf({ history });
+  const [counts, endpoints, failures] = await Promise.all([
+    store.dailyBatches(scope, windowOf(now, retentionDays)),
+    store.endpointDeliveries(scope, { since: new Date(now - DAY_MS), until: new Date(now + 1) }),
+    store.latestFailures(scope, LATEST_FAILURES),
+  ]);
+  return { viewer, days: overviewDays(counts, now, retentionDays), endpoints, failures };
+}
+
+/** An event with its attempts, oldest first; undefined when the scope has no such event. */
+export async function oneEvent(
+  history: HistoryStore | undefined,
+  scope: Scope,
+  id: string,
+): Promise<EventWithAttempts | undefined> {
+  const store = historyOf({ history }, 'events');
+  const [event, attempts] = await Promise.all([store.event(scope, id), store.attempts(scope, id)]);
+  return event && { ...event, attempts };
 }

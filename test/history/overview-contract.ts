@@ -77,6 +77,8 @@ const ATTEMPTS = [
   attempt('OV-B', 'erp', 'evt-9', '2021-03-03T07:00:00.000Z', 'delivered'),
 ];
 
+const MESSAGE_IDS = [randomUUID(), randomUUID(), randomUUID()];
+
 const A_DAYS = [
   { day: '2021-03-01', outcome: 'accepted', batches: 2, records: 7 },
   { day: '2021-03-01', outcome: 'rejected', batches: 1, records: 5 },
@@ -93,7 +95,22 @@ export function describeOverviewReads(name: string, makeFixture: () => Promise<H
       fixture = await makeFixture();
       store = fixture.store();
       await store.open();
-      await store.write({ batches: BATCHES, attempts: ATTEMPTS });
+      const carrier = BATCHES[1] as BatchEntry;
+      await store.write({
+        batches: BATCHES,
+        attempts: ATTEMPTS,
+        records: [
+          {
+            batchId: carrier.id,
+            first: 0,
+            businessId: 'OV-A',
+            references: ['SO-1', '', 'SO-3'],
+            messageIds: MESSAGE_IDS,
+            lines: [2, undefined, 4],
+            at: carrier.at,
+          },
+        ],
+      });
     });
     afterAll(async () => {
       await store?.close();
@@ -165,6 +182,17 @@ export function describeOverviewReads(name: string, makeFixture: () => Promise<H
       expect(await store.latestFailures({ businessId: 'OV-B' }, 10)).toMatchObject({
         attempts: [],
       });
+    });
+
+    it("lists a batch's records in batch order with their business keys, within its business", async () => {
+      const id = (BATCHES[1] as BatchEntry).id;
+      expect(await store.batchRecords({ businessId: 'OV-A' }, id, 10)).toEqual([
+        { index: 0, reference: 'SO-1', messageId: MESSAGE_IDS[0], line: 2 },
+        { index: 1, reference: '', messageId: MESSAGE_IDS[1] },
+        { index: 2, reference: 'SO-3', messageId: MESSAGE_IDS[2], line: 4 },
+      ]);
+      expect(await store.batchRecords({ operator: true }, id, 2)).toHaveLength(2);
+      expect(await store.batchRecords({ businessId: 'OV-B' }, id, 10)).toEqual([]);
     });
   });
 }

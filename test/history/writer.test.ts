@@ -34,6 +34,7 @@ function fakeStore() {
     endpointActivity: async () => [],
     dailyBatches: async () => [],
     endpointDeliveries: async () => [],
+    batchRecords: async () => [],
     latestFailures: async () => ({ batches: [], attempts: [] }),
     prune: async () => ({ batches: 0, records: 0, events: 0, attempts: 0 }),
     close: async () => undefined,

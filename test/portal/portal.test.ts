@@ -169,6 +169,9 @@ describe('the partner portal in a browser', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.waitForURL(/\/portal$/);
     own = { context, page };
+    // The first page is the overview (overview.test.ts); the batches are a click away.
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'Batches', exact: true }).click();
     await page.getByRole('heading', { name: 'Batches', level: 1 }).waitFor();
     const ids = await page.locator('tbody tr td:nth-child(2)').allInnerTexts();
     expect(ids).toEqual([refusedId, droppedId, accepted.correlationId]);
@@ -183,7 +186,7 @@ describe('the partner portal in a browser', () => {
     await capture(page, 'batches');
 
     // A page at a time, with the API's cursor.
-    await page.goto(`${service.url}/portal?limit=1`);
+    await page.goto(`${service.url}/portal/batches?limit=1`);
     expect(await page.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual([refusedId]);
     await page.getByRole('link', { name: 'Older batches' }).click();
     await page.waitForURL(/cursor=/);
@@ -196,7 +199,7 @@ describe('the partner portal in a browser', () => {
     // The last page has no older one.
     expect(await page.getByRole('link', { name: 'Older batches' }).count()).toBe(0);
     await page.getByRole('link', { name: 'Newest batches' }).click();
-    await page.waitForURL(/\/portal\?limit=1$/);
+    await page.waitForURL(/\/portal\/batches\?limit=1$/);
 
     // The filters are the API's: only refusals.
     await page.getByLabel('Outcome').selectOption('rejected');
@@ -318,6 +321,8 @@ describe('the partner portal in a browser', () => {
   it("never shows another business's batch: 404 for it, and only its own in the list", async () => {
     const other = await signIn(browser, portal.link('OTHER'));
     await other.page.waitForURL(/\/portal$/);
+    await other.page.getByText('0 batches accepted, 0 refused').waitFor();
+    await other.page.goto(`${service.url}/portal/batches`);
     await other.page.getByText('No batches in the history.').waitFor();
     const response = await other.page.goto(`${service.url}/portal/batches/${refusedId}`);
     expect(response?.status()).toBe(404);

@@ -127,6 +127,7 @@ export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryS
     endpointStates: call('endpointStates'),
     dailyBatches: call('dailyBatches'),
     endpointDeliveries: call('endpointDeliveries'),
+    batchRecords: call('batchRecords'),
     latestFailures: call('latestFailures'),
     prune: call('prune'),
     async close() {

@@ -6,16 +6,21 @@
  */
 import type { Statement } from 'better-sqlite3';
 import {
+  type BatchRecordDbRow,
   type DayOutcomeDbRow,
   type DeliveriesDbRow,
   REFUSED_SQL,
+  toBatchRecord,
   toDayOutcome,
   toDeliveries,
 } from '../overview.js';
 import { type AttemptDbRow, type BatchDbRow, scoped, toAttempt, toBatch } from '../rows.js';
 import type { HistoryStore, Scope } from '../store.js';
 
-type OverviewReads = Pick<HistoryStore, 'dailyBatches' | 'endpointDeliveries' | 'latestFailures'>;
+type OverviewReads = Pick<
+  HistoryStore,
+  'dailyBatches' | 'endpointDeliveries' | 'batchRecords' | 'latestFailures'
+>;
 
 /** `where` for one business (`@business`) or, for the operator, every one. */
 const whose = (scope: Scope, column = 'business_id') =>
@@ -47,6 +52,16 @@ export function overviewReads(sql: (text: string) => Statement): OverviewReads {
          group by business_id, endpoint order by business_id, endpoint`,
       ).all(params(scope, window)) as DeliveriesDbRow[];
       return rows.map(toDeliveries);
+    },
+    async batchRecords(scope, batchId, limit) {
+      const business = scoped(scope);
+      const rows = sql(
+        `select position, reference, message_id, line from history_records
+         where batch_id = @batchId and ${whose(scope)} order by position limit @limit`,
+      ).all(
+        business === null ? { batchId, limit } : { batchId, limit, business },
+      ) as BatchRecordDbRow[];
+      return rows.map(toBatchRecord);
     },
     async latestFailures(scope, limit) {
       const business = scoped(scope);

@@ -4,9 +4,11 @@
  * number the embedded store computes from its milliseconds.
  */
 import {
+  type BatchRecordDbRow,
   type DayOutcomeDbRow,
   type DeliveriesDbRow,
   REFUSED_SQL,
+  toBatchRecord,
   toDayOutcome,
   toDeliveries,
 } from '../overview.js';
@@ -14,7 +16,10 @@ import { type AttemptDbRow, type BatchDbRow, scoped, toAttempt, toBatch } from '
 import type { HistoryStore } from '../store.js';
 import type { SqlQuery } from './client.js';
 
-type OverviewReads = Pick<HistoryStore, 'dailyBatches' | 'endpointDeliveries' | 'latestFailures'>;
+type OverviewReads = Pick<
+  HistoryStore,
+  'dailyBatches' | 'endpointDeliveries' | 'batchRecords' | 'latestFailures'
+>;
 
 export function overviewReads(db: SqlQuery): OverviewReads {
   return {
@@ -45,6 +50,15 @@ export function overviewReads(db: SqlQuery): OverviewReads {
         [scoped(scope), window.since.toISOString(), window.until.toISOString()],
       );
       return rows.map(toDeliveries);
+    },
+    async batchRecords(scope, batchId, limit) {
+      const rows = await db.query<BatchRecordDbRow>(
+        `select position, reference, message_id::text as message_id, line from history_records
+         where batch_id = $2 and ($1::text is null or business_id = $1)
+         order by position limit $3`,
+        [scoped(scope), batchId, limit],
+      );
+      return rows.map(toBatchRecord);
     },
     async latestFailures(scope, limit) {
       const [batches, attempts] = await Promise.all([

@@ -80,7 +80,7 @@ export function batchPage(viewer: Viewer, entries: readonly BatchRow[]): Respons
     title: `Batch ${batch.correlationId}`,
     viewer,
     current: 'batches',
-    body: html`<p><a href="/portal">← All batches</a></p>
+    body: html`<p><a href="/portal/batches">← All batches</a></p>
 <h1>Batch <span class="id">${batch.correlationId}</span></h1>
 <dl class="facts">
 ${viewer.role === 'operator' && html`<dt>Business</dt><dd>${batch.businessId}</dd>`}

@@ -49,10 +49,16 @@ ${first ?? html`<td>${attempt.endpoint}</td>`}
 
 export const ATTEMPT_HEADINGS = html`<th scope="col">Ended</th><th scope="col" class="number">Status</th><th scope="col" class="number">Took</th><th scope="col">Answer or error</th>`;
 
-function eventItem(viewer: Viewer, event: EventWithAttempts, n: number): SafeHtml {
+function eventItem(
+  viewer: Viewer,
+  event: EventWithAttempts,
+  n: number,
+  resend = true,
+  Heading: 'h1' | 'h2' = 'h2',
+): SafeHtml {
   const attempts = event.attempts.map(attemptView);
   return html`<article class="item" aria-labelledby="event-${n}">
-<h2 id="event-${n}">${event.type} <span class="id">${event.id}</span></h2>
+${Heading === 'h1' ? html`<h1 id="event-${n}">Event ${event.type} <span class="id">${event.id}</span></h1>` : html`<h2 id="event-${n}"><a href="/portal/events/${encodeURIComponent(event.id)}">${event.type}</a> <span class="id">${event.id}</span></h2>`}
 <dl class="facts">
 ${viewer.role === 'operator' && html`<dt>Business</dt><dd>${event.businessId}</dd>`}
 ${event.occurredAt && html`<dt>Occurred</dt><dd>${when(event.occurredAt)}</dd>`}
@@ -71,10 +77,13 @@ ${
 <tbody>${attempts.map((attempt) => attemptRow(attempt))}</tbody>
 </table>`
 }
-<form method="post" action="/portal/events/${encodeURIComponent(event.id)}/resend">
+${
+  resend &&
+  html`<form method="post" action="/portal/events/${encodeURIComponent(event.id)}/resend">
 <input type="hidden" name="csrf" value="${viewer.csrf}">
 <button type="submit">Resend</button>
-</form>
+</form>`
+}
 </article>`;
 }
 
@@ -101,5 +110,19 @@ ${
     : items.map((event, n) => eventItem(view.viewer, event, n))
 }
 ${pager('/portal/events', { type: view.type, limit: view.limit }, view, 'events')}`,
+  });
+}
+
+/**
+ * `/portal/events/{id}`: one event and every attempt to deliver it, where the overview's failed
+ * deliveries link; Resend only where this service delivers events.
+ */
+export function eventPage(viewer: Viewer, event: EventWithAttempts, resend: boolean): Response {
+  return page({
+    title: `Event ${event.id}`,
+    viewer,
+    current: 'events',
+    body: html`<p><a href="/portal/events">← All events</a></p>
+${eventItem(viewer, event, 0, resend, 'h1')}`,
   });
 }
