@@ -1,4 +1,5 @@
 import type { H3Event } from 'h3';
+import type { BatchRecord } from '../history/overview.js';
 import type { BatchRow, EventWithAttempts, HistoryStore, Scope } from '../history/store.js';
 import { encodeCursor, historyOf } from '../http/partner-reads.js';
 import { findBatch, readBatchPage } from '../http/partner-batches.js';
@@ -18,6 +19,8 @@ import { recordsPage } from './pages/records.js';
  * cursor, the same scope): the portal shows what `GET /api/v2/batches` and the record look-up
  * answer, nothing a business could not read with its key.
  */
+
+const DAY_MS = 86_400_000;
 
 /** A filter form sends empty fields for "any": the API's strict query would refuse them. */
 function filledParams(event: H3Event): Record<string, string> {
@@ -46,12 +49,20 @@ export async function batchesView(
   };
 }
 
-export function singleBatch(
+/** Records a batch page lists at most (as many as the API's message ids). */
+export const RECORDS_SHOWN = 1000;
+
+/** A batch's entries (oldest first; none when the scope has no such batch) and its latest's records. */
+export async function singleBatch(
   history: HistoryStore | undefined,
   scope: Scope,
   correlationId: string,
-): Promise<BatchRow[]> {
-  return findBatch(historyOf({ history }), scope, correlationId);
+): Promise<{ entries: BatchRow[]; records: BatchRecord[] }> {
+  const store = historyOf({ history });
+  const entries = await findBatch(store, scope, correlationId);
+  const latest = entries.at(-1);
+  const records = latest ? await store.batchRecords(scope, latest.id, RECORDS_SHOWN) : [];
+  return { entries, records };
 }
 
 export async function recordsView(
@@ -76,10 +87,16 @@ export async function eventsView(
   notice: Notice | undefined,
 ): Promise<EventsView> {
   const params = filledParams(event);
-  const page = await readEventPage(historyOf({ history }, 'events'), scope, event, params);
+  const store = historyOf({ history }, 'events');
+  const now = Date.now();
+  const [page, endpoints] = await Promise.all([
+    readEventPage(store, scope, event, params),
+    store.endpointDeliveries(scope, { since: new Date(now - DAY_MS), until: new Date(now + 1) }),
+  ]);
   return {
     viewer,
     page,
+    endpoints,
     types: Object.keys(EVENT_TYPES),
     type: params.type ?? '',
     ...(page.next && { next: encodeCursor(page.next) }),
@@ -91,7 +108,6 @@ export async function eventsView(
 
 /** Refused batches and failed deliveries the overview lists, each. */
 const LATEST_FAILURES = 5;
-const DAY_MS = 86_400_000;
 
 /**
  * The overview's figures: three aggregate reads of the history (counted by the store, never rows

@@ -173,7 +173,7 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
     '/portal/batches/:correlationId',
     signedIn(async (event, session, viewer) => {
       const correlationId = decoded(event.context.params?.correlationId ?? '');
-      const entries = await singleBatch(deps.history, scopeOf(session), correlationId);
+      const { entries, records } = await singleBatch(deps.history, scopeOf(session), correlationId);
       // Another business's batch is missing exactly as an unknown one is.
       if (entries.length === 0)
         return messagePage(
@@ -182,7 +182,7 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
           'None of your batches has this correlation id in the history.',
           viewer,
         );
-      return batchPage(viewer, entries);
+      return batchPage(viewer, entries, records);
     }),
   );
 

@@ -244,6 +244,21 @@ describe('the partner portal in a browser', () => {
     await capture(page, 'batch-dropped-file');
   });
 
+  it('lists an accepted batch’s records by business key, each linking to its record page', async () => {
+    const { page } = own;
+    await page.goto(`${service.url}/portal/batches/${accepted.correlationId}`);
+    await page.getByRole('heading', { name: 'Records', level: 2 }).waitFor();
+    const keys = await page
+      .locator('section[aria-labelledby="records"] tbody td:nth-child(2)')
+      .allInnerTexts();
+    expect(keys[0]).toBe(accepted.shipmentId);
+    expect(keys.length).toBeGreaterThan(0);
+    await capture(page, 'batch-accepted');
+    await page.getByRole('link', { name: accepted.shipmentId, exact: true }).click();
+    await page.waitForURL(/\/portal\/records\?kind=sales-orders&key=/);
+    await page.getByRole('link', { name: accepted.correlationId }).waitFor();
+  });
+
   it('finds a record by its number: state, the batch that carried it', async () => {
     const { page } = own;
     await page.getByRole('link', { name: 'Record lookup' }).click();

@@ -1,18 +1,23 @@
+import type { EndpointDeliveries } from '../../history/overview.js';
 import type { EventPage, EventWithAttempts } from '../../history/store.js';
 import { attemptView } from '../../http/partner-events.js';
 import { html, type SafeHtml } from '../html.js';
 import { outcomeBadge } from './batches.js';
 import { type Notice, noticeBox, page, pager, type Viewer, when } from './layout.js';
+import { deliveriesTable } from './overview.js';
 
 /**
  * `/portal/events`: the warehouse's events about the business, newest first as the service
  * received them (the API's list and cursor), each with its delivery attempts — "did you send it,
- * what did my endpoint answer?" — and a Resend button.
+ * what did my endpoint answer?" — and a Resend button; before the list, each endpoint's last day
+ * (the overview's table).
  */
 
 export interface EventsView {
   readonly viewer: Viewer;
   readonly page: EventPage;
+  /** Each endpoint's last 24 hours, summarised before the list. */
+  readonly endpoints: readonly EndpointDeliveries[];
   /** The event types the filter offers (the catalog's). */
   readonly types: readonly string[];
   /** The type chosen (empty: any). */
@@ -96,6 +101,10 @@ export function eventsPage(view: EventsView): Response {
     body: html`<h1>Events</h1>
 ${noticeBox(view.notice)}
 <p>What the warehouse told your endpoints, newest first, with every delivery attempt. <strong>Resend</strong> sends an event again, with its original id, to each of your endpoints that takes its type now.</p>
+<section aria-labelledby="per-endpoint">
+<h2 id="per-endpoint">Per endpoint, last 24 hours</h2>
+${deliveriesTable(view.viewer, view.endpoints)}
+</section>
 <form class="filters" method="get" action="/portal/events" role="search" aria-label="Filter events">
 <div><label for="type">Event type</label>
 <select id="type" name="type"><option value="">Any</option>${view.types.map(
