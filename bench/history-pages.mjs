@@ -122,7 +122,12 @@ async function timeOverviewReads(store) {
         times.push(performance.now() - started);
       }
       times.sort((a, b) => a - b);
-      rows.push({ name: `store: ${name} (${who})`, p50: percentile(times, 50), p99: percentile(times, 99), max: times.at(-1) });
+      rows.push({
+        name: `store: ${name} (${who})`,
+        p50: percentile(times, 50),
+        p99: percentile(times, 99),
+        max: times.at(-1),
+      });
     }
   }
   return rows;
@@ -238,7 +243,9 @@ export async function runPagesBench({ amqpUrl }) {
     execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-qc', sql], { stdio: 'pipe' });
   psql(`create database ${database}`);
   const psqlOn = (db, sql) =>
-    execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', db, '-qc', sql], { stdio: 'pipe' });
+    execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', db, '-qc', sql], {
+      stdio: 'pipe',
+    });
   const url = `postgres://postgres@127.0.0.1:5432/${database}`;
   try {
     const { createPostgresHistory } = await dist('history/postgres/index.js');
