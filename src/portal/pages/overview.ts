@@ -26,7 +26,7 @@ const sum = (days: readonly OverviewDay[], field: keyof Omit<OverviewDay, 'day'>
 /** Whose figures these are, in words. */
 function whose(viewer: Viewer): string {
   if (viewer.role === 'business') return viewer.businessId;
-  return viewer.business ?? 'every business';
+  return viewer.business ?? 'Every business';
 }
 
 function totals(days: readonly OverviewDay[]): SafeHtml {
