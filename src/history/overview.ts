@@ -4,8 +4,7 @@
  * on an index), never by loading rows into JavaScript: the overview costs the same few
  * milliseconds at 100,000 batches as at ten (docs/performance.md).
  */
-import type { HistoryBatchOutcome } from '../vocabulary.js';
-import type { AttemptEntry, BatchEntry } from './store.js';
+import { type HistoryBatchOutcome, REFUSED_BATCH_OUTCOMES } from '../vocabulary.js';
 
 /** A span of time read: from `since` (included) to `until` (excluded). */
 export interface TimeWindow {
@@ -41,21 +40,8 @@ export interface EndpointDeliveries {
   readonly deliveredAttempts: number;
 }
 
-/** The newest refused batches and undelivered attempts, newest first. */
-export interface LatestFailures {
-  readonly batches: readonly BatchEntry[];
-  readonly attempts: readonly AttemptEntry[];
-}
-
-/**
- * Outcomes of a batch the overview counts as refused: its records were not taken (`rejected`,
- * `dead`), or not yet (`unavailable`), or something of ours failed (`error`). `accepted`,
- * `validated` and `duplicate` (already taken) count as accepted.
- */
-export const REFUSED_OUTCOMES = ['rejected', 'unavailable', 'error', 'dead'] as const;
-
 /** The refused outcomes as an SQL list (constants of ours, never a caller's text). */
-export const REFUSED_SQL = REFUSED_OUTCOMES.map((outcome) => `'${outcome}'`).join(', ');
+export const REFUSED_SQL = REFUSED_BATCH_OUTCOMES.map((outcome) => `'${outcome}'`).join(', ');
 
 const DAY_MS = 86_400_000;
 

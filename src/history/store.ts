@@ -10,13 +10,7 @@
  * key hash or a webhook secret, and the writes below carry none.
  */
 import type { AttemptEnd, CircuitState, DisabledBy, HistoryBatchOutcome } from '../vocabulary.js';
-import type {
-  BatchRecord,
-  DayOutcomeCount,
-  EndpointDeliveries,
-  LatestFailures,
-  TimeWindow,
-} from './overview.js';
+import type { BatchRecord, DayOutcomeCount, EndpointDeliveries, TimeWindow } from './overview.js';
 
 /** Whose rows a read may return: one business's, or every business's for an operator. */
 export type Scope = { readonly businessId: string } | { readonly operator: true };
@@ -202,6 +196,12 @@ export interface EventPage {
   readonly items: readonly EventWithAttempts[];
   /** Absent on the last page. */
   readonly next?: EventCursor;
+}
+
+/** The newest refused batches and undelivered attempts, newest first (the portal's overview). */
+export interface LatestFailures {
+  readonly batches: readonly BatchEntry[];
+  readonly attempts: readonly AttemptEntry[];
 }
 
 /** The tables that are pruned, each after its own number of days. Endpoint state is current state, never pruned. */

@@ -217,12 +217,9 @@ describe('the portal: events and endpoints', () => {
     await page.getByRole('link', { name: 'Events' }).click();
     // Its own event only, once the history has it.
     await expect
-      .poll(
-        async () => reloaded(page, () => page.locator('article.item h2').allTextContents()),
-        {
-          timeout: 15_000,
-        },
-      )
+      .poll(async () => reloaded(page, () => page.locator('article.item h2').allTextContents()), {
+        timeout: 15_000,
+      })
       .toEqual([`sales-order.shipped ${betaEvent}`]);
     expect(await page.content()).not.toContain(shippedId);
     await page.getByRole('link', { name: 'Endpoints' }).click();

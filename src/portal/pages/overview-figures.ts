@@ -1,4 +1,5 @@
-import { type DayOutcomeCount, REFUSED_OUTCOMES } from '../../history/overview.js';
+import type { DayOutcomeCount } from '../../history/overview.js';
+import { REFUSED_BATCH_OUTCOMES } from '../../vocabulary.js';
 
 /**
  * The overview's figures from the history's counts: every day of the window (a day without
@@ -19,7 +20,7 @@ export interface OverviewDay {
 type Counting = { -readonly [K in keyof OverviewDay]: OverviewDay[K] };
 
 const DAY_MS = 86_400_000;
-const refused = new Set<string>(REFUSED_OUTCOMES);
+const refused = new Set<string>(REFUSED_BATCH_OUTCOMES);
 
 /** The first instant of the UTC day `days - 1` before `now`'s: the window ends after `now`'s day. */
 export function windowOf(now: number, days: number): { since: Date; until: Date } {

@@ -1,4 +1,5 @@
-import type { EndpointDeliveries, LatestFailures } from '../../history/overview.js';
+import type { EndpointDeliveries } from '../../history/overview.js';
+import type { LatestFailures } from '../../history/store.js';
 import { html, type SafeHtml } from '../html.js';
 import { outcomeBadge, sourceText } from './batches.js';
 import { page, type Viewer, when } from './layout.js';
