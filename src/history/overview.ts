@@ -45,6 +45,11 @@ export const REFUSED_SQL = REFUSED_BATCH_OUTCOMES.map((outcome) => `'${outcome}'
 
 const DAY_MS = 86_400_000;
 
+/** The number of the first day (since 1970-01-01, UTC) that starts at or after `date`. */
+export function dayNumber(date: Date): number {
+  return Math.ceil(date.getTime() / DAY_MS);
+}
+
 /** A day's number (days since 1970-01-01, UTC) as `YYYY-MM-DD`. */
 export function dayOf(dayNumber: number): string {
   return new Date(dayNumber * DAY_MS).toISOString().slice(0, 10);

@@ -252,7 +252,10 @@ export interface HistoryStore {
   endpointStates(scope: Scope): Promise<EndpointStateEntry[]>;
   /** Per endpoint with attempts: their counts and the `last` newest (default 5). */
   endpointActivity(scope: Scope, last?: number): Promise<EndpointActivity[]>;
-  /** Batches and their records per day (UTC) and outcome in the window, oldest day first (overview.ts). */
+  /**
+   * Batches and their records per UTC day and outcome, for the days that start within the window,
+   * oldest day first (overview.ts).
+   */
   dailyBatches(scope: Scope, window: TimeWindow): Promise<DayOutcomeCount[]>;
   /** Per endpoint attempted in the window: its events by how they ended, and its attempts. */
   endpointDeliveries(scope: Scope, window: TimeWindow): Promise<EndpointDeliveries[]>;

@@ -125,6 +125,9 @@ export function describeOverviewReads(name: string, makeFixture: () => Promise<H
         ...A_DAYS.slice(2),
       ]);
       expect(await store.dailyBatches({ businessId: 'OV-C' }, WINDOW)).toEqual([]);
+      // Written again (a commit whose answer was lost): counted once.
+      await store.write({ batches: BATCHES });
+      expect(await store.dailyBatches({ businessId: 'OV-A' }, WINDOW)).toEqual(A_DAYS);
     });
 
     it("counts each endpoint's events by their latest attempt in the window, and its attempts", async () => {
@@ -193,6 +196,21 @@ export function describeOverviewReads(name: string, makeFixture: () => Promise<H
       ]);
       expect(await store.batchRecords({ operator: true }, id, 2)).toHaveLength(2);
       expect(await store.batchRecords({ businessId: 'OV-B' }, id, 10)).toEqual([]);
+    });
+
+    it("counts a day's batches no more once they are pruned", async () => {
+      const never = new Date(0);
+      await store.prune({
+        batches: at('2021-03-01T12:00:00.001Z'),
+        records: never,
+        events: never,
+        attempts: never,
+      });
+      // 2021-03-01's first accepted batch (00:00) and its refusal (12:00) are gone; its last stays.
+      expect(await store.dailyBatches({ businessId: 'OV-A' }, WINDOW)).toEqual([
+        { day: '2021-03-01', outcome: 'accepted', batches: 1, records: 4 },
+        ...A_DAYS.slice(2),
+      ]);
     });
   });
 }
