@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import { describe, expect, it, vi } from 'vitest';
 import { HistoryUnavailable } from '../../src/operator-errors.js';
 import { MIGRATION_LOCK, MIGRATIONS } from '../../src/history/postgres/migrations.js';
-import { createPostgresHistory } from '../../src/history/postgres/index.js';
+import { createPostgresHistory, isOutage } from '../../src/history/postgres/index.js';
 import { freshDatabase, onDatabase } from '../support/postgres.js';
 import { describeOverviewReads } from './overview-contract.js';
 import { describeHistoryStore } from './store-contract.js';
@@ -26,6 +26,12 @@ describeOverviewReads('PostgreSQL', async () => {
 });
 
 describe('PostgreSQL history: a fleet', () => {
+  it('takes a transaction rolled back (a deadlock) as a write to try again, a constraint not', () => {
+    expect(isOutage(Object.assign(new Error('deadlock detected'), { code: '40P01' }))).toBe(true);
+    expect(isOutage(Object.assign(new Error('could not serialize'), { code: '40001' }))).toBe(true);
+    expect(isOutage(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
+  });
+
   it('is migrated once when several instances start at once', async () => {
     const database = await freshDatabase('race');
     const stores = Array.from({ length: 4 }, () => createPostgresHistory({ url: database.url }));

@@ -59,11 +59,11 @@ function eventItem(
   event: EventWithAttempts,
   n: number,
   resend = true,
-  Heading: 'h1' | 'h2' = 'h2',
+  heading: 'h1' | 'h2' = 'h2',
 ): SafeHtml {
   const attempts = event.attempts.map(attemptView);
   return html`<article class="item" aria-labelledby="event-${n}">
-${Heading === 'h1' ? html`<h1 id="event-${n}">Event ${event.type} <span class="id">${event.id}</span></h1>` : html`<h2 id="event-${n}"><a href="/portal/events/${encodeURIComponent(event.id)}">${event.type}</a> <span class="id">${event.id}</span></h2>`}
+${heading === 'h1' ? html`<h1 id="event-${n}">Event ${event.type} <span class="id">${event.id}</span></h1>` : html`<h2 id="event-${n}"><a href="/portal/events/${encodeURIComponent(event.id)}">${event.type}</a> <span class="id">${event.id}</span></h2>`}
 <dl class="facts">
 ${viewer.role === 'operator' && html`<dt>Business</dt><dd>${event.businessId}</dd>`}
 ${event.occurredAt && html`<dt>Occurred</dt><dd>${when(event.occurredAt)}</dd>`}
