@@ -85,14 +85,52 @@ async function fill(store) {
           businessId,
           endpoint: 'erp',
           at: new Date(at.getTime() + 3_600_500),
-          end: 'delivered',
-          status: 200,
+          // One in seven fails: the overview's endpoint figures have something to count.
+          end: i % 7 === 1 ? 'failed' : 'delivered',
+          status: i % 7 === 1 ? 503 : 200,
           durationMs: 40,
         });
       }
     }
     await store.write({ batches, records, events, attempts });
   }
+}
+
+/**
+ * The overview's three reads straight on the store, for a business and for the operator (every
+ * business: the portal's operator view, which the HTTP run does not sign in as).
+ */
+async function timeOverviewReads(store) {
+  const now = Date.now();
+  const window = { since: new Date(now - 30 * 86_400_000), until: new Date(now + 1) };
+  const lastDay = { since: new Date(now - 86_400_000), until: new Date(now + 1) };
+  const rows = [];
+  for (const [who, scope] of [
+    ['business', { businessId: BUSINESS }],
+    ['operator', { operator: true }],
+  ]) {
+    for (const [name, read] of [
+      ['dailyBatches', () => store.dailyBatches(scope, window)],
+      ['endpointDeliveries', () => store.endpointDeliveries(scope, lastDay)],
+      ['latestFailures', () => store.latestFailures(scope, 5)],
+    ]) {
+      await read();
+      const times = [];
+      for (let i = 0; i < REQUESTS; i++) {
+        const started = performance.now();
+        await read();
+        times.push(performance.now() - started);
+      }
+      times.sort((a, b) => a - b);
+      rows.push({
+        name: `store: ${name} (${who})`,
+        p50: percentile(times, 50),
+        p99: percentile(times, 99),
+        max: times.at(-1),
+      });
+    }
+  }
+  return rows;
 }
 
 function percentile(sorted, p) {
@@ -141,9 +179,12 @@ async function timeReads(url) {
     ['one batch', '/api/v2/batches/bench-50001'],
     ['one record by its number', '/api/v2/records/sales-orders/SO-50001'],
     ['first page of events', '/api/v2/events'],
-    ['portal: batches page', '/portal'],
-    ['portal: refused batches of a kind', '/portal?outcome=rejected&kind=purchase-orders'],
+    ['portal: overview (first page)', '/portal'],
+    ['portal: batches page', '/portal/batches'],
+    ['portal: refused batches of a kind', '/portal/batches?outcome=rejected&kind=purchase-orders'],
     ['portal: one refused batch', '/portal/batches/bench-50000'],
+    ['portal: one accepted batch', '/portal/batches/bench-50001'],
+    ['portal: an event', '/portal/events/evt-bench-50001'],
     ['portal: a record', '/portal/records?kind=sales-orders&key=SO-50001'],
     ['portal: events page', '/portal/events'],
   ];
@@ -201,6 +242,10 @@ export async function runPagesBench({ amqpUrl }) {
   const psql = (sql) =>
     execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-qc', sql], { stdio: 'pipe' });
   psql(`create database ${database}`);
+  const psqlOn = (db, sql) =>
+    execFileSync('psql', ['-h', '127.0.0.1', '-U', 'postgres', '-d', db, '-qc', sql], {
+      stdio: 'pipe',
+    });
   const url = `postgres://postgres@127.0.0.1:5432/${database}`;
   try {
     const { createPostgresHistory } = await dist('history/postgres/index.js');
@@ -208,10 +253,13 @@ export async function runPagesBench({ amqpUrl }) {
     await store.open();
     let started = performance.now();
     await fill(store);
-    await store.close();
     const fillSeconds = (performance.now() - started) / 1000;
+    // As a fleet's database would be: its statistics current (autovacuum's analyze, done now).
+    psqlOn(database, 'vacuum analyze');
+    const direct = await timeOverviewReads(store);
+    await store.close();
     started = performance.now();
-    results.postgres = await measure('PostgreSQL', { HISTORY_URL: url }, amqpUrl);
+    results.postgres = [...(await measure('PostgreSQL', { HISTORY_URL: url }, amqpUrl)), ...direct];
     print('PostgreSQL', results.postgres, fillSeconds);
   } finally {
     psql(`drop database if exists ${database} with (force)`);
@@ -224,9 +272,13 @@ export async function runPagesBench({ amqpUrl }) {
     await store.open();
     const started = performance.now();
     await fill(store);
-    await store.close();
     const fillSeconds = (performance.now() - started) / 1000;
-    results.embedded = await measure('embedded', { INGEST_HISTORY__DIRECTORY: folder }, amqpUrl);
+    const direct = await timeOverviewReads(store);
+    await store.close();
+    results.embedded = [
+      ...(await measure('embedded', { INGEST_HISTORY__DIRECTORY: folder }, amqpUrl)),
+      ...direct,
+    ];
     print('embedded', results.embedded, fillSeconds);
   } finally {
     rmSync(folder, { recursive: true, force: true });

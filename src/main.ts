@@ -119,6 +119,7 @@ export async function startService(options: StartOptions = {}): Promise<RunningS
       // Read at each sign-in and page: a reload that removes a tenant ends its sessions.
       isTenant: (businessId) => config.environment === 'sandbox' || tenantIds.has(businessId),
       ...(history && { history: history.store }),
+      retentionDays: config.history.retentionDays.batches,
       // The same actions the partner API has: the portal's buttons do what its POSTs do, within the same limits.
       ...(events && { events: events.actions, limits }),
       checkOperator: createOperatorCheck({

@@ -167,6 +167,13 @@ export const HISTORY_BATCH_OUTCOMES: readonly HistoryBatchOutcome[] = [
   ...new Set([...INGEST_OUTCOMES, ...RECEIPT_OUTCOMES]),
 ];
 
+/**
+ * The outcomes of a batch counted as refused (the portal's overview): its records were not taken
+ * (`rejected`, `dead`), not yet (`unavailable`), or something of ours failed (`error`). The
+ * others (`accepted`, `validated`, `duplicate`: already taken) count as accepted.
+ */
+export const REFUSED_BATCH_OUTCOMES = ['rejected', 'unavailable', 'error', 'dead'] as const;
+
 /** Who disabled an endpoint: `gone` — it answered 410; `operator` — `events disable`. */
 export type DisabledBy = 'gone' | 'operator';
 

@@ -10,6 +10,7 @@
  * key hash or a webhook secret, and the writes below carry none.
  */
 import type { AttemptEnd, CircuitState, DisabledBy, HistoryBatchOutcome } from '../vocabulary.js';
+import type { BatchRecord, DayOutcomeCount, EndpointDeliveries, TimeWindow } from './overview.js';
 
 /** Where a record's own number is in the data of the events about it (the event catalog says). */
 export interface RecordNumber {
@@ -206,6 +207,12 @@ export interface EventPage {
   readonly next?: EventCursor;
 }
 
+/** The newest refused batches and undelivered attempts, newest first (the portal's overview). */
+export interface LatestFailures {
+  readonly batches: readonly BatchEntry[];
+  readonly attempts: readonly AttemptEntry[];
+}
+
 /** The tables that are pruned, each after its own number of days. Endpoint state is current state, never pruned. */
 export const PRUNED_TABLES = ['batches', 'records', 'events', 'attempts'] as const;
 export type PrunedTable = (typeof PRUNED_TABLES)[number];
@@ -262,6 +269,17 @@ export interface HistoryStore {
   endpointStates(scope: Scope): Promise<EndpointStateEntry[]>;
   /** Per endpoint with attempts: their counts and the `last` newest (default 5). */
   endpointActivity(scope: Scope, last?: number): Promise<EndpointActivity[]>;
+  /**
+   * Batches and their records per UTC day and outcome, for the days that start within the window,
+   * oldest day first (overview.ts).
+   */
+  dailyBatches(scope: Scope, window: TimeWindow): Promise<DayOutcomeCount[]>;
+  /** Per endpoint attempted in the window: its events by how they ended, and its attempts. */
+  endpointDeliveries(scope: Scope, window: TimeWindow): Promise<EndpointDeliveries[]>;
+  /** A batch's records in batch order, the first `limit` (by the batch's id, `BatchEntry.id`). */
+  batchRecords(scope: Scope, batchId: string, limit: number): Promise<BatchRecord[]>;
+  /** The `limit` newest refused batches and undelivered attempts. */
+  latestFailures(scope: Scope, limit: number): Promise<LatestFailures>;
   /** Deletes the rows of each table older than its cut-off; answers how many per table. */
   prune(olderThan: Readonly<Record<PrunedTable, Date>>): Promise<Record<PrunedTable, number>>;
   close(): Promise<void>;

@@ -62,4 +62,35 @@ form.sign-in { display: grid; gap: .75rem; max-width: 24rem; }
 form.sign-in label { display: block; font-weight: 600; }
 input[type="password"] { font: inherit; padding: .35rem .5rem; border: 1px solid var(--muted);
   border-radius: 4px; background: var(--paper); color: var(--ink); min-width: 12rem; }
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+.muted { color: var(--muted); }
+.lead { color: var(--muted); margin-top: -.5rem; }
+dl.tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(10rem, 1fr)); gap: .75rem; margin: 1rem 0; }
+.tile { border: 1px solid var(--line); border-top: 4px solid var(--good); border-radius: 6px; padding: .5rem .9rem; background: var(--paper); }
+.tile.bad { border-top-color: var(--bad); }
+.tile dt { color: var(--muted); font-size: .9rem; }
+.tile dd { margin: 0; font-size: 1.6rem; font-weight: 700; font-variant-numeric: tabular-nums; }
+.charts { display: grid; gap: 1rem; }
+figure.chart { margin: 0; border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem .75rem; }
+figure.chart svg text { font-size: 13px; fill: var(--muted); font-family: inherit; }
+figure.chart svg text.empty { font-size: 15px; fill: var(--ink); }
+figure.chart figcaption { display: flex; flex-wrap: wrap; align-items: center; gap: .25rem 1.5rem; font-size: .9rem; }
+figure.chart .chart-title { font-size: 1rem; }
+figure.chart .totals { margin-left: auto; }
+tbody th { background: transparent; }
+.legend { display: inline-flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: center; }
+.legend > span { display: inline-flex; align-items: center; gap: .35rem; }
+svg.swatch { flex: none; }
+svg.defs { position: absolute; width: 0; height: 0; }
+.totals { color: var(--muted); }
+details.figures { margin: .75rem 0; }
+details.figures summary { cursor: pointer; color: var(--accent); }
+table.deliveries td, table.deliveries th { vertical-align: middle; }
+svg.delivery-bar { display: block; border-radius: 3px; }
+.failures { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: 0 2rem; }
+h3 { font-size: 1.05rem; margin: 1rem 0 .25rem; }
+ul.failure-list { list-style: none; padding: 0; margin: 0; }
+ul.failure-list li { display: grid; gap: .1rem; padding: .5rem 0; border-bottom: 1px solid var(--line); }
+ul.failure-list .muted { font-size: .9rem; }
+ol.records { padding-left: 2.5rem; columns: 16rem; }
 `;

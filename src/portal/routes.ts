@@ -17,6 +17,8 @@ import { createGuards, notFoundPage, readForm } from './guards.js';
 import { verifyLink } from './links.js';
 import { batchPage } from './pages/batch.js';
 import { batchesPage } from './pages/batches.js';
+import { eventPage } from './pages/events.js';
+import { overviewPage } from './pages/overview.js';
 import { messagePage } from './pages/layout.js';
 import { continuePage, refusedLinkPage, signedOutPage } from './pages/login.js';
 import {
@@ -26,7 +28,7 @@ import {
   scopeOf,
   sessionCookie,
 } from './sessions.js';
-import { batchesView, recordsView, singleBatch } from './reads.js';
+import { batchesView, oneEvent, overviewView, recordsView, singleBatch } from './reads.js';
 
 /**
  * The portal's routes on the public app, under `/portal`: sign-in with a link, sign-out, and the
@@ -69,6 +71,8 @@ export interface PortalDependencies {
   readonly operatorActions?: OperatorActions;
   /** The businesses an operator may choose between. @default none */
   readonly businesses?: () => readonly string[];
+  /** Days the history keeps batches (`history.retentionDays`): the overview's span. @default 30 */
+  readonly retentionDays?: number;
   /** @default Date.now */
   readonly now?: () => number;
 }
@@ -181,8 +185,18 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
 
   app.get('/portal/signed-out', () => signedOutPage());
 
+  // The first page: how the batches and deliveries went (pages/overview.ts).
   app.get(
     '/portal',
+    signedIn(async (_event, session, viewer) =>
+      overviewPage(
+        await overviewView(deps.history, scopeOf(session), viewer, now(), deps.retentionDays ?? 30),
+      ),
+    ),
+  );
+
+  app.get(
+    '/portal/batches',
     signedIn(async (event, session, viewer) =>
       batchesPage(await batchesView(deps.history, event, scopeOf(session), viewer)),
     ),
@@ -192,7 +206,7 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
     '/portal/batches/:correlationId',
     signedIn(async (event, session, viewer) => {
       const correlationId = decoded(event.context.params?.correlationId ?? '');
-      const entries = await singleBatch(deps.history, scopeOf(session), correlationId);
+      const { entries, records } = await singleBatch(deps.history, scopeOf(session), correlationId);
       // Another business's batch is missing exactly as an unknown one is.
       if (entries.length === 0)
         return messagePage(
@@ -201,7 +215,7 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
           'None of your batches has this correlation id in the history.',
           viewer,
         );
-      return batchPage(viewer, entries);
+      return batchPage(viewer, entries, records);
     }),
   );
 
@@ -210,6 +224,23 @@ export function mountPortal(app: H3, deps: PortalDependencies): void {
     signedIn(async (event, session, viewer) =>
       recordsView(deps.history, event, scopeOf(session), viewer),
     ),
+  );
+
+  app.get(
+    '/portal/events/:id',
+    signedIn(async (event, session, viewer) => {
+      const id = decoded(event.context.params?.id ?? '');
+      const found = await oneEvent(deps.history, scopeOf(session), id);
+      // Another business's event is missing exactly as an unknown one is.
+      if (!found)
+        return messagePage(
+          404,
+          'No such event',
+          'None of your events has this id in the history.',
+          viewer,
+        );
+      return eventPage(viewer, found, deps.events !== undefined);
+    }),
   );
 
   mountEventPages(app, deps, guards);

@@ -17,6 +17,7 @@ import { createHistoryWriter } from '../../src/history/writer.js';
 import { createLogger } from '../../src/log.js';
 import { runCli } from '../support/cli-process.js';
 import { tempFolder } from '../support/temp.js';
+import { describeOverviewReads } from './overview-contract.js';
 import { describeHistoryStore } from './store-contract.js';
 
 const temp = tempFolder('history-embedded-');
@@ -60,6 +61,14 @@ describe('the embedded history file', () => {
       await store.close();
     }
   });
+});
+
+describeOverviewReads('embedded (SQLite)', async () => {
+  const directory = path.join(temp.dir, 'overview');
+  return {
+    store: () => createEmbeddedHistory({ directory }),
+    cleanup: async () => undefined,
+  };
 });
 
 const accepted = (correlationId: string, reference = 'SO-CRASH') =>

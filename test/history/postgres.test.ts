@@ -9,8 +9,9 @@ import { createHistoryWriter } from '../../src/history/writer.js';
 import { createLogger } from '../../src/log.js';
 import { HistoryUnavailable } from '../../src/operator-errors.js';
 import { MIGRATION_LOCK, MIGRATIONS } from '../../src/history/postgres/migrations.js';
-import { createPostgresHistory } from '../../src/history/postgres/index.js';
+import { createPostgresHistory, isOutage } from '../../src/history/postgres/index.js';
 import { freshDatabase, onDatabase } from '../support/postgres.js';
+import { describeOverviewReads } from './overview-contract.js';
 import { describeHistoryStore } from './store-contract.js';
 
 describeHistoryStore('PostgreSQL', async () => {
@@ -21,7 +22,21 @@ describeHistoryStore('PostgreSQL', async () => {
   };
 });
 
+describeOverviewReads('PostgreSQL', async () => {
+  const database = await freshDatabase('overview');
+  return {
+    store: () => createPostgresHistory({ url: database.url }),
+    cleanup: async () => void (await database.drop()),
+  };
+});
+
 describe('PostgreSQL history: a fleet', () => {
+  it('takes a transaction rolled back (a deadlock) as a write to try again, a constraint not', () => {
+    expect(isOutage(Object.assign(new Error('deadlock detected'), { code: '40P01' }))).toBe(true);
+    expect(isOutage(Object.assign(new Error('could not serialize'), { code: '40001' }))).toBe(true);
+    expect(isOutage(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false);
+  });
+
   it('is migrated once when several instances start at once', async () => {
     const database = await freshDatabase('race');
     const stores = Array.from({ length: 4 }, () => createPostgresHistory({ url: database.url }));

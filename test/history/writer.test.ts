@@ -32,6 +32,10 @@ function fakeStore() {
     undeliveredSince: async () => [],
     endpointStates: async () => [],
     endpointActivity: async () => [],
+    dailyBatches: async () => [],
+    endpointDeliveries: async () => [],
+    batchRecords: async () => [],
+    latestFailures: async () => ({ batches: [], attempts: [] }),
     prune: async () => ({ batches: 0, records: 0, events: 0, attempts: 0 }),
     close: async () => undefined,
   };

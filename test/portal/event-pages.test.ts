@@ -38,6 +38,17 @@ describe('the events page', () => {
     const response = eventsPage({
       viewer,
       page: { items: [event] },
+      endpoints: [
+        {
+          businessId: 'ACME',
+          endpoint: `https://erp.example/${HOSTILE}`,
+          delivered: 3,
+          retrying: 1,
+          dead: 0,
+          attempts: 8,
+          deliveredAttempts: 3,
+        },
+      ],
       types: ['sales-order.shipped'],
       type: '',
       paged: false,
@@ -51,6 +62,12 @@ describe('the events page', () => {
       '<form method="post" action="/portal/events/evt-1%2F%22x%22/resend">\n<input type="hidden" name="csrf" value="csrf-token-1">',
     );
     expect(text).toContain('<a class="id" href="/portal/batches/c-1">');
+    // Each endpoint's last day comes before the list, its URL escaped too.
+    expect(text.indexOf('Per endpoint, last 24 hours')).toBeLessThan(text.indexOf('evt-1/'));
+    expect(text).toMatch(
+      /<td class="number">3<\/td>\s*<td class="number">1<\/td>\s*<td class="number">0<\/td>/,
+    );
+    expect(text).toContain('<strong>37.5 %</strong>');
   });
 });
 

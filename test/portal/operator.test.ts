@@ -175,7 +175,7 @@ describe('the operator portal', () => {
     await expect
       .poll(
         async () => {
-          await page.goto(url('/portal'));
+          await page.goto(url('/portal/batches'));
           return (await listed()).sort();
         },
         { timeout: 20_000 },
@@ -188,9 +188,12 @@ describe('the operator portal', () => {
     await page.getByLabel('Business').selectOption('OTHER');
     await page.getByRole('button', { name: 'View' }).click();
     await page.waitForURL(/\/portal$/);
+    await page.goto(url('/portal/batches'));
     expect(await listed()).toEqual(['OTHER: File other-orders.csv (pipeline ops-fixable)']);
     await page.getByLabel('Business').selectOption('');
     await page.getByRole('button', { name: 'View' }).click();
+    await page.waitForURL(/\/portal$/);
+    await page.goto(url('/portal/batches'));
     await expect.poll(async () => (await listed()).length).toBe(2);
   });
 
@@ -348,7 +351,7 @@ describe('the operator portal', () => {
       expect(answer.status(), route).toBe(404);
       expect(await answer.text()).toContain('No such page');
     }
-    await page.goto(url('/portal'));
+    await page.goto(url('/portal/batches'));
     expect(await page.locator('tbody tr td:nth-child(3)').allInnerTexts()).toEqual([
       'File demo-bad.csv (pipeline ops-dead)',
     ]);

@@ -112,7 +112,7 @@ describe('the portal: events and endpoints', () => {
       .toEqual([expect.stringMatching(/UTC\s+erp\s+delivered\s+200\s+\d+ ms/)]);
     const response = await page.reload();
     expect(response?.headers()['content-security-policy']).toContain("default-src 'none'");
-    expect(await page.getByRole('heading', { level: 2 }).allInnerTexts()).toEqual([
+    expect(await page.locator('article.item h2').allInnerTexts()).toEqual([
       `sales-order.shipped ${shippedId}`,
     ]);
     await capture(page, 'events');
@@ -217,12 +217,9 @@ describe('the portal: events and endpoints', () => {
     await page.getByRole('link', { name: 'Events' }).click();
     // Its own event only, once the history has it.
     await expect
-      .poll(
-        async () => reloaded(page, () => page.getByRole('heading', { level: 2 }).allTextContents()),
-        {
-          timeout: 15_000,
-        },
-      )
+      .poll(async () => reloaded(page, () => page.locator('article.item h2').allTextContents()), {
+        timeout: 15_000,
+      })
       .toEqual([`sales-order.shipped ${betaEvent}`]);
     expect(await page.content()).not.toContain(shippedId);
     await page.getByRole('link', { name: 'Endpoints' }).click();
@@ -273,7 +270,7 @@ describe('the portal: events and endpoints', () => {
 
   it("pages through the events with the API's cursor, newest first", async () => {
     const page = alphaPage;
-    const headings = () => page.getByRole('heading', { level: 2 }).allTextContents();
+    const headings = () => page.locator('article.item h2').allTextContents();
     // shipped, purchase-order, two tests, the fence: five, once the fence is in the history.
     await expect
       .poll(

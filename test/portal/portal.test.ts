@@ -169,6 +169,9 @@ describe('the partner portal in a browser', () => {
     await page.getByRole('button', { name: 'Continue' }).click();
     await page.waitForURL(/\/portal$/);
     own = { context, page };
+    // The first page is the overview (overview.test.ts); the batches are a click away.
+    await page.getByRole('heading', { name: 'Overview', level: 1 }).waitFor();
+    await page.getByRole('link', { name: 'Batches', exact: true }).click();
     await page.getByRole('heading', { name: 'Batches', level: 1 }).waitFor();
     const ids = await page.locator('tbody tr td:nth-child(2)').allInnerTexts();
     expect(ids).toEqual([refusedId, droppedId, accepted.correlationId]);
@@ -183,7 +186,7 @@ describe('the partner portal in a browser', () => {
     await capture(page, 'batches');
 
     // A page at a time, with the API's cursor.
-    await page.goto(`${service.url}/portal?limit=1`);
+    await page.goto(`${service.url}/portal/batches?limit=1`);
     expect(await page.locator('tbody tr td:nth-child(2)').allInnerTexts()).toEqual([refusedId]);
     await page.getByRole('link', { name: 'Older batches' }).click();
     await page.waitForURL(/cursor=/);
@@ -196,7 +199,7 @@ describe('the partner portal in a browser', () => {
     // The last page has no older one.
     expect(await page.getByRole('link', { name: 'Older batches' }).count()).toBe(0);
     await page.getByRole('link', { name: 'Newest batches' }).click();
-    await page.waitForURL(/\/portal\?limit=1$/);
+    await page.waitForURL(/\/portal\/batches\?limit=1$/);
 
     // The filters are the API's: only refusals.
     await page.getByLabel('Outcome').selectOption('rejected');
@@ -239,6 +242,21 @@ describe('the partner portal in a browser', () => {
       );
     expect(rows).toEqual([['1', '2', 'oOrderLines_Qty', 'Expected a number, received "many"']]);
     await capture(page, 'batch-dropped-file');
+  });
+
+  it('lists an accepted batch’s records by business key, each linking to its record page', async () => {
+    const { page } = own;
+    await page.goto(`${service.url}/portal/batches/${accepted.correlationId}`);
+    await page.getByRole('heading', { name: 'Records', level: 2 }).waitFor();
+    const keys = await page
+      .locator('section[aria-labelledby="records"] tbody td:nth-child(2)')
+      .allInnerTexts();
+    expect(keys[0]).toBe(accepted.shipmentId);
+    expect(keys.length).toBeGreaterThan(0);
+    await capture(page, 'batch-accepted');
+    await page.getByRole('link', { name: accepted.shipmentId, exact: true }).click();
+    await page.waitForURL(/\/portal\/records\?kind=sales-orders&key=/);
+    await page.getByRole('link', { name: accepted.correlationId }).waitFor();
   });
 
   it('finds a record by its number: state, the batch that carried it', async () => {
@@ -318,6 +336,8 @@ describe('the partner portal in a browser', () => {
   it("never shows another business's batch: 404 for it, and only its own in the list", async () => {
     const other = await signIn(browser, portal.link('OTHER'));
     await other.page.waitForURL(/\/portal$/);
+    await other.page.getByText('0 batches accepted, 0 refused').waitFor();
+    await other.page.goto(`${service.url}/portal/batches`);
     await other.page.getByText('No batches in the history.').waitFor();
     const response = await other.page.goto(`${service.url}/portal/batches/${refusedId}`);
     expect(response?.status()).toBe(404);

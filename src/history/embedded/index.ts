@@ -126,6 +126,10 @@ export function createEmbeddedHistory(options: EmbeddedHistoryOptions): HistoryS
     event: call('event'),
     attempts: call('attempts'),
     endpointStates: call('endpointStates'),
+    dailyBatches: call('dailyBatches'),
+    endpointDeliveries: call('endpointDeliveries'),
+    batchRecords: call('batchRecords'),
+    latestFailures: call('latestFailures'),
     prune: call('prune'),
     async close() {
       const open = current;

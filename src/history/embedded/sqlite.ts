@@ -28,6 +28,7 @@ import {
 } from '../store.js';
 import { migrate } from './migrations.js';
 import { pruneSqlite } from './prune.js';
+import { overviewReads } from './overview.js';
 import { prepareWrite } from './writes.js';
 
 /** Calls answer synchronously in substance; `HistoryStore`'s promises only wrap them. */
@@ -228,6 +229,7 @@ export function createSqliteHistory(db: Database): HistoryStore {
       ).all({ business, last }) as SqliteAttemptRow[];
       return activityPerEndpoint(counts, recent.map(attemptOf));
     },
+    ...overviewReads(sql),
     async prune(olderThan) {
       return pruneSqlite(db, sql, olderThan);
     },

@@ -48,8 +48,13 @@ export interface PostgresHistoryOptions {
   readonly onIdleError?: (error: Error) => void;
 }
 
-/** SQLSTATE classes of a lost or refused connection: 08 connection exception, 57 operator intervention (shutdown). */
-const OUTAGE_CLASSES = ['08', '57'];
+/**
+ * SQLSTATE classes of a lost or refused connection: 08 connection exception, 57 operator
+ * intervention (shutdown); and 40, a transaction rolled back (deadlock, serialization failure):
+ * two instances' writes meeting on the same day's counts (migration 4) may deadlock, and the same
+ * write succeeds when tried again, as after an outage.
+ */
+const OUTAGE_CLASSES = ['08', '57', '40'];
 
 export function isOutage(error: unknown): boolean {
   const code = (error as { code?: unknown }).code;

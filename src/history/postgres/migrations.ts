@@ -106,6 +106,57 @@ export const MIGRATIONS: readonly Migration[] = [
       create index history_events_message_ids on history_events using gin (message_ids);
     `,
   },
+  {
+    version: 4,
+    name: "batches per business, day and outcome, kept by triggers (the portal's overview)",
+    // As the embedded store's migration 3: the counts per UTC day kept by statement triggers
+    // (one upsert per write, not per row), in a fixed order so that two instances' writes lock
+    // the same rows in the same order. Rows a write skips (on conflict do nothing) are not in
+    // its transition table.
+    sql: `
+      create table history_daily_batches (
+        business_id text not null,
+        day integer not null,
+        outcome text not null,
+        batches integer not null,
+        records bigint not null,
+        primary key (business_id, day, outcome)
+      );
+      insert into history_daily_batches
+        select business_id, floor(extract(epoch from at) / 86400)::int, outcome, count(*),
+          sum(record_count)
+        from history_batches group by 1, 2, 3;
+      create function history_daily_batches_in() returns trigger language plpgsql as $$
+      begin
+        insert into history_daily_batches (business_id, day, outcome, batches, records)
+          select business_id, floor(extract(epoch from at) / 86400)::int, outcome, count(*),
+            sum(record_count)
+          from written group by 1, 2, 3 order by 1, 2, 3
+        on conflict (business_id, day, outcome) do update
+          set batches = history_daily_batches.batches + excluded.batches,
+            records = history_daily_batches.records + excluded.records;
+        return null;
+      end $$;
+      create function history_daily_batches_out() returns trigger language plpgsql as $$
+      begin
+        update history_daily_batches d
+          set batches = d.batches - gone.batches, records = d.records - gone.records
+          from (select business_id, floor(extract(epoch from at) / 86400)::int as day, outcome,
+              count(*) as batches, sum(record_count) as records
+            from deleted group by 1, 2, 3) gone
+          where d.business_id = gone.business_id and d.day = gone.day
+            and d.outcome = gone.outcome;
+        delete from history_daily_batches where batches <= 0;
+        return null;
+      end $$;
+      create trigger history_batches_daily_in after insert on history_batches
+        referencing new table as written for each statement
+        execute function history_daily_batches_in();
+      create trigger history_batches_daily_out after delete on history_batches
+        referencing old table as deleted for each statement
+        execute function history_daily_batches_out();
+    `,
+  },
 ];
 
 /**

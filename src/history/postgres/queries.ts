@@ -7,6 +7,7 @@ import type { SqlClient } from './client.js';
 import { listBatches } from './batch-pages.js';
 import { listEvents } from './event-pages.js';
 import { migrate } from './migrations.js';
+import { overviewReads } from './overview.js';
 import { write } from './writes.js';
 import {
   activityPerEndpoint,
@@ -144,6 +145,7 @@ export function createSqlHistory(name: string, db: SqlClient): HistoryStore {
       );
       return activityPerEndpoint(counts, recent.map(toAttempt));
     },
+    ...overviewReads(db),
     async prune(olderThan) {
       // In statements of PRUNE_CHUNK rows, each its own transaction (issue 38, item 19): a
       // month of rows deleted at once held its locks and grew the WAL for as long as it ran, on

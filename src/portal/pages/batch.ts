@@ -1,3 +1,4 @@
+import type { BatchRecord } from '../../history/overview.js';
 import type { BatchRow } from '../../history/store.js';
 import { html, type SafeHtml } from '../html.js';
 import { outcomeBadge, sourceText } from './batches.js';
@@ -6,7 +7,8 @@ import { page, type Viewer, when } from './layout.js';
 /**
  * `/portal/batches/{correlationId}`: one batch — where it came from, how it ended, how many
  * records — and for a refusal every error as the problem details gave it, in the sender's own
- * terms: a CSV's line and column, a JSON record's number and field.
+ * terms: a CSV's line and column, a JSON record's number and field. An accepted batch lists its
+ * records by their business keys, each linking to its record page.
  */
 
 /** One error, split into where it is and what is wrong. */
@@ -73,14 +75,18 @@ ${
 </section>`;
 }
 
-export function batchPage(viewer: Viewer, entries: readonly BatchRow[]): Response {
+export function batchPage(
+  viewer: Viewer,
+  entries: readonly BatchRow[],
+  records: readonly BatchRecord[],
+): Response {
   const batch = entries.at(-1)!;
   const refused = batch.problem !== undefined;
   return page({
     title: `Batch ${batch.correlationId}`,
     viewer,
     current: 'batches',
-    body: html`<p><a href="/portal">← All batches</a></p>
+    body: html`<p><a href="/portal/batches">← All batches</a></p>
 <h1>Batch <span class="id">${batch.correlationId}</span></h1>
 <dl class="facts">
 ${viewer.role === 'operator' && html`<dt>Business</dt><dd>${batch.businessId}</dd>`}
@@ -92,13 +98,31 @@ ${viewer.role === 'operator' && html`<dt>Business</dt><dd>${batch.businessId}</d
 ${entries.length > 1 && html`<dt>Tries</dt><dd>${entries.length} (this is the latest)</dd>`}
 </dl>
 ${refused && problemSection(batch.problem)}
-${
-  batch.messageIds.length > 0 &&
-  html`<h2>Message ids</h2>
-<p>The id each record was published with, in batch order${
-    batch.recordCount > batch.messageIds.length ? html` (the first ${batch.messageIds.length})` : ''
-  }.</p>
-<ol class="id">${batch.messageIds.map((id) => html`<li>${id}</li>`)}</ol>`
-}`,
+${records.length > 0 && recordsSection(batch, records)}`,
   });
+}
+
+/** The records in batch order: business key (linking to its record page), line, message id. */
+function recordsSection(batch: BatchRow, records: readonly BatchRecord[]): SafeHtml {
+  const lookup = (reference: string) =>
+    `/portal/records?${new URLSearchParams({ kind: batch.kind, key: reference })}`;
+  return html`<section aria-labelledby="records">
+<h2 id="records">Records</h2>
+<table>
+<caption>Each record by its business key, in batch order${
+    batch.recordCount > records.length
+      ? html` (the first ${records.length} of ${batch.recordCount})`
+      : ''
+  }; the message id is the one it was published with</caption>
+<thead><tr><th scope="col" class="number">Record</th><th scope="col">Business key</th><th scope="col" class="number">Line</th><th scope="col">Message id</th></tr></thead>
+<tbody>${records.map(
+    (record) => html`<tr>
+<td class="number">${record.index + 1}</td>
+<td>${record.reference === '' ? html`<span class="muted">none</span>` : html`<a href="${lookup(record.reference)}">${record.reference}</a>`}</td>
+<td class="number">${record.line ?? ''}</td>
+<td><code>${record.messageId}</code></td>
+</tr>`,
+  )}</tbody>
+</table>
+</section>`;
 }

@@ -4,7 +4,7 @@ import { HISTORY_BATCH_OUTCOMES } from '../../vocabulary.js';
 import { html, type SafeHtml } from '../html.js';
 import { page, pager, type Viewer, when } from './layout.js';
 
-/** `/portal`: the business's batches, newest first, a page at a time (the API's list and cursor). */
+/** `/portal/batches`: the business's batches, newest first, a page at a time (the API's list and cursor). */
 
 export interface BatchesView {
   readonly viewer: Viewer;
@@ -59,7 +59,7 @@ export function batchesPage(view: BatchesView): Response {
     viewer: view.viewer,
     current: 'batches',
     body: html`<h1>Batches</h1>
-<form class="filters" method="get" action="/portal" role="search" aria-label="Filter batches">
+<form class="filters" method="get" action="/portal/batches" role="search" aria-label="Filter batches">
 ${select('outcome', 'Outcome', view.outcome, HISTORY_BATCH_OUTCOMES)}
 ${select('kind', 'Kind', view.kind, KIND_NAMES)}
 <div><button type="submit">Show</button></div>
@@ -73,6 +73,6 @@ ${
 <tbody>${items.map((batch) => row(batch, whose))}</tbody>
 </table>`
 }
-${pager('/portal', { outcome: view.outcome, kind: view.kind, limit: view.limit }, view, 'batches')}`,
+${pager('/portal/batches', { outcome: view.outcome, kind: view.kind, limit: view.limit }, view, 'batches')}`,
   });
 }

@@ -34,7 +34,8 @@ export interface PageOptions {
 
 /** The portal's sections, in the order the navigation lists them. */
 const SECTIONS = [
-  ['batches', '/portal', 'Batches'],
+  ['overview', '/portal', 'Overview'],
+  ['batches', '/portal/batches', 'Batches'],
   ['events', '/portal/events', 'Events'],
   ['webhooks', '/portal/webhooks', 'Endpoints'],
   ['records', '/portal/records', 'Record lookup'],
