@@ -80,6 +80,7 @@ describe('the events page and test events', () => {
       types: ['webhook.test'],
       type: '',
       paged: false,
+      endpoints: [],
     }).text();
     expect(text).not.toContain('/portal/events/test_1/resend');
     expect(text).toContain('/portal/events/evt-2/resend');
