@@ -66,7 +66,7 @@ function page(): string {
     '- `warehouse-ingest events emit` checks the data it is given against this catalog before it',
     '  publishes anything (an unknown type or invalid data: exit 2, naming each field).',
     '- The operator event types (`endpoint.disabled`, `message.attempt.exhausted`) go to the',
-    "  operator webhook (`events.operatorWebhook`, [events.md](events.md#operator-webhook)), never to",
+    '  operator webhook (`events.operatorWebhook`, [events.md](events.md#operator-webhook)), never to',
     "  a business's endpoint, for the business `warehouse-ingest:operator`; `events emit` refuses them.",
     '',
     '| Type | Sent when |',
