@@ -60,8 +60,6 @@ export interface Metrics extends DropMetrics, ConnectionMetrics {
   timed(publisher: Publisher): Publisher;
   /** `warehouse_ingest_broker_connected` follows this publisher (RabbitMQ only: the others have no connection). */
   watchBroker(publisher: Publisher): void;
-  /** Accepted HTTP records whose lineage could not be written to the journal. */
-  lineageLost(records: number): void;
   /** Every answer of the partner-facing app (refusals too: 401, 413, 415, 429 …). */
   observeRequest(request: RequestObservation): void;
   /**
@@ -126,11 +124,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
     help: 'Time from publish() to the confirm of every message of the call, by outcome (confirmed, unconfirmed).',
     labelNames: ['publisher', 'outcome'],
     buckets: LATENCY_BUCKETS,
-  });
-  const lineageLost = new Counter({
-    name: 'warehouse_ingest_lineage_lost_records_total',
-    help: 'Accepted HTTP records whose lineage could not be written to the journal (the batch stays accepted).',
-    registers,
   });
   const { droppedLogLines } = options;
   if (droppedLogLines)
@@ -246,9 +239,6 @@ export function createMetrics(options: MetricsOptions): Metrics {
           this.set(publisher.connected ? 1 : 0);
         },
       });
-    },
-    lineageLost(count) {
-      lineageLost.inc(count);
     },
     observeRequest({ route, method, status, businessId, seconds }) {
       const values = [route, METHODS.has(method) ? method : 'other', String(status)];

@@ -56,7 +56,7 @@ export const historySchema = z
       }),
     maxPendingRows: z.int().min(1000).max(10_000_000).meta({
       description:
-        'Rows the writer holds in memory while the history cannot be reached (or falls behind); past it the oldest are dropped and counted (`warehouse_ingest_history_dropped_rows_total`). Ingest and delivery never wait on the history.',
+        'Rows the writer holds in memory while it writes (or falls behind). While the store cannot write, rows go to a spool on disk under the history folder instead, up to ten times this many, and are written first once it can; past that bound the newest are dropped and counted (`warehouse_ingest_history_dropped_rows_total`). Ingest and delivery never wait on the history.',
     }),
     flushMs: z.int().min(1).max(60_000).meta({
       description:

@@ -226,7 +226,7 @@ function failurePage(error: unknown, log: Logger, viewer: Viewer | undefined): R
       'This address asks for something the portal cannot show',
       error.message,
       viewer,
-      html`<ul>${(error.errors ?? []).map((e) => html`<li>${'path' in e ? `${e.path}: ${e.message}` : ''}</li>`)}</ul><p><a href="/portal">Back to your batches</a></p>`,
+      html`<ul>${(error.errors ?? []).map((e) => html`<li>${'path' in e ? `${e.path}: ${e.message}` : ''}</li>`)}</ul><p><a href="/portal">Back to the overview</a></p>`,
     );
   const status = isIngestError(error) ? error.status : 500;
   if (status >= 500) log.error({ err: error }, 'portal: page failed');

@@ -192,7 +192,6 @@ describe('ops/ files against a running service', () => {
     expect(counters.map((c) => c.name)).toEqual(
       expect.arrayContaining([
         'warehouse_ingest_receipt_write_failures_total',
-        'warehouse_ingest_lineage_lost_records_total',
         'warehouse_ingest_event_dead_letters_total',
         'warehouse_ingest_http_connections_dropped_total',
       ]),
