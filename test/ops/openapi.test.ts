@@ -1,6 +1,6 @@
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVENT_TYPES } from '../../src/events/catalog/index.js';
+import { CATALOG_TYPES } from '../../src/events/catalog/index.js';
 import { exampleBody } from '../../src/events/catalog/json-schema.js';
 import { KIND_NAMES } from '../../src/records/index.js';
 import { openApiDocument } from '../../src/http/openapi.js';
@@ -135,7 +135,7 @@ describe('GET /openapi.json', () => {
     },
   );
 
-  it('has one webhook per event type of the catalog, with the Standard Webhooks headers, its body schema and example', () => {
+  it('has one webhook per event type of the catalog (the operator webhook types too), with the Standard Webhooks headers, its body schema and example', () => {
     const { webhooks, components } = JSON.parse(text) as {
       webhooks: Record<
         string,
@@ -160,8 +160,8 @@ describe('GET /openapi.json', () => {
         schemas: Record<string, { properties: Record<string, { const?: string }> }>;
       };
     };
-    expect(Object.keys(webhooks)).toEqual(Object.keys(EVENT_TYPES));
-    for (const [type, entry] of Object.entries(EVENT_TYPES)) {
+    expect(Object.keys(webhooks)).toEqual(Object.keys(CATALOG_TYPES));
+    for (const [type, entry] of Object.entries(CATALOG_TYPES)) {
       const { post } = webhooks[type]!;
       expect(post.security, type).toEqual([]);
       expect(
