@@ -16,8 +16,9 @@ import { findJsonSplit, type JsonSplit } from './json-split.js';
 import { convertLegacyJson, legacyCsvCandidates } from './legacy.js';
 import { findCsvSplit, type CsvSplit } from './csv-split.js';
 import { OrderRanges } from './order-ranges.js';
+import { mappedCandidates, type MappedFormat } from './mapped.js';
 
-export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json';
+export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json' | MappedFormat['format'];
 
 /** The records part of a batch read from a local (spooled) file. */
 export type FileRecords =
@@ -74,43 +75,78 @@ export interface FileDecodeOptions {
    * @default never
    */
   readonly halvesFromBytes?: number;
+  /** `csv` and `json`: the pipeline's compiled mapping and layout. */
+  readonly mapped?: MappedFormat;
 }
 
 /**
- * Decodes a dropped file, already on local disk. v1 CSV and v2 JSON are streamed (read once, each
- * valid record spooled for the publish pass) so a 1 GB file stays in bounded memory; a v1 JSON
- * file is parsed whole, up to `maxJsonBytes`, because its errors are traced back through the
- * legacy document as sent.
+ * Decodes a dropped file, already on local disk, with its format's decoder (`DECODERS`). v1 CSV,
+ * v2 JSON and mapped CSV are streamed (read once, each valid record spooled for the publish
+ * pass) so a 1 GB file stays in bounded memory; a v1 JSON file is parsed whole, up to
+ * `maxJsonBytes`, because its errors are traced back through the legacy document as sent (a
+ * mapped JSON file too: its records are found by a JSONata path into the whole document).
  */
-export async function decodeFile(path: string, options: FileDecodeOptions): Promise<FileRecords> {
-  const { kind, format, businessId, context } = options;
-  const converter = LEGACY[kind.name];
-  if (format !== 'v2-json' && !converter)
-    throw new MalformedBody({ detail: `There is no v1 shape for ${kind.name}.` });
-  if (format === 'v1-csv') {
+export function decodeFile(path: string, options: FileDecodeOptions): Promise<FileRecords> {
+  return DECODERS[options.format](path, options);
+}
+
+type Decoder = (path: string, options: FileDecodeOptions) => Promise<FileRecords>;
+
+/** Every file format and its decoder: adding a format is one more row. */
+const DECODERS: Readonly<Record<FileFormat, Decoder>> = {
+  'v1-csv': async (path, options) => {
+    const { businessId, context } = options;
+    const converter = legacyConverter(options);
     const open = legacyCsvCandidates(() => createReadStream(path, { highWaterMark: 64 * 1024 }), {
-      converter: converter!,
+      converter,
       businessId,
       context,
     });
-    const halves = await csvHalves(path, options, converter!);
+    const halves = await csvHalves(path, options, converter);
     return { mode: 'stream', open, ...(halves && { halves }) };
-  }
-
-  if (format === 'v2-json') {
+  },
+  'v1-json': async (path, options) => {
+    const { businessId, context } = options;
+    const converter = legacyConverter(options);
+    const { size } = await stat(path);
+    if (size > options.maxJsonBytes) {
+      throw new PayloadTooLarge({
+        detail: `The v1 JSON file has ${size} bytes; v1 JSON files are limited to ${options.maxJsonBytes} bytes (v1 CSV and v2 JSON files are not).`,
+      });
+    }
+    const bytes = await readFile(path);
+    return convertLegacyJson(parseJson(bytes), { converter, businessId, context });
+  },
+  'v2-json': async (path, options) => {
     const read = () => createReadStream(path, { highWaterMark: READ_CHUNK });
     const halves = await jsonHalves(path, options);
     return { mode: 'stream', open: () => jsonArrayCandidates(read), ...(halves && { halves }) };
-  }
+  },
+  csv: mappedFile,
+  json: mappedFile,
+};
 
-  const { size } = await stat(path);
-  if (size > options.maxJsonBytes) {
-    throw new PayloadTooLarge({
-      detail: `The v1 JSON file has ${size} bytes; v1 JSON files are limited to ${options.maxJsonBytes} bytes (v1 CSV and v2 JSON files are not).`,
-    });
-  }
-  const bytes = await readFile(path);
-  return convertLegacyJson(parseJson(bytes), { converter: converter!, businessId, context });
+function legacyConverter({ kind }: FileDecodeOptions): LegacyConverter {
+  const converter = LEGACY[kind.name];
+  if (!converter) throw new MalformedBody({ detail: `There is no v1 shape for ${kind.name}.` });
+  return converter;
+}
+
+/** A partner's own CSV or JSON layout through its pipeline's mapping (`mapped.ts`). */
+async function mappedFile(path: string, options: FileDecodeOptions): Promise<FileRecords> {
+  const { mapped, kind, businessId, context } = options;
+  if (!mapped) throw new Error(`format ${options.format} needs its compiled mapping`);
+  const open = mappedCandidates(path, {
+    mapped,
+    maxJsonBytes: options.maxJsonBytes,
+    settings: {
+      kind: kind.name,
+      businessIdPath: kind.businessIdPath,
+      businessId,
+      defaults: context.defaults,
+    },
+  });
+  return { mode: 'stream', open };
 }
 
 /** Orders remembered for the contiguity check, per half (see `DecodeCsvOptions.maxTrackedOrders`). */

@@ -11,6 +11,7 @@ import { lost, lostToAnother, type FileTry, type TryContext } from './context.js
 import { openIdFile, type IdFile } from '../receipts.js';
 import { interrupted, progressed, published, validated } from '../state/machine.js';
 import { idsName } from '../state/persist.js';
+import { mappedFormatOf } from '../definition-mapped.js';
 
 /**
  * How publishing a file ended: `published` (every record confirmed, ids and state written),
@@ -46,6 +47,7 @@ export async function decodeDroppedFile(ctx: TryContext, tr: FileTry, halvesFrom
     context,
     maxJsonBytes: ctx.maxJsonBytes,
     halvesFromBytes,
+    mapped: mappedFormatOf(pipeline),
   });
   return { records, context };
 }
