@@ -134,6 +134,8 @@ async function main(argv: string[]): Promise<number | void> {
       return statusCommand(rest, io);
     case 'lineage':
       return lineageCommand(rest, io);
+    case 'mapping':
+      return (await import('./cli/mapping.js')).mappingCommand(rest, io);
     case 'healthcheck':
       return (await import('./cli/healthcheck.js')).healthcheckCommand(rest, io);
     case 'events':
