@@ -29,11 +29,14 @@ export interface InputItem {
 export async function* csvItems(
   chunks: AsyncIterable<Uint8Array>,
   options: MappedCsvOptions,
+  /** The header row, then the file from this line on (the second half of a split file). */
+  lineAfterHeader?: number,
 ): AsyncGenerator<InputItem> {
   const { delimiter, quote, skipLines } = options;
   let names = options.header === true ? undefined : options.header;
   const rows = readCsvRows(decoded(chunks, options.encoding), {
     dialect: { delimiter, quote, escape: options.escape },
+    ...(lineAfterHeader !== undefined && { lineAfterHeader }),
   });
   for await (const { cells, lines } of rows) {
     for (let i = 0; i < cells.length; i++) {

@@ -47,7 +47,7 @@ interface MappedCommon {
 /** One group's rows at most: a group is one record, and this bounds what one can make the worker hold. */
 export const MAX_GROUP_ITEMS = 10_000;
 /** Groups remembered for the contiguity check (~30 bytes each, off the heap). */
-const TRACKED_GROUPS = 1_000_000;
+export const TRACKED_GROUPS = 1_000_000;
 
 export interface MappedDecodeOptions {
   readonly mapped: MappedFormat;
@@ -62,24 +62,47 @@ export function mappedCandidates(
   options: MappedDecodeOptions,
 ): () => AsyncIterable<Candidate> {
   const { mapped } = options;
-  const settings: RecordSettings = {
-    ...options.settings,
+  const read = () => createReadStream(path, { highWaterMark: 64 * 1024 });
+  if (mapped.format === 'csv') return mappedCsvCandidates(read, { ...options, mapped });
+  const settings = recordSettings(mapped, options.settings);
+  return () => candidates(jsonItems(path, mapped.records, options.maxJsonBytes), mapped, settings);
+}
+
+/**
+ * The candidates of a mapped CSV read from `read()`: the whole file, or (`lineAfterHeader`) the
+ * header row and then a later part of it; `groups` is told every group's lines.
+ */
+export function mappedCsvCandidates(
+  read: () => AsyncIterable<Uint8Array>,
+  options: Omit<MappedDecodeOptions, 'mapped' | 'maxJsonBytes'> & {
+    readonly mapped: MappedFormat & { readonly format: 'csv' };
+    readonly groups?: OrderRanges;
+    readonly lineAfterHeader?: number;
+  },
+): () => AsyncIterable<Candidate> {
+  const { mapped, lineAfterHeader, groups } = options;
+  const settings = recordSettings(mapped, options.settings);
+  return () => candidates(csvItems(read(), mapped.csv, lineAfterHeader), mapped, settings, groups);
+}
+
+function recordSettings(
+  mapped: MappedFormat,
+  settings: MappedDecodeOptions['settings'],
+): RecordSettings {
+  const records = mapped.format === 'json' ? mapped.records.text : '';
+  return {
+    ...settings,
     mapping: mapped.mapping,
     ...(mapped.format === 'csv'
       ? { placeName: linesName, fieldWord: 'column' }
       : {
           placeName: (first: number, last: number) =>
             first === last
-              ? jsonPlace(mapped.records.text, first)
-              : `${jsonPlace(mapped.records.text, first)} to ${jsonPlace(mapped.records.text, last)}`,
+              ? jsonPlace(records, first)
+              : `${jsonPlace(records, first)} to ${jsonPlace(records, last)}`,
           fieldWord: 'field',
         }),
   };
-  const items = (): AsyncIterable<InputItem> =>
-    mapped.format === 'csv'
-      ? csvItems(createReadStream(path, { highWaterMark: 64 * 1024 }), mapped.csv)
-      : jsonItems(path, mapped.records, options.maxJsonBytes);
-  return () => candidates(items(), mapped, settings);
 }
 
 const linesName = (first: number, last: number) =>
@@ -89,6 +112,7 @@ async function* candidates(
   items: AsyncIterable<InputItem>,
   mapped: MappedFormat,
   settings: RecordSettings,
+  groups?: OrderRanges,
 ): AsyncGenerator<Candidate> {
   const { groupBy } = mapped;
   let any = false;
@@ -101,7 +125,7 @@ async function* candidates(
       );
     }
   } else {
-    const seen = new OrderRanges(TRACKED_GROUPS);
+    const seen = groups ?? new OrderRanges(TRACKED_GROUPS);
     let key: string | undefined;
     let values: Record<string, unknown>[] = [];
     let places: number[] = [];

@@ -38,6 +38,8 @@ export class MappingFailed extends Error {
 }
 
 export interface CompiledMapping {
+  /** What it was compiled from: another thread compiles it again from this (`file.ts`'s halves). */
+  readonly source: { readonly expression: string; readonly limits: MappingLimits };
   /** The mapping's output for one input; throws `MappingFailed`. */
   evaluate(input: unknown): Promise<unknown>;
   /**
@@ -66,6 +68,7 @@ export function compileMapping(expression: string, limits: MappingLimits): Compi
     });
   const fields = fieldTable(compiled.ast());
   return {
+    source: { expression, limits: { timeoutMs: limits.timeoutMs, maxDepth: limits.maxDepth } },
     async evaluate(input) {
       try {
         return await compiled.evaluate(input);

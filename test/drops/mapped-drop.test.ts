@@ -1,10 +1,10 @@
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLocalDrop } from '../../src/stores/local/index.js';
 import { salesOrderSchema } from '../../src/records/index.js';
-import { type DropHarness, startDropHarness } from '../support/drop-harness.js';
+import { type DropHarness, demoOrdersCsv, startDropHarness } from '../support/drop-harness.js';
 import { tempFolder } from '../support/temp.js';
 
 /**
@@ -16,9 +16,11 @@ import { tempFolder } from '../support/temp.js';
 const FIXTURES = path.resolve('fixtures/mapped');
 const temp = tempFolder('mapped-drop-');
 let harness: DropHarness | undefined;
+const harnesses: DropHarness[] = [];
 afterEach(async () => {
   await harness?.close();
   harness = undefined;
+  await Promise.all(harnesses.splice(0).map((h) => h.close()));
 });
 
 /** The fixture pipeline's format keys, its mapping file made absolute (the harness has no pipeline file). */
@@ -153,5 +155,76 @@ describe('a broken file of a worked mapping', () => {
         ),
       },
     });
+  });
+});
+
+/** The v1 sales-order CSV read as a partner's own layout (the bench's mapping, bench/csv.mjs). */
+const V1_LAYOUT_MAPPING = `(
+  $o := $[0];
+  {
+    "identifiers": { "shipmentId": $o.OrdNumber },
+    "order": { "customerRef": $o.OrdNumber },
+    "dates": { "dueOut": $o.DueOutDate & "T00:00:00Z", "shipment": $o.DueOutDate & "T00:00:00Z" },
+    "financial": { "lineValue": $sum($.($number(oOrderLines_Qty) * $number(oOrderLines_SalesUnitPrice))) },
+    "shipmentLines": [$.{
+      "line": oOrderLines_LineNumber,
+      "skuId": oOrderLines_ProductID,
+      "product": { "unitOfMeasure": oOrderLines_UoM },
+      "quantities": { "ordered": $number(oOrderLines_Qty), "required": $number(oOrderLines_Qty) },
+      "financial": { "price": $number(oOrderLines_SalesUnitPrice) }
+    }]
+  }
+)`;
+
+describe('a large mapped CSV validated in two halves', () => {
+  async function dropMapped(content: string, halvesFromBytes: number) {
+    const dir = mkdtempSync(path.join(temp.dir, 'halves-'));
+    writeFileSync(path.join(dir, 'orders.csv'), content);
+    const h = await startDropHarness(
+      createLocalDrop({ path: dir }),
+      `mapped-halves-${path
+        .basename(dir)
+        .slice(-6)
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, 'x')}`,
+      { format: 'csv', mapping: { groupBy: 'OrdNumber', jsonata: V1_LAYOUT_MAPPING } },
+      { halvesFromBytes, logLevel: 'debug' },
+    );
+    harnesses.push(h);
+    const summary = await h.runner.runOnce();
+    const messages = (await h.topology.messages()).map((m) => ({
+      id: m.properties.messageId,
+      body: m.content,
+    }));
+    const inHalves = h.warnings.some((line) => line.includes('"validatedInHalves":true'));
+    const folder = summary.accepted === 1 ? 'processed' : 'failed';
+    const receipt = JSON.parse(
+      readFileSync(path.join(dir, folder, 'orders.csv.receipt.json'), 'utf8'),
+    ) as { response: Record<string, unknown> };
+    return { summary, messages, inHalves, receipt };
+  }
+
+  it('publishes exactly what one pass publishes', async () => {
+    const content = demoOrdersCsv(`MH-${process.pid}`, 250);
+    const onePass = await dropMapped(content, Number.POSITIVE_INFINITY);
+    const halves = await dropMapped(content, 1);
+    expect(onePass.summary).toMatchObject({ accepted: 1 });
+    expect(halves.summary).toMatchObject({ accepted: 1 });
+    expect([onePass.inHalves, halves.inHalves]).toEqual([false, true]);
+    expect(halves.messages).toHaveLength(250);
+    expect(halves.messages).toEqual(onePass.messages);
+  });
+
+  it('refuses a bad row in the second half with the one-pass receipt', async () => {
+    const lines = demoOrdersCsv(`MB-${process.pid}`, 250).split('\n');
+    lines[400] = (lines[400] ?? '').replace(',1,EA,', ',one,EA,'); // order 199's second row, line 401
+    const onePass = await dropMapped(lines.join('\n'), Number.POSITIVE_INFINITY);
+    const halves = await dropMapped(lines.join('\n'), 1);
+    expect(halves.summary).toMatchObject({ rejected: 1 });
+    expect(halves.messages).toEqual([]);
+    expect(halves.receipt.response.errors).toEqual(onePass.receipt.response.errors);
+    expect(JSON.stringify(halves.receipt.response.errors)).toContain(
+      'lines 400-401: the mapping failed',
+    );
   });
 });
