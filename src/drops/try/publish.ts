@@ -132,7 +132,7 @@ export async function publishFile(
       source: { type: ctx.store.type, name: pipeline.name },
       log: tr.log.child({ correlationId }),
       maxRecords: ctx.maxRecords,
-      volatilePaths: pipeline.format === 'v2-json' ? [] : LEGACY[kind.name]?.receiptTimePaths,
+      volatilePaths: pipeline.format.startsWith('v1-') ? LEGACY[kind.name]?.receiptTimePaths : [],
       ...(context.ignored && { ignoredFields: context.ignored }),
     });
     await ids.append(response.messageIds); // array batches return theirs; streamed ones went to the file
