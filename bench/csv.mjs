@@ -237,7 +237,7 @@ async function bareRun({ amqpUrl, lines, tag }) {
     }),
     'csv-bare',
   );
-  const timer = setTimeout(() => child.kill('SIGKILL'), settings.timeoutSeconds * 1000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutSeconds * 1000);
   const { code, signal } = await child.exited;
   clearTimeout(timer);
   const wallSeconds = (performance.now() - started) / 1000;
@@ -294,11 +294,14 @@ function writeConfig(file, dir, apiKeyHash) {
 }
 
 function writePipeline(file, name, dropDir, format = 'v1-csv') {
+  const mapped = format === 'csv';
+  if (mapped) writeFileSync(path.join(path.dirname(file), 'v1-orders.jsonata'), V1_ORDERS_MAPPING);
   const yaml = [
     `name: ${name}`,
     `businessId: ${BUSINESS_ID}`,
     'kind: sales-orders',
     `format: ${format}`,
+    ...(mapped ? ['mapping:', '  groupBy: OrdNumber', '  file: v1-orders.jsonata'] : []),
     'source:',
     '  type: local',
     `  path: ${JSON.stringify(dropDir)}`,
@@ -311,6 +314,29 @@ function writePipeline(file, name, dropDir, format = 'v1-csv') {
   ].join('\n');
   writeFileSync(file, yaml);
 }
+
+/**
+ * The mapped-CSV bench's mapping (`format: csv`, docs/formats.md): the v1 sales-order CSV read as
+ * a partner's own layout, one group of rows per OrdNumber, made into the records the v1 converter
+ * makes of it — the same file content through the JSONata path.
+ */
+const V1_ORDERS_MAPPING = `(
+  $o := $[0];
+  {
+    "identifiers": { "shipmentId": $o.OrdNumber },
+    "order": { "customerRef": $o.OrdNumber },
+    "dates": { "dueOut": $o.DueOutDate & "T00:00:00Z", "shipment": $o.DueOutDate & "T00:00:00Z" },
+    "financial": { "lineValue": $sum($.($number(oOrderLines_Qty) * $number(oOrderLines_SalesUnitPrice))) },
+    "shipmentLines": [$.{
+      "line": oOrderLines_LineNumber,
+      "skuId": oOrderLines_ProductID,
+      "product": { "unitOfMeasure": oOrderLines_UoM },
+      "quantities": { "ordered": $number(oOrderLines_Qty), "required": $number(oOrderLines_Qty) },
+      "financial": { "price": $number(oOrderLines_SalesUnitPrice) }
+    }]
+  }
+)
+`;
 
 // ---- measuring -------------------------------------------------------------------------------
 
@@ -482,10 +508,20 @@ async function httpRun({ amqpUrl, config, lines, tag, nodeArgs }) {
  * Writes an N-line file into a fresh drop (as .part, then renamed) and runs `run --once` on it.
  * `json`: a v2-JSON file of `json` sales orders instead (`lines` is then the record count).
  */
-async function fileRun({ amqpUrl, config, lines, tag, nodeArgs, json = 0, again = false }) {
+async function fileRun({
+  amqpUrl,
+  config,
+  lines,
+  tag,
+  nodeArgs,
+  json = 0,
+  again = false,
+  mapped = false,
+  timeoutSeconds = settings.timeoutSeconds,
+}) {
   const orders = json || lines / settings.linesPerOrder;
   // A run again gets its own drop, pipeline and state: a new input, not a reprocessing.
-  const label = `${json ? `json-${json}` : `${lines}`}${again ? '-again' : ''}`;
+  const label = `${json ? `json-${json}` : `${mapped ? 'mapped-' : ''}${lines}`}${again ? '-again' : ''}`;
   const dropDir = path.join(temp, `drop-${label}`);
   mkdirSync(dropDir, { recursive: true });
   const name = json ? `orders-${json}.json` : `orders-${lines}.csv`;
@@ -502,7 +538,7 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs, json = 0, again 
     pipelineFile,
     `bench-${json ? 'json' : 'csv'}-${label}`,
     dropDir,
-    json ? 'v2-json' : 'v1-csv',
+    json ? 'v2-json' : mapped ? 'csv' : 'v1-csv',
   );
   const peakFile = path.join(temp, `peak-${label}.json`);
 
@@ -534,7 +570,7 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs, json = 0, again 
     child.stdout.off('data', onOutput);
   };
   child.stdout.on('data', onOutput);
-  const timer = setTimeout(() => child.kill('SIGKILL'), settings.timeoutSeconds * 1000);
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutSeconds * 1000);
   const { code, signal } = await child.exited;
   const wallSeconds = (performance.now() - started) / 1000;
   clearInterval(poll);
@@ -545,7 +581,7 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs, json = 0, again 
   const problems = [];
   if (code !== 0)
     problems.push(
-      `run --once exited with ${signal ?? `code ${code}`}${signal === 'SIGKILL' ? ` (timeout ${settings.timeoutSeconds} s?)` : ''}: ${child.stderrTail().trim().split('\n').slice(-3).join(' | ')}`,
+      `run --once exited with ${signal ?? `code ${code}`}${signal === 'SIGKILL' ? ` (timeout ${timeoutSeconds} s?)` : ''}: ${child.stderrTail().trim().split('\n').slice(-3).join(' | ')}`,
     );
   const parsed = child.output
     .split('\n')
@@ -627,6 +663,73 @@ async function fileRun({ amqpUrl, config, lines, tag, nodeArgs, json = 0, again 
     heapUsedAtExitMiB: mib(peak?.heapUsedKiB),
     problems,
   };
+}
+
+// ---- the mapped CSV (--only=mapped) -----------------------------------------------------------
+
+/**
+ * `npm run bench -- --only=mapped`: the same N-line v1 sales-order CSV dropped twice, as
+ * `format: v1-csv` and as `format: csv` through a JSONata mapping (V1_ORDERS_MAPPING, grouped
+ * by OrdNumber), alternated: records/s of each, the ratio, and the mapped drop's peak RSS.
+ * Targets: peak RSS ≤ 256 MiB, records/s ≥ 0.5× the v1-csv drop's. Knobs: BENCH_MAPPED_LINES
+ * (1000000), BENCH_MAPPED_ROUNDS (1), BENCH_MAPPED_TIMEOUT_SECONDS (900, per child run).
+ */
+export async function runMappedBench({ amqpUrl, resultsDir }) {
+  const lines = sizes('BENCH_MAPPED_LINES', '1000000')[0];
+  const rounds = Number(process.env.BENCH_MAPPED_ROUNDS ?? 1);
+  const timeoutSeconds = Number(process.env.BENCH_MAPPED_TIMEOUT_SECONDS ?? 900);
+  stopping = false;
+  broker = await openBroker(amqpUrl);
+  await broker.declare();
+  try {
+    temp = mkdtempSync(path.join(os.tmpdir(), 'ingest-bench-mapped-'));
+    const config = path.join(temp, 'bench.yaml');
+    writeConfig(config, temp, await hashKey(API_KEY));
+    const tag = `M${Date.now().toString(36)}`;
+    console.log(
+      `\nmapped CSV bench — node ${process.version}, ${os.cpus().length} CPUs (load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(
+          ' ',
+        )}), ${lines} lines (${lines / settings.linesPerOrder} orders), ${rounds} round(s)`,
+    );
+    const runs = { v1: [], mapped: [] };
+    for (let round = 0; round < rounds; round++) {
+      for (const mapped of [false, true]) {
+        const r = await fileRun({
+          amqpUrl,
+          config,
+          lines,
+          tag: `${tag}-${mapped ? 'C' : 'V'}${round}`,
+          nodeArgs: [],
+          mapped,
+          again: round > 0,
+          timeoutSeconds,
+        });
+        (mapped ? runs.mapped : runs.v1).push(r);
+        console.log(
+          `  ${mapped ? 'csv + mapping' : 'v1-csv       '} round ${round + 1}: wall ${r.wallSeconds} s (validation ${r.validateSeconds ?? '?'} s${r.validatedInHalves ? ' in two halves' : ''}), ${r.recordsPerSecond} records/s; CPU child ${r.childCpuSeconds ?? '?'} s (${r.childUsPerRecord ?? '-'} µs/record); peak RSS ${r.peakRssMiB} MiB; load ${os.loadavg()[0].toFixed(2)}`,
+        );
+        for (const p of r.problems) console.log(`    PROBLEM: ${p}`);
+      }
+    }
+    const mean = (list) => list.reduce((n, r) => n + r.recordsPerSecond, 0) / list.length;
+    const ratio = round(mean(runs.mapped) / mean(runs.v1), 2);
+    const peak = Math.max(...runs.mapped.map((r) => r.peakRssMiB ?? 0));
+    console.log(
+      `\n  mapped vs v1-csv records/s: ${Math.round(mean(runs.mapped))} vs ${Math.round(mean(runs.v1))} = ${ratio}× (target ≥ 0.5×: ${ratio >= 0.5 ? 'met' : 'MISSED'}); mapped peak RSS ${peak} MiB (target ≤ 256: ${peak <= 256 ? 'met' : 'MISSED'})`,
+    );
+    const problems = [...runs.v1, ...runs.mapped].reduce((n, r) => n + r.problems.length, 0);
+    if (problems) process.exitCode = 1;
+    mkdirSync(resultsDir, { recursive: true });
+    writeFileSync(
+      path.join(resultsDir, 'mapped-latest.json'),
+      `${JSON.stringify({ date: new Date().toISOString(), node: process.version, loadAverage: os.loadavg(), lines, ratio, peakRssMiB: peak, runs }, null, 2)}\n`,
+    );
+  } finally {
+    await cleanupCsv();
+  }
 }
 
 // ---- the CSV part ----------------------------------------------------------------------------

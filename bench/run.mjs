@@ -1,4 +1,4 @@
-// npm run bench [-- --only=json|closed-loop|paced|sandbox|shards|format|cluster|csv|drops|events|pages] [--profile[=latency]]
+// npm run bench [-- --only=json|closed-loop|paced|sandbox|shards|format|cluster|csv|drops|mapped|events|pages] [--profile[=latency]]
 // --only=json: only this file's parts (service vs baseline, v2 JSON batches: throughput, sequential
 // latency, paced open loop, sandbox); --only=closed-loop (throughput and sequential latency),
 // --only=paced, --only=sandbox: one of those alone;
@@ -7,7 +7,8 @@
 // quorum queues and shards next to this broker's classic and quorum queue (bench/cluster.mjs,
 // about 3 minutes); --only=csv: the v1 CSV
 // part (bench/csv.mjs: HTTP CSV and file drops at volume, the bare loop, the v2-JSON drop);
-// --only=drops: the file drops, bare loop and JSON drop alone; --only=events: webhook deliveries
+// --only=drops: the file drops, bare loop and JSON drop alone; --only=mapped: a 1M-line CSV
+// through a JSONata mapping vs the v1-csv drop on the same content; --only=events: webhook deliveries
 // (bench/events.mjs); --only=pages: the partner API's history reads at 100k batches
 // (bench/history-pages.mjs); no flag: all of them, JSON first.
 // The service (dist/cli.js serve) and a bare baseline (bench/baseline-server.mjs), measured in turn
@@ -35,7 +36,7 @@ import { runShardsBench } from './shards.mjs';
 import { runFormatBench } from './format.mjs';
 import { printTargets } from './targets.mjs';
 import { BUSINESS_ID, PATH, basicAuth, batches } from './payloads.mjs';
-import { cleanupCsv, runCsvBench } from './csv.mjs';
+import { cleanupCsv, runCsvBench, runMappedBench } from './csv.mjs';
 import {
   ROOT,
   RUNTIME_FLAGS,
@@ -87,6 +88,7 @@ const PARTS = [
   'cluster',
   'csv',
   'drops',
+  'mapped',
   'events',
   'pages',
 ];
@@ -669,6 +671,9 @@ async function selected() {
       resultsDir: RESULTS,
       dropsOnly: ONLY === 'drops',
     });
+  // A partner's own CSV through a JSONata mapping vs the v1-csv drop on the same file (bench/csv.mjs).
+  if ((ONLY === undefined && !PROFILE) || ONLY === 'mapped')
+    await runMappedBench({ amqpUrl: AMQP_URL, resultsDir: RESULTS });
   // Webhook deliveries (bench/events.mjs): service consumer vs amqplib → undici baseline.
   if ((ONLY === undefined && !PROFILE) || ONLY === 'events')
     await (await import('./events.mjs')).runEventsBench({ amqpUrl: AMQP_URL });

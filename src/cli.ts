@@ -134,6 +134,9 @@ async function main(argv: string[]): Promise<number | void> {
       return statusCommand(rest, io);
     case 'lineage':
       return lineageCommand(rest, io);
+    case 'mapping':
+      return (await import('./cli/mapping.js')).mappingCommand(rest, io);
+
     case 'migrate':
       return (await import('./cli/migrate.js')).migrateCommand(rest, io);
     case 'healthcheck':

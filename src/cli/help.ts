@@ -8,6 +8,7 @@ Commands:
   run          Run one partner drop (pipeline file), optionally once
   validate     Check a file offline exactly as the API and the drops would, without publishing
   lint         Check the configuration and every pipeline file as start-up does, starting nothing
+  mapping      "mapping try": the records a pipeline's mapping makes of a sample file, or its errors
   status       Inputs of each drop per state, and the last failures with their reasons
   lineage      Find which request or file carried a record number, its message id and receipt
   reprocess    Try again a pipeline's failed inputs (after master data was fixed)
@@ -77,6 +78,16 @@ the API and a drop's receipt would give (v1: the legacy path, or the CSV line an
   --json       Print the problem details (or the record count) as JSON instead of lines.
 
 Exit status: 0 valid, 1 invalid, 2 usage error or the file or configuration cannot be read.
+`,
+  mapping: `Usage: warehouse-ingest mapping try <pipeline> <sample file> [--json]
+
+Runs a pipeline's mapping (format csv or json, docs/formats.md) on a sample file exactly as its
+drop would — the business's onboarding profile, validation, errors by line and column — without
+publishing anything, and prints the records it makes (one JSON line each) or the errors.
+  <pipeline>   A pipeline file (.yaml), or the name of one in pipelinesDirectory.
+  --json       Print {records, errors} (or the problem of a file refused whole) as JSON.
+
+Exit status: 0 valid, 1 invalid, 2 usage error or the pipeline, configuration or file cannot be read.
 `,
   lint: `Usage: warehouse-ingest lint
 

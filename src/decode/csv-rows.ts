@@ -44,6 +44,12 @@ export async function* readCsvRows(
      * the file from further on (the second half of a split file, `csv-split.ts`). @default the line after the header's
      */
     readonly lineAfterHeader?: number;
+    /** The file's own delimiter, quote and escape (a mapped CSV's `csv` keys). @default `,` `"` `"` */
+    readonly dialect?: {
+      readonly delimiter: string;
+      readonly quote: string;
+      readonly escape: string;
+    };
   } = {},
 ): AsyncGenerator<RowBatch> {
   const batch: RowBatch = { cells: [], lines: [] };
@@ -60,6 +66,7 @@ export async function* readCsvRows(
     // Ragged rows are reported by csv.ts with the header's width; csv-parse would only say "invalid record length".
     relax_column_count: true,
     max_record_size: MAX_ROW_CHARS,
+    ...options.dialect,
     on_record: (cells: string[], info) => {
       const start = nextLine;
       nextLine += info.lines - parsedLines === 1 ? 1 : 1 + countLineBreaks(cells);

@@ -2,9 +2,8 @@ import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { MalformedBody, PayloadTooLarge } from '../errors.js';
 import type { Candidate } from './candidate.js';
-import type { KindName, RecordKind } from '../records/kind.js';
+import type { RecordKind } from '../records/kind.js';
 import {
-  IgnoredFields,
   LEGACY,
   type ConversionContext,
   type LegacyConverter,
@@ -12,54 +11,36 @@ import {
 } from '../records/legacy/index.js';
 import { parseJson } from './json.js';
 import { jsonArrayCandidates } from './json-array.js';
-import { findJsonSplit, type JsonSplit } from './json-split.js';
+import { findJsonSplit } from './json-split.js';
 import { convertLegacyJson, legacyCsvCandidates } from './legacy.js';
-import { findCsvSplit, type CsvSplit } from './csv-split.js';
+import { findCsvSplit } from './csv-split.js';
 import { OrderRanges } from './order-ranges.js';
+import { mappedCandidates, type MappedFormat } from './mapped.js';
+import {
+  READ_CHUNK,
+  type CsvHalf,
+  type FileHalves,
+  type HalfOfFile,
+  type JsonHalf,
+  type MappedCsvHalf,
+} from './file-halves.js';
 
-export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json';
+export {
+  readHalf,
+  type CsvHalf,
+  type FileHalves,
+  type HalfOfFile,
+  type HalfReader,
+  type JsonHalf,
+  type MappedCsvHalf,
+} from './file-halves.js';
+
+export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json' | MappedFormat['format'];
 
 /** The records part of a batch read from a local (spooled) file. */
 export type FileRecords =
   | { mode: 'array'; records: unknown[]; senderTerms?: SenderTerms }
   | { mode: 'stream'; open: () => AsyncIterable<Candidate>; halves?: FileHalves };
-
-/**
- * The same records as `open()`, in two halves that other threads can read at once
- * (`ingest/halves.ts`), cut where no record spans the two (`csv-split.ts`, `json-split.ts`).
- */
-export interface FileHalves {
-  readonly first: HalfOfFile;
-  readonly second: HalfOfFile;
-  /**
-   * After both halves were read, with their order tables (`HalfReader.orders`): whether no order
-   * has rows in both. Only then are the halves' records, each folded and checked apart, exactly
-   * those of one pass (an order in both halves is a contiguity error).
-   */
-  apart(firstOrders: Uint32Array, secondOrders: Uint32Array): boolean;
-}
-
-/** One half of a split file, and what reading it needs: plain data, for another thread (`readHalf`). */
-export type HalfOfFile = CsvHalf | JsonHalf;
-
-interface EitherHalf {
-  readonly path: string;
-  readonly part: 'first' | 'second';
-  readonly kind: KindName;
-  readonly businessId: string;
-}
-
-export interface CsvHalf extends EitherHalf {
-  readonly format: 'v1-csv';
-  readonly split: CsvSplit;
-  /** The conversion context's data: `ignore` stands for an `IgnoredFields` of its own. */
-  readonly context: Omit<ConversionContext, 'ignored'> & { readonly ignore: boolean };
-}
-
-export interface JsonHalf extends EitherHalf {
-  readonly format: 'v2-json';
-  readonly split: JsonSplit;
-}
 
 export interface FileDecodeOptions {
   readonly kind: RecordKind;
@@ -74,48 +55,121 @@ export interface FileDecodeOptions {
    * @default never
    */
   readonly halvesFromBytes?: number;
+  /** `csv` and `json`: the pipeline's compiled mapping and layout. */
+  readonly mapped?: MappedFormat;
 }
 
 /**
- * Decodes a dropped file, already on local disk. v1 CSV and v2 JSON are streamed (read once, each
- * valid record spooled for the publish pass) so a 1 GB file stays in bounded memory; a v1 JSON
- * file is parsed whole, up to `maxJsonBytes`, because its errors are traced back through the
- * legacy document as sent.
+ * Decodes a dropped file, already on local disk, with its format's decoder (`DECODERS`). v1 CSV,
+ * v2 JSON and mapped CSV are streamed (read once, each valid record spooled for the publish
+ * pass) so a 1 GB file stays in bounded memory; a v1 JSON file is parsed whole, up to
+ * `maxJsonBytes`, because its errors are traced back through the legacy document as sent (a
+ * mapped JSON file too: its records are found by a JSONata path into the whole document).
  */
-export async function decodeFile(path: string, options: FileDecodeOptions): Promise<FileRecords> {
-  const { kind, format, businessId, context } = options;
-  const converter = LEGACY[kind.name];
-  if (format !== 'v2-json' && !converter)
-    throw new MalformedBody({ detail: `There is no v1 shape for ${kind.name}.` });
-  if (format === 'v1-csv') {
+export function decodeFile(path: string, options: FileDecodeOptions): Promise<FileRecords> {
+  return DECODERS[options.format](path, options);
+}
+
+type Decoder = (path: string, options: FileDecodeOptions) => Promise<FileRecords>;
+
+/** Every file format and its decoder: adding a format is one more row. */
+const DECODERS: Readonly<Record<FileFormat, Decoder>> = {
+  'v1-csv': async (path, options) => {
+    const { businessId, context } = options;
+    const converter = legacyConverter(options);
     const open = legacyCsvCandidates(() => createReadStream(path, { highWaterMark: 64 * 1024 }), {
-      converter: converter!,
+      converter,
       businessId,
       context,
     });
-    const halves = await csvHalves(path, options, converter!);
+    const halves = await csvHalves(path, options, converter);
     return { mode: 'stream', open, ...(halves && { halves }) };
-  }
-
-  if (format === 'v2-json') {
+  },
+  'v1-json': async (path, options) => {
+    const { businessId, context } = options;
+    const converter = legacyConverter(options);
+    const { size } = await stat(path);
+    if (size > options.maxJsonBytes) {
+      throw new PayloadTooLarge({
+        detail: `The v1 JSON file has ${size} bytes; v1 JSON files are limited to ${options.maxJsonBytes} bytes (v1 CSV and v2 JSON files are not).`,
+      });
+    }
+    const bytes = await readFile(path);
+    return convertLegacyJson(parseJson(bytes), { converter, businessId, context });
+  },
+  'v2-json': async (path, options) => {
     const read = () => createReadStream(path, { highWaterMark: READ_CHUNK });
     const halves = await jsonHalves(path, options);
     return { mode: 'stream', open: () => jsonArrayCandidates(read), ...(halves && { halves }) };
-  }
+  },
+  csv: mappedFile,
+  json: mappedFile,
+};
 
-  const { size } = await stat(path);
-  if (size > options.maxJsonBytes) {
-    throw new PayloadTooLarge({
-      detail: `The v1 JSON file has ${size} bytes; v1 JSON files are limited to ${options.maxJsonBytes} bytes (v1 CSV and v2 JSON files are not).`,
-    });
-  }
-  const bytes = await readFile(path);
-  return convertLegacyJson(parseJson(bytes), { converter: converter!, businessId, context });
+function legacyConverter({ kind }: FileDecodeOptions): LegacyConverter {
+  const converter = LEGACY[kind.name];
+  if (!converter) throw new MalformedBody({ detail: `There is no v1 shape for ${kind.name}.` });
+  return converter;
 }
 
-/** Orders remembered for the contiguity check, per half (see `DecodeCsvOptions.maxTrackedOrders`). */
-const TRACKED_ORDERS = 1_000_000;
-const READ_CHUNK = 64 * 1024;
+/** A partner's own CSV or JSON layout through its pipeline's mapping (`mapped.ts`). */
+async function mappedFile(path: string, options: FileDecodeOptions): Promise<FileRecords> {
+  const { mapped, kind, businessId, context } = options;
+  if (!mapped) throw new Error(`format ${options.format} needs its compiled mapping`);
+  const open = mappedCandidates(path, {
+    mapped,
+    maxJsonBytes: options.maxJsonBytes,
+    settings: {
+      kind: kind.name,
+      businessIdPath: kind.businessIdPath,
+      businessId,
+      defaults: context.defaults,
+    },
+  });
+  const halves = mapped.format === 'csv' ? await mappedCsvHalves(path, options, mapped) : undefined;
+  return { mode: 'stream', open, ...(halves && { halves }) };
+}
+
+/**
+ * A large mapped CSV in two halves, like a v1 CSV: only in the layout `findCsvSplit` reads
+ * (UTF-8, commas, `"` quoting, a header row first), else in one pass.
+ */
+async function mappedCsvHalves(
+  path: string,
+  options: FileDecodeOptions,
+  mapped: MappedFormat & { readonly format: 'csv' },
+): Promise<FileHalves | undefined> {
+  const { csv } = mapped;
+  const plain =
+    csv.encoding === 'utf-8' &&
+    csv.delimiter === ',' &&
+    csv.quote === '"' &&
+    csv.escape === '"' &&
+    csv.skipLines === 0 &&
+    csv.header === true;
+  const size = plain ? await sizeToSplit(path, options.halvesFromBytes, 1) : undefined;
+  if (size === undefined) return undefined;
+  const split = await findCsvSplit(path, size, mapped.groupBy);
+  if (!split) return undefined;
+  const half = (part: HalfOfFile['part']): MappedCsvHalf => ({
+    format: 'csv',
+    path,
+    split,
+    part,
+    kind: options.kind.name,
+    businessId: options.businessId,
+    csv,
+    mapping: mapped.mapping.source,
+    groupBy: mapped.groupBy,
+    defaults: options.context.defaults,
+    businessIdPath: options.kind.businessIdPath,
+  });
+  return {
+    first: half('first'),
+    second: half('second'),
+    apart: (first, second) => !OrderRanges.reading(first).sharesKeyWith(second),
+  };
+}
 
 /**
  * A v2-JSON record takes about ten times the bytes of a v1 CSV one (every field is named in
@@ -181,71 +235,5 @@ async function csvHalves(
     first: half('first'),
     second: half('second'),
     apart: (first, second) => !OrderRanges.reading(first).sharesKeyWith(second),
-  };
-}
-
-/** What reads one half of a split file: its records, then its order table and the columns it ignored. */
-export interface HalfReader {
-  open(): AsyncIterable<Candidate>;
-  readonly orders: OrderRanges;
-  /** Columns beyond the layout, when the business's profile ignores them (listed in the answer). */
-  readonly ignored: IgnoredFields | undefined;
-}
-
-/** One half of a split file (`FileHalves`), read as `csvHalf` or `jsonHalf` says. */
-export function readHalf(half: HalfOfFile): HalfReader {
-  return half.format === 'v1-csv' ? csvHalf(half) : jsonHalf(half);
-}
-
-const chunks = (path: string, start: number, end?: number) =>
-  createReadStream(path, { start, ...(end !== undefined && { end }), highWaterMark: READ_CHUNK });
-
-/**
- * One half of a split v2-JSON file: the first is the array up to the cut, closed with `]`; the
- * second is `[`, then the elements after the cut (and the file's own closing `]`).
- */
-function jsonHalf(half: JsonHalf): HalfReader {
-  const { path, split } = half;
-  async function* bytes(): AsyncGenerator<Buffer> {
-    if (half.part === 'first') {
-      yield* chunks(path, 0, split.end - 1);
-      yield Buffer.from(']');
-      return;
-    }
-    yield Buffer.from('[');
-    yield* chunks(path, split.comma + 1);
-  }
-  return { open: () => jsonArrayCandidates(bytes), orders: new OrderRanges(0), ignored: undefined };
-}
-
-/**
- * One half of a split CSV file: the first is the file up to the cut; the second is the header
- * row, then the rows from the cut on, numbered from the cut's line.
- */
-function csvHalf(half: CsvHalf): HalfReader {
-  const { path, split, kind, businessId } = half;
-  const { ignore, ...data } = half.context;
-  const ignored = ignore ? new IgnoredFields() : undefined;
-  const context: ConversionContext = { ...data, ...(ignored && { ignored }) };
-  const orders = new OrderRanges(TRACKED_ORDERS);
-  const first = half.part === 'first';
-  async function* bytes(): AsyncGenerator<Uint8Array> {
-    if (first) {
-      yield* chunks(path, 0, split.at - 1);
-      return;
-    }
-    yield* chunks(path, 0, split.headerEnd - 1);
-    yield* chunks(path, split.at);
-  }
-  return {
-    open: legacyCsvCandidates(bytes, {
-      converter: LEGACY[kind]!,
-      businessId,
-      context,
-      orders,
-      ...(!first && { lineAfterHeader: split.line }),
-    }),
-    orders,
-    ignored,
   };
 }

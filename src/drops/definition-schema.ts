@@ -5,6 +5,7 @@ import { localSource } from '../stores/local/schema.js';
 import { s3Source } from '../stores/s3/schema.js';
 import { sftpSource } from '../stores/sftp/schema.js';
 import { REPROCESS_STATUSES } from './state/input-state.js';
+import { MAPPED_FORMATS, mappedKeyProblems, mappedKeys } from './definition-mapped.js';
 
 /**
  * The schema of a pipeline file (`pipelines/<partner>.yaml`): choices only — where the files
@@ -207,9 +208,11 @@ export const pipelineSchema = z
         'The business the partner acts for (a configured tenant): file drops have no Basic auth.',
     }),
     kind: z.enum(KIND_NAMES).meta({ description: 'The record kind the files hold.' }),
-    format: z.enum(['v1-csv', 'v1-json', 'v2-json']).meta({
-      description: 'How the files are written: legacy CSV, legacy JSON, or a v2 JSON array.',
+    format: z.enum(['v1-csv', 'v1-json', 'v2-json', ...MAPPED_FORMATS]).meta({
+      description:
+        "How the files are written: legacy CSV, legacy JSON, a v2 JSON array, or the partner's own CSV or JSON layout turned into records by `mapping` (docs/formats.md).",
     }),
+    ...mappedKeys,
     source: z
       .discriminatedUnion('type', [localSource, sftpSource, s3Source])
       .meta({ description: 'Where the files are: `type` is `local`, `sftp` or `s3`.' }),
@@ -219,7 +222,7 @@ export const pipelineSchema = z
       .optional()
       .meta({
         description:
-          'Glob on the names of the files in the drop (picomatch: `*`, `?`, `[0-9]`, `{a,b}`). Default: `*.csv` for v1-csv, else `*.json`.',
+          'Glob on the names of the files in the drop (picomatch: `*`, `?`, `[0-9]`, `{a,b}`). Default: `*.csv` for v1-csv and csv, else `*.json`.',
         examples: ['orders-*.csv'],
       }),
     readiness: readinessSchema,
@@ -290,6 +293,7 @@ export const pipelineSchema = z
         "How long a claim holds before another worker may take the file over (a crashed worker's claim). A worker renews the claims it works on four times per lease, so it must miss three renewals in a row to lose one; at least 10 s, so a busy event loop or a slow store never costs a live worker its file. A worker whose claim was taken over stops at its next chunk.",
     }),
   })
+  .superRefine(mappedKeyProblems)
   .meta({
     title: 'warehouse-ingest pipeline',
     description:

@@ -7,6 +7,7 @@ import { issueProblems } from '../config.js';
 import { checkNulBytes } from '../config/nul-bytes.js';
 import { PARSE_OPTIONS } from '../records/issues.js';
 import { pipelineSchema } from './definition-schema.js';
+import { mappedFormatProblems } from './definition-mapped.js';
 
 /**
  * Pipeline definitions: one YAML file per partner drop under `pipelines/`, read and validated at
@@ -115,7 +116,9 @@ function readPipelineFiles(
         field: 'events.path',
         message: `"${outbound}" is where inputs are settled: give outbound events their own folder`,
       });
-    if (problems.length === before) pipelines.push(Object.freeze({ ...parsed, file }));
+    const loaded = Object.freeze({ ...parsed, file });
+    problems.push(...mappedFormatProblems(loaded)); // compiled now: a syntax error stops the start
+    if (problems.length === before) pipelines.push(loaded);
   }
   return { pipelines, problems };
 }

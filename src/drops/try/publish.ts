@@ -10,6 +10,7 @@ import { lost, lostToAnother, type FileTry, type TryContext } from './context.js
 import { openIdFile, type IdFile } from '../receipts.js';
 import { interrupted, progressed, published, validated } from '../state/machine.js';
 import { idsName } from '../state/persist.js';
+import { mappedFormatOf } from '../definition-mapped.js';
 
 /**
  * How publishing a file ended: `published` (every record confirmed, ids and state written),
@@ -45,6 +46,7 @@ export async function decodeDroppedFile(ctx: TryContext, tr: FileTry, halvesFrom
     context,
     maxJsonBytes: ctx.maxJsonBytes,
     halvesFromBytes,
+    mapped: mappedFormatOf(pipeline),
   });
   return { records, context };
 }
@@ -125,7 +127,7 @@ export async function publishFile(
       source: { type: ctx.store.type, name: pipeline.name },
       log: tr.log.child({ correlationId }),
       maxRecords: ctx.maxRecords,
-      volatilePaths: pipeline.format === 'v2-json' ? [] : LEGACY[kind.name]?.receiptTimePaths,
+      volatilePaths: pipeline.format.startsWith('v1-') ? LEGACY[kind.name]?.receiptTimePaths : [],
       ...(context.ignored && { ignoredFields: context.ignored }),
     });
     await ids.end(); // every id went through onConfirmed

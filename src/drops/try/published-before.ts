@@ -39,7 +39,7 @@ export async function listPublishedBefore(
         log: tr.log,
         spoolFile: path.join(tr.work, 'listed.spool'),
         maxRecords: ctx.maxRecords,
-        volatilePaths: pipeline.format === 'v2-json' ? [] : LEGACY[kind.name]?.receiptTimePaths,
+        volatilePaths: pipeline.format.startsWith('v1-') ? LEGACY[kind.name]?.receiptTimePaths : [],
       },
       confirmed,
       (chunk) => ids.append(chunk),
