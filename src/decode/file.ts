@@ -16,8 +16,9 @@ import { findJsonSplit, type JsonSplit } from './json-split.js';
 import { convertLegacyJson, legacyCsvCandidates } from './legacy.js';
 import { findCsvSplit, type CsvSplit } from './csv-split.js';
 import { OrderRanges } from './order-ranges.js';
+import { decodeX12, type X12DecodeOptions } from './x12/index.js';
 
-export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json';
+export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json' | 'x12';
 
 /** The records part of a batch read from a local (spooled) file. */
 export type FileRecords =
@@ -74,6 +75,8 @@ export interface FileDecodeOptions {
    * @default never
    */
   readonly halvesFromBytes?: number;
+  /** X12 only: the interchange accepted before under the same sender and ISA13 (a duplicate). */
+  readonly earlierInterchange?: X12DecodeOptions['earlier'];
 }
 
 /**
@@ -84,6 +87,15 @@ export interface FileDecodeOptions {
  */
 export async function decodeFile(path: string, options: FileDecodeOptions): Promise<FileRecords> {
   const { kind, format, businessId, context } = options;
+  if (format === 'x12') {
+    return decodeX12(path, {
+      kind: kind.name,
+      businessId,
+      ...(context.defaults && { defaults: context.defaults }),
+      maxBytes: options.maxJsonBytes,
+      ...(options.earlierInterchange && { earlier: options.earlierInterchange }),
+    });
+  }
   const converter = LEGACY[kind.name];
   if (format !== 'v2-json' && !converter)
     throw new MalformedBody({ detail: `There is no v1 shape for ${kind.name}.` });
