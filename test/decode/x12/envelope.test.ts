@@ -135,3 +135,57 @@ describe('the 997 of a 005010 interchange', () => {
     expect(text).toContain('\nSE*4*0001~\nGE*1*42~\nIEA*1*000000042~\n');
   });
 });
+
+describe('a 943 read as a purchase order', () => {
+  it('maps W06, N1*SF, G62*17 and each W04 into a valid v2 purchase order with the profile', async () => {
+    const { decodeX12 } = await import('../../../src/decode/x12/index.js');
+    const { validateRecord } = await import('../../../src/records/validate.js');
+    const { KINDS } = await import('../../../src/records/index.js');
+    const decoded = await decodeX12(
+      new URL('../../../fixtures/x12/943-004010.x12', import.meta.url).pathname,
+      {
+        kind: 'purchase-orders',
+        businessId: 'DEMO',
+        maxBytes: 1_000_000,
+        defaults: {
+          'order.class': 'STANDARD',
+          'location.site': 'UK01',
+          'location.warehouse': 'WH-MAN',
+          'location.ownerId': 'DEMO',
+          'location.receiptLane': 'DOCK-3',
+        },
+      },
+    );
+    const records = [];
+    for await (const candidate of decoded.open()) records.push(candidate.record);
+    expect(records).toHaveLength(1);
+    const result = validateRecord(KINDS['purchase-orders'], records[0], 'DEMO');
+    expect(result.ok).toBe(true);
+    expect(records[0]).toMatchObject({
+      identifiers: { id: 'TR-2026-0311', businessId: 'DEMO', purchaseOrder: 'P0311' },
+      supplier: { id: 'SUP-TEAWORKS', name: 'Teaworks Ltd', reference: 'SHP-88121' },
+      dates: { dueIn: '2026-09-03T06:00:00Z' },
+      lines: [
+        {
+          identifiers: { purchaseOrderId: 'TR-2026-0311' },
+          product: { skuId: 'SKU-TEA-100', unitOfMeasure: 'CS' },
+          quantities: { advised: 120, ordered: 120 },
+        },
+        { product: { skuId: 'SKU-MUG-200', unitOfMeasure: 'EA' }, quantities: { advised: 480 } },
+      ],
+    });
+  });
+
+  it('refuses a 940 in a purchase-orders pipeline, naming the set', async () => {
+    const { decodeX12 } = await import('../../../src/decode/x12/index.js');
+    await expect(
+      decodeX12(new URL('../../../fixtures/x12/940-004010-tilde.x12', import.meta.url).pathname, {
+        kind: 'purchase-orders',
+        businessId: 'DEMO',
+        maxBytes: 1_000_000,
+      }),
+    ).rejects.toThrow(
+      'Transaction set 0001: ST01 is 940, not supported here; this pipeline reads 943 (purchase-orders).',
+    );
+  });
+});
