@@ -112,7 +112,7 @@ export function acknowledgmentSets(input: AckInput): OutgoingSet[] {
 /** The segment ids of the published layouts of the sets read here, for `E` (AK3 code 2). */
 export const KNOWN_SEGMENTS: Readonly<Record<string, ReadonlySet<string>>> = {
   '940': new Set(
-    'W05 N1 N2 N3 N4 PER G61 N9 G62 NTE W66 LM LQ LX W01 G69 QTY MAN FA1 FA2 W20 AT8 W76 FOB W09 W19 CR1 CR2 CR4 CR5 SHH W6'.split(
+    'W05 N1 N2 N3 N4 PER G61 N9 G62 NTE W66 LM LQ LX W01 G69 QTY MAN FA1 FA2 W20 AT8 W76 FOB W09 W19 CR1 CR2 CR4 CR5 SHH'.split(
       ' ',
     ),
   ),

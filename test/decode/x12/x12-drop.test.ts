@@ -180,10 +180,22 @@ describe('format: x12 in a local drop', () => {
   });
 
   it('refuses a 940 with a bad quantity whole: a receipt in partner terms and a 997 AK5*R with AK3/AK4 at the segment and element', async () => {
-    const { run, receipt, read } = setUp({ 'bad.x12': 'invalid/940-quantity.x12' });
+    const { run, receipt, read, drop } = setUp({ 'bad.x12': 'invalid/940-quantity.x12' });
+    // And a file that is no interchange at all: refused, and no 997 (no ISA says whom to answer).
+    writeFileSync(path.join(drop, 'junk.x12'), Buffer.from([0x00, 0xff, 0x49, 0x53, 0x41, 0x2a]));
     const { code, stdout } = await run();
     expect(code).toBe(0);
-    expect(JSON.parse(stdout.trim())).toMatchObject({ accepted: 0, rejected: 1 });
+    expect(JSON.parse(stdout.trim())).toMatchObject({ accepted: 0, rejected: 2 });
+    expect(receipt('failed/junk.x12.receipt.json').response.detail).toBe(
+      'The X12 interchange is refused whole: The file does not start with an ISA segment.',
+    );
+    expect(readdirSync(path.join(drop, 'failed')).sort()).toEqual([
+      'bad.x12',
+      'bad.x12.997',
+      'bad.x12.receipt.json',
+      'junk.x12',
+      'junk.x12.receipt.json',
+    ]);
     expect(await topology.count()).toBe(0);
     const refused = receipt('failed/bad.x12.receipt.json');
     expect(refused.outcome).toBe('rejected');
