@@ -6,7 +6,10 @@ import { pipelineSchema } from '../../src/drops/definition.js';
 import { fileDestination } from '../../src/events/destinations/file/index.js';
 import { warehouseEvent } from '../../src/events/event.js';
 import { createLocalDrop } from '../../src/stores/local/index.js';
+import { emitEvent } from '../../src/cli/events/emit.js';
+import { AMQP_URL } from '../support/broker.js';
 import { runCli } from '../support/cli-process.js';
+import { startEventsHarness, testEventsConfig } from '../support/events-harness.js';
 import { tempFolder } from '../support/temp.js';
 
 /**
@@ -193,5 +196,59 @@ describe('format: x12 outbound files', () => {
       unacknowledged: unknown[];
     }>;
     expect(again[0]).toMatchObject({ matched: 0, unacknowledged: [{ control: '000000002' }] });
+  });
+
+  it('writes a 945 for a sales-order.shipped emitted on the real broker, through the events consumer', async () => {
+    const { root, store } = setUp();
+    const pipeline = pipelineSchema.parse({
+      name: 'acme-edi',
+      businessId: 'DEMO',
+      kind: 'sales-orders',
+      format: 'x12',
+      source: { type: 'local', path: root },
+      events: {
+        path: 'edi/out',
+        format: 'x12',
+        x12: {
+          sender: { qualifier: 'ZZ', id: 'WAREBOXES' },
+          receiver: { qualifier: 'ZZ', id: 'ACME' },
+        },
+      },
+    });
+    const events = testEventsConfig();
+    const harness = await startEventsHarness({
+      events,
+      env: {},
+      tenants: [{ businessId: 'DEMO', webhooks: [] }],
+      drops: [{ pipeline, store }],
+    });
+    try {
+      await emitEvent({
+        url: AMQP_URL,
+        events,
+        businessId: 'DEMO',
+        type: 'sales-order.shipped',
+        data: { orderNumber: 'SO-77', lines: [{ sku: 'A-1', qty: 2 }] },
+        id: 'evt-broker-1',
+      });
+      const folder = path.join(root, 'edi/out');
+      const listed = () => {
+        try {
+          return readdirSync(folder);
+        } catch {
+          return [];
+        }
+      };
+      await expect.poll(listed, { timeout: 15_000 }).toHaveLength(1);
+      const text = readFileSync(path.join(folder, listed()[0]!), 'latin1');
+      const set = (new x12.X12Parser(true).parse(text) as x12.X12Interchange).functionalGroups[0]!
+        .transactions[0]!;
+      expect(set.header.valueOf(1)).toBe('945');
+      expect(set.segments[0]?.valueOf(2)).toBe('SO-77');
+      expect(await harness.deadCount()).toBe(0);
+    } finally {
+      await harness.close();
+      await store.close();
+    }
   });
 });
