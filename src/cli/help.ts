@@ -60,7 +60,8 @@ Runs one partner drop, without the HTTP service. Stops gracefully on SIGTERM or 
 Checks a file offline — no broker, no network, nothing published — and prints exactly the errors
 the API and a drop's receipt would give (v1: the legacy path, or the CSV line and column).
   --kind       master-data | sales-orders | purchase-orders | return-goods | work-orders
-  --format     v2-json | v1-json | v1-csv
+  --format     v2-json | v1-json | v1-csv | x12 (an interchange: 940 for sales-orders, 943 for
+               purchase-orders; --business required; errors in partner terms, no 997 written)
   --business   The business the file is sent for: records of another are refused, and v1 fields
                come from its onboarding profile (in the configuration). Default: the business id
                of the first record.
