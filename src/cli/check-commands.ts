@@ -10,7 +10,7 @@ import { kindByName, KIND_NAMES } from '../records/index.js';
 import { UsageError } from './help.js';
 import { type FileVerdict, validateFile } from './validate.js';
 
-const FORMATS = ['v2-json', 'v1-json', 'v1-csv'] as const;
+const FORMATS = ['v2-json', 'v1-json', 'v1-csv', 'x12'] as const;
 
 /** Where a command writes; tests of these commands run the real process, so this is stdout/stderr. */
 export interface Output {
@@ -55,6 +55,9 @@ export async function validateCommand(args: string[], io: Output): Promise<numbe
   const format = FORMATS.find((f) => f === values.format);
   if (!format) throw new UsageError(`--format must be one of ${FORMATS.join(', ')}`, 'validate');
   if (values.business === '') throw new UsageError('--business must not be empty', 'validate');
+  // An interchange carries no business id of ours: it is the pipeline's.
+  if (format === 'x12' && !values.business)
+    throw new UsageError("--format x12 needs --business (the pipeline's business)", 'validate');
 
   const config = configForCheck();
   let verdict: FileVerdict;

@@ -71,7 +71,8 @@ Runs one partner drop, without the HTTP service. Stops gracefully on SIGTERM or 
 Checks a file offline — no broker, no network, nothing published — and prints exactly the errors
 the API and a drop's receipt would give (v1: the legacy path, or the CSV line and column).
   --kind       master-data | sales-orders | purchase-orders | return-goods | work-orders
-  --format     v2-json | v1-json | v1-csv
+  --format     v2-json | v1-json | v1-csv | x12 (an interchange: 940 for sales-orders, 943 for
+               purchase-orders; --business required; errors in partner terms, no 997 written)
   --business   The business the file is sent for: records of another are refused, and v1 fields
                come from its onboarding profile (in the configuration). Default: the business id
                of the first record.
@@ -158,6 +159,7 @@ an S3 drop's lease), 2 usage error.
                                        [--dry-run]
        warehouse-ingest events disable --endpoint <id|url|file:<pipeline>> [--business <id>]
        warehouse-ingest events enable --endpoint <id|url|file:<pipeline>> [--business <id>]
+       warehouse-ingest events x12-unacknowledged [--pipeline <name>] [--json]
 
 Publishes one event to the events exchange exactly as the warehouse does (docs/events.md), and
 prints its id once the broker confirmed it. A running "serve" delivers it to the business's
@@ -199,6 +201,11 @@ failed, oldest first (those still parked for a retry there are left to it): one 
 event on stdout, a progress bar on stderr on a terminal, a summary line; --dry-run lists them
 and sends nothing. Without --business both read every
 business's history (operator scope, said on stderr); with it, only that business's events.
+
+x12-unacknowledged reads, for each pipeline whose outbound folder writes X12 (945, 944), the
+partner's 997s in events.x12.acknowledgments, matches them to the interchanges sent, and lists
+those without one after acknowledgeWithinMs, and those the partner refused (AK9 R or P);
+exit 1 when there is any (docs/formats-x12.md).
 
 Environment: AMQP_URL (required), INGEST_CONFIG, INGEST_ENV.
 Environment: the history as "serve" has it (history.url, or the embedded folder, which a

@@ -15,6 +15,7 @@ import { findJsonSplit } from './json-split.js';
 import { convertLegacyJson, legacyCsvCandidates } from './legacy.js';
 import { findCsvSplit } from './csv-split.js';
 import { OrderRanges } from './order-ranges.js';
+import { decodeX12, type X12DecodeOptions } from './x12/index.js';
 import { mappedCandidates, type MappedFormat } from './mapped.js';
 import {
   READ_CHUNK,
@@ -35,7 +36,7 @@ export {
   type MappedCsvHalf,
 } from './file-halves.js';
 
-export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json' | MappedFormat['format'];
+export type FileFormat = 'v1-csv' | 'v1-json' | 'v2-json' | MappedFormat['format'] | 'x12';
 
 /** The records part of a batch read from a local (spooled) file. */
 export type FileRecords =
@@ -57,6 +58,8 @@ export interface FileDecodeOptions {
   readonly halvesFromBytes?: number;
   /** `csv` and `json`: the pipeline's compiled mapping and layout. */
   readonly mapped?: MappedFormat;
+  /** X12 only: the interchange accepted before under the same sender and ISA13 (a duplicate). */
+  readonly earlierInterchange?: X12DecodeOptions['earlier'];
 }
 
 /**
@@ -104,6 +107,16 @@ const DECODERS: Readonly<Record<FileFormat, Decoder>> = {
   },
   csv: mappedFile,
   json: mappedFile,
+  x12: async (path, options) => {
+    const { kind, businessId, context } = options;
+    return decodeX12(path, {
+      kind: kind.name,
+      businessId,
+      ...(context.defaults && { defaults: context.defaults }),
+      maxBytes: options.maxJsonBytes,
+      ...(options.earlierInterchange && { earlier: options.earlierInterchange }),
+    });
+  },
 };
 
 function legacyConverter({ kind }: FileDecodeOptions): LegacyConverter {

@@ -7,6 +7,9 @@ import { sftpSource } from '../stores/sftp/schema.js';
 import { REPROCESS_STATUSES } from './state/input-state.js';
 import { MAPPED_FORMATS, mappedKeyProblems, mappedKeys } from './definition-mapped.js';
 
+/** The kinds `format: x12` reads (src/decode/x12/index.ts `X12_SETS`). */
+const X12_KINDS: readonly string[] = ['sales-orders', 'purchase-orders'];
+
 /**
  * The schema of a pipeline file (`pipelines/<partner>.yaml`): choices only — where the files
  * are, what they hold, when to look, what to do after — never mapping logic (that lives with the
@@ -154,6 +157,58 @@ const outboundFolder = z
     'Expected a folder inside the drop (not the drop itself, not .warehouse-ingest, no . or ..)',
   );
 
+const x12Party = z
+  .strictObject({
+    qualifier: z
+      .string()
+      .regex(/^[A-Z0-9]{2}$/, 'Expected a two-character ISA qualifier (ZZ, 01, 12…)')
+      .meta({
+        description:
+          'ISA05/ISA07 interchange id qualifier, e.g. `ZZ` (mutually defined), `01` (DUNS).',
+      }),
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9 ._-]{1,15}$/, 'Expected 1-15 letters, digits, spaces, dots, dashes')
+      .meta({
+        description:
+          'ISA06/ISA08 interchange id (padded to 15); also GS02/GS03 unless `groupId` is given.',
+      }),
+    groupId: z
+      .string()
+      .regex(/^[A-Za-z0-9 ._-]{2,15}$/)
+      .optional()
+      .meta({
+        description: 'GS02/GS03 application code, when the partner uses another than its ISA id.',
+      }),
+  })
+  .meta({ description: 'One side of an X12 interchange: its ISA qualifier and id, its GS code.' });
+
+const outboundX12Schema = z
+  .strictObject({
+    sender: x12Party.meta({ description: "The warehouse's own ISA/GS identifiers (ISA06, GS02)." }),
+    receiver: x12Party.meta({ description: "The partner's ISA/GS identifiers (ISA08, GS03)." }),
+    version: z.enum(['004010', '005010']).default('004010').meta({
+      description: 'The X12 version written (GS08; ISA12 is `00401` or `00501` to match).',
+    }),
+    usage: z
+      .enum(['P', 'T'])
+      .default('P')
+      .meta({ description: 'ISA15: `P` production, `T` test.' }),
+    acknowledgments: outboundFolder.optional().meta({
+      description:
+        "Folder inside this drop where the partner leaves its 997s for what the service sent; read and matched to the interchanges sent (`events x12-unacknowledged`). Default: the partner's 997s are not read.",
+      examples: ['acknowledgments/'],
+    }),
+    acknowledgeWithinMs: z.int().min(1_000).default(86_400_000).meta({
+      description:
+        'An interchange the partner has not acknowledged with a 997 after this long is listed as unacknowledged.',
+    }),
+  })
+  .meta({
+    description:
+      'X12 only (required there): the identifiers of the interchanges written, 945 for `sales-order.shipped` and 944 for `purchase-order.received` (docs/formats-x12.md).',
+  });
+
 const outboundEventsSchema = z
   .strictObject({
     path: outboundFolder.meta({
@@ -161,10 +216,11 @@ const outboundEventsSchema = z
         'Folder inside this drop where events are written, one file per event; never the drop itself (its files would be read as input). A trailing `/` is allowed.',
       examples: ['outbound/'],
     }),
-    format: z.enum(['json', 'csv']).default('json').meta({
+    format: z.enum(['json', 'csv', 'x12']).default('json').meta({
       description:
-        '`json`: the webhook body plus `id`; `csv`: a header line and one row with `columns`. See docs/events.md#outbound-files.',
+        '`json`: the webhook body plus `id`; `csv`: a header line and one row with `columns`; `x12`: one interchange per event (945, 944), with `x12`. See docs/events.md#outbound-files.',
     }),
+    x12: outboundX12Schema.optional(),
     columns: z
       .array(csvColumn)
       .min(1)
@@ -188,8 +244,12 @@ const outboundEventsSchema = z
   .superRefine((events, context) => {
     if (events.format === 'csv' && !events.columns)
       context.addIssue({ code: 'custom', path: ['columns'], message: 'Required for format csv' });
-    if (events.format === 'json' && events.columns)
+    if (events.format !== 'csv' && events.columns)
       context.addIssue({ code: 'custom', path: ['columns'], message: 'Only for format csv' });
+    if (events.format === 'x12' && !events.x12)
+      context.addIssue({ code: 'custom', path: ['x12'], message: 'Required for format x12' });
+    if (events.format !== 'x12' && events.x12)
+      context.addIssue({ code: 'custom', path: ['x12'], message: 'Only for format x12' });
   })
   .meta({
     description:
@@ -208,9 +268,9 @@ export const pipelineSchema = z
         'The business the partner acts for (a configured tenant): file drops have no Basic auth.',
     }),
     kind: z.enum(KIND_NAMES).meta({ description: 'The record kind the files hold.' }),
-    format: z.enum(['v1-csv', 'v1-json', 'v2-json', ...MAPPED_FORMATS]).meta({
+    format: z.enum(['v1-csv', 'v1-json', 'v2-json', ...MAPPED_FORMATS, 'x12']).meta({
       description:
-        "How the files are written: legacy CSV, legacy JSON, a v2 JSON array, or the partner's own CSV or JSON layout turned into records by `mapping` (docs/formats.md).",
+        "How the files are written: legacy CSV, legacy JSON, a v2 JSON array, the partner's own CSV or JSON layout turned into records by `mapping` (docs/formats.md), or ASC X12 (004010/005010: 940 for sales-orders, 943 for purchase-orders; one interchange per file, a 997 written beside its receipt; docs/formats-x12.md).",
     }),
     ...mappedKeys,
     source: z
@@ -222,7 +282,7 @@ export const pipelineSchema = z
       .optional()
       .meta({
         description:
-          'Glob on the names of the files in the drop (picomatch: `*`, `?`, `[0-9]`, `{a,b}`). Default: `*.csv` for v1-csv and csv, else `*.json`.',
+          'Glob on the names of the files in the drop (picomatch: `*`, `?`, `[0-9]`, `{a,b}`). Default: `*.csv` for v1-csv and csv, `*.{x12,edi}` for x12, else `*.json`.',
         examples: ['orders-*.csv'],
       }),
     readiness: readinessSchema,
@@ -293,7 +353,15 @@ export const pipelineSchema = z
         "How long a claim holds before another worker may take the file over (a crashed worker's claim). A worker renews the claims it works on four times per lease, so it must miss three renewals in a row to lose one; at least 10 s, so a busy event loop or a slow store never costs a live worker its file. A worker whose claim was taken over stops at its next chunk.",
     }),
   })
-  .superRefine(mappedKeyProblems)
+  .superRefine((pipeline, context) => {
+    mappedKeyProblems(pipeline, context);
+    if (pipeline.format === 'x12' && !X12_KINDS.includes(pipeline.kind))
+      context.addIssue({
+        code: 'custom',
+        path: ['kind'],
+        message: `format x12 reads ${X12_KINDS.join(' and ')} (940, 943)`,
+      });
+  })
   .meta({
     title: 'warehouse-ingest pipeline',
     description:

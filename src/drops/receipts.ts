@@ -2,7 +2,13 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { Environment } from '../config/schema.js';
-import type { ProblemDetails } from '../errors.js';
+import { readFile } from 'node:fs/promises';
+import type { ProblemDetails, RecordErrors } from '../errors.js';
+import { acknowledgmentSets, KNOWN_SEGMENTS } from '../decode/x12/acknowledge.js';
+import { readInterchange } from '../decode/x12/envelope.js';
+import { claimControlNumber, noteReceived } from '../decode/x12/ledger.js';
+import { writeInterchange } from '../decode/x12/write.js';
+import type { DropStore } from '../stores/store.js';
 import type { BulkResponse } from '../ingest/batch.js';
 import type { ReceiptOutcome } from '../vocabulary.js';
 
@@ -125,4 +131,60 @@ export async function writeReceiptFile(
   }
   out.end();
   await Promise.race([once(out, 'finish'), failed]);
+}
+
+/** What an X12 input gets beside its receipt: `<input name>.997`. */
+export const ACKNOWLEDGMENT_SUFFIX = '.997';
+
+/**
+ * The 997 of an X12 input, written beside its receipt (`written`) once its outcome is known:
+ * the receipt in the partner's own terms (src/decode/x12/acknowledge.ts), under a control number
+ * of the partner's ledger, never reused. An accepted interchange is noted as received, so that
+ * the same sender's control number coming again is refused as a duplicate. A file without a
+ * readable ISA gets no 997 (nothing says whom to answer): its receipt says why.
+ */
+export async function writeAcknowledgment(
+  store: DropStore,
+  input: { path: string; sha256: string },
+  receipt: Pick<Receipt, 'outcome' | 'response' | 'file' | 'processedAt'>,
+  written: string,
+): Promise<string | undefined> {
+  const { interchange, findings } = readInterchange(
+    (await readFile(input.path)).toString('latin1'),
+  );
+  if (!interchange) return undefined;
+  const accepted = ['accepted', 'validated', 'duplicate'].includes(receipt.outcome);
+  const errors = ((receipt.response as ProblemDetails).errors ?? []).filter(
+    (e): e is RecordErrors => 'index' in e,
+  );
+  const first = interchange.groups[0];
+  const name = `${written.slice(0, -RECEIPT_SUFFIX.length)}${ACKNOWLEDGMENT_SUFFIX}`;
+  const at = new Date();
+  const sent = await claimControlNumber(store, interchange.sender, (control) => ({
+    set: '997',
+    file: name,
+    sentAt: at.toISOString(),
+    group: String(Number(control)),
+  }));
+  const text = writeInterchange(
+    {
+      sender: { ...interchange.receiver, ...(first && { groupId: first.receiverGroupId }) },
+      receiver: { ...interchange.sender, ...(first && { groupId: first.senderGroupId }) },
+      version: first?.version ?? (interchange.version === '00501' ? '005010' : '004010'),
+      usage: interchange.usage,
+      control: sent.control,
+      functionalId: 'FA',
+      separators: interchange.separators,
+      at,
+    },
+    acknowledgmentSets({ interchange, findings, accepted, errors, known: KNOWN_SEGMENTS }),
+  );
+  await store.write(name, text);
+  if (receipt.outcome === 'accepted')
+    await noteReceived(store, interchange.sender, interchange.control, {
+      file: receipt.file.name,
+      at: receipt.processedAt,
+      sha256: input.sha256,
+    });
+  return name;
 }

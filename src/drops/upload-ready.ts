@@ -36,7 +36,12 @@ export function namePattern(glob: string): (name: string) => boolean {
 export function inputNames(pipeline: PipelineDefinition): (name: string) => boolean {
   const { strategy, markerSuffix, temporarySuffixes } = pipeline.readiness;
   const matches = namePattern(
-    pipeline.pattern ?? (pipeline.format.endsWith('csv') ? '*.csv' : '*.json'),
+    pipeline.pattern ??
+      (pipeline.format.endsWith('csv')
+        ? '*.csv'
+        : pipeline.format === 'x12'
+          ? '*.{x12,edi}'
+          : '*.json'),
   );
   return (name) =>
     !name.startsWith('.') &&

@@ -10,6 +10,7 @@ import { replayDeadLetters } from './replay.js';
 import { recoverCommand, resendCommand } from './resend-command.js';
 import { eventsStatus, type EndpointStatus } from './status.js';
 import { switchEndpoint, targetsOf } from './switch.js';
+import { x12Unacknowledged } from './x12-unacknowledged.js';
 import { CannotRead, parse, type Output } from '../check-commands.js';
 import { UsageError } from '../help.js';
 import { createProgress, type ProgressStreams } from '../progress.js';
@@ -275,10 +276,11 @@ export async function eventsCommand(
   if (sub === 'resend') return resendCommand(rest, io);
   if (sub === 'recover') return recoverCommand(rest, io, streams);
   if (sub === 'disable' || sub === 'enable') return switchCommand(sub, rest, io);
+  if (sub === 'x12-unacknowledged') return x12Unacknowledged(rest, io);
   throw new UsageError(
     sub
       ? `unknown events command "${sub}"`
-      : 'events needs a command: emit, status, replay, resend, recover, disable or enable',
+      : 'events needs a command: emit, status, replay, resend, recover, disable, enable or x12-unacknowledged',
     'events',
   );
 }

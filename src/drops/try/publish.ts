@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { decodeFile } from '../../decode/file.js';
+import { receivedBefore } from '../../decode/x12/ledger.js';
 import { asLocalResourceError, Interrupted } from '../../errors.js';
 import { lineageName, openLineageFile, type LineageFile } from '../../lineage/drop-file.js';
 import type { ConfirmedRecords } from '../../ingest/batch.js';
@@ -47,6 +48,9 @@ export async function decodeDroppedFile(ctx: TryContext, tr: FileTry, halvesFrom
     maxJsonBytes: ctx.maxJsonBytes,
     halvesFromBytes,
     mapped: mappedFormatOf(pipeline),
+    // X12: the same sender's control number accepted before is a duplicate (the drop's ledger).
+    earlierInterchange: (interchange) =>
+      receivedBefore(ctx.store, interchange.sender, interchange.control),
   });
   return { records, context };
 }

@@ -3,7 +3,7 @@ import type { DropMetrics } from '../metrics.js';
 import type { PipelineDefinition } from '../definition.js';
 import type { Claim } from '../claims.js';
 import type { SettlePlan } from '../state/input-state.js';
-import { writeReceiptFile } from '../receipts.js';
+import { writeAcknowledgment, writeReceiptFile } from '../receipts.js';
 import { sha256Of } from '../spool.js';
 import type { DropStore } from '../../stores/store.js';
 
@@ -48,14 +48,17 @@ export async function planSettle(
   return { success, ...(moveTo ? { moveTo } : {}), receipt: receiptName(moveTo ?? held.name) };
 }
 
-/** `local` is a scratch path for composing the receipt; `ids` the local id list. */
+/**
+ * `local` is a scratch path for composing the receipt; `ids` the local id list; `input` the
+ * spooled copy of the input (an X12 input's 997 is made from it, beside the receipt).
+ */
 export async function settle(
   { pipeline, store, metrics }: SettleOptions,
   held: Claim,
   sha256: string,
   receipt: Receipt,
   plan: SettlePlan,
-  local: { receipt: string; ids?: string },
+  local: { receipt: string; ids?: string; input?: string },
 ): Promise<Settled> {
   const { success, moveTo, receipt: written } = plan;
   const action = success ? pipeline.after.success : pipeline.after.failure;
@@ -67,6 +70,8 @@ export async function settle(
     metrics?.receiptWriteFailed(pipeline.name);
     throw error;
   }
+  if (pipeline.format === 'x12' && local.input)
+    await writeAcknowledgment(store, { path: local.input, sha256 }, receipt, written);
   if (moveTo) {
     if (!(await store.rename(held.current, moveTo))) {
       // An earlier try's move, cut short, left the file under both names: finish it.

@@ -32,6 +32,7 @@ export async function settleTry(
   const written = await settle(ctx, tr.held, sha256, receipt, plan, {
     receipt: tr.local.receipt,
     ids: success ? (ids ?? tr.local.ids) : ids,
+    input: tr.spooled.path,
   });
   await ctx.save(settled(planned, written));
   return true;
@@ -113,6 +114,7 @@ export async function settlePublished(
     const written = await settle(ctx, tr.held, sha256, receipt, plan, {
       receipt: tr.local.receipt,
       ids,
+      input: tr.spooled.path,
     });
     await ctx.save(duplicateReceipted(earlier, written.receipt));
   } else if (!(await settleTry(ctx, tr, earlier, receipt, ids))) {

@@ -11,7 +11,26 @@ import type { WriteOutcome } from '../../../vocabulary.js';
  * name).
  */
 
-export type OutboundFormat = 'json' | 'csv';
+export type OutboundFormat = 'json' | 'csv' | 'x12';
+
+/** The partner's and the warehouse's identifiers, from the pipeline's `events.x12` (x12.ts writes with them). */
+export interface X12OutboundSpec {
+  readonly sender: {
+    readonly qualifier: string;
+    readonly id: string;
+    readonly groupId?: string | undefined;
+  };
+  readonly receiver: {
+    readonly qualifier: string;
+    readonly id: string;
+    readonly groupId?: string | undefined;
+  };
+  readonly version: '004010' | '005010';
+  readonly usage: 'P' | 'T';
+  /** Folder where the partner leaves its 997s (`events x12-unacknowledged` reads them). */
+  readonly acknowledgments?: string | undefined;
+  readonly acknowledgeWithinMs: number;
+}
 
 export interface OutboundFilesSpec {
   /** Folder inside the drop, without a trailing `/`. */
@@ -19,6 +38,8 @@ export interface OutboundFilesSpec {
   readonly format: OutboundFormat;
   /** CSV only: data paths or `$id`, `$type`, `$occurredAt`, `$businessId`, `$correlationId`. */
   readonly columns?: readonly string[] | undefined;
+  /** X12 only: the identifiers of the interchanges written (x12.ts). */
+  readonly x12?: X12OutboundSpec | undefined;
 }
 
 const SAFE_ID = /^[A-Za-z0-9._-]{1,128}$/;

@@ -9,6 +9,7 @@ import {
   type OutboundFilesSpec,
 } from './format.js';
 import { compilePattern, endpointId } from '../../subscriptions.js';
+import { writeX12Event, x12EventTypes } from './x12.js';
 
 /** What a pipeline with outbound files brings: its name, business, `events` section and store. */
 export interface OutboundDrop {
@@ -79,6 +80,8 @@ export function fileDestination(
   const spec = drop.pipeline.events;
   if (!spec) return undefined;
   const matchers = spec.types.map(compilePattern);
+  // An X12 folder writes the event types that have a transaction set (945, 944) only.
+  const writable = (type: string) => spec.format !== 'x12' || x12EventTypes().includes(type);
   const sweep = stagingSweeper(drop, log);
   const where = `${drop.store.type}:${drop.store.where.replace(/\/+$/, '')}/${spec.path}`;
   return {
@@ -88,16 +91,15 @@ export function fileDestination(
     businessId: drop.pipeline.businessId,
     host: where,
     target: targetOf(where),
-    matches: (type) => matchers.some((match) => match(type)),
+    matches: (type) => writable(type) && matchers.some((match) => match(type)),
     async attempt(event): Promise<AttemptResult> {
       sweep();
       try {
+        const name = outboundFileName(event, spec);
         const outcome = await within(
-          writeOutboundFile(
-            drop.store,
-            outboundFileName(event, spec),
-            outboundFileContent(event, spec),
-          ),
+          spec.format === 'x12' && spec.x12
+            ? writeX12Event(drop.store, name, event, spec.x12)
+            : writeOutboundFile(drop.store, name, outboundFileContent(event, spec)),
           timeoutMs,
         );
         return { outcome: 'delivered', file: outcome };
