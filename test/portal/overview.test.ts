@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashApiKey } from '../../src/api-keys.js';
+import { CURRENT_COST, hashApiKey } from '../../src/api-keys.js';
 import { createPostgresHistory } from '../../src/history/postgres/index.js';
 import type { AttemptEntry, BatchEntry, EventEntry } from '../../src/history/store.js';
 import { capture, launchChromium, newContext, signIn } from '../support/portal-browser.js';
@@ -116,7 +116,7 @@ beforeAll(async () => {
     label: 'portaloverview',
     dir: temp.dir,
     config: [
-      `portal: ${JSON.stringify({ operators: [{ name: 'ops', passwordHash: await hashApiKey(PASSWORD) }] })}`,
+      `portal: ${JSON.stringify({ operators: [{ name: 'ops', passwordHash: await hashApiKey(PASSWORD, CURRENT_COST) }] })}`,
       'tenants:',
       '  - businessId: SEEDED',
       `    apiKeyHash: "${await hashApiKey('overview-test-seeded-key')}"`,
