@@ -8,7 +8,9 @@ const UNIT = [
   'test/config/**/*.test.ts',
   'test/errors.test.ts',
   'test/records/**/*.test.ts',
-  'test/decode/**/*.test.ts',
+  'test/decode/*.test.ts',
+  // x12-drop and validate-x12 run the CLI as a process: services.
+  'test/decode/x12/{envelope,ledger}.test.ts',
   'test/ingest/{message-id,repeat-filter,route}.test.ts',
   'test/http/{auth,abuse-units}.test.ts',
   'test/publish/embedded.test.ts',
