@@ -1,4 +1,4 @@
-// npm run bench [-- --only=json|closed-loop|paced|sandbox|shards|format|cluster|csv|drops|mapped|events|pages] [--profile[=latency]]
+// npm run bench [-- --only=json|closed-loop|paced|sandbox|shards|format|cluster|csv|drops|mapped|events|pages|sign-in] [--profile[=latency]]
 // --only=json: only this file's parts (service vs baseline, v2 JSON batches: throughput, sequential
 // latency, paced open loop, sandbox); --only=closed-loop (throughput and sequential latency),
 // --only=paced, --only=sandbox: one of those alone;
@@ -10,7 +10,8 @@
 // --only=drops: the file drops, bare loop and JSON drop alone; --only=mapped: a 1M-line CSV
 // through a JSONata mapping vs the v1-csv drop on the same content; --only=events: webhook deliveries
 // (bench/events.mjs); --only=pages: the partner API's history reads at 100k batches
-// (bench/history-pages.mjs); no flag: all of them, JSON first.
+// (bench/history-pages.mjs); --only=sign-in: a cold API-key check during a flood of operator
+// sign-ins (bench/sign-in-flood.mjs); no flag: all of them, JSON first.
 // The service (dist/cli.js serve) and a bare baseline (bench/baseline-server.mjs), measured in turn
 // on the same broker with the same payloads. Prints figures, no thresholds; writes
 // bench/results/latest.json. --profile instead runs one load (throughput by default) per server
@@ -91,6 +92,7 @@ const PARTS = [
   'mapped',
   'events',
   'pages',
+  'sign-in',
 ];
 if (ONLY !== undefined && !PARTS.includes(ONLY)) {
   console.error(
@@ -680,6 +682,9 @@ async function selected() {
   // The partner API's (and the portal's) history reads at 100k batches (bench/history-pages.mjs).
   if ((ONLY === undefined && !PROFILE) || ONLY === 'pages')
     await (await import('./history-pages.mjs')).runPagesBench({ amqpUrl: AMQP_URL });
+  // A cold API-key check during a flood of operator sign-ins (bench/sign-in-flood.mjs).
+  if ((ONLY === undefined && !PROFILE) || ONLY === 'sign-in')
+    await (await import('./sign-in-flood.mjs')).runSignInFloodBench();
 }
 
 selected()
