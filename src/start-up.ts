@@ -3,6 +3,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { DEMO_API_KEY_HASH, tenantKeyHashes } from './api-keys.js';
 import { configFilesOf, type Config } from './config.js';
 import { openDrops, type OpenedDrop } from './drops/open.js';
+import { embeddedAddonProblem } from './history/embedded/addon.js';
 import { tlsProblems } from './http/tls-files.js';
 import { ConfigError, type ConfigProblem } from './operator-errors.js';
 import type { Logger } from './log.js';
@@ -41,7 +42,11 @@ export function serveProblems(config: Readonly<Config>): ConfigProblem[] {
  */
 export function openCheckedDrops(config: Readonly<Config>): OpenedDrop[] {
   // The listener's certificate and key as serve reads them: lint passes no pair serve refuses.
-  const problems = [...serveProblems(config), ...tlsProblems(config.http.tls)];
+  const problems = [
+    ...serveProblems(config),
+    ...tlsProblems(config.http.tls),
+    ...historyAddonProblems(config),
+  ];
   let drops: OpenedDrop[] = [];
   try {
     drops = openDrops(config);
@@ -61,6 +66,20 @@ export function openCheckedDrops(config: Readonly<Config>): OpenedDrop[] {
     throw new ConfigError(problems);
   }
   return drops;
+}
+
+/**
+ * The embedded history's native addon must load on this Node line: otherwise every history write
+ * fails while the service runs (a release built on Node 20 run on Node 24), so `serve` refuses to
+ * start and says what to do (issue 38, item 5). Not asked when the history is off or in PostgreSQL.
+ */
+export function historyAddonProblems(
+  config: Pick<Config, 'history'>,
+  problem: () => string | undefined = embeddedAddonProblem,
+): ConfigProblem[] {
+  if (!config.history.enabled || config.history.url !== undefined) return [];
+  const message = problem();
+  return message ? [{ file: 'history (embedded)', field: 'history.enabled', message }] : [];
 }
 
 export type FolderState = 'present' | 'missing' | 'not-a-folder';

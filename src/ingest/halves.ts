@@ -14,6 +14,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { type ResourceLimits, Worker } from 'node:worker_threads';
+import { workersOwnYoungGeneration } from '../worker-heap.js';
 import { Interrupted } from '../errors.js';
 import type { FileHalves, HalfOfFile } from '../decode/file.js';
 import type { StreamBatch } from './batch.js';
@@ -191,6 +192,7 @@ function spawnWorker(job: HalfJob, limits: ResourceLimits): Worker {
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = new URL(`./half-worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
   const options = { workerData: job, resourceLimits: limits };
+  workersOwnYoungGeneration(); // else `npm start`'s --max-semi-space-size overrides `limits`
   if (!fromSource) return new Worker(entry, options);
   const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`;
   return new Worker(boot, { ...options, eval: true });

@@ -4,7 +4,14 @@
  * takes the README's demo batch. The Dockerfile copies exactly this folder.
  */
 import { execFile, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -200,4 +207,46 @@ describe('the release folder', () => {
     ) as { outcome: string; response: { recordCount: number } };
     expect(receipt).toMatchObject({ outcome: 'accepted', response: { recordCount: 50_000 } });
   }, 150_000);
+
+  it('refuses to start serve when its SQLite addon does not load on this Node line (one line saying what to do, exit 1)', async () => {
+    // What a release built on another Node line looks like here: an addon that does not load. Only
+    // this temp release's copy is replaced (moved aside and back), never the checkout's node_modules.
+    const addon = path.join(
+      release,
+      'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+    );
+    const aside = `${addon}.aside`;
+    renameSync(addon, aside);
+    try {
+      writeFileSync(addon, 'not a shared object\n');
+      const started = await promisify(execFile)(
+        process.execPath,
+        [path.join(release, 'dist/cli.js'), 'serve'],
+        {
+          cwd: temp.dir,
+          env: {
+            PATH: process.env.PATH,
+            HOME: process.env.HOME,
+            PORT: '0',
+            ADMIN_PORT: '0',
+            INGEST_CONFIG: temp.write(
+              'addon-config.yaml',
+              `dataDirectory: ${path.join(temp.dir, 'addon-data')}\nhistory:\n  enabled: true\n`,
+            ),
+          },
+          timeout: 60_000,
+        },
+      ).then(
+        () => ({ code: 0, stderr: '' }),
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(started.code).toBe(1);
+      const line = started.stderr.split('\n').find((l) => l.includes('better-sqlite3'));
+      expect(line, started.stderr).toContain(`does not load on Node ${process.version}`);
+      expect(line).toContain('npm rebuild better-sqlite3');
+      expect(line).toContain('the Node line it was built for');
+    } finally {
+      renameSync(aside, addon);
+    }
+  }, 90_000);
 });

@@ -13,6 +13,7 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { workersOwnYoungGeneration } from '../../worker-heap.js';
 import { HistoryUnavailable } from '../../operator-errors.js';
 import { HistoryRowRefused } from '../refused.js';
 import type { HistoryStore } from '../store.js';
@@ -159,6 +160,7 @@ function revive({ name, message }: { name: string; message: string }): Error {
 function startWorker(setup: WorkerSetup): Worker {
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = new URL(`./worker.${fromSource ? 'ts' : 'js'}`, import.meta.url);
+  workersOwnYoungGeneration(); // a nursery of V8's default size, not `npm start`'s 32 MiB semi-spaces
   if (!fromSource) return new Worker(entry, { workerData: setup });
   const boot = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`;
   return new Worker(boot, { workerData: setup, eval: true });
