@@ -45,6 +45,7 @@ import { pathToFileURL } from 'node:url';
 import { EXCHANGE, QUEUE, openBroker, safeUrl } from './broker.mjs';
 import { summarise } from './cpuprofile.mjs';
 import { round } from './load.mjs';
+import { serveDropRun } from './serve-drop.mjs';
 import { ROOT, RUNTIME_FLAGS, brokerPid, cpuMs, hashKey } from './servers.mjs';
 import { printDropTargets } from './targets.mjs';
 
@@ -854,6 +855,32 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
       for (const p of jsonDrop.problems) console.log(`    PROBLEM: ${p}`);
     }
 
+    // The largest CSV again under `serve` with `npm start`'s flags (bench/serve-drop.mjs): the same
+    // file with a whole service around it — HTTP, the events consumer, the history and its worker.
+    const serveLines = settings.fileLines.at(-1);
+    const serveDrop = serveLines
+      ? await serveDropRun({
+          amqpUrl,
+          dir: mkdtempSync(path.join(temp, 'serve-drop-')),
+          apiKeyHash: await hashKey(API_KEY),
+          lines: serveLines,
+          orders: serveLines / settings.linesPerOrder,
+          business: BUSINESS_ID,
+          preload: PRELOAD,
+          track,
+          stop,
+          chunks: (orders) => csvChunks(`${tag}-S${serveLines}`, orders),
+          env: childEnv(config, {}),
+          timeoutSeconds: settings.timeoutSeconds,
+        })
+      : null;
+    if (serveDrop) {
+      console.log(
+        `  ${serveDrop.lines} lines under serve (npm start's flags, the history on): wall ${serveDrop.wallSeconds} s, ${serveDrop.linesPerSecond} lines/s; peak RSS ${serveDrop.peakRssMiB} MiB (${serveDrop.idlePeakRssMiB} before the file; target ≤ 256)`,
+      );
+      for (const p of serveDrop.problems) console.log(`    PROBLEM: ${p}`);
+    }
+
     printTables(http, files);
     const bareRatio =
       bare?.linesPerSecond && largest?.linesPerSecond
@@ -881,6 +908,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
       ...largestRuns.slice(1),
       ...(bare ? [bare] : []),
       ...(jsonDrop ? [jsonDrop] : []),
+      ...(serveDrop ? [serveDrop] : []),
     ].reduce((n, r) => n + r.problems.length, 0);
     console.log(
       `\nCSV part: ${totalSeconds} s${problems ? `; ${problems} PROBLEM(S), see above` : ''}`,
@@ -912,7 +940,7 @@ export async function runCsvBench({ amqpUrl, profile = false, resultsDir, dropsO
     };
     writeFileSync(
       file,
-      `${JSON.stringify({ ...meta, settings, http, files, largestAgain: largestRuns[1] ?? null, bare, bareRatio, jsonDrop }, null, 2)}\n`,
+      `${JSON.stringify({ ...meta, settings, http, files, largestAgain: largestRuns[1] ?? null, bare, bareRatio, jsonDrop, serveDrop }, null, 2)}\n`,
     );
     console.log(`written to ${path.relative(process.cwd(), file)}`);
   } finally {
