@@ -106,11 +106,14 @@ describe('history: PostgreSQL black-holed', () => {
     await expect
       .poll(() => metric(first.adminUrl, 'warehouse_ingest_history_reachable'), { timeout: 30_000 })
       .toBe(0);
-    expect(
-      first.service.count(
-        'history unreachable: ingest and delivery go on; rows are kept (bounded, spooled to disk) and written when it is back',
-      ),
-    ).toBe(1);
+    // The line comes through the child's stdout, which may trail the gauge's scrape.
+    await expect
+      .poll(() =>
+        first.service.count(
+          'history unreachable: ingest and delivery go on; rows are kept (bounded, spooled to disk) and written when it is back',
+        ),
+      )
+      .toBe(1);
     const readyz = await fetch(`${first.adminUrl}/readyz`);
     expect(readyz.status).toBe(200);
     expect(await readyz.json()).toMatchObject({

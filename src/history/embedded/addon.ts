@@ -5,17 +5,16 @@
  * write, every row kept while nothing is written (issue 38, item 5). `serve` and `run` ask this
  * before anything starts and refuse to start with one line saying what to do.
  */
+import { spawnSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 
-type SqliteModule = new (file: string) => { close(): void };
-
-/** `undefined` when the addon loads; else why not and what to do, in one line. */
-export function embeddedAddonProblem(
-  load: () => SqliteModule = () => createRequire(import.meta.url)('better-sqlite3') as SqliteModule,
-): string | undefined {
+/**
+ * `undefined` when the addon loads; else why not and what to do, in one line. `check` throws
+ * when it does not load (tests pass one that does).
+ */
+export function embeddedAddonProblem(check: () => void = loadsInAChild): string | undefined {
   try {
-    // better-sqlite3 loads its addon with the first database, not with the module.
-    new (load())(':memory:').close();
+    check();
     return undefined;
   } catch (error) {
     // Node's message spans lines (which NODE_MODULE_VERSION the file has): kept, on one line.
@@ -27,4 +26,26 @@ export function embeddedAddonProblem(
       'or keep the history in PostgreSQL (history.url, HISTORY_URL).'
     );
   }
+}
+
+/**
+ * Opens a database in a child process on this Node binary (better-sqlite3 loads its addon with
+ * the first database, not with the module), never in this process: on Node 24 a process that
+ * loaded the addon on its main thread and in the history's worker thread crashed as it exited
+ * (docs/decisions.md). About 50 ms, once, at start-up.
+ */
+function loadsInAChild(): void {
+  const entry = createRequire(import.meta.url).resolve('better-sqlite3');
+  const result = spawnSync(
+    process.execPath,
+    ['-e', "new (require(process.argv[1]))(':memory:').close()", entry],
+    { encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  if (result.status === 0) return;
+  // Node's own message without its stack and source excerpt.
+  const message = (result.stderr ?? '')
+    .split('\n')
+    .filter((line) => line.trim() && !/^\s+at |^node:|^\s*\^|^Node\.js v/.test(line))
+    .join(' ');
+  throw new Error(message || result.error?.message || `the check exited with ${result.status}`);
 }
