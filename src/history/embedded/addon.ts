@@ -32,7 +32,7 @@ export function embeddedAddonProblem(check: () => void = loadsInAChild): string 
  * Opens a database in a child process on this Node binary (better-sqlite3 loads its addon with
  * the first database, not with the module), never in this process: on Node 24 a process that
  * loaded the addon on its main thread and in the history's worker thread crashed as it exited
- * (docs/decisions.md). About 50 ms, once, at start-up.
+ * (docs/decisions.md#the-sqlite-addon-stays-off-serves-main-thread). About 50–100 ms, once, at start-up.
  */
 function loadsInAChild(): void {
   const entry = createRequire(import.meta.url).resolve('better-sqlite3');
